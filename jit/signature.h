@@ -1,0 +1,81 @@
+// Kernel parameter types and argument marshalling. The exact parameter types come from the
+// compiler (a demangled lowered name, or the declaration of an extern "C" kernel); each becomes
+// a ParamType that says what Lua value it takes, and ArgPack lays the values out as
+// cuLaunchKernel takes them (an array of pointers to each parameter's bytes).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/dtype.h"
+#include "runtime/host_array.h"
+
+namespace kiln::jit {
+
+enum class ParamKind {
+  scalar,      // float, int, size_t, bool, ...
+  pointer,     // T* / const T* to a dtype
+  array,       // kiln::Array<T, N>: pointer and shape
+  unsupported  // anything else (structs, references, pointers to pointers, ...)
+};
+
+struct ParamType {
+  ParamKind kind = ParamKind::unsupported;
+  DType dtype = DType::float32;  // the scalar type, or the pointee / element type
+  bool is_const = false;         // pointee const-qualified
+  int ndim = 0;                  // for kiln::Array
+  std::string spelling;          // as given, for messages: "float const*"
+};
+
+// Classifies one C++ parameter type, spelled as the demangler or as a user writes it.
+ParamType classify_param(std::string_view cpp_type);
+
+// The C++ ABI demangler (abi::__cxa_demangle): "_Z4blurIfEvPT_i" -> "void blur<float>(float*, int)".
+// Returns the input unchanged when it is not a mangled name.
+std::string demangle(std::string_view lowered_name);
+
+// The parameter types of a demangled function or function type:
+// "void blur<float>(float*, int)" or "void (*)(float*, int)" -> {"float*", "int"}; "(void)" -> {}.
+std::vector<std::string> parameter_types(std::string_view demangled);
+
+// What a Lua value passed to a kernel is, for deduction and marshalling.
+struct ArgValue {
+  enum class Kind { device_array, host_array, integer, number, boolean, other };
+  Kind kind = Kind::other;
+  DType dtype = DType::float64;  // arrays
+  int ndim = 0;                  // arrays
+  void* data = nullptr;          // arrays: device pointer (host arrays are staged by the caller)
+  Shape shape;                   // arrays
+  std::int64_t integer = 0;
+  double number = 0;
+  bool boolean = false;
+  std::string lua_type;          // "table", "string", ... for messages
+};
+
+// Laid-out launch arguments. add() converts one value to its parameter's exact type, or throws
+// kiln::Error naming the kernel, the parameter (position, name, C++ type) and what was given.
+class ArgPack {
+ public:
+  void add(const std::string& kernel, int position, const std::string& param_name,
+           const ParamType& param, const ArgValue& value);
+  void** pointers();  // one per add(), valid until the next add()
+  std::size_t count() const { return offsets_.size(); }
+
+ private:
+  std::vector<std::byte> storage_;
+  std::vector<std::size_t> offsets_;
+  std::vector<void*> pointers_;
+};
+
+// The name expression that instantiates a (possibly templated) kernel for these arguments:
+// "vec_add" for a plain kernel, "scale<float>" with T deduced from a T* / const T* /
+// kiln::Array<T, N> parameter, defaults used for the rest. nullopt, with why filled, when a
+// template parameter cannot be deduced (the user must then give opts.name = "k<...>").
+std::optional<std::string> deduce_name_expression(const struct KernelDecl& decl,
+                                                  const std::vector<ArgValue>& args,
+                                                  std::string* why);
+
+}  // namespace kiln::jit

@@ -1,0 +1,15 @@
+// kiln's Lua modules and the host that opens them.
+#pragma once
+#include <lua.hpp>
+
+namespace kiln::lua {
+
+// luaopen functions: each pushes its module table. [-0, +1]
+int open_array(lua_State* L);  // "kiln.array", global array (lua_array.cpp)
+int open_cuda(lua_State* L);   // "kiln.cuda", global cuda (lua_cuda.cpp)
+
+// Opens the standard libraries, preloads "kiln.array" and "kiln.cuda" and sets the globals
+// array and cuda. [-0, +0]
+void open_kiln(lua_State* L);
+
+}  // namespace kiln::lua

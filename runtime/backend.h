@@ -1,0 +1,124 @@
+// The one interface every backend implements (tinygrad's allocator / compiler / program split):
+//   Backend   — device facts, memory, copies, streams, events; compile() and load()
+//   Module    — one loaded compilation: kernels by lowered name, globals by name
+//   Program   — one loaded kernel: launch(config, args)
+// A backend is one file pair (cpu_backend.*, cuda_backend.*) plus a line in backends.cpp.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+struct Dim3 {
+  std::uint32_t x = 1, y = 1, z = 1;
+  std::uint64_t count() const { return std::uint64_t(x) * y * z; }
+};
+
+// What a kernel launch may use, as cudaDeviceProp says it.
+struct DeviceInfo {
+  int id = 0;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;         // compute capability (0.0 on the cpu backend)
+  std::size_t total_memory = 0;           // bytes
+  int multiprocessors = 0;                // SMs, or worker threads on the cpu backend
+  int max_threads_per_block = 1024;
+  int max_block_dim[3] = {1024, 1024, 64};
+  std::int64_t max_grid_dim[3] = {2147483647, 65535, 65535};
+  std::size_t max_shared_per_block = 48 * 1024;        // static + dynamic without opt-in
+  std::size_t max_shared_per_block_optin = 48 * 1024;  // dynamic with opt-in
+  int warp_size = 32;
+};
+
+class Stream {
+ public:
+  virtual ~Stream() = default;
+  virtual void synchronize() = 0;  // waits for all work queued on this stream
+};
+
+class Event {
+ public:
+  virtual ~Event() = default;
+  virtual void record(Stream* stream) = 0;  // nullptr: the default stream
+  virtual void synchronize() = 0;
+  virtual double elapsed_ms_since(const Event& start) const = 0;
+};
+
+struct LaunchConfig {
+  Dim3 grid, block;
+  std::size_t shared_bytes = 0;  // dynamic shared memory
+  Stream* stream = nullptr;      // nullptr: the default stream
+};
+
+// What the loaded kernel says of itself; -1 where the backend cannot tell.
+struct KernelAttributes {
+  int registers = -1;
+  long shared_bytes = -1;  // static shared memory
+  long local_bytes = -1;
+  int max_threads_per_block = -1;
+};
+
+// What a backend compiles: one translation unit and the kernels to instantiate in it.
+struct CompileRequest {
+  std::string source;                          // the user's text, defines not yet applied
+  std::string filename;                        // for messages and #line ("kernel.cu", a path)
+  std::vector<std::string> name_expressions;   // "k<float>", "vec_add" (extern "C")
+  std::vector<std::string> options;            // -D..., -I..., user options
+  std::string arch;                            // "sm_90", "compute_90"; empty: the backend's own
+};
+
+// What a compile produced; the JIT caches it whole, on disk and in memory.
+struct CompileResult {
+  std::string image_kind;                    // "cubin", "ptx", "so"
+  std::vector<char> image;                   // what load() takes
+  std::string ptx;                           // PTX text where there is one
+  std::vector<std::string> lowered_names;    // one per name expression
+  std::vector<std::string> signatures;       // one per name expression: "void (float*, int)"
+  std::string log;                           // compiler warnings
+};
+
+class Program {
+ public:
+  virtual ~Program() = default;
+  // args[i] points at the i-th parameter's value, exactly as cuLaunchKernel takes them.
+  virtual void launch(const LaunchConfig& config, void** args) = 0;
+  virtual KernelAttributes attributes() const = 0;
+};
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  virtual std::unique_ptr<Program> kernel(const std::string& lowered_name) = 0;
+  // Copies bytes into a __constant__ or __device__ global; throws kiln::Error when there is none.
+  virtual void set_global(const std::string& name, const void* data, std::size_t bytes) = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;                 // "cpu" or "cuda"
+  virtual const DeviceInfo& device() const = 0;
+  virtual std::string describe() const = 0;            // one line for kiln --info
+
+  // Memory. alloc throws kiln::Error naming the bytes asked for and free on exhaustion.
+  virtual void* alloc(std::size_t bytes) = 0;
+  virtual void free(void* ptr) noexcept = 0;
+  virtual void copy_to_device(void* dst, const void* src, std::size_t bytes, Stream* s) = 0;
+  virtual void copy_to_host(void* dst, const void* src, std::size_t bytes, Stream* s) = 0;
+  virtual void copy_on_device(void* dst, const void* src, std::size_t bytes, Stream* s) = 0;
+  virtual void memset(void* dst, int byte, std::size_t bytes, Stream* s) = 0;
+
+  virtual std::unique_ptr<Stream> create_stream() = 0;
+  virtual std::unique_ptr<Event> create_event() = 0;
+  virtual void synchronize() = 0;
+
+  // Compilation. The identity goes into cache keys: compiler, its version, target.
+  virtual std::string compiler_identity(const std::string& arch) const = 0;
+  virtual std::string default_arch() const = 0;
+  virtual CompileResult compile(const CompileRequest& request) = 0;  // throws CompileError
+  virtual std::unique_ptr<Module> load(const CompileResult& compiled) = 0;
+};
+
+}  // namespace kiln

@@ -1,0 +1,83 @@
+#include "runtime/dtype.h"
+
+#include <array>
+#include <string>
+
+namespace kiln {
+namespace {
+
+constexpr std::array<DTypeInfo, kDTypeCount> kInfo = {{
+    {"float32", "f32", "float", 4, false, true},
+    {"float64", "f64", "double", 8, false, true},
+    {"int8", "i8", "signed char", 1, true, true},
+    {"uint8", "u8", "unsigned char", 1, true, false},
+    {"int16", "i16", "short", 2, true, true},
+    {"uint16", "u16", "unsigned short", 2, true, false},
+    {"int32", "i32", "int", 4, true, true},
+    {"uint32", "u32", "unsigned int", 4, true, false},
+    {"int64", "i64", "long", 8, true, true},
+    {"uint64", "u64", "unsigned long", 8, true, false},
+    {"bool", "", "bool", 1, true, false},
+}};
+
+// Collapses runs of blanks and drops "std::" and a trailing " int" of multi-word integer names.
+std::string normalise(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    bool blank = c == ' ' || c == '\t' || c == '\n';
+    if (blank) {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  if (out.rfind("std::", 0) == 0) out.erase(0, 5);
+  if (out.rfind("::", 0) == 0) out.erase(0, 2);
+  if (out.size() > 4 && out.ends_with(" int") && out != "unsigned int" && out != "signed int")
+    out.resize(out.size() - 4);  // "long long int" -> "long long", "unsigned short int" -> ...
+  return out;
+}
+
+}  // namespace
+
+const DTypeInfo& dtype_info(DType t) { return kInfo[static_cast<std::size_t>(t)]; }
+
+std::optional<DType> parse_dtype(std::string_view name) {
+  for (DType t : kAllDTypes) {
+    const DTypeInfo& i = dtype_info(t);
+    if (name == i.name || (!i.alias.empty() && name == i.alias)) return t;
+  }
+  return std::nullopt;
+}
+
+std::optional<DType> dtype_of_cpp(std::string_view spelling) {
+  // LP64 (Linux x86-64 and aarch64, and CUDA device code on them): long is 64 bits.
+  struct Alias { std::string_view cpp; DType t; };
+  static constexpr Alias kAliases[] = {
+      {"float", DType::float32},          {"double", DType::float64},
+      {"char", DType::int8},              {"signed char", DType::int8},
+      {"int8_t", DType::int8},            {"unsigned char", DType::uint8},
+      {"uint8_t", DType::uint8},          {"short", DType::int16},
+      {"signed short", DType::int16},     {"int16_t", DType::int16},
+      {"unsigned short", DType::uint16},  {"uint16_t", DType::uint16},
+      {"int", DType::int32},              {"signed", DType::int32},
+      {"signed int", DType::int32},       {"int32_t", DType::int32},
+      {"unsigned", DType::uint32},        {"unsigned int", DType::uint32},
+      {"uint32_t", DType::uint32},        {"long", DType::int64},
+      {"signed long", DType::int64},      {"long long", DType::int64},
+      {"signed long long", DType::int64}, {"int64_t", DType::int64},
+      {"ptrdiff_t", DType::int64},        {"ssize_t", DType::int64},
+      {"clock_t", DType::int64},          {"intptr_t", DType::int64},
+      {"long long", DType::int64},        {"unsigned long", DType::uint64},
+      {"unsigned long long", DType::uint64}, {"uint64_t", DType::uint64},
+      {"size_t", DType::uint64},          {"uintptr_t", DType::uint64},
+      {"bool", DType::boolean},
+  };
+  std::string s = normalise(spelling);
+  for (const Alias& a : kAliases)
+    if (s == a.cpp) return a.t;
+  return std::nullopt;
+}
+
+}  // namespace kiln
