@@ -1,0 +1,28 @@
+// Ctrl-C: the REPL's SIGINT handler raises the flag; long-running work (cpu backend kernels at
+// block boundaries, compiles, :time loops) polls it and stops with kiln::Interrupted. The flag
+// is a lock-free atomic, the one thing a signal handler may touch, so it lives outside the Lua
+// state (as lua.c's globalL does).
+#pragma once
+#include <atomic>
+
+#include "runtime/error.h"
+
+namespace kiln {
+
+class Interrupted : public Error {
+ public:
+  Interrupted() : Error("interrupted") {}
+};
+
+inline std::atomic<bool>& interrupt_flag() {
+  static std::atomic<bool> flag{false};
+  static_assert(std::atomic<bool>::is_always_lock_free);
+  return flag;
+}
+
+// Throws Interrupted (and lowers the flag) when Ctrl-C was pressed.
+inline void check_interrupt() {
+  if (interrupt_flag().exchange(false, std::memory_order_relaxed)) throw Interrupted();
+}
+
+}  // namespace kiln
