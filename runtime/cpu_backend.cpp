@@ -552,6 +552,7 @@ std::string rewrite_extern_shared(std::string_view source) {
     const std::smatch& m = *it;
     out.append(last, m[0].first);
     std::string type = std::regex_replace(m[1].str(), align, "");
+    type.erase(0, type.find_first_not_of(" \t\n"));
     std::string whole = m[0].str();
     out += "static thread_local " + type + "* const " + m[2].str() + " = reinterpret_cast<" + type +
            "*>(::kiln_cpu::tls.dyn_smem);";
