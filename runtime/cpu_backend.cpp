@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -180,7 +181,6 @@ class CpuModule final : public Module {
     if (version() != KILN_CPU_ABI_VERSION)
       throw Error("cpu backend: kernel module built for ABI " + std::to_string(version()) +
                   ", this kiln uses " + std::to_string(KILN_CPU_ABI_VERSION) + " (stale cache?)");
-    fibers_ = required_symbol<int (*)()>(*so_, "kiln_uses_barriers")() != 0;
     long tls = tls_segment_bytes(*so_);
     static_shared_ = tls < 0 ? -1 : std::max(0L, tls - long(sizeof(kiln_cpu::Tls)));
   }
@@ -191,11 +191,12 @@ class CpuModule final : public Module {
     e.run = reinterpret_cast<kiln_cpu::RunFn>(
         so_->symbol("kiln_run_" + lowered_name.substr(lowered_name.rfind('_') + 1)));
     auto name = reinterpret_cast<const char* (*)()>(so_->symbol(lowered_name + "_name"));
-    if (!e.entry || !e.run || !name || lowered_name.rfind("kiln_entry_", 0) != 0)
+    auto fibers = reinterpret_cast<int (*)()>(so_->symbol(lowered_name + "_fibers"));
+    if (!e.entry || !e.run || !name || !fibers || lowered_name.rfind("kiln_entry_", 0) != 0)
       throw Error("cpu backend: the module has no kernel '" + lowered_name + "'");
     e.name = name();
     e.tls = required_symbol<kiln_cpu::Tls* (*)()>(*so_, "kiln_tls");
-    e.fibers = fibers_;
+    e.fibers = fibers() != 0;
     return std::make_unique<CpuProgram>(backend_, so_, std::move(e), static_shared_);
   }
 
@@ -218,7 +219,6 @@ class CpuModule final : public Module {
  private:
   std::shared_ptr<CpuBackend> backend_;
   std::shared_ptr<SharedObject> so_;
-  bool fibers_ = false;
   long static_shared_ = -1;
 };
 
@@ -276,7 +276,7 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
     std::call_once(version_once_, [this] { version_ = jit::compiler_version(compiler_); });
     return version_;
   }
-  std::string translation_unit(const CompileRequest& request, bool fibers) const;
+  std::string translation_unit(const CompileRequest& request, const std::vector<bool>& fibers) const;
 
   std::string kernels_dir_, compiler_, prelude_hash_;
   int workers_ = 1;
@@ -325,7 +325,8 @@ CpuBackend::CpuBackend(const CpuBackendOptions& options) {
 }
 
 // prelude, #line 1 "<file>", the user's source, then the exported entry points.
-std::string CpuBackend::translation_unit(const CompileRequest& request, bool fibers) const {
+std::string CpuBackend::translation_unit(const CompileRequest& request,
+                                        const std::vector<bool>& fibers) const {
   std::string filename = request.filename.empty() ? "kernel.cu" : request.filename;
   std::string quoted;
   for (char c : filename) {
@@ -337,7 +338,6 @@ std::string CpuBackend::translation_unit(const CompileRequest& request, bool fib
   tu += "\n#line 1 \"<kiln entry points>\"\n#define KILN_EXPORT extern \"C\" __attribute__((visibility(\"default\")))\n";
   tu += "KILN_EXPORT unsigned kiln_abi_version() { return KILN_CPU_ABI_VERSION; }\n";
   tu += "KILN_EXPORT kiln_cpu::Tls* kiln_tls() { return &kiln_cpu::tls; }\n";
-  tu += std::string("KILN_EXPORT int kiln_uses_barriers() { return ") + (fibers ? "1" : "0") + "; }\n";
   tu += "KILN_EXPORT unsigned kiln_entry_count() { return " +
         std::to_string(request.name_expressions.size()) + "; }\n";
   for (std::size_t i = 0; i < request.name_expressions.size(); ++i) {
@@ -356,6 +356,7 @@ std::string CpuBackend::translation_unit(const CompileRequest& request, bool fib
     tu += "KILN_EXPORT const char* kiln_entry_" + id + "_type() { return typeid(decltype(&" + expr +
           ")).name(); }\n";
     tu += "KILN_EXPORT const char* kiln_entry_" + id + "_name() { return \"" + escaped + "\"; }\n";
+    tu += "KILN_EXPORT int kiln_entry_" + id + "_fibers() { return " + (fibers[i] ? "1" : "0") + "; }\n";
   }
   return tu;
 }
@@ -371,7 +372,8 @@ CompileResult CpuBackend::compile(const CompileRequest& request) {
   std::vector<std::string> include_dirs{kernels_dir_};
   for (const auto& o : user)
     if (o.rfind("-I", 0) == 0) include_dirs.push_back(o.substr(2));
-  const bool fibers = cpu::needs_fibers(request.source, request.filename, include_dirs);
+  const std::vector<bool> fibers =
+      cpu::needs_fibers(request.source, request.filename, include_dirs, request.name_expressions);
 
   jit::TempDir dir;
   const std::string tu_path = dir.path() + "/kernel.cpp", so_path = dir.path() + "/kernel.so";
@@ -500,16 +502,49 @@ std::string strip_comments(std::string_view s) {
   return out;
 }
 
-bool scan_for_barriers(std::string_view source, const fs::path& dir,
-                       const std::vector<std::string>& include_dirs, std::set<std::string>& seen,
-                       int depth) {
+// Whether text names a barrier, a warp operation or cooperative groups.
+bool has_sync_token(std::string_view text) {
   static const char* const tokens[] = {
       "__syncthreads", "__syncwarp", "__shfl", "__ballot_sync", "__any_sync", "__all_sync",
       "__uni_sync", "__activemask", "__match_any_sync", "__match_all_sync", "__reduce_",
       "cooperative_groups", "tiled_partition", "this_thread_block", "coalesced_threads"};
-  std::string text = strip_comments(source);
   for (const char* t : tokens)
-    if (text.find(t) != std::string::npos) return true;
+    if (text.find(t) != std::string_view::npos) return true;
+  return false;
+}
+
+// The bodies of the __global__ functions in comment-free text: name -> [open brace, close brace].
+struct KernelBody {
+  std::string name;
+  std::size_t begin, end;
+};
+std::vector<KernelBody> kernel_bodies(const std::string& text) {
+  std::vector<KernelBody> out;
+  for (std::size_t p = text.find("__global__"); p != std::string::npos; p = text.find("__global__", p + 1)) {
+    std::size_t paren = text.find('(', p), brace = text.find_first_of("{;", p);
+    if (paren == std::string::npos || brace == std::string::npos || text[brace] != '{' || paren > brace)
+      continue;
+    std::size_t e = paren;
+    while (e > p && std::isspace(static_cast<unsigned char>(text[e - 1]))) --e;
+    std::size_t b = e;
+    while (b > p && (std::isalnum(static_cast<unsigned char>(text[b - 1])) || text[b - 1] == '_')) --b;
+    int depth = 0;
+    std::size_t q = brace;
+    for (; q < text.size(); ++q) {
+      if (text[q] == '{') ++depth;
+      if (text[q] == '}' && --depth == 0) break;
+    }
+    out.push_back({text.substr(b, e - b), brace, q});
+    p = q == text.size() ? q - 1 : q;
+  }
+  return out;
+}
+
+bool scan_for_barriers(std::string_view source, const fs::path& dir,
+                       const std::vector<std::string>& include_dirs, std::set<std::string>& seen,
+                       int depth) {
+  std::string text = strip_comments(source);
+  if (has_sync_token(text)) return true;
   if (depth > 8) return false;
   static const std::regex include(R"(^\s*#\s*include\s*([<"])([^>"]+)[>"])", std::regex::multiline);
   for (auto it = std::sregex_iterator(text.begin(), text.end(), include); it != std::sregex_iterator(); ++it) {
@@ -535,11 +570,32 @@ bool scan_for_barriers(std::string_view source, const fs::path& dir,
 
 namespace cpu {
 
-bool needs_fibers(std::string_view source, const std::string& filename,
-                  const std::vector<std::string>& include_dirs) {
+std::vector<bool> needs_fibers(std::string_view source, const std::string& filename,
+                               const std::vector<std::string>& include_dirs,
+                               const std::vector<std::string>& name_expressions) {
+  std::string text = strip_comments(source);
+  std::vector<KernelBody> bodies = kernel_bodies(text);
+  // Everything but the kernel bodies: device functions, globals, includes.
+  std::string outside = text;
+  for (const auto& k : bodies)
+    for (std::size_t i = k.begin; i < k.end && i < outside.size(); ++i) outside[i] = ' ';
   std::set<std::string> seen;
   fs::path dir = filename.empty() ? fs::path(".") : fs::path(filename).parent_path();
-  return scan_for_barriers(source, dir, include_dirs, seen, 0);
+  const bool all = scan_for_barriers(outside, dir, include_dirs, seen, 0);
+  std::vector<bool> result;
+  for (const auto& expr : name_expressions) {
+    std::string base = expr.substr(0, expr.find('<'));
+    base.erase(base.find_last_not_of(" \t") + 1);
+    if (auto colons = base.rfind("::"); colons != std::string::npos) base = base.substr(colons + 2);
+    bool found = false, fibers = all;
+    for (const auto& k : bodies) {
+      if (k.name != base) continue;
+      found = true;
+      if (has_sync_token(std::string_view(text).substr(k.begin, k.end - k.begin))) fibers = true;
+    }
+    result.push_back(fibers || (!found && has_sync_token(text)));
+  }
+  return result;
 }
 
 std::string rewrite_extern_shared(std::string_view source) {

@@ -23,10 +23,13 @@ std::shared_ptr<Backend> make_cpu_backend(const CpuBackendOptions& options = {})
 
 namespace cpu {
 
-// Whether source (and the headers it includes with quotes, or <kiln...> from kernels_dir) uses
-// block barriers or warp operations, so its threads must run as fibers. Comments are ignored.
-bool needs_fibers(std::string_view source, const std::string& filename,
-                  const std::vector<std::string>& include_dirs);
+// For each name expression, whether that kernel may use block barriers or warp operations, so
+// its threads must run as fibers. A token scan with comments ignored: a kernel needs fibers when
+// its own body names one, or when anything outside the __global__ bodies does (device
+// functions, the headers it includes with quotes or as <kiln...> from include_dirs).
+std::vector<bool> needs_fibers(std::string_view source, const std::string& filename,
+                               const std::vector<std::string>& include_dirs,
+                               const std::vector<std::string>& name_expressions);
 
 // Rewrites each `extern __shared__ T name[];` into a pointer to the block's dynamic shared
 // memory, keeping the line count unchanged.

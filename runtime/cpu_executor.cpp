@@ -10,6 +10,7 @@
 #include <boost/context/detail/fcontext.hpp>
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 
@@ -25,8 +26,11 @@ namespace {
 constexpr std::size_t kGuardBytes = 4096;
 constexpr std::size_t kAltStackBytes = 64 * 1024;
 
+// "(x,y,z)" (snprintf: GCC 12 warns falsely on the string-concatenation form).
 std::string dims(kiln_cpu::uint3 v) {
-  return "(" + std::to_string(v.x) + "," + std::to_string(v.y) + "," + std::to_string(v.z) + ")";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "(%u,%u,%u)", v.x, v.y, v.z);
+  return buf;
 }
 
 }  // namespace
@@ -507,6 +511,12 @@ void WorkerPool::helper_main(int index) {
   ScopedAltStack alt(workers_[std::size_t(index)]->altstack);
   std::uint64_t seen = 0;
   for (;;) {
+    // Back-to-back launches are common: spin briefly before sleeping in the kernel.
+    for (int spin = 0; spin < 4000 && epoch_.load(std::memory_order_acquire) == seen; ++spin) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
     epoch_.wait(seen, std::memory_order_acquire);
     seen = epoch_.load(std::memory_order_acquire);
     if (stopping_.load()) return;
@@ -553,7 +563,9 @@ void WorkerPool::launch(const KernelEntry& k, const LaunchConfig& cfg, void** ar
   job.chunk = std::max<std::uint64_t>(1, blocks / (std::uint64_t(size()) * per_worker_chunks));
   if (!k.fibers && threads_per_block * job.chunk < 256)
     job.chunk = std::min<std::uint64_t>(blocks, (256 + threads_per_block - 1) / threads_per_block);
-  const int helpers = int(std::min<std::uint64_t>(std::uint64_t(size() - 1), (blocks + job.chunk - 1) / job.chunk - 1));
+  int helpers = int(std::min<std::uint64_t>(std::uint64_t(size() - 1), (blocks + job.chunk - 1) / job.chunk - 1));
+  // Waking a helper costs microseconds: tiny loop-mode grids run on the caller alone.
+  if (!k.fibers && blocks * threads_per_block <= 4096) helpers = 0;
   std::optional<ScopedAltStack> alt;
   if (k.fibers) {
     install_fault_handler();

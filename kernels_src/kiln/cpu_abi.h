@@ -4,7 +4,7 @@
 // stale cached module is refused instead of misread.
 #pragma once
 
-#define KILN_CPU_ABI_VERSION 1
+#define KILN_CPU_ABI_VERSION 2
 
 namespace kiln_cpu {
 
@@ -59,13 +59,13 @@ struct Tls {
 // Exported by every module (extern "C"):
 //   unsigned     kiln_abi_version();
 //   Tls*         kiln_tls();                     the calling thread's Tls
-//   int          kiln_uses_barriers();           1: run threads as fibers
 //   unsigned     kiln_entry_count();
 //   void         kiln_entry_<i>(void** args);    one thread of kernel i (fiber mode)
 //   void         kiln_run_<i>(void** args, unsigned long long first, unsigned long long last);
 //                 blocks [first, last) of kernel i, threads as a loop (loop mode)
 //   const char*  kiln_entry_<i>_type();         typeid(decltype(&kernel)).name()
 //   const char*  kiln_entry_<i>_name();         the name expression
+//   int          kiln_entry_<i>_fibers();       1: run its threads as fibers (barriers, warps)
 using EntryFn = void (*)(void** args);
 using RunFn = void (*)(void** args, unsigned long long first, unsigned long long last);
 

@@ -43,7 +43,7 @@ namespace kiln_cpu {
 
 #pragma GCC visibility push(hidden)
 // This thread's CUDA identity; the runtime rebinds it per block and per fiber switch.
-static thread_local Tls tls;
+static thread_local Tls tls{};  // constant-initialised: no TLS init guard
 #pragma GCC visibility pop
 
 // Traps the launch: the runtime reports message with the kernel, block and thread.
@@ -524,8 +524,9 @@ template <class... P> struct Params<void (*)(P...)> {
     f(*static_cast<Arg<P>*>(args[K])...);
   }
   // Runs blocks [first, last) one thread after another (kernels without barriers).
+  // flatten: the kernel is inlined into the thread loop, so thread identity stays in registers.
   template <auto f, std::size_t... K>
-  static void run(void** args, unsigned long long first, unsigned long long last,
+  __attribute__((flatten)) static void run(void** args, unsigned long long first, unsigned long long last,
                   std::index_sequence<K...>) {
     std::tuple<Arg<P>...> a{*static_cast<Arg<P>*>(args[K])...};
     const dim3 g = tls.grid_dim, b = tls.block_dim;

@@ -186,9 +186,19 @@ __global__ void k(int* x) { x[threadIdx.x] = 1; CAT(__sync, threads)(); })", "k"
 }
 
 TEST(CpuBackend, SourceScanAndRewrite) {
-  EXPECT_TRUE(cpu::needs_fibers("x; __syncthreads();", "", {}));
-  EXPECT_TRUE(cpu::needs_fibers("auto t = cg::tiled_partition<32>(b);", "", {}));
-  EXPECT_FALSE(cpu::needs_fibers("// __syncthreads()\n/* __shfl_sync */ int x;", "", {}));
+  const char* two = R"(
+__global__ void plain(float* x) { x[0] = 1; }
+template <int N> __global__ void tiled(float* x) { __shared__ float s[N]; s[0] = x[0]; __syncthreads(); }
+__global__ void comment(float* x) { /* __syncthreads() */ x[0] = 2; } // __shfl_sync
+)";
+  EXPECT_EQ(cpu::needs_fibers(two, "", {}, {"plain", "tiled<4>", "comment"}),
+            (std::vector<bool>{false, true, false}));
+  const char* helper = R"(
+__device__ float warp_sum(float v) { return v + __shfl_xor_sync(0xffffffff, v, 1); }
+__global__ void k(float* x) { x[0] = warp_sum(x[0]); }
+__global__ void j(float* x) { x[0] = 1; }
+)";
+  EXPECT_EQ(cpu::needs_fibers(helper, "", {}, {"k", "j"}), (std::vector<bool>{true, true}));
   std::string src = "extern __shared__ __align__(16) float\n  buf[];\nint y;";
   std::string out = cpu::rewrite_extern_shared(src);
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2);
