@@ -156,7 +156,9 @@ class CpuProgram final : public Program {
  public:
   CpuProgram(std::shared_ptr<CpuBackend> backend, std::shared_ptr<SharedObject> so,
              cpu::KernelEntry entry, long static_shared)
-      : backend_(std::move(backend)), so_(std::move(so)), entry_(std::move(entry)),
+      : backend_(std::move(backend)),
+        so_(std::move(so)),
+        entry_(std::move(entry)),
         static_shared_(static_shared) {}
   void launch(const LaunchConfig& config, void** args) override;
   KernelAttributes attributes() const override {
@@ -206,8 +208,7 @@ class CpuModule final : public Module {
     void* entry = nullptr;
     const bool found = p && ::dladdr1(p, &info, &entry, RTLD_DL_SYMENT) && entry;
     const auto* sym = static_cast<const ElfW(Sym)*>(entry);
-    if (!found ||
-        ELF64_ST_TYPE(sym->st_info) != STT_OBJECT)
+    if (!found || ELF64_ST_TYPE(sym->st_info) != STT_OBJECT)
       throw Error("set_global: the module has no __constant__ or __device__ variable '" + name +
                   "' (at namespace scope, not static)");
     if (bytes > sym->st_size)
@@ -231,14 +232,15 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
   std::string name() const override { return "cpu"; }
   const DeviceInfo& device() const override { return info_; }
   std::string describe() const override {
-    return "cpu: " + info_.name + ", " + std::to_string(workers_) + " worker thread(s), kernels built by " +
-           compiler_ + " (" + compiler_version() + ")";
+    return "cpu: " + info_.name + ", " + std::to_string(workers_) +
+           " worker thread(s), kernels built by " + compiler_ + " (" + compiler_version() + ")";
   }
 
   void* alloc(std::size_t bytes) override {
     std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, rounded);
-    if (!p) throw Error("cpu backend: out of memory allocating " + std::to_string(bytes) + " bytes");
+    if (!p)
+      throw Error("cpu backend: out of memory allocating " + std::to_string(bytes) + " bytes");
     return p;
   }
   void free(void* ptr) noexcept override { std::free(ptr); }
@@ -259,8 +261,8 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
   void synchronize() override {}
 
   std::string compiler_identity(const std::string&) const override {
-    return "cpu:" + compiler_ + ":" + compiler_version() + ":-march=native:" + info_.name +
-           ":abi" + std::to_string(KILN_CPU_ABI_VERSION) + ":prelude" + prelude_hash_;
+    return "cpu:" + compiler_ + ":" + compiler_version() + ":-march=native:" + info_.name + ":abi" +
+           std::to_string(KILN_CPU_ABI_VERSION) + ":prelude" + prelude_hash_;
   }
   std::string default_arch() const override { return "native"; }
   CompileResult compile(const CompileRequest& request) override;
@@ -276,7 +278,8 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
     std::call_once(version_once_, [this] { version_ = jit::compiler_version(compiler_); });
     return version_;
   }
-  std::string translation_unit(const CompileRequest& request, const std::vector<bool>& fibers) const;
+  std::string translation_unit(const CompileRequest& request,
+                               const std::vector<bool>& fibers) const;
 
   std::string kernels_dir_, compiler_, prelude_hash_;
   int workers_ = 1;
@@ -291,7 +294,8 @@ CpuBackend::CpuBackend(const CpuBackendOptions& options) {
   kernels_dir_ = options.kernels_dir;
   if (kernels_dir_.empty()) {
     const char* home = std::getenv("KILN_HOME");
-    kernels_dir_ = home && *home ? std::string(home) + "/kernels_src" : std::string(KILN_KERNELS_DIR);
+    kernels_dir_ =
+        home && *home ? std::string(home) + "/kernels_src" : std::string(KILN_KERNELS_DIR);
   }
   compiler_ = !options.compiler.empty() ? options.compiler : env_or("KILN_CXX", KILN_CXX_COMPILER);
   if (compiler_.empty()) compiler_ = "c++";
@@ -315,18 +319,20 @@ CpuBackend::CpuBackend(const CpuBackendOptions& options) {
   for (const char* f : {"kiln/cpu_prelude.h", "kiln/cpu_abi.h", "kiln/cpu_cg.h"})
     prelude += read_text(fs::path(kernels_dir_) / f);
   char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)XXH64(prelude.data(), prelude.size(), 0));
+  std::snprintf(hex, sizeof hex, "%016llx",
+                (unsigned long long)XXH64(prelude.data(), prelude.size(), 0));
   prelude_hash_ = hex;
 
   info_.name = cpu_model_name();
   info_.multiprocessors = workers_;
-  info_.total_memory = std::size_t(::sysconf(_SC_PHYS_PAGES)) * std::size_t(::sysconf(_SC_PAGESIZE));
+  info_.total_memory =
+      std::size_t(::sysconf(_SC_PHYS_PAGES)) * std::size_t(::sysconf(_SC_PAGESIZE));
   info_.max_shared_per_block_optin = cpu::kDynamicSharedBytes;
 }
 
 // prelude, #line 1 "<file>", the user's source, then the exported entry points.
 std::string CpuBackend::translation_unit(const CompileRequest& request,
-                                        const std::vector<bool>& fibers) const {
+                                         const std::vector<bool>& fibers) const {
   std::string filename = request.filename.empty() ? "kernel.cu" : request.filename;
   std::string quoted;
   for (char c : filename) {
@@ -335,7 +341,9 @@ std::string CpuBackend::translation_unit(const CompileRequest& request,
   }
   std::string tu = "#include <kiln/cpu_prelude.h>\n#line 1 \"" + quoted + "\"\n";
   tu += cpu::rewrite_extern_shared(request.source);
-  tu += "\n#line 1 \"<kiln entry points>\"\n#define KILN_EXPORT extern \"C\" __attribute__((visibility(\"default\")))\n";
+  tu +=
+      "\n#line 1 \"<kiln entry points>\"\n#define KILN_EXPORT extern \"C\" "
+      "__attribute__((visibility(\"default\")))\n";
   tu += "KILN_EXPORT unsigned kiln_abi_version() { return KILN_CPU_ABI_VERSION; }\n";
   tu += "KILN_EXPORT kiln_cpu::Tls* kiln_tls() { return &kiln_cpu::tls; }\n";
   tu += "KILN_EXPORT unsigned kiln_entry_count() { return " +
@@ -349,14 +357,16 @@ std::string CpuBackend::translation_unit(const CompileRequest& request,
       escaped += c;
     }
     tu += "#line 1 \"<kernel " + escaped + ">\"\n";
-    tu += "KILN_EXPORT void kiln_entry_" + id + "(void** a) { kiln_cpu::invoke< &" + expr + " >(a); }\n";
+    tu += "KILN_EXPORT void kiln_entry_" + id + "(void** a) { kiln_cpu::invoke< &" + expr +
+          " >(a); }\n";
     tu += "KILN_EXPORT void kiln_run_" + id +
           "(void** a, unsigned long long f, unsigned long long l) { kiln_cpu::run< &" + expr +
           " >(a, f, l); }\n";
     tu += "KILN_EXPORT const char* kiln_entry_" + id + "_type() { return typeid(decltype(&" + expr +
           ")).name(); }\n";
     tu += "KILN_EXPORT const char* kiln_entry_" + id + "_name() { return \"" + escaped + "\"; }\n";
-    tu += "KILN_EXPORT int kiln_entry_" + id + "_fibers() { return " + (fibers[i] ? "1" : "0") + "; }\n";
+    tu += "KILN_EXPORT int kiln_entry_" + id + "_fibers() { return " + (fibers[i] ? "1" : "0") +
+          "; }\n";
   }
   return tu;
 }
@@ -406,10 +416,11 @@ CompileResult CpuBackend::compile(const CompileRequest& request) {
   std::string names;
   for (const auto& n : request.name_expressions) names += (names.empty() ? "" : ", ") + n;
   if (r.exit_code != 0)
-    throw CompileError("cpu backend: cannot compile " +
-                           (request.filename.empty() ? std::string("kernel source") : request.filename) +
-                           " (kernels: " + names + ") with " + compiler_,
-                       log);
+    throw CompileError(
+        "cpu backend: cannot compile " +
+            (request.filename.empty() ? std::string("kernel source") : request.filename) +
+            " (kernels: " + names + ") with " + compiler_,
+        log);
 
   CompileResult result;
   result.image_kind = "so";
@@ -456,8 +467,10 @@ void validate_launch(const std::string& kernel, const LaunchConfig& c, const Dev
     return "(" + std::to_string(v.x) + "," + std::to_string(v.y) + "," + std::to_string(v.z) + ")";
   };
   auto fail = [&](const std::string& what) { throw Error("kernel '" + kernel + "': " + what); };
-  if (c.block.x == 0 || c.block.y == 0 || c.block.z == 0) fail("block size " + d(c.block) + " has a zero dimension");
-  if (c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0) fail("grid size " + d(c.grid) + " has a zero dimension");
+  if (c.block.x == 0 || c.block.y == 0 || c.block.z == 0)
+    fail("block size " + d(c.block) + " has a zero dimension");
+  if (c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0)
+    fail("grid size " + d(c.grid) + " has a zero dimension");
   for (int i = 0; i < 3; ++i) {
     std::uint32_t b = i == 0 ? c.block.x : i == 1 ? c.block.y : c.block.z;
     std::uint32_t g = i == 0 ? c.grid.x : i == 1 ? c.grid.y : c.grid.z;
@@ -470,7 +483,8 @@ void validate_launch(const std::string& kernel, const LaunchConfig& c, const Dev
     fail("block size " + d(c.block) + " has " + std::to_string(c.block.count()) +
          " threads, more than the limit of " + std::to_string(info.max_threads_per_block));
   if (c.shared_bytes > info.max_shared_per_block_optin)
-    fail(std::to_string(c.shared_bytes) + " bytes of dynamic shared memory requested, more than the limit of " +
+    fail(std::to_string(c.shared_bytes) +
+         " bytes of dynamic shared memory requested, more than the limit of " +
          std::to_string(info.max_shared_per_block_optin));
 }
 
@@ -505,9 +519,10 @@ std::string strip_comments(std::string_view s) {
 // Whether text names a barrier, a warp operation or cooperative groups.
 bool has_sync_token(std::string_view text) {
   static const char* const tokens[] = {
-      "__syncthreads", "__syncwarp", "__shfl", "__ballot_sync", "__any_sync", "__all_sync",
-      "__uni_sync", "__activemask", "__match_any_sync", "__match_all_sync", "__reduce_",
-      "cooperative_groups", "tiled_partition", "this_thread_block", "coalesced_threads"};
+      "__syncthreads",    "__syncwarp",        "__shfl",           "__ballot_sync",
+      "__any_sync",       "__all_sync",        "__uni_sync",       "__activemask",
+      "__match_any_sync", "__match_all_sync",  "__reduce_",        "cooperative_groups",
+      "tiled_partition",  "this_thread_block", "coalesced_threads"};
   for (const char* t : tokens)
     if (text.find(t) != std::string_view::npos) return true;
   return false;
@@ -520,14 +535,17 @@ struct KernelBody {
 };
 std::vector<KernelBody> kernel_bodies(const std::string& text) {
   std::vector<KernelBody> out;
-  for (std::size_t p = text.find("__global__"); p != std::string::npos; p = text.find("__global__", p + 1)) {
+  for (std::size_t p = text.find("__global__"); p != std::string::npos;
+       p = text.find("__global__", p + 1)) {
     std::size_t paren = text.find('(', p), brace = text.find_first_of("{;", p);
-    if (paren == std::string::npos || brace == std::string::npos || text[brace] != '{' || paren > brace)
+    if (paren == std::string::npos || brace == std::string::npos || text[brace] != '{' ||
+        paren > brace)
       continue;
     std::size_t e = paren;
     while (e > p && std::isspace(static_cast<unsigned char>(text[e - 1]))) --e;
     std::size_t b = e;
-    while (b > p && (std::isalnum(static_cast<unsigned char>(text[b - 1])) || text[b - 1] == '_')) --b;
+    while (b > p && (std::isalnum(static_cast<unsigned char>(text[b - 1])) || text[b - 1] == '_'))
+      --b;
     int depth = 0;
     std::size_t q = brace;
     for (; q < text.size(); ++q) {
@@ -547,7 +565,8 @@ bool scan_for_barriers(std::string_view source, const fs::path& dir,
   if (has_sync_token(text)) return true;
   if (depth > 8) return false;
   static const std::regex include(R"(^\s*#\s*include\s*([<"])([^>"]+)[>"])", std::regex::multiline);
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), include); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), include);
+       it != std::sregex_iterator(); ++it) {
     const bool quoted = (*it)[1] == "\"";
     const std::string name = (*it)[2];
     if (!quoted && name.rfind("kiln", 0) != 0) continue;  // system headers cannot sync
@@ -559,7 +578,8 @@ bool scan_for_barriers(std::string_view source, const fs::path& dir,
       if (!fs::is_regular_file(c, ec)) continue;
       std::string key = fs::weakly_canonical(c, ec).string();
       if (!seen.insert(key).second) break;
-      if (scan_for_barriers(read_text(c), c.parent_path(), include_dirs, seen, depth + 1)) return true;
+      if (scan_for_barriers(read_text(c), c.parent_path(), include_dirs, seen, depth + 1))
+        return true;
       break;
     }
   }
@@ -604,7 +624,8 @@ std::string rewrite_extern_shared(std::string_view source) {
   static const std::regex align(R"(__align__\s*\(\s*\d+\s*\)|alignas\s*\(\s*\d+\s*\))");
   std::string in(source), out;
   auto last = in.cbegin();
-  for (auto it = std::sregex_iterator(in.begin(), in.end(), decl); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(in.begin(), in.end(), decl); it != std::sregex_iterator();
+       ++it) {
     const std::smatch& m = *it;
     out.append(last, m[0].first);
     std::string type = std::regex_replace(m[1].str(), align, "");
@@ -629,16 +650,17 @@ std::vector<std::string> translate_options(const std::vector<std::string>& optio
       out.push_back(o + options[++i]);
     } else if (starts(o, "-D") || starts(o, "-U") || starts(o, "-I") || o == "-w" || o == "-g" ||
                std::regex_match(o, std::regex("-O[0-3s]|-g[0-3]|-std=c\\+\\+(14|17|20|23)")) ||
-               (starts(o, "-W") && !starts(o, "-Wl,") && !starts(o, "-Wa,") && !starts(o, "-Wp,"))) {
+               (starts(o, "-W") && !starts(o, "-Wl,") && !starts(o, "-Wa,") &&
+                !starts(o, "-Wp,"))) {
       out.push_back(o);
     } else if (starts(o, "--std=c++")) {
       out.push_back(o.substr(1));
     } else if (o == "--fmad=false" || o == "-fmad=false") {
       out.push_back("-ffp-contract=off");
-    } else if (o == "-lineinfo" || o == "--generate-line-info" || o == "-G" || o == "--device-debug" ||
-               o == "--use_fast_math" || o == "-use_fast_math" || o == "-default-device" ||
-               o == "--fmad=true" || o == "-fmad=true" || starts(o, "-arch") ||
-               starts(o, "--gpu-architecture") || starts(o, "-rdc") ||
+    } else if (o == "-lineinfo" || o == "--generate-line-info" || o == "-G" ||
+               o == "--device-debug" || o == "--use_fast_math" || o == "-use_fast_math" ||
+               o == "-default-device" || o == "--fmad=true" || o == "-fmad=true" ||
+               starts(o, "-arch") || starts(o, "--gpu-architecture") || starts(o, "-rdc") ||
                starts(o, "--relocatable-device-code") || o == "--extra-device-vectorization" ||
                starts(o, "-maxrregcount") || starts(o, "--maxrregcount") || o == "-dopt=on") {
       // GPU code generation options: nothing to do on the host.

@@ -13,9 +13,10 @@
 namespace kiln {
 
 struct CpuBackendOptions {
-  std::string kernels_dir;  // for #include <kiln.cuh>; "": $KILN_HOME/kernels_src, else KILN_KERNELS_DIR
-  int workers = 0;          // worker threads; 0: $KILN_CPU_THREADS, else one per core
-  std::string compiler;     // "": $KILN_CXX, else KILN_CXX_COMPILER, else "c++"
+  std::string
+      kernels_dir;  // for #include <kiln.cuh>; "": $KILN_HOME/kernels_src, else KILN_KERNELS_DIR
+  int workers = 0;  // worker threads; 0: $KILN_CPU_THREADS, else one per core
+  std::string compiler;  // "": $KILN_CXX, else KILN_CXX_COMPILER, else "c++"
 };
 
 // The cpu backend. Throws kiln::Error when the options are unusable.

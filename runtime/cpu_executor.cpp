@@ -9,8 +9,8 @@
 
 #include <boost/context/detail/fcontext.hpp>
 #include <cerrno>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 
@@ -55,7 +55,9 @@ void FiberStacks::reserve(unsigned count) {
   }
 }
 
-void* FiberStacks::top(unsigned i) const { return bases_[i] + kGuardBytes + kFiberStackBytes; }
+void* FiberStacks::top(unsigned i) const {
+  return bases_[i] + kGuardBytes + kFiberStackBytes;
+}
 
 bool FiberStacks::is_guard(const void* addr) const {
   auto a = reinterpret_cast<std::uintptr_t>(addr);
@@ -77,7 +79,9 @@ class BlockRunner {
   int barrier(int op, int predicate);
   unsigned long long warp(int op, unsigned mask, unsigned long long value, int param, int width);
   [[noreturn]] void trap(const char* message);
-  bool stack_overflowed(const void* addr) const { return in_fibers_ && worker_.stacks.is_guard(addr); }
+  bool stack_overflowed(const void* addr) const {
+    return in_fibers_ && worker_.stacks.is_guard(addr);
+  }
   [[noreturn]] void overflow_jump() { siglongjmp(overflow_jmp_, 1); }
 
  private:
@@ -175,19 +179,28 @@ class ScopedAltStack {
   bool active_ = false;
 };
 
-int api_barrier(void* exec, int op, int pred) { return static_cast<BlockRunner*>(exec)->barrier(op, pred); }
-unsigned long long api_warp(void* exec, int op, unsigned mask, unsigned long long v, int param, int width) {
+int api_barrier(void* exec, int op, int pred) {
+  return static_cast<BlockRunner*>(exec)->barrier(op, pred);
+}
+unsigned long long api_warp(void* exec, int op, unsigned mask, unsigned long long v, int param,
+                            int width) {
   return static_cast<BlockRunner*>(exec)->warp(op, mask, v, param, width);
 }
-void api_trap(void* exec, const char* message) { static_cast<BlockRunner*>(exec)->trap(message); }
+void api_trap(void* exec, const char* message) {
+  static_cast<BlockRunner*>(exec)->trap(message);
+}
 const kiln_cpu::Api kFiberApi{KILN_CPU_ABI_VERSION, api_barrier, api_warp, api_trap};
 
 // Loop mode: the kernel was judged free of barriers; exec is the KernelEntry.
 std::string loop_where(const KernelEntry& k, const kiln_cpu::Tls& t) {
   return "kernel '" + k.name + "': thread " + dims(t.thread_idx) + " of block " + dims(t.block_idx);
 }
-bool single_thread(const kiln_cpu::Tls& t) { return t.block_dim.x * t.block_dim.y * t.block_dim.z == 1; }
-kiln_cpu::Tls& loop_tls(void* exec) { return *static_cast<const KernelEntry*>(exec)->tls(); }
+bool single_thread(const kiln_cpu::Tls& t) {
+  return t.block_dim.x * t.block_dim.y * t.block_dim.z == 1;
+}
+kiln_cpu::Tls& loop_tls(void* exec) {
+  return *static_cast<const KernelEntry*>(exec)->tls();
+}
 [[noreturn]] void loop_unsupported(void* exec, const char* what) {
   auto& k = *static_cast<const KernelEntry*>(exec);
   throw Error(loop_where(k, *k.tls()) + ": " + what +
@@ -202,13 +215,17 @@ int loop_barrier(void* exec, int, int pred) {
 unsigned long long loop_warp(void* exec, int op, unsigned, unsigned long long v, int, int) {
   if (!single_thread(loop_tls(exec))) loop_unsupported(exec, "a warp operation");
   switch (op) {
-    case kiln_cpu::warp_ballot: return v != 0;
+    case kiln_cpu::warp_ballot:
+      return v != 0;
     case kiln_cpu::warp_any:
-    case kiln_cpu::warp_all: return v != 0;
+    case kiln_cpu::warp_all:
+      return v != 0;
     case kiln_cpu::warp_activemask:
     case kiln_cpu::warp_match_any:
-    case kiln_cpu::warp_match_all: return 1;
-    default: return v;
+    case kiln_cpu::warp_match_all:
+      return 1;
+    default:
+      return v;
   }
 }
 void loop_trap(void* exec, const char* message) {
@@ -224,7 +241,8 @@ std::string BlockRunner::where(unsigned fiber) const {
          dims(tls_->block_idx);
 }
 
-void BlockRunner::run(const KernelEntry& k, kiln_cpu::Tls* tls, void** args, kiln_cpu::uint3 block) {
+void BlockRunner::run(const KernelEntry& k, kiln_cpu::Tls* tls, void** args,
+                      kiln_cpu::uint3 block) {
   kernel_ = &k;
   tls_ = tls;
   args_ = args;
@@ -290,10 +308,14 @@ std::string BlockRunner::deadlock_message() const {
 bool BlockRunner::ready(unsigned i) const {
   const Fiber& f = fibers_[i];
   switch (f.state) {
-    case State::ready: return true;
-    case State::barrier: return f.gen != gen_;
-    case State::warp: return !(warps_[i / 32].waiting & (1u << (i % 32)));
-    default: return false;
+    case State::ready:
+      return true;
+    case State::barrier:
+      return f.gen != gen_;
+    case State::warp:
+      return !(warps_[i / 32].waiting & (1u << (i % 32)));
+    default:
+      return false;
   }
 }
 
@@ -379,10 +401,14 @@ int BlockRunner::barrier(int op, int predicate) {
     wait();
   }
   switch (op) {
-    case kiln_cpu::barrier_count: return res_count_;
-    case kiln_cpu::barrier_and: return res_and_;
-    case kiln_cpu::barrier_or: return res_or_;
-    default: return 0;
+    case kiln_cpu::barrier_count:
+      return res_count_;
+    case kiln_cpu::barrier_and:
+      return res_and_;
+    case kiln_cpu::barrier_or:
+      return res_or_;
+    default:
+      return 0;
   }
 }
 
@@ -427,22 +453,41 @@ void BlockRunner::complete(Warp& w, unsigned group) {
     const int lo = j & ~(width - 1), hi = lo + width - 1;
     int src = j;
     switch (w.op[j]) {
-      case kiln_cpu::warp_shfl_idx: src = lo + (p & (width - 1)); break;
-      case kiln_cpu::warp_shfl_up: src = j - p >= lo && p >= 0 ? j - p : j; break;
-      case kiln_cpu::warp_shfl_down: src = p >= 0 && j + p <= hi ? j + p : j; break;
-      case kiln_cpu::warp_shfl_xor: src = (j ^ p) <= hi && (j ^ p) >= 0 ? j ^ p : j; break;
-      default: break;
+      case kiln_cpu::warp_shfl_idx:
+        src = lo + (p & (width - 1));
+        break;
+      case kiln_cpu::warp_shfl_up:
+        src = j - p >= lo && p >= 0 ? j - p : j;
+        break;
+      case kiln_cpu::warp_shfl_down:
+        src = p >= 0 && j + p <= hi ? j + p : j;
+        break;
+      case kiln_cpu::warp_shfl_xor:
+        src = (j ^ p) <= hi && (j ^ p) >= 0 ? j ^ p : j;
+        break;
+      default:
+        break;
     }
     unsigned long long r = 0;
     switch (w.op[j]) {
       case kiln_cpu::warp_shfl_idx:
       case kiln_cpu::warp_shfl_up:
       case kiln_cpu::warp_shfl_down:
-      case kiln_cpu::warp_shfl_xor: r = (group >> src & 1) ? w.value[src] : w.value[j]; break;
-      case kiln_cpu::warp_ballot: r = ballot; break;
-      case kiln_cpu::warp_any: r = ballot != 0; break;
-      case kiln_cpu::warp_all: r = ballot == group; break;
-      case kiln_cpu::warp_activemask: r = group; break;
+      case kiln_cpu::warp_shfl_xor:
+        r = (group >> src & 1) ? w.value[src] : w.value[j];
+        break;
+      case kiln_cpu::warp_ballot:
+        r = ballot;
+        break;
+      case kiln_cpu::warp_any:
+        r = ballot != 0;
+        break;
+      case kiln_cpu::warp_all:
+        r = ballot == group;
+        break;
+      case kiln_cpu::warp_activemask:
+        r = group;
+        break;
       case kiln_cpu::warp_match_any:
         for (unsigned k = 0; k < 32; ++k)
           if ((group >> k & 1) && w.value[k] == w.value[j]) r |= 1u << k;
@@ -453,14 +498,17 @@ void BlockRunner::complete(Warp& w, unsigned group) {
           if ((group >> k & 1) && w.value[k] != w.value[j]) r = 0;
         break;
       }
-      default: break;
+      default:
+        break;
     }
     w.result[j] = r;
   }
   w.waiting &= ~group;
 }
 
-void BlockRunner::trap(const char* message) { throw Error(where(cur_) + ": " + message); }
+void BlockRunner::trap(const char* message) {
+  throw Error(where(cur_) + ": " + message);
+}
 
 // ---- Workers and the pool --------------------------------------------------------------------
 
@@ -490,8 +538,9 @@ void run_blocks(Worker& worker, const KernelEntry& k, const LaunchConfig& cfg, v
   }
   const std::uint64_t gx = cfg.grid.x, gy = cfg.grid.y;
   for (std::uint64_t b = first; b < last; ++b)
-    worker.runner->run(k, tls, args,
-                       kiln_cpu::uint3{unsigned(b % gx), unsigned(b / gx % gy), unsigned(b / (gx * gy))});
+    worker.runner->run(
+        k, tls, args,
+        kiln_cpu::uint3{unsigned(b % gx), unsigned(b / gx % gy), unsigned(b / (gx * gy))});
 }
 
 WorkerPool::WorkerPool(int workers) {
@@ -563,7 +612,8 @@ void WorkerPool::launch(const KernelEntry& k, const LaunchConfig& cfg, void** ar
   job.chunk = std::max<std::uint64_t>(1, blocks / (std::uint64_t(size()) * per_worker_chunks));
   if (!k.fibers && threads_per_block * job.chunk < 256)
     job.chunk = std::min<std::uint64_t>(blocks, (256 + threads_per_block - 1) / threads_per_block);
-  int helpers = int(std::min<std::uint64_t>(std::uint64_t(size() - 1), (blocks + job.chunk - 1) / job.chunk - 1));
+  int helpers = int(
+      std::min<std::uint64_t>(std::uint64_t(size() - 1), (blocks + job.chunk - 1) / job.chunk - 1));
   // Waking a helper costs microseconds: tiny loop-mode grids run on the caller alone.
   if (!k.fibers && blocks * threads_per_block <= 4096) helpers = 0;
   std::optional<ScopedAltStack> alt;
@@ -579,7 +629,8 @@ void WorkerPool::launch(const KernelEntry& k, const LaunchConfig& cfg, void** ar
   }
   work(*workers_[0], job);
   if (helpers > 0) {
-    for (int b = busy_.load(std::memory_order_acquire); b != 0; b = busy_.load(std::memory_order_acquire))
+    for (int b = busy_.load(std::memory_order_acquire); b != 0;
+         b = busy_.load(std::memory_order_acquire))
       busy_.wait(b, std::memory_order_acquire);
     job_ = nullptr;
   }

@@ -20,11 +20,11 @@ namespace kiln::cpu {
 
 // One kernel of a loaded module, as the executor calls it.
 struct KernelEntry {
-  std::string name;                 // the name expression, for messages
+  std::string name;                   // the name expression, for messages
   kiln_cpu::EntryFn entry = nullptr;  // one thread (fiber mode)
   kiln_cpu::RunFn run = nullptr;      // a range of blocks (loop mode)
   kiln_cpu::Tls* (*tls)() = nullptr;  // the calling thread's identity record in the module
-  bool fibers = false;              // threads need barriers / warp operations
+  bool fibers = false;                // threads need barriers / warp operations
 };
 
 inline constexpr std::size_t kFiberStackBytes = 64 * 1024;
@@ -38,8 +38,8 @@ class FiberStacks {
   ~FiberStacks();
   FiberStacks(const FiberStacks&) = delete;
   FiberStacks& operator=(const FiberStacks&) = delete;
-  void reserve(unsigned count);         // throws kiln::Error when the memory cannot be mapped
-  void* top(unsigned i) const;          // the initial stack pointer of stack i
+  void reserve(unsigned count);           // throws kiln::Error when the memory cannot be mapped
+  void* top(unsigned i) const;            // the initial stack pointer of stack i
   bool is_guard(const void* addr) const;  // async-signal-safe
 
  private:

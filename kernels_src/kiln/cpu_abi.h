@@ -39,8 +39,8 @@ enum WarpOp {
 struct Api {
   unsigned abi_version;
   int (*barrier)(void* exec, int op, int predicate);
-  unsigned long long (*warp)(void* exec, int op, unsigned mask, unsigned long long value,
-                             int param, int width);
+  unsigned long long (*warp)(void* exec, int op, unsigned mask, unsigned long long value, int param,
+                             int width);
   void (*trap)(void* exec, const char* message);  // does not return
 };
 

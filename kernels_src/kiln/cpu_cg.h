@@ -19,22 +19,29 @@ class thread_block {
   dim3 group_dim() const { return blockDim; }
   dim3 dim_threads() const { return blockDim; }
 };
-inline thread_block this_thread_block() { return {}; }
+inline thread_block this_thread_block() {
+  return {};
+}
 
 // The whole grid (no grid-wide sync: that needs a cooperative launch).
 class grid_group {
  public:
   unsigned long long thread_rank() const {
-    unsigned long long block = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+    unsigned long long block =
+        blockIdx.x +
+        (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
     return block * (blockDim.x * blockDim.y * blockDim.z) + kiln_cpu::linear_tid();
   }
   unsigned long long size() const {
-    return (unsigned long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;
+    return (unsigned long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y *
+           blockDim.z;
   }
   unsigned long long num_threads() const { return size(); }
   bool is_valid() const { return true; }
 };
-inline grid_group this_grid() { return {}; }
+inline grid_group this_grid() {
+  return {};
+}
 
 // N consecutive threads of a warp (N a power of two up to 32).
 template <unsigned N>
@@ -46,32 +53,46 @@ class thread_block_tile {
   static constexpr unsigned size() { return N; }
   static constexpr unsigned num_threads() { return N; }
   unsigned meta_group_rank() const { return kiln_cpu::linear_tid() / N; }
-  unsigned meta_group_size() const {
-    return (blockDim.x * blockDim.y * blockDim.z + N - 1) / N;
-  }
+  unsigned meta_group_size() const { return (blockDim.x * blockDim.y * blockDim.z + N - 1) / N; }
   // The lanes of the warp that belong to this tile.
   unsigned mask() const {
     return N == 32 ? 0xffffffffu : ((1u << N) - 1u) << (kiln_cpu::lane_id() & ~(N - 1));
   }
   void sync() const { __syncwarp(mask()); }
-  template <class T> T shfl(T v, int src) const { return __shfl_sync(mask(), v, src, N); }
-  template <class T> T shfl_down(T v, unsigned d) const { return __shfl_down_sync(mask(), v, d, N); }
-  template <class T> T shfl_up(T v, unsigned d) const { return __shfl_up_sync(mask(), v, d, N); }
-  template <class T> T shfl_xor(T v, unsigned m) const { return __shfl_xor_sync(mask(), v, m, N); }
+  template <class T>
+  T shfl(T v, int src) const {
+    return __shfl_sync(mask(), v, src, N);
+  }
+  template <class T>
+  T shfl_down(T v, unsigned d) const {
+    return __shfl_down_sync(mask(), v, d, N);
+  }
+  template <class T>
+  T shfl_up(T v, unsigned d) const {
+    return __shfl_up_sync(mask(), v, d, N);
+  }
+  template <class T>
+  T shfl_xor(T v, unsigned m) const {
+    return __shfl_xor_sync(mask(), v, m, N);
+  }
   unsigned ballot(int p) const {
-    return N == 32 ? __ballot_sync(mask(), p)
-                   : (__ballot_sync(mask(), p) >> (kiln_cpu::lane_id() & ~(N - 1))) & ((1u << N) - 1u);
+    return N == 32
+               ? __ballot_sync(mask(), p)
+               : (__ballot_sync(mask(), p) >> (kiln_cpu::lane_id() & ~(N - 1))) & ((1u << N) - 1u);
   }
   int any(int p) const { return __any_sync(mask(), p); }
   int all(int p) const { return __all_sync(mask(), p); }
-  template <class T> unsigned match_any(T v) const {
+  template <class T>
+  unsigned match_any(T v) const {
     unsigned m = __match_any_sync(mask(), v);
     return N == 32 ? m : (m >> (kiln_cpu::lane_id() & ~(N - 1))) & ((1u << N) - 1u);
   }
 };
 
 template <unsigned N, class Parent>
-inline thread_block_tile<N> tiled_partition(const Parent&) { return {}; }
+inline thread_block_tile<N> tiled_partition(const Parent&) {
+  return {};
+}
 
 // The active threads of the warp at this point.
 class coalesced_group {
@@ -81,7 +102,8 @@ class coalesced_group {
   unsigned num_threads() const { return size(); }
   unsigned thread_rank() const { return __popc(mask_ & __lanemask_lt()); }
   void sync() const { __syncwarp(mask_); }
-  template <class T> T shfl(T v, int rank) const {
+  template <class T>
+  T shfl(T v, int rank) const {
     unsigned m = mask_;
     for (int i = 0; i < rank; ++i) m &= m - 1;
     return __shfl_sync(mask_, v, __ffs(int(m)) - 1);
@@ -93,14 +115,34 @@ class coalesced_group {
  private:
   unsigned mask_;
 };
-inline coalesced_group coalesced_threads() { return {}; }
+inline coalesced_group coalesced_threads() {
+  return {};
+}
 
-template <class T> struct plus { T operator()(T a, T b) const { return a + b; } };
-template <class T> struct less { T operator()(T a, T b) const { return b < a ? b : a; } };
-template <class T> struct greater { T operator()(T a, T b) const { return a < b ? b : a; } };
-template <class T> struct bit_and { T operator()(T a, T b) const { return a & b; } };
-template <class T> struct bit_or { T operator()(T a, T b) const { return a | b; } };
-template <class T> struct bit_xor { T operator()(T a, T b) const { return a ^ b; } };
+template <class T>
+struct plus {
+  T operator()(T a, T b) const { return a + b; }
+};
+template <class T>
+struct less {
+  T operator()(T a, T b) const { return b < a ? b : a; }
+};
+template <class T>
+struct greater {
+  T operator()(T a, T b) const { return a < b ? b : a; }
+};
+template <class T>
+struct bit_and {
+  T operator()(T a, T b) const { return a & b; }
+};
+template <class T>
+struct bit_or {
+  T operator()(T a, T b) const { return a | b; }
+};
+template <class T>
+struct bit_xor {
+  T operator()(T a, T b) const { return a ^ b; }
+};
 
 // Every thread of the tile gets op folded over all the tile's values.
 template <unsigned N, class T, class Op>

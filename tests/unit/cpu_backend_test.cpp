@@ -15,8 +15,10 @@ TEST(CpuBackend, VecAddAndSignature) {
 __global__ void vec_add(const float* a, const float* b, float* c, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) c[i] = a[i] + b[i];
-})", "vec_add");
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+})",
+                  "vec_add");
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::printf("cold compile of vec_add: %.0f ms\n", ms);
   EXPECT_EQ(b.result.image_kind, "so");
   EXPECT_EQ(b.result.lowered_names[0], "kiln_entry_0");
@@ -47,7 +49,8 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
     out[tid] = a * x[tid] + y[tid];
   }
 }
-)", "saxpy", {"--use_fast_math", "-arch=sm_90", "-lineinfo"});
+)",
+                  "saxpy", {"--use_fast_math", "-arch=sm_90", "-lineinfo"});
   EXPECT_EQ(b.result.signatures[0], "void (*)(float, float*, float*, float*, unsigned long)");
   const std::size_t n = 5000;
   std::vector<float> x(n), y(n);
@@ -95,7 +98,8 @@ __global__ void read_counter(int* out) { *out = counter; }
 
 TEST(CpuBackend, CompileErrorPointsAtUserLine) {
   CompileRequest req;
-  req.source = "// line 1\n__global__ void k(float* x) {\n  x[0] = 1.0f;\n  undefined_thing(x);\n}\n";
+  req.source =
+      "// line 1\n__global__ void k(float* x) {\n  x[0] = 1.0f;\n  undefined_thing(x);\n}\n";
   req.filename = "my_kernel.cu";
   req.name_expressions = {"k"};
   try {
@@ -154,7 +158,8 @@ TEST(CpuBackend, PrintfReachesStdout) {
 __global__ void k(int v) {
   __syncthreads();
   if (threadIdx.x == 2) printf("hello from thread %d of block %d: %d\n", threadIdx.x, blockIdx.x, v);
-})", "k");
+})",
+                  "k");
   std::fflush(stdout);
   testing::internal::CaptureStdout();
   launch(*b.kernel, {1}, {4}, 0, 42);
@@ -168,7 +173,8 @@ __global__ void k(unsigned long long* done) {
   volatile double x = 0;
   for (int i = 0; i < 20000; ++i) x = x + 1.0;
   if (threadIdx.x == 0) atomicAdd(done, 1ull);
-})", "k");
+})",
+                  "k");
   Buffer<unsigned long long> done(1, 0);
   interrupt_flag().store(true);
   EXPECT_THROW(launch(*b.kernel, {100000}, {64}, 0, done.p), Interrupted);
@@ -180,7 +186,8 @@ TEST(CpuBackend, LoopModeKernelReachingABarrierIsAnError) {
   // The barrier hides behind a macro built by token pasting, so the source scan misses it.
   Built b = build(R"(
 #define CAT(a, b) a##b
-__global__ void k(int* x) { x[threadIdx.x] = 1; CAT(__sync, threads)(); })", "k");
+__global__ void k(int* x) { x[threadIdx.x] = 1; CAT(__sync, threads)(); })",
+                  "k");
   Buffer<int> x(8);
   EXPECT_THROW(launch(*b.kernel, {1}, {8}, 0, x.p), Error);
 }

@@ -18,7 +18,8 @@ __global__ void transpose(float* out, const float* in, int w, int h) {
   __syncthreads();
   x = blockIdx.y * TILE + threadIdx.x; y = blockIdx.x * TILE + threadIdx.y;
   if (x < h && y < w) out[y * h + x] = tile[threadIdx.x][threadIdx.y];
-})", "transpose");
+})",
+                  "transpose");
   const int w = 70, h = 45;
   std::vector<float> in(w * h);
   std::iota(in.begin(), in.end(), 0.0f);
@@ -46,7 +47,8 @@ __global__ void blur(const float* in, float* out, int n) {
   float acc = 0;
   for (int k = -R; k <= R; ++k) acc += s[l + k];
   out[g] = acc;
-})", "blur", {"-DR=3"});
+})",
+                  "blur", {"-DR=3"});
   const int n = 1000;
   std::vector<float> in(n);
   for (int i = 0; i < n; ++i) in[i] = float((i * 37) % 11);
@@ -93,7 +95,8 @@ __global__ void k(int* out, int n) {
   s[i] = i * 2;
   __syncthreads();
   out[i] = s[n - 1 - i] + __syncthreads_count(i % 2);
-})", "k");
+})",
+                  "k");
   Buffer<int> out(64, -1);
   launch(*b.kernel, {1}, {64}, 0, out.p, 37);
   auto o = out.host();
@@ -108,7 +111,8 @@ __global__ void k(int* out) {
   int o = __syncthreads_or(t == 77);
   int z = __syncthreads_and(t != 5);
   out[t] = a * 100 + o * 10 + z;
-})", "k");
+})",
+                  "k");
   Buffer<int> out(96);
   launch(*b.kernel, {1}, {96}, 0, out.p);
   for (int v : out.host()) ASSERT_EQ(v, 110);
@@ -127,7 +131,8 @@ __global__ void k(const float* in, float* down, float* bfly, int* bcast, int* up
   bfly[t] = x;
   bcast[t] = __shfl_sync(0xffffffff, t, 3);
   up[t] = __shfl_up_sync(0xffffffff, t, 1, 8);
-})", "k");
+})",
+                  "k");
   const int n = 128;
   std::vector<float> in(n);
   for (int i = 0; i < n; ++i) in[i] = float(i % 13);
@@ -156,7 +161,8 @@ __global__ void k(unsigned* out, int n) {
   int any = __any_sync(active, t == 4);
   int all = __all_sync(active, t < 100);
   if (t == 0) { out[0] = active; out[1] = ballot; out[2] = any; out[3] = all; }
-})", "k");
+})",
+                  "k");
   Buffer<unsigned> out(4, 7);
   launch(*b.kernel, {1}, {32}, 0, out.p, 20);
   unsigned ballot = 0;
@@ -181,7 +187,8 @@ __global__ void k(const int* in, int* sums32, int* sums16, int* maxes16, int* ra
   if (t32.thread_rank() == 0) sums32[t32.meta_group_rank()] = s32;
   if (t16.thread_rank() == 0) { sums16[t16.meta_group_rank()] = s16; maxes16[t16.meta_group_rank()] = m16; }
   ranks[block.thread_rank()] = t16.thread_rank() + 100 * (int)t16.size();
-})", "k");
+})",
+                  "k");
   const int n = 64;
   std::vector<int> in(n);
   for (int i = 0; i < n; ++i) in[i] = (i * 7919) % 101;
@@ -202,7 +209,8 @@ __global__ void k(int* out) {
   if (threadIdx.x < 16) { __syncthreads(); out[0] = 1; }
   else { __syncwarp(); __syncthreads(); }
   while (threadIdx.x == 40) { __syncthreads(); }
-})", "k");
+})",
+                  "k");
   Buffer<int> out(1);
   try {
     launch(*b.kernel, {1}, {64}, 0, out.p);
@@ -223,7 +231,8 @@ __device__ int deep(volatile int* p, int d) {
 __global__ void k(int* out, int depth) {
   __syncthreads();
   if (threadIdx.x == 5) out[0] = deep(out, depth);
-})", "k", {"-O0"});
+})",
+                  "k", {"-O0"});
   Buffer<int> out(1, 0);
   launch(*b.kernel, {1}, {32}, 0, out.p, 10);  // shallow: fine
   try {
@@ -243,7 +252,8 @@ TEST(CpuBarrier, TrapAndAssertBecomeErrors) {
 __global__ void k(int bad) {
   __syncthreads();
   assert(threadIdx.x != bad);
-})", "k");
+})",
+                  "k");
   launch(*b.kernel, {2}, {8}, 0, -1);
   try {
     launch(*b.kernel, {2}, {8}, 0, 3);

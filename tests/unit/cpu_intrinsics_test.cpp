@@ -36,12 +36,13 @@ __global__ void k(int* o, float* f) {
   f[7] = __int_as_float(0x3f800000);
   float s, c; sincosf(0.0f, &s, &c); f[8] = s + 2 * c;
   f[9] = max(1.5f, -2.0f);
-})", "k");
+})",
+                  "k");
   Buffer<int> o(17);
   Buffer<float> f(10);
   launch(*b.kernel, {1}, {1}, 0, o.p, f.p);
-  std::vector<int> expect{8, 31, 32, 5, int(0x80000000u), 2, 4, -2, -3, 3, 0x3f800000, 40, 63, 2,
-                          0x44332211, 10, 2147483647};
+  std::vector<int> expect{8,          31, 32, 5, int(0x80000000u), 2,  4,         -2, -3, 3,
+                          0x3f800000, 40, 63, 2, 0x44332211,       10, 2147483647};
   EXPECT_EQ(o.host(), expect);
   std::vector<float> fe{1.0f, 0.0f, 0.5f, 0.25f, 5.0f, 1.0f, 4.0f, 1.0f, 2.0f, 1.5f};
   EXPECT_EQ(f.host(), fe);
@@ -58,7 +59,8 @@ __global__ void k(float4* out, const int2* in) {
   static_assert(sizeof(double2) == 16 && alignof(double2) == 16, "double2");
   static_assert(sizeof(float3) == 12, "float3");
   static_assert(sizeof(uchar4) == 4 && alignof(uchar4) == 4, "uchar4");
-})", "k");
+})",
+                  "k");
   Buffer<int> in(std::vector<int>{10, 20, 30, 40});
   Buffer<float> out(8);
   launch(*b.kernel, {1}, {2}, 0, out.p, in.p);
@@ -81,15 +83,18 @@ __global__ void k(unsigned* inc, unsigned* dec, int* sum, float* fsum, double* d
   int old = *cas_sum, assumed;
   do { assumed = old; old = atomicCAS(cas_sum, assumed, assumed + 2); } while (old != assumed);
   atomicOr(bits, 1u << (t % 32));
-})", "k");
+})",
+                  "k");
   Buffer<unsigned> inc(1, 0), dec(1, 3), bits(1, 0);
   Buffer<int> sum(1, 0), mn(1, 0), mx(1, 0), cas(1, 0);
   Buffer<float> fsum(1, 0);
   Buffer<double> dsum(1, 0);
   Buffer<unsigned long long> u64(1, 0);
-  launch(*b.kernel, {8}, {125}, 0, inc.p, dec.p, sum.p, fsum.p, dsum.p, u64.p, mn.p, mx.p, cas.p, bits.p);
+  launch(*b.kernel, {8}, {125}, 0, inc.p, dec.p, sum.p, fsum.p, dsum.p, u64.p, mn.p, mx.p, cas.p,
+         bits.p);
   EXPECT_EQ(inc.host()[0], 1000u % 10u);
-  // dec from 3 with wrap to 9: the sequence 3,2,1,0,9,8,...; after 1000 steps: (3 - 1000) mod 10 = 3
+  // dec from 3 with wrap to 9: the sequence 3,2,1,0,9,8,...; after 1000 steps: (3 - 1000) mod 10 =
+  // 3
   EXPECT_EQ(dec.host()[0], 3u);
   EXPECT_EQ(sum.host()[0], 999 * 1000 / 2);
   double expect_f = 0;
@@ -105,7 +110,8 @@ __global__ void k(unsigned* inc, unsigned* dec, int* sum, float* fsum, double* d
 
 TEST(CpuAtomics, IncWrapsAtLimit) {
   Built b = build(R"(
-__global__ void k(unsigned* p, unsigned* old) { old[threadIdx.x] = atomicInc(p, 2u); })", "k");
+__global__ void k(unsigned* p, unsigned* old) { old[threadIdx.x] = atomicInc(p, 2u); })",
+                  "k");
   Buffer<unsigned> p(1, 0), old(1, 99);
   for (unsigned expected : {0u, 1u, 2u, 0u, 1u}) {
     launch(*b.kernel, {1}, {1}, 0, p.p, old.p);
