@@ -268,3 +268,72 @@ __global__ void k(int bad) {
 
 }  // namespace
 }  // namespace kiln::cpu_test
+
+namespace kiln::cpu_test {
+namespace {
+
+TEST(CpuBarrier, ThreeDimensionalBlockOf1024Threads) {
+  Built b = build(R"(
+__global__ void k(int* out) {
+  __shared__ int ids[1024];
+  int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  ids[t] = t;
+  __syncthreads();
+  int mirrored = ids[1023 - t];
+  int lane0 = __shfl_sync(0xffffffff, t, 0);
+  out[blockIdx.z * 1024 + t] = mirrored * 10000 + lane0 + (int)blockIdx.z;
+})",
+                  "k");
+  Buffer<int> out(2 * 1024, -1);
+  launch(*b.kernel, {1, 1, 2}, {8, 8, 16}, 0, out.p);
+  auto o = out.host();
+  for (int z = 0; z < 2; ++z)
+    for (int t = 0; t < 1024; ++t) ASSERT_EQ(o[z * 1024 + t], (1023 - t) * 10000 + t / 32 * 32 + z);
+}
+
+TEST(CpuWarp, PartialLastWarpAndShuffleWidth) {
+  Built b = build(R"(
+__global__ void k(int* sum, int* seg) {
+  int t = threadIdx.x;
+  int v = t;
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffff, v, o);
+  sum[t] = v;
+  seg[t] = __shfl_sync(0xffffffff, t, 2, 4);  // lane 2 of each group of 4
+})",
+                  "k");
+  Buffer<int> sum(48), seg(48);
+  launch(*b.kernel, {1}, {48}, 0, sum.p, seg.p);
+  auto s = sum.host(), g = seg.host();
+  for (int t = 0; t < 32; ++t) ASSERT_EQ(s[t], 31 * 32 / 2);
+  for (int t = 0; t < 48; ++t) ASSERT_EQ(g[t], t / 4 * 4 + 2) << t;
+  // Lanes 32..47 exist alone in the second warp: partners beyond lane 47 are inactive, and a
+  // shuffle from an inactive lane returns the caller's own value.
+  int ref[48];
+  for (int t = 32; t < 48; ++t) ref[t] = t;
+  for (int o = 16; o > 0; o /= 2) {
+    int next[48];
+    for (int t = 32; t < 48; ++t) {
+      int src = t ^ o;
+      next[t] = ref[t] + (src < 48 ? ref[src] : ref[t]);
+    }
+    for (int t = 32; t < 48; ++t) ref[t] = next[t];
+  }
+  for (int t = 32; t < 48; ++t) ASSERT_EQ(s[t], ref[t]) << t;
+}
+
+TEST(CpuBarrier, DynamicSharedMemoryInLoopMode) {
+  Built b = build(R"(
+__global__ void k(float* out) {
+  extern __shared__ float scratch[];
+  scratch[threadIdx.x] = 2.0f * threadIdx.x;
+  out[blockIdx.x * blockDim.x + threadIdx.x] = scratch[threadIdx.x] + 1.0f;
+})",
+                  "k");
+  Buffer<float> out(64);
+  launch(*b.kernel, {2}, {32}, 32 * sizeof(float), out.p);
+  auto o = out.host();
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(o[i], 2.0f * float(i % 32) + 1.0f);
+}
+
+}  // namespace
+}  // namespace kiln::cpu_test
