@@ -8,32 +8,22 @@
 #include <type_traits>
 #include <utility>
 
+#include <sys/mman.h>
+
 #include "runtime/error.h"
 
 namespace kiln {
 namespace {
 
 constexpr std::size_t kAlignment = 64;  // a cache line, and enough for any SIMD load
+constexpr std::size_t kMmapThreshold = std::size_t{1} << 20;
 
 __extension__ typedef __int128 Int128;  // exact integer sums; __extension__ keeps -Wpedantic quiet
 
-// Calls f with a value of the C++ type of dtype t (the value itself is meaningless: a type tag).
+// The dtype switch, shorter.
 template <typename F>
 decltype(auto) dispatch(DType t, F&& f) {
-  switch (t) {
-    case DType::float32: return f(float{});
-    case DType::float64: return f(double{});
-    case DType::int8: return f(std::int8_t{});
-    case DType::uint8: return f(std::uint8_t{});
-    case DType::int16: return f(std::int16_t{});
-    case DType::uint16: return f(std::uint16_t{});
-    case DType::int32: return f(std::int32_t{});
-    case DType::uint32: return f(std::uint32_t{});
-    case DType::int64: return f(std::int64_t{});
-    case DType::uint64: return f(std::uint64_t{});
-    case DType::boolean: return f(bool{});
-  }
-  throw Error("array: invalid dtype");
+  return dispatch_dtype(t, std::forward<F>(f));
 }
 
 // A double as the shortest text that reads back the same ("2.5", "1e+300", "nan").
@@ -98,15 +88,23 @@ T convert(S v, DType to, const char* what, std::int64_t index) {
   }
 }
 
-// A 64-byte-aligned, zero-filled buffer of `bytes` bytes (at least one cache line, so data() is
-// never null); throws kiln::Error naming shape and dtype when memory runs out.
+// A 64-byte-aligned, zero-filled buffer of `bytes` bytes (never null, even when empty); throws
+// kiln::Error naming shape and dtype when memory runs out. Large buffers come straight from mmap:
+// page-aligned, zeroed by the kernel page by page as they are touched (so an array that is never
+// written costs no memory), and returned to the system as soon as they are freed.
 std::shared_ptr<void> allocate(std::size_t bytes, const Shape& shape, DType dtype) {
+  auto fail = [&]() {
+    return Error("array: cannot allocate " + std::to_string(bytes) + " bytes (shape " +
+                 shape_string(shape) + ", " + dtype_name(dtype) + ")");
+  };
+  if (bytes >= kMmapThreshold) {
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw fail();
+    return std::shared_ptr<void>(p, [bytes](void* q) { munmap(q, bytes); });
+  }
   std::size_t rounded = bytes == 0 ? kAlignment : (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  if (rounded < bytes) rounded = 0;  // overflow: let the allocation below fail
-  void* p = rounded ? std::aligned_alloc(kAlignment, rounded) : nullptr;
-  if (p == nullptr)
-    throw Error("array: cannot allocate " + std::to_string(bytes) + " bytes (shape " +
-                shape_string(shape) + ", " + dtype_name(dtype) + ")");
+  void* p = std::aligned_alloc(kAlignment, rounded);
+  if (p == nullptr) throw fail();
   std::memset(p, 0, rounded);
   return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
 }
