@@ -10,8 +10,12 @@
 #include "repl/lua_array.h"
 #include "repl/lua_util.h"
 #include "repl/modules.h"
+#include "jit/headers.h"
 #include "runtime/backends.h"
 #include "runtime/error.h"
+#ifdef KILN_HAVE_CUDA
+#include "runtime/cuda_backend.h"
+#endif
 
 namespace kiln::lua {
 namespace {
@@ -208,9 +212,15 @@ int cuda_synchronize(lua_State* L) {
 // cuda.list_devices() -> { device, ... }. [-0, +1]
 int cuda_list_devices(lua_State* L) {
   return protect(L, [&] {
-    lua_createtable(L, 1, 0);
-    push_device(L, runtime(L).backend().device());
-    lua_rawseti(L, -2, 1);
+    std::vector<DeviceInfo> devices = {runtime(L).backend().device()};
+#ifdef KILN_HAVE_CUDA
+    if (auto* c = dynamic_cast<CudaBackend*>(&runtime(L).backend())) devices = c->list_devices();
+#endif
+    lua_createtable(L, static_cast<int>(devices.size()), 0);
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      push_device(L, devices[i]);
+      lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    }
     return 1;
   });
 }
@@ -279,8 +289,30 @@ int cuda_pinned_array(lua_State* L) {
   Shape shape = check_shape(L, 1);
   DType dtype = opt_dtype(L, 2, DType::float64);
   return protect(L, [&] {
+#ifdef KILN_HAVE_CUDA
+    std::shared_ptr<Backend> backend = runtime(L).backend_ptr();
+    if (auto* c = dynamic_cast<CudaBackend*>(backend.get())) {
+      std::size_t bytes = static_cast<std::size_t>(shape_size(shape)) * dtype_info(dtype).size;
+      void* data = c->pinned_alloc(bytes);
+      std::memset(data, 0, bytes);
+      // The free callback holds the backend, so pinned arrays may outlive everything else.
+      push_host_array(L, HostArray(shape, dtype, data, [backend, c](void* p) { c->pinned_free(p); }));
+      return 1;
+    }
+#endif
     push_host_array(L, HostArray(shape, dtype));
     return 1;
+  });
+}
+
+// cuda.reset(): recreates the GPU context after a kernel fault; older device arrays become
+// invalid. A no-op on the cpu backend. [-0, +0]
+int cuda_reset(lua_State* L) {
+  return protect(L, [&] {
+#ifdef KILN_HAVE_CUDA
+    if (auto* c = dynamic_cast<CudaBackend*>(&runtime(L).backend())) c->reset();
+#endif
+    return 0;
   });
 }
 
@@ -352,7 +384,7 @@ std::shared_ptr<jit::Jit> runtime_ptr(lua_State* L) {
   if (!b.jit) {
     std::string note;
     std::shared_ptr<Backend> backend = open_backend("", &note);
-    b.jit = std::make_shared<jit::Jit>(backend, jit::DiskCache::from_environment(warn), kernels_dir());
+    b.jit = std::make_shared<jit::Jit>(backend, jit::DiskCache::from_environment(warn), jit::default_kernels_dir());
     b.note = note;
   }
   return b.jit;
@@ -365,6 +397,7 @@ DeviceArray* test_device_array(lua_State* L, int idx) {
 DeviceArray& check_device_array(lua_State* L, int idx) {
   auto* d = static_cast<DeviceArray*>(luaL_checkudata(L, idx, kDeviceArrayMeta));
   if (d->buffer->freed()) luaL_argerror(L, idx, "the device array was freed");
+  if (d->buffer->stale()) luaL_argerror(L, idx, "the device array is invalid: it was made before cuda.reset()");
   return *d;
 }
 
@@ -425,6 +458,7 @@ int open_cuda(lua_State* L) {
       {"device_array", cuda_device_array},
       {"device_array_like", cuda_device_array_like},
       {"pinned_array", cuda_pinned_array},
+      {"reset", cuda_reset},
       {"stream", cuda_stream},
       {"event", cuda_event},
       {"event_elapsed_time", cuda_event_elapsed_time},

@@ -8,8 +8,12 @@
 #include "repl/lua_array.h"
 #include "repl/lua_cuda.h"
 #include "repl/lua_util.h"
+#include "jit/headers.h"
 #include "runtime/backends.h"
 #include "runtime/error.h"
+#ifdef KILN_HAVE_CUDA
+#include "runtime/cuda_backend.h"
+#endif
 
 namespace kiln::lua {
 namespace {
@@ -99,7 +103,7 @@ std::filesystem::path resolve_kernel_file(const std::string& path) {
   std::filesystem::path p(path);
   if (std::filesystem::exists(p) || p.has_parent_path()) return p;
   for (const char* ext : {"", ".cu", ".cuh"}) {
-    std::filesystem::path candidate = kernels_dir() / (path + ext);
+    std::filesystem::path candidate = jit::default_kernels_dir() / (path + ext);
     if (std::filesystem::exists(candidate)) return candidate;
   }
   return p;
@@ -112,6 +116,8 @@ jit::ArgValue arg_value(lua_State* L, int idx) {
   jit::ArgValue v;
   if (DeviceArray* d = test_device_array(L, idx)) {
     if (d->buffer->freed()) luaL_error(L, "argument %d: the device array was freed", idx - 1);
+    if (d->buffer->stale())
+      luaL_error(L, "argument %d: the device array is invalid: it was made before cuda.reset()", idx - 1);
     v.kind = jit::ArgValue::Kind::device_array;
     v.dtype = d->dtype, v.ndim = static_cast<int>(d->shape.size()), v.shape = d->shape;
     v.data = d->buffer->ptr();
@@ -259,14 +265,21 @@ int kernel_forall(lua_State* L) {
   KernelRef& k = check_kernel(L, 1);
   lua_Integer n = luaL_checkinteger(L, 2);
   if (n < 1) luaL_argerror(L, 2, "forall needs at least one thread");
-  LaunchConfig c;
-  const std::uint32_t block = 256;
-  lua_Integer blocks = (n + block - 1) / block;
-  if (blocks > 0x7fffffff) luaL_argerror(L, 2, "too many threads for a 1-D grid");
-  c.grid.x = static_cast<std::uint32_t>(blocks);
-  c.block.x = block;
-  new_object<Launcher>(L, kLauncherMeta, Launcher{k, c});
-  return 1;
+  return protect(L, [&] {
+    std::uint32_t block = 256;
+#ifdef KILN_HAVE_CUDA
+    // On a GPU the occupancy API picks the block size once the kernel is known (Numba's forall).
+    if (auto* c = dynamic_cast<CudaBackend*>(&runtime(L).backend()); c && k->last())
+      block = static_cast<std::uint32_t>(c->occupancy_block_size(*k->last()->program));
+#endif
+    lua_Integer blocks = (n + block - 1) / block;
+    if (blocks > 0x7fffffff) throw Error("forall: too many threads for a 1-D grid");
+    LaunchConfig c;
+    c.grid.x = static_cast<std::uint32_t>(blocks);
+    c.block.x = block;
+    new_object<Launcher>(L, kLauncherMeta, Launcher{k, c});
+    return 1;
+  });
 }
 
 // k:ptx([args...]) -> PTX text for these argument types (or the last ones used). [-0, +1]

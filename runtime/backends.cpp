@@ -10,12 +10,6 @@
 
 namespace kiln {
 
-std::filesystem::path kernels_dir() {
-  if (const char* home = std::getenv("KILN_HOME"); home && *home)
-    return std::filesystem::path(home) / "kernels_src";
-  return KILN_KERNELS_DIR;
-}
-
 namespace {
 
 // The cuda backend, or nullptr with why.

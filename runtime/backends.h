@@ -1,15 +1,11 @@
 // Choosing a backend: KILN_BACKEND=auto|cuda|cpu. The only file that knows every backend.
 #pragma once
-#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "runtime/backend.h"
 
 namespace kiln {
-
-// kernels_src/: $KILN_HOME/kernels_src, else the source tree kiln was built from.
-std::filesystem::path kernels_dir();
 
 // Whether the cuda backend can run here; why says what is missing when not.
 bool cuda_available(std::string* why);
