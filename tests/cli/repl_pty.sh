@@ -33,8 +33,22 @@ wait_for_block() {
     sleep 0.05
   done
 }
-# Types text literally, then optionally presses keys (Enter, Tab, C-c ...).
+# Waits until the last non-blank line of the pane is an empty prompt ("kiln>" or "  ..."):
+# keys typed ahead of the prompt are echoed by the terminal driver and garble the display.
+wait_prompt() {
+  local deadline=$((SECONDS + 10))
+  until pane | grep -v '^$' | tail -n 1 | grep -Eq '^(kiln>|  \.\.\.)$'; do
+    ((SECONDS < deadline)) || fail "no prompt"
+    sleep 0.02
+  done
+}
+# At the next prompt, types text literally, then optionally presses keys (Enter, Tab, ...).
 type_keys() {
+  wait_prompt
+  type_more "$@"
+}
+# Types more of the current line (no wait), then optionally presses keys.
+type_more() {
   tm send-keys -t kiln -l -- "$1"
   shift
   if (($#)); then tm send-keys -t kiln "$@"; fi
@@ -65,22 +79,26 @@ wait_for_block $'  ... end\n10\n20\n30\nkiln>'
 # Completion of a table field: the completed text lands in the line that then runs.
 type_keys 'string.fo' Tab
 wait_for '^kiln> string\.format$'
-type_keys '("%d!", 7)' Enter
+type_more '("%d!", 7)' Enter
 wait_for '^"7!"$'
 
 # Completion of a method through the value's metatable (__index), as a:su<TAB> for arrays.
 type_keys 's = "abc"' Enter
 type_keys 's:upp' Tab
 wait_for '^kiln> s:upper$'
-type_keys '()' Enter
+type_more '()' Enter
 wait_for '^"ABC"$'
 
 # Ctrl-C interrupts a running chunk; the REPL and its state survive.
 type_keys 'y = 41' Enter
 type_keys 'while true do end' Enter
-sleep 0.3
-tm send-keys -t kiln C-c
-wait_for 'interrupted!'
+# The chunk may not have started when the first Ctrl-C arrives: press it until it lands.
+deadline=$((SECONDS + 10))
+until pane | grep -q 'interrupted!'; do
+  ((SECONDS < deadline)) || fail "Ctrl-C did not interrupt the loop"
+  sleep 0.3
+  tm send-keys -t kiln C-c
+done
 type_keys 'y + 1' Enter
 wait_for '^42$'
 
@@ -98,13 +116,16 @@ type_keys 'error("boom")' Enter
 wait_for 'stdin:1: boom'
 
 # Ctrl-D exits with status 0.
+wait_prompt
 tm send-keys -t kiln C-d
 deadline=$((SECONDS + 10))
-until [[ $(tm display-message -p -t kiln '#{pane_dead}') == 1 ]]; do
+status=""
+until [[ $(tm display-message -p -t kiln '#{pane_dead}') == 1 && -n $status ]]; do
   ((SECONDS < deadline)) || fail "Ctrl-D did not end kiln"
   sleep 0.05
+  status=$(tm display-message -p -t kiln '#{pane_dead_status}')
 done
-[[ $(tm display-message -p -t kiln '#{pane_dead_status}') == 0 ]] || fail "exit status not 0"
+[[ $status == 0 ]] || fail "exit status $status, not 0"
 
 # The history file holds the lines typed (libedit encodes blanks as \040).
 history="$WORK/home/.kiln_history"
