@@ -75,12 +75,18 @@ class LineReader {
 class PlainReader : public LineReader {
  public:
   Input read(const char* prompt) override {
+    interrupt_flag().store(false, std::memory_order_relaxed);
     std::fputs(prompt, stdout);
     std::fflush(stdout);
     char* buffer = nullptr;
     size_t capacity = 0;
     ssize_t n = getline(&buffer, &capacity, stdin);
     std::unique_ptr<char, decltype(&std::free)> owner(buffer, &std::free);
+    if (interrupt_flag().exchange(false, std::memory_order_relaxed)) {
+      clearerr(stdin);
+      std::fputs("\n", stdout);
+      return {Input::Kind::interrupted, {}};
+    }
     if (n < 0) return {Input::Kind::eof, {}};
     std::string line(buffer, static_cast<size_t>(n));
     if (!line.empty() && line.back() == '\n') line.pop_back();
@@ -107,7 +113,7 @@ class SignalScope {
   struct sigaction previous_ {};
 };
 
-// SIGINT at the prompt: only raises the flag; el_gets returns with EINTR.
+// SIGINT in the REPL outside a chunk: only raises the flag; el_gets returns with EINTR.
 void on_prompt_sigint(int) { interrupt_flag().store(true, std::memory_order_relaxed); }
 
 // The terminal's width in columns (80 when unknown).
@@ -195,11 +201,7 @@ class EditLineReader : public LineReader {
     el_resize(editline_.get());  // kiln does not let libedit own SIGWINCH; catch up here
     interrupt_flag().store(false, std::memory_order_relaxed);
     int count = 0;
-    const char* line;
-    {
-      SignalScope scope(SIGINT, on_prompt_sigint);
-      line = el_gets(editline_.get(), &count);
-    }
+    const char* line = el_gets(editline_.get(), &count);
     if (interrupt_flag().exchange(false, std::memory_order_relaxed)) {
       el_reset(editline_.get());
       std::fputs("^C\n", stdout);
@@ -408,8 +410,11 @@ class Repl {
     }
   }
 
-  // Reads, evaluates and prints until end of input or :quit.
+  // Reads, evaluates and prints until end of input or :quit. Ctrl-C only raises the flag for
+  // the whole session (docall replaces the handler while a chunk runs), so one that lands
+  // between reading and running cannot end the REPL.
   int run() {
+    SignalScope sigint(SIGINT, on_prompt_sigint);
     for (;;) {
       lua_settop(L(), 0);
       Input input = reader_->read(kPrompt);
@@ -559,15 +564,18 @@ class Repl {
     if (!lua::push_cuda_function(L(), "synchronize")) lua_pushnil(L());
     int sync = lua_gettop(L());
 
+    // Loop counts 1, 2, 5, 10, 20, 50, ... as IPython's autorange.
     long long loops = 1;
     double seconds = 0;
-    for (int step = 0;; ++step) {
+    for (int step = 1;; ++step) {
       seconds = run_batch(batch, fn, sync, loops);
       if (seconds < 0) return;
       if (seconds >= 0.2) break;
-      loops *= (step % 3 == 1) ? 5 : 2;  // 1, 2, 10, 20, 100, 200, ... (IPython: 1, 2, 5, 10)
+      long long decade = 1;
+      for (int i = 0; i < step / 3; ++i) decade *= 10;
+      loops = std::array<long long, 3>{1, 2, 5}[step % 3] * decade;
     }
-    int runs = std::clamp(static_cast<int>(1.5 / seconds), 1, 7);
+    int runs = std::clamp(static_cast<int>(2.0 / seconds), 1, 7);
     std::vector<double> per_loop;
     for (int run = 0; run < runs; ++run) {
       seconds = run_batch(batch, fn, sync, loops);
