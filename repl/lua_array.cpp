@@ -98,9 +98,9 @@ void set_element(lua_State* L, HostArray& a, std::int64_t i, int idx) {
 void fill_with(lua_State* L, HostArray& a, int idx) {
   if (a.size() == 0) return;
   set_element(L, a, 0, idx);
-  std::size_t elem = dtype_info(a.dtype()).size;
   auto* p = static_cast<unsigned char*>(a.data());
-  for (std::int64_t i = 1; i < a.size(); ++i) std::memcpy(p + i * elem, p, elem);
+  std::size_t done = dtype_info(a.dtype()).size, total = a.nbytes();
+  for (; done < total; done *= 2) std::memcpy(p + done, p, std::min(done, total - done));
 }
 
 // --- the userdata ------------------------------------------------------------------------------
@@ -980,6 +980,13 @@ std::uint64_t splitmix64(std::uint64_t& state) {
 
 Xoshiro256::Xoshiro256(std::uint64_t seed) {
   for (std::uint64_t& s : s_) s = splitmix64(seed);
+}
+
+Xoshiro256 Xoshiro256::from_state(std::uint64_t s0, std::uint64_t s1, std::uint64_t s2,
+                                  std::uint64_t s3) {
+  Xoshiro256 g(0);
+  g.s_[0] = s0, g.s_[1] = s1, g.s_[2] = s2, g.s_[3] = s3;
+  return g;
 }
 
 std::uint64_t Xoshiro256::next() {

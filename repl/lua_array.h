@@ -38,6 +38,9 @@ std::string format_array(const HostArray& a);
 class Xoshiro256 {
  public:
   explicit Xoshiro256(std::uint64_t seed);
+  // A generator in the given raw state (for tests against the reference implementation).
+  static Xoshiro256 from_state(std::uint64_t s0, std::uint64_t s1, std::uint64_t s2,
+                               std::uint64_t s3);
   std::uint64_t next();
   // Uniform double in [0, 1) from the top 53 bits.
   double uniform();

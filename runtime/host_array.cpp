@@ -28,6 +28,7 @@ decltype(auto) dispatch(DType t, F&& f) {
 
 // A double as the shortest text that reads back the same ("2.5", "1e+300", "nan").
 std::string number_string(double v) {
+  if (std::isnan(v)) return "nan";  // 0/0 is -nan on x86; the sign of a NaN means nothing
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, r.ptr);
