@@ -1,0 +1,125 @@
+// Subprocesses with posix_spawnp and a pipe; temporary folders with mkdtemp.
+#include "jit/host_compiler.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "runtime/error.h"
+#include "runtime/interrupt.h"
+
+extern char** environ;
+
+namespace kiln::jit {
+
+namespace {
+
+// Closes a file descriptor when it goes out of scope.
+struct Fd {
+  int fd = -1;
+  ~Fd() { reset(); }
+  void reset() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+};
+
+// Waits for pid and turns its status into an exit code (128 + signal when killed).
+int wait_exit_code(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+}  // namespace
+
+TempDir::TempDir() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/kiln-XXXXXX";
+  if (!::mkdtemp(pattern.data()))
+    throw Error("cannot create a temporary folder " + pattern + ": " + std::strerror(errno));
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+ProcessResult run_process(const std::vector<std::string>& argv) {
+  if (argv.empty()) throw Error("run_process: empty argv");
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(std::string("pipe: ") + std::strerror(errno));
+  Fd read_end{fds[0]}, write_end{fds[1]};
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, write_end.fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, write_end.fd, 2);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw Error("cannot run '" + argv[0] + "': " + std::strerror(rc));
+  write_end.reset();
+
+  ProcessResult result;
+  char buf[4096];
+  for (;;) {
+    pollfd p{read_end.fd, POLLIN, 0};
+    int n = ::poll(&p, 1, 100);
+    if (interrupt_flag().load(std::memory_order_relaxed)) {
+      ::kill(pid, SIGKILL);
+      wait_exit_code(pid);
+      check_interrupt();
+    }
+    if (n < 0 && errno != EINTR) break;
+    if (n <= 0) continue;
+    ssize_t got = ::read(read_end.fd, buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    result.output.append(buf, std::size_t(got));
+  }
+  result.exit_code = wait_exit_code(pid);
+  return result;
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), std::streamsize(bytes.size()));
+  if (!out.good()) throw Error("cannot write " + path);
+}
+
+std::vector<char> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read " + path);
+  return std::vector<char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string compiler_version(const std::string& compiler) {
+  try {
+    ProcessResult r = run_process({compiler, "--version"});
+    if (r.exit_code != 0) return "";
+    return r.output.substr(0, r.output.find('\n'));
+  } catch (const Error&) {
+    return "";
+  }
+}
+
+}  // namespace kiln::jit

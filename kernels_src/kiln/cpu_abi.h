@@ -1,0 +1,72 @@
+// The binary interface between the cpu backend's runtime (runtime/cpu_*.cpp) and a kernel
+// module it compiled (kernels_src/kiln/cpu_prelude.h + the user's source, built into a .so).
+// Both sides include this header; bump KILN_CPU_ABI_VERSION whenever a struct here changes so a
+// stale cached module is refused instead of misread.
+#pragma once
+
+#define KILN_CPU_ABI_VERSION 1
+
+namespace kiln_cpu {
+
+// CUDA's uint3 and dim3, layout-compatible with the GPU's; the prelude exports them globally.
+struct uint3 {
+  unsigned x, y, z;
+};
+struct dim3 {
+  unsigned x, y, z;
+  constexpr dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz) {}
+  constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+  constexpr operator uint3() const { return uint3{x, y, z}; }
+};
+
+// Operations a kernel thread asks of the runtime's block scheduler.
+enum BarrierOp { barrier_plain = 0, barrier_count = 1, barrier_and = 2, barrier_or = 3 };
+enum WarpOp {
+  warp_shfl_idx = 0,
+  warp_shfl_up = 1,
+  warp_shfl_down = 2,
+  warp_shfl_xor = 3,
+  warp_ballot = 4,
+  warp_any = 5,
+  warp_all = 6,
+  warp_sync = 7,
+  warp_activemask = 8,
+  warp_match_any = 9,
+  warp_match_all = 10,
+};
+
+// Runtime entry points the module calls; exec is Tls::exec of the calling thread.
+struct Api {
+  unsigned abi_version;
+  int (*barrier)(void* exec, int op, int predicate);
+  unsigned long long (*warp)(void* exec, int op, unsigned mask, unsigned long long value,
+                             int param, int width);
+  void (*trap)(void* exec, const char* message);  // does not return
+};
+
+// One per OS thread per module: who the running CUDA thread is. The runtime writes it (per block,
+// and per fiber switch); kernel code reads it through threadIdx, blockIdx, ...
+struct Tls {
+  uint3 thread_idx;
+  uint3 block_idx;
+  dim3 block_dim;
+  dim3 grid_dim;
+  unsigned char* dyn_smem;  // this worker's dynamic shared memory; never moves for a thread
+  const Api* api;
+  void* exec;  // the runtime's block executor for the running block
+};
+
+// Exported by every module (extern "C"):
+//   unsigned     kiln_abi_version();
+//   Tls*         kiln_tls();                     the calling thread's Tls
+//   int          kiln_uses_barriers();           1: run threads as fibers
+//   unsigned     kiln_entry_count();
+//   void         kiln_entry_<i>(void** args);    one thread of kernel i (fiber mode)
+//   void         kiln_run_<i>(void** args, unsigned long long first, unsigned long long last);
+//                 blocks [first, last) of kernel i, threads as a loop (loop mode)
+//   const char*  kiln_entry_<i>_type();         typeid(decltype(&kernel)).name()
+//   const char*  kiln_entry_<i>_name();         the name expression
+using EntryFn = void (*)(void** args);
+using RunFn = void (*)(void** args, unsigned long long first, unsigned long long last);
+
+}  // namespace kiln_cpu

@@ -1,0 +1,603 @@
+// The cpu backend: compile (prelude + user source + entry points -> .so by the host compiler),
+// load (memfd + dlopen), launch (validated, then run by the worker pool), memory and streams.
+#include "runtime/cpu_backend.h"
+
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "jit/host_compiler.h"
+#include "runtime/cpu_executor.h"
+#include "runtime/error.h"
+
+#ifndef KILN_KERNELS_DIR
+#define KILN_KERNELS_DIR ""
+#endif
+#ifndef KILN_CXX_COMPILER
+#define KILN_CXX_COMPILER "c++"
+#endif
+
+namespace kiln {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---- Small helpers ---------------------------------------------------------------------------
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : fallback;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// "model name : Intel(R) ..." from /proc/cpuinfo, or "host CPU".
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) {
+        auto start = line.find_first_not_of(' ', colon + 1);
+        return start == std::string::npos ? "host CPU" : line.substr(start);
+      }
+    }
+  }
+  return "host CPU";
+}
+
+std::string demangle_type(const char* mangled) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  std::string out = status == 0 && d ? d : mangled;
+  std::free(d);
+  return out;
+}
+
+// A dlopen handle, closed when the last module or program using it goes.
+struct SharedObject {
+  void* handle = nullptr;
+  explicit SharedObject(void* h) : handle(h) {}
+  ~SharedObject() {
+    if (handle) ::dlclose(handle);
+  }
+  SharedObject(const SharedObject&) = delete;
+  SharedObject& operator=(const SharedObject&) = delete;
+  // The address of an exported symbol, or nullptr.
+  void* symbol(const std::string& name) const { return ::dlsym(handle, name.c_str()); }
+};
+
+std::shared_ptr<SharedObject> open_object(const std::string& path) {
+  void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) throw Error(std::string("cpu backend: cannot load a kernel module: ") + ::dlerror());
+  return std::make_shared<SharedObject>(h);
+}
+
+template <class F>
+F required_symbol(const SharedObject& so, const std::string& name) {
+  void* p = so.symbol(name);
+  if (!p) throw Error("cpu backend: kernel module lacks '" + name + "' (not built by this kiln?)");
+  return reinterpret_cast<F>(p);
+}
+
+// Bytes of the module's thread-local segment (its static __shared__ arrays live there).
+long tls_segment_bytes(const SharedObject& so) {
+  Dl_info info{};
+  void* sym = so.symbol("kiln_tls");
+  if (!sym || !::dladdr(sym, &info)) return -1;
+  struct Query {
+    void* base;
+    long bytes = -1;
+  } q{info.dli_fbase};
+  ::dl_iterate_phdr(
+      [](dl_phdr_info* i, std::size_t, void* data) {
+        auto* q = static_cast<Query*>(data);
+        for (int k = 0; k < i->dlpi_phnum; ++k) {
+          if (i->dlpi_phdr[k].p_type == PT_LOAD && i->dlpi_phdr[k].p_offset == 0 &&
+              reinterpret_cast<void*>(i->dlpi_addr + i->dlpi_phdr[k].p_vaddr) != q->base)
+            return 0;
+        }
+        for (int k = 0; k < i->dlpi_phnum; ++k)
+          if (i->dlpi_phdr[k].p_type == PT_TLS) q->bytes = long(i->dlpi_phdr[k].p_memsz);
+        return q->bytes >= 0 ? 1 : 0;
+      },
+      &q);
+  return q.bytes;
+}
+
+// ---- Streams and events ----------------------------------------------------------------------
+
+// Work on the cpu backend runs at the call, in order, so a stream is always idle.
+class CpuStream final : public Stream {
+ public:
+  void synchronize() override {}
+};
+
+// Records wall-clock time when recorded (all earlier work has finished by then).
+class CpuEvent final : public Event {
+ public:
+  void record(Stream*) override { time_ = std::chrono::steady_clock::now(); }
+  void synchronize() override {}
+  double elapsed_ms_since(const Event& start) const override {
+    const auto& s = dynamic_cast<const CpuEvent&>(start);
+    return std::chrono::duration<double, std::milli>(time_ - s.time_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point time_ = std::chrono::steady_clock::now();
+};
+
+class CpuBackend;
+
+// ---- Programs and modules --------------------------------------------------------------------
+
+class CpuProgram final : public Program {
+ public:
+  CpuProgram(std::shared_ptr<CpuBackend> backend, std::shared_ptr<SharedObject> so,
+             cpu::KernelEntry entry, long static_shared)
+      : backend_(std::move(backend)), so_(std::move(so)), entry_(std::move(entry)),
+        static_shared_(static_shared) {}
+  void launch(const LaunchConfig& config, void** args) override;
+  KernelAttributes attributes() const override {
+    KernelAttributes a;
+    a.shared_bytes = static_shared_;
+    a.max_threads_per_block = 1024;
+    return a;
+  }
+
+ private:
+  std::shared_ptr<CpuBackend> backend_;
+  std::shared_ptr<SharedObject> so_;
+  cpu::KernelEntry entry_;
+  long static_shared_;
+};
+
+class CpuModule final : public Module {
+ public:
+  CpuModule(std::shared_ptr<CpuBackend> backend, std::shared_ptr<SharedObject> so)
+      : backend_(std::move(backend)), so_(std::move(so)) {
+    auto version = required_symbol<unsigned (*)()>(*so_, "kiln_abi_version");
+    if (version() != KILN_CPU_ABI_VERSION)
+      throw Error("cpu backend: kernel module built for ABI " + std::to_string(version()) +
+                  ", this kiln uses " + std::to_string(KILN_CPU_ABI_VERSION) + " (stale cache?)");
+    fibers_ = required_symbol<int (*)()>(*so_, "kiln_uses_barriers")() != 0;
+    long tls = tls_segment_bytes(*so_);
+    static_shared_ = tls < 0 ? -1 : std::max(0L, tls - long(sizeof(kiln_cpu::Tls)));
+  }
+
+  std::unique_ptr<Program> kernel(const std::string& lowered_name) override {
+    cpu::KernelEntry e;
+    e.entry = reinterpret_cast<kiln_cpu::EntryFn>(so_->symbol(lowered_name));
+    e.run = reinterpret_cast<kiln_cpu::RunFn>(
+        so_->symbol("kiln_run_" + lowered_name.substr(lowered_name.rfind('_') + 1)));
+    auto name = reinterpret_cast<const char* (*)()>(so_->symbol(lowered_name + "_name"));
+    if (!e.entry || !e.run || !name || lowered_name.rfind("kiln_entry_", 0) != 0)
+      throw Error("cpu backend: the module has no kernel '" + lowered_name + "'");
+    e.name = name();
+    e.tls = required_symbol<kiln_cpu::Tls* (*)()>(*so_, "kiln_tls");
+    e.fibers = fibers_;
+    return std::make_unique<CpuProgram>(backend_, so_, std::move(e), static_shared_);
+  }
+
+  void set_global(const std::string& name, const void* data, std::size_t bytes) override {
+    void* p = so_->symbol(name);
+    Dl_info info{};
+    void* entry = nullptr;
+    const bool found = p && ::dladdr1(p, &info, &entry, RTLD_DL_SYMENT) && entry;
+    const auto* sym = static_cast<const ElfW(Sym)*>(entry);
+    if (!found ||
+        ELF64_ST_TYPE(sym->st_info) != STT_OBJECT)
+      throw Error("set_global: the module has no __constant__ or __device__ variable '" + name +
+                  "' (at namespace scope, not static)");
+    if (bytes > sym->st_size)
+      throw Error("set_global: " + std::to_string(bytes) + " bytes given for '" + name +
+                  "', which holds " + std::to_string(sym->st_size));
+    std::memcpy(p, data, bytes);
+  }
+
+ private:
+  std::shared_ptr<CpuBackend> backend_;
+  std::shared_ptr<SharedObject> so_;
+  bool fibers_ = false;
+  long static_shared_ = -1;
+};
+
+// ---- The backend -----------------------------------------------------------------------------
+
+class CpuBackend final : public Backend, public std::enable_shared_from_this<CpuBackend> {
+ public:
+  explicit CpuBackend(const CpuBackendOptions& options);
+
+  std::string name() const override { return "cpu"; }
+  const DeviceInfo& device() const override { return info_; }
+  std::string describe() const override {
+    return "cpu: " + info_.name + ", " + std::to_string(workers_) + " worker thread(s), kernels built by " +
+           compiler_ + " (" + compiler_version() + ")";
+  }
+
+  void* alloc(std::size_t bytes) override {
+    std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded);
+    if (!p) throw Error("cpu backend: out of memory allocating " + std::to_string(bytes) + " bytes");
+    return p;
+  }
+  void free(void* ptr) noexcept override { std::free(ptr); }
+  void copy_to_device(void* dst, const void* src, std::size_t bytes, Stream*) override {
+    if (bytes) std::memmove(dst, src, bytes);
+  }
+  void copy_to_host(void* dst, const void* src, std::size_t bytes, Stream*) override {
+    if (bytes) std::memmove(dst, src, bytes);
+  }
+  void copy_on_device(void* dst, const void* src, std::size_t bytes, Stream*) override {
+    if (bytes) std::memmove(dst, src, bytes);
+  }
+  void memset(void* dst, int byte, std::size_t bytes, Stream*) override {
+    if (bytes) std::memset(dst, byte, bytes);
+  }
+  std::unique_ptr<Stream> create_stream() override { return std::make_unique<CpuStream>(); }
+  std::unique_ptr<Event> create_event() override { return std::make_unique<CpuEvent>(); }
+  void synchronize() override {}
+
+  std::string compiler_identity(const std::string&) const override {
+    return "cpu:" + compiler_ + ":" + compiler_version() + ":-march=native:" + info_.name +
+           ":abi" + std::to_string(KILN_CPU_ABI_VERSION) + ":prelude" + prelude_hash_;
+  }
+  std::string default_arch() const override { return "native"; }
+  CompileResult compile(const CompileRequest& request) override;
+  std::unique_ptr<Module> load(const CompileResult& compiled) override;
+
+  cpu::WorkerPool& pool() {
+    std::call_once(pool_once_, [this] { pool_ = std::make_unique<cpu::WorkerPool>(workers_); });
+    return *pool_;
+  }
+
+ private:
+  std::string compiler_version() const {
+    std::call_once(version_once_, [this] { version_ = jit::compiler_version(compiler_); });
+    return version_;
+  }
+  std::string translation_unit(const CompileRequest& request, bool fibers) const;
+
+  std::string kernels_dir_, compiler_, prelude_hash_;
+  int workers_ = 1;
+  DeviceInfo info_;
+  mutable std::once_flag version_once_;
+  mutable std::string version_;
+  std::once_flag pool_once_;
+  std::unique_ptr<cpu::WorkerPool> pool_;
+};
+
+CpuBackend::CpuBackend(const CpuBackendOptions& options) {
+  kernels_dir_ = options.kernels_dir;
+  if (kernels_dir_.empty()) {
+    const char* home = std::getenv("KILN_HOME");
+    kernels_dir_ = home && *home ? std::string(home) + "/kernels_src" : std::string(KILN_KERNELS_DIR);
+  }
+  compiler_ = !options.compiler.empty() ? options.compiler : env_or("KILN_CXX", KILN_CXX_COMPILER);
+  if (compiler_.empty()) compiler_ = "c++";
+  workers_ = options.workers;
+  if (workers_ <= 0) {
+    std::string env = env_or("KILN_CPU_THREADS", "");
+    if (!env.empty()) {
+      char* end = nullptr;
+      long n = std::strtol(env.c_str(), &end, 10);
+      if (*end || n < 1 || n > 4096)
+        throw Error("KILN_CPU_THREADS='" + env + "': expected a worker count from 1 to 4096");
+      workers_ = int(n);
+    } else {
+      workers_ = int(std::max(1u, std::thread::hardware_concurrency()));
+    }
+  }
+  if (!fs::exists(fs::path(kernels_dir_) / "kiln" / "cpu_prelude.h"))
+    throw Error("cpu backend: no kiln/cpu_prelude.h in the kernels folder '" + kernels_dir_ +
+                "' (set KILN_HOME to kiln's source folder)");
+  std::string prelude;
+  for (const char* f : {"kiln/cpu_prelude.h", "kiln/cpu_abi.h", "kiln/cpu_cg.h"})
+    prelude += read_text(fs::path(kernels_dir_) / f);
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)XXH64(prelude.data(), prelude.size(), 0));
+  prelude_hash_ = hex;
+
+  info_.name = cpu_model_name();
+  info_.multiprocessors = workers_;
+  info_.total_memory = std::size_t(::sysconf(_SC_PHYS_PAGES)) * std::size_t(::sysconf(_SC_PAGESIZE));
+  info_.max_shared_per_block_optin = cpu::kDynamicSharedBytes;
+}
+
+// prelude, #line 1 "<file>", the user's source, then the exported entry points.
+std::string CpuBackend::translation_unit(const CompileRequest& request, bool fibers) const {
+  std::string filename = request.filename.empty() ? "kernel.cu" : request.filename;
+  std::string quoted;
+  for (char c : filename) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  std::string tu = "#include <kiln/cpu_prelude.h>\n#line 1 \"" + quoted + "\"\n";
+  tu += cpu::rewrite_extern_shared(request.source);
+  tu += "\n#line 1 \"<kiln entry points>\"\n#define KILN_EXPORT extern \"C\" __attribute__((visibility(\"default\")))\n";
+  tu += "KILN_EXPORT unsigned kiln_abi_version() { return KILN_CPU_ABI_VERSION; }\n";
+  tu += "KILN_EXPORT kiln_cpu::Tls* kiln_tls() { return &kiln_cpu::tls; }\n";
+  tu += std::string("KILN_EXPORT int kiln_uses_barriers() { return ") + (fibers ? "1" : "0") + "; }\n";
+  tu += "KILN_EXPORT unsigned kiln_entry_count() { return " +
+        std::to_string(request.name_expressions.size()) + "; }\n";
+  for (std::size_t i = 0; i < request.name_expressions.size(); ++i) {
+    const std::string& expr = request.name_expressions[i];
+    std::string id = std::to_string(i);
+    std::string escaped;
+    for (char c : expr) {
+      if (c == '"' || c == '\\') escaped += '\\';
+      escaped += c;
+    }
+    tu += "#line 1 \"<kernel " + escaped + ">\"\n";
+    tu += "KILN_EXPORT void kiln_entry_" + id + "(void** a) { kiln_cpu::invoke< &" + expr + " >(a); }\n";
+    tu += "KILN_EXPORT void kiln_run_" + id +
+          "(void** a, unsigned long long f, unsigned long long l) { kiln_cpu::run< &" + expr +
+          " >(a, f, l); }\n";
+    tu += "KILN_EXPORT const char* kiln_entry_" + id + "_type() { return typeid(decltype(&" + expr +
+          ")).name(); }\n";
+    tu += "KILN_EXPORT const char* kiln_entry_" + id + "_name() { return \"" + escaped + "\"; }\n";
+  }
+  return tu;
+}
+
+// Replaces every occurrence of from in s with to.
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (std::size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size()))
+    s.replace(p, from.size(), to);
+}
+
+CompileResult CpuBackend::compile(const CompileRequest& request) {
+  std::vector<std::string> user = cpu::translate_options(request.options);
+  std::vector<std::string> include_dirs{kernels_dir_};
+  for (const auto& o : user)
+    if (o.rfind("-I", 0) == 0) include_dirs.push_back(o.substr(2));
+  const bool fibers = cpu::needs_fibers(request.source, request.filename, include_dirs);
+
+  jit::TempDir dir;
+  const std::string tu_path = dir.path() + "/kernel.cpp", so_path = dir.path() + "/kernel.so";
+  jit::write_file(tu_path, translation_unit(request, fibers));
+  std::vector<std::string> argv{compiler_,
+                                "-std=c++17",
+                                "-O2",
+                                "-march=native",
+                                "-fPIC",
+                                "-shared",
+                                "-fno-semantic-interposition",
+                                "-fno-math-errno",
+                                "-fno-trapping-math",
+                                "-ffp-contract=fast",  // GPUs fuse a*b+c too (nvcc --fmad=true)
+                                "-fstack-clash-protection",  // large frames still hit the guard
+                                "-isystem",
+                                kernels_dir_ + "/kiln/cpu_include",
+                                "-I" + kernels_dir_};
+  if (!request.filename.empty()) {
+    fs::path parent = fs::path(request.filename).parent_path();
+    if (!parent.empty() && fs::is_directory(parent)) argv.push_back("-I" + parent.string());
+  }
+  argv.insert(argv.end(), user.begin(), user.end());
+  argv.insert(argv.end(), {"-o", so_path, tu_path});
+  jit::ProcessResult r = jit::run_process(argv);
+  std::string log = r.output;
+  replace_all(log, tu_path, "<kiln translation unit>");
+  replace_all(log, dir.path() + "/", "");
+
+  std::string names;
+  for (const auto& n : request.name_expressions) names += (names.empty() ? "" : ", ") + n;
+  if (r.exit_code != 0)
+    throw CompileError("cpu backend: cannot compile " +
+                           (request.filename.empty() ? std::string("kernel source") : request.filename) +
+                           " (kernels: " + names + ") with " + compiler_,
+                       log);
+
+  CompileResult result;
+  result.image_kind = "so";
+  result.image = jit::read_file(so_path);
+  result.log = log;
+  auto so = open_object(so_path);
+  for (std::size_t i = 0; i < request.name_expressions.size(); ++i) {
+    std::string id = std::to_string(i);
+    auto type = required_symbol<const char* (*)()>(*so, "kiln_entry_" + id + "_type");
+    result.lowered_names.push_back("kiln_entry_" + id);
+    result.signatures.push_back(demangle_type(type()));
+  }
+  return result;
+}
+
+std::unique_ptr<Module> CpuBackend::load(const CompileResult& compiled) {
+  if (compiled.image_kind != "so")
+    throw Error("cpu backend: cannot load a '" + compiled.image_kind + "' image");
+  int fd = ::memfd_create("kiln-kernel", MFD_CLOEXEC);
+  if (fd < 0) throw Error(std::string("cpu backend: memfd_create: ") + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < compiled.image.size()) {
+    ssize_t n = ::write(fd, compiled.image.data() + done, compiled.image.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      throw Error("cpu backend: cannot write a kernel module to memory");
+    }
+    done += std::size_t(n);
+  }
+  std::shared_ptr<SharedObject> so;
+  try {
+    so = open_object("/proc/self/fd/" + std::to_string(fd));
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return std::make_unique<CpuModule>(shared_from_this(), std::move(so));
+}
+
+// Checks a launch against a GPU's limits; the message names the kernel and the bad value.
+void validate_launch(const std::string& kernel, const LaunchConfig& c, const DeviceInfo& info) {
+  auto d = [](const Dim3& v) {
+    return "(" + std::to_string(v.x) + "," + std::to_string(v.y) + "," + std::to_string(v.z) + ")";
+  };
+  auto fail = [&](const std::string& what) { throw Error("kernel '" + kernel + "': " + what); };
+  if (c.block.x == 0 || c.block.y == 0 || c.block.z == 0) fail("block size " + d(c.block) + " has a zero dimension");
+  if (c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0) fail("grid size " + d(c.grid) + " has a zero dimension");
+  for (int i = 0; i < 3; ++i) {
+    std::uint32_t b = i == 0 ? c.block.x : i == 1 ? c.block.y : c.block.z;
+    std::uint32_t g = i == 0 ? c.grid.x : i == 1 ? c.grid.y : c.grid.z;
+    if (b > std::uint32_t(info.max_block_dim[i]))
+      fail("block size " + d(c.block) + " exceeds the limit (1024, 1024, 64)");
+    if (std::int64_t(g) > info.max_grid_dim[i])
+      fail("grid size " + d(c.grid) + " exceeds the limit (2147483647, 65535, 65535)");
+  }
+  if (c.block.count() > std::uint64_t(info.max_threads_per_block))
+    fail("block size " + d(c.block) + " has " + std::to_string(c.block.count()) +
+         " threads, more than the limit of " + std::to_string(info.max_threads_per_block));
+  if (c.shared_bytes > info.max_shared_per_block_optin)
+    fail(std::to_string(c.shared_bytes) + " bytes of dynamic shared memory requested, more than the limit of " +
+         std::to_string(info.max_shared_per_block_optin));
+}
+
+void CpuProgram::launch(const LaunchConfig& config, void** args) {
+  validate_launch(entry_.name, config, backend_->device());
+  if (static_shared_ > long(48 * 1024))
+    throw Error("kernel '" + entry_.name + "': its module uses " + std::to_string(static_shared_) +
+                " bytes of static shared memory, more than the limit of 49152");
+  backend_->pool().launch(entry_, config, args, config.grid.count());
+}
+
+// Text with comments replaced by spaces (newlines kept); strings and chars left as they are.
+std::string strip_comments(std::string_view s) {
+  std::string out(s);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    char c = out[i];
+    if (c == '"' || c == '\'') {
+      for (++i; i < out.size() && out[i] != c && out[i] != '\n'; ++i)
+        if (out[i] == '\\') ++i;
+    } else if (c == '/' && i + 1 < out.size() && out[i + 1] == '/') {
+      for (; i < out.size() && out[i] != '\n'; ++i) out[i] = ' ';
+    } else if (c == '/' && i + 1 < out.size() && out[i + 1] == '*') {
+      for (; i + 1 < out.size() && !(out[i] == '*' && out[i + 1] == '/'); ++i)
+        if (out[i] != '\n') out[i] = ' ';
+      if (i + 1 < out.size()) out[i] = out[i + 1] = ' ';
+      ++i;
+    }
+  }
+  return out;
+}
+
+bool scan_for_barriers(std::string_view source, const fs::path& dir,
+                       const std::vector<std::string>& include_dirs, std::set<std::string>& seen,
+                       int depth) {
+  static const char* const tokens[] = {
+      "__syncthreads", "__syncwarp", "__shfl", "__ballot_sync", "__any_sync", "__all_sync",
+      "__uni_sync", "__activemask", "__match_any_sync", "__match_all_sync", "__reduce_",
+      "cooperative_groups", "tiled_partition", "this_thread_block", "coalesced_threads"};
+  std::string text = strip_comments(source);
+  for (const char* t : tokens)
+    if (text.find(t) != std::string::npos) return true;
+  if (depth > 8) return false;
+  static const std::regex include(R"(^\s*#\s*include\s*([<"])([^>"]+)[>"])", std::regex::multiline);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), include); it != std::sregex_iterator(); ++it) {
+    const bool quoted = (*it)[1] == "\"";
+    const std::string name = (*it)[2];
+    if (!quoted && name.rfind("kiln", 0) != 0) continue;  // system headers cannot sync
+    std::vector<fs::path> candidates;
+    if (quoted) candidates.push_back(dir / name);
+    for (const auto& d : include_dirs) candidates.push_back(fs::path(d) / name);
+    for (const auto& c : candidates) {
+      std::error_code ec;
+      if (!fs::is_regular_file(c, ec)) continue;
+      std::string key = fs::weakly_canonical(c, ec).string();
+      if (!seen.insert(key).second) break;
+      if (scan_for_barriers(read_text(c), c.parent_path(), include_dirs, seen, depth + 1)) return true;
+      break;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+namespace cpu {
+
+bool needs_fibers(std::string_view source, const std::string& filename,
+                  const std::vector<std::string>& include_dirs) {
+  std::set<std::string> seen;
+  fs::path dir = filename.empty() ? fs::path(".") : fs::path(filename).parent_path();
+  return scan_for_barriers(source, dir, include_dirs, seen, 0);
+}
+
+std::string rewrite_extern_shared(std::string_view source) {
+  static const std::regex decl(
+      R"(extern\s+__shared__\s+((?:[A-Za-z_:<>,\s\*]|__align__\s*\(\s*\d+\s*\)|alignas\s*\(\s*\d+\s*\))+?)\s*\b([A-Za-z_]\w*)\s*\[\s*\]\s*;)");
+  static const std::regex align(R"(__align__\s*\(\s*\d+\s*\)|alignas\s*\(\s*\d+\s*\))");
+  std::string in(source), out;
+  auto last = in.cbegin();
+  for (auto it = std::sregex_iterator(in.begin(), in.end(), decl); it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    out.append(last, m[0].first);
+    std::string type = std::regex_replace(m[1].str(), align, "");
+    std::string whole = m[0].str();
+    out += "static thread_local " + type + "* const " + m[2].str() + " = reinterpret_cast<" + type +
+           "*>(::kiln_cpu::tls.dyn_smem);";
+    out.append(std::size_t(std::count(whole.begin(), whole.end(), '\n')), '\n');
+    last = m[0].second;
+  }
+  out.append(last, in.cend());
+  return out;
+}
+
+std::vector<std::string> translate_options(const std::vector<std::string>& options) {
+  std::vector<std::string> out;
+  auto starts = [](const std::string& s, const char* p) { return s.rfind(p, 0) == 0; };
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    const std::string& o = options[i];
+    if (o == "-D" || o == "-U" || o == "-I") {
+      if (i + 1 == options.size()) throw Error("compiler option '" + o + "' needs a value");
+      out.push_back(o + options[++i]);
+    } else if (starts(o, "-D") || starts(o, "-U") || starts(o, "-I") || o == "-w" || o == "-g" ||
+               std::regex_match(o, std::regex("-O[0-3s]|-g[0-3]|-std=c\\+\\+(14|17|20|23)")) ||
+               (starts(o, "-W") && !starts(o, "-Wl,") && !starts(o, "-Wa,") && !starts(o, "-Wp,"))) {
+      out.push_back(o);
+    } else if (starts(o, "--std=c++")) {
+      out.push_back(o.substr(1));
+    } else if (o == "--fmad=false" || o == "-fmad=false") {
+      out.push_back("-ffp-contract=off");
+    } else if (o == "-lineinfo" || o == "--generate-line-info" || o == "-G" || o == "--device-debug" ||
+               o == "--use_fast_math" || o == "-use_fast_math" || o == "-default-device" ||
+               o == "--fmad=true" || o == "-fmad=true" || starts(o, "-arch") ||
+               starts(o, "--gpu-architecture") || starts(o, "-rdc") ||
+               starts(o, "--relocatable-device-code") || o == "--extra-device-vectorization" ||
+               starts(o, "-maxrregcount") || starts(o, "--maxrregcount") || o == "-dopt=on") {
+      // GPU code generation options: nothing to do on the host.
+    } else {
+      throw Error("compiler option '" + o +
+                  "' is not accepted by the cpu backend (accepted: -D -U -I -O -g -W -std= and the "
+                  "NVRTC code-generation options, which it ignores)");
+    }
+  }
+  return out;
+}
+
+}  // namespace cpu
+
+std::shared_ptr<Backend> make_cpu_backend(const CpuBackendOptions& options) {
+  return std::make_shared<CpuBackend>(options);
+}
+
+}  // namespace kiln

@@ -1,0 +1,40 @@
+// The cpu backend: CUDA C++ kernels compiled by the host C++ compiler into a shared library and
+// run on the host with GPU semantics (blocks on a worker pool, a block's threads as fibers when
+// they need barriers or warp operations). Device memory is host memory; streams run in order,
+// synchronously at the call. See docs/cpu-backend.md.
+#pragma once
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/backend.h"
+
+namespace kiln {
+
+struct CpuBackendOptions {
+  std::string kernels_dir;  // for #include <kiln.cuh>; "": $KILN_HOME/kernels_src, else KILN_KERNELS_DIR
+  int workers = 0;          // worker threads; 0: $KILN_CPU_THREADS, else one per core
+  std::string compiler;     // "": $KILN_CXX, else KILN_CXX_COMPILER, else "c++"
+};
+
+// The cpu backend. Throws kiln::Error when the options are unusable.
+std::shared_ptr<Backend> make_cpu_backend(const CpuBackendOptions& options = {});
+
+namespace cpu {
+
+// Whether source (and the headers it includes with quotes, or <kiln...> from kernels_dir) uses
+// block barriers or warp operations, so its threads must run as fibers. Comments are ignored.
+bool needs_fibers(std::string_view source, const std::string& filename,
+                  const std::vector<std::string>& include_dirs);
+
+// Rewrites each `extern __shared__ T name[];` into a pointer to the block's dynamic shared
+// memory, keeping the line count unchanged.
+std::string rewrite_extern_shared(std::string_view source);
+
+// The compiler arguments a request's options map to; throws kiln::Error naming an option the
+// cpu backend does not accept.
+std::vector<std::string> translate_options(const std::vector<std::string>& options);
+
+}  // namespace cpu
+}  // namespace kiln

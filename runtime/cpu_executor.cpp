@@ -1,0 +1,582 @@
+// Worker pool, fiber stacks with guard pages, and the per-block fiber scheduler that gives a
+// block's threads CUDA's barrier and warp semantics (cooperative, round-robin, one OS thread).
+#include "runtime/cpu_executor.h"
+
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <boost/context/detail/fcontext.hpp>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+#include "runtime/error.h"
+#include "runtime/interrupt.h"
+
+namespace kiln::cpu {
+
+namespace ctx = boost::context::detail;
+
+namespace {
+
+constexpr std::size_t kGuardBytes = 4096;
+constexpr std::size_t kAltStackBytes = 64 * 1024;
+
+std::string dims(kiln_cpu::uint3 v) {
+  return "(" + std::to_string(v.x) + "," + std::to_string(v.y) + "," + std::to_string(v.z) + ")";
+}
+
+}  // namespace
+
+// ---- Fiber stacks ----------------------------------------------------------------------------
+
+FiberStacks::~FiberStacks() {
+  for (char* base : bases_) ::munmap(base, kGuardBytes + kFiberStackBytes);
+}
+
+void FiberStacks::reserve(unsigned count) {
+  while (bases_.size() < count) {
+    void* p = ::mmap(nullptr, kGuardBytes + kFiberStackBytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+      throw Error("cpu backend: cannot map a fiber stack: " + std::string(std::strerror(errno)));
+    if (::mprotect(p, kGuardBytes, PROT_NONE) != 0) {
+      ::munmap(p, kGuardBytes + kFiberStackBytes);
+      throw Error("cpu backend: cannot protect a fiber stack's guard page");
+    }
+    bases_.push_back(static_cast<char*>(p));
+  }
+}
+
+void* FiberStacks::top(unsigned i) const { return bases_[i] + kGuardBytes + kFiberStackBytes; }
+
+bool FiberStacks::is_guard(const void* addr) const {
+  auto a = reinterpret_cast<std::uintptr_t>(addr);
+  for (char* base : bases_) {
+    auto b = reinterpret_cast<std::uintptr_t>(base);
+    if (a >= b && a < b + kGuardBytes) return true;
+  }
+  return false;
+}
+
+// ---- The block runner (fiber mode) -----------------------------------------------------------
+
+// Runs one block's threads as fibers on the calling worker thread.
+class BlockRunner {
+ public:
+  explicit BlockRunner(Worker& worker) : worker_(worker) {}
+  void run(const KernelEntry& k, kiln_cpu::Tls* tls, void** args, kiln_cpu::uint3 block);
+
+  int barrier(int op, int predicate);
+  unsigned long long warp(int op, unsigned mask, unsigned long long value, int param, int width);
+  [[noreturn]] void trap(const char* message);
+  bool stack_overflowed(const void* addr) const { return in_fibers_ && worker_.stacks.is_guard(addr); }
+  [[noreturn]] void overflow_jump() { siglongjmp(overflow_jmp_, 1); }
+
+ private:
+  enum class State : unsigned char { ready, running, barrier, warp, done };
+  struct Fiber {
+    ctx::fcontext_t ctx;
+    kiln_cpu::uint3 tid;
+    State state;
+    unsigned gen;  // the barrier generation it waits for to pass
+  };
+  struct Warp {
+    unsigned live = 0, waiting = 0;
+    unsigned mask[32];
+    int op[32], param[32], width[32];
+    unsigned long long value[32], result[32];
+  };
+
+  static void fiber_main(ctx::transfer_t t);
+  bool ready(unsigned i) const;
+  unsigned find_ready(unsigned from) const;
+  void switch_to(ctx::fcontext_t* save, unsigned next);
+  void wait();
+  void finish_current();
+  void release_barrier();
+  bool try_complete(Warp& w, unsigned mask);
+  void complete(Warp& w, unsigned group);
+  std::string where(unsigned fiber) const;
+  std::string deadlock_message() const;
+
+  Worker& worker_;
+  const KernelEntry* kernel_ = nullptr;
+  kiln_cpu::Tls* tls_ = nullptr;
+  void** args_ = nullptr;
+  std::vector<Fiber> fibers_;
+  std::vector<Warp> warps_;
+  unsigned n_ = 0, cur_ = 0, live_ = 0, done_ = 0;
+  ctx::fcontext_t sched_ctx_ = nullptr;
+  ctx::fcontext_t* from_slot_ = nullptr;  // where the context that jumped last gets saved
+  // __syncthreads state
+  unsigned arrived_ = 0, gen_ = 0;
+  int acc_count_ = 0, acc_and_ = 1, acc_or_ = 0;
+  int res_count_ = 0, res_and_ = 1, res_or_ = 0;
+  bool aborted_ = false;
+  bool in_fibers_ = false;
+  std::exception_ptr error_;
+  sigjmp_buf overflow_jmp_;
+};
+
+namespace {
+
+thread_local BlockRunner* t_runner = nullptr;  // the runner executing fibers on this thread
+struct sigaction g_previous_segv;              // chained to for faults that are not ours
+
+// SIGSEGV/SIGBUS on the alternate stack: a fault in a fiber's guard page aborts the block.
+void on_fault(int sig, siginfo_t* info, void* uctx) {
+  BlockRunner* r = t_runner;
+  if (r && r->stack_overflowed(info->si_addr)) r->overflow_jump();
+  const struct sigaction& prev = g_previous_segv;
+  if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction) {
+    prev.sa_sigaction(sig, info, uctx);
+  } else if (prev.sa_handler != SIG_IGN && prev.sa_handler != SIG_DFL && prev.sa_handler) {
+    prev.sa_handler(sig);
+  } else {
+    ::signal(sig, SIG_DFL);  // returning re-executes the fault under the default action
+  }
+}
+
+// Installs on_fault once per process (chaining to the handler that was there).
+void install_fault_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGSEGV, &sa, &g_previous_segv);
+  });
+}
+
+// Uses the worker's alternate signal stack on this thread while alive.
+class ScopedAltStack {
+ public:
+  explicit ScopedAltStack(void* mem) {
+    stack_t ss{};
+    ss.ss_sp = mem;
+    ss.ss_size = kAltStackBytes;
+    active_ = ::sigaltstack(&ss, &old_) == 0;
+  }
+  ~ScopedAltStack() {
+    if (active_) ::sigaltstack(&old_, nullptr);
+  }
+
+ private:
+  stack_t old_{};
+  bool active_ = false;
+};
+
+int api_barrier(void* exec, int op, int pred) { return static_cast<BlockRunner*>(exec)->barrier(op, pred); }
+unsigned long long api_warp(void* exec, int op, unsigned mask, unsigned long long v, int param, int width) {
+  return static_cast<BlockRunner*>(exec)->warp(op, mask, v, param, width);
+}
+void api_trap(void* exec, const char* message) { static_cast<BlockRunner*>(exec)->trap(message); }
+const kiln_cpu::Api kFiberApi{KILN_CPU_ABI_VERSION, api_barrier, api_warp, api_trap};
+
+// Loop mode: the kernel was judged free of barriers; exec is the KernelEntry.
+std::string loop_where(const KernelEntry& k, const kiln_cpu::Tls& t) {
+  return "kernel '" + k.name + "': thread " + dims(t.thread_idx) + " of block " + dims(t.block_idx);
+}
+bool single_thread(const kiln_cpu::Tls& t) { return t.block_dim.x * t.block_dim.y * t.block_dim.z == 1; }
+kiln_cpu::Tls& loop_tls(void* exec) { return *static_cast<const KernelEntry*>(exec)->tls(); }
+[[noreturn]] void loop_unsupported(void* exec, const char* what) {
+  auto& k = *static_cast<const KernelEntry*>(exec);
+  throw Error(loop_where(k, *k.tls()) + ": " + what +
+              " reached, but the cpu backend found no barrier or warp operation in the kernel's "
+              "source and runs its threads one after another; write the call in the kernel's own "
+              "source (or a header it includes with quotes)");
+}
+int loop_barrier(void* exec, int, int pred) {
+  if (!single_thread(loop_tls(exec))) loop_unsupported(exec, "__syncthreads");
+  return pred;
+}
+unsigned long long loop_warp(void* exec, int op, unsigned, unsigned long long v, int, int) {
+  if (!single_thread(loop_tls(exec))) loop_unsupported(exec, "a warp operation");
+  switch (op) {
+    case kiln_cpu::warp_ballot: return v != 0;
+    case kiln_cpu::warp_any:
+    case kiln_cpu::warp_all: return v != 0;
+    case kiln_cpu::warp_activemask:
+    case kiln_cpu::warp_match_any:
+    case kiln_cpu::warp_match_all: return 1;
+    default: return v;
+  }
+}
+void loop_trap(void* exec, const char* message) {
+  auto& k = *static_cast<const KernelEntry*>(exec);
+  throw Error(loop_where(k, *k.tls()) + ": " + message);
+}
+const kiln_cpu::Api kLoopApi{KILN_CPU_ABI_VERSION, loop_barrier, loop_warp, loop_trap};
+
+}  // namespace
+
+std::string BlockRunner::where(unsigned fiber) const {
+  return "kernel '" + kernel_->name + "': thread " + dims(fibers_[fiber].tid) + " of block " +
+         dims(tls_->block_idx);
+}
+
+void BlockRunner::run(const KernelEntry& k, kiln_cpu::Tls* tls, void** args, kiln_cpu::uint3 block) {
+  kernel_ = &k;
+  tls_ = tls;
+  args_ = args;
+  const kiln_cpu::dim3 b = tls->block_dim;
+  n_ = b.x * b.y * b.z;
+  worker_.stacks.reserve(n_);
+  fibers_.resize(n_);
+  for (unsigned i = 0; i < n_; ++i)
+    fibers_[i] = Fiber{nullptr, {i % b.x, (i / b.x) % b.y, i / (b.x * b.y)}, State::ready, 0};
+  warps_.resize((n_ + 31) / 32);
+  for (unsigned w = 0; w < warps_.size(); ++w) {
+    unsigned lanes = n_ - w * 32 >= 32 ? 32 : n_ - w * 32;
+    warps_[w].live = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
+    warps_[w].waiting = 0;
+  }
+  live_ = n_;
+  done_ = arrived_ = gen_ = 0;
+  acc_count_ = acc_or_ = 0;
+  acc_and_ = 1;
+  aborted_ = false;
+  error_ = nullptr;
+  tls->block_idx = block;
+  tls->exec = this;
+  tls->api = &kFiberApi;
+
+  t_runner = this;
+  if (sigsetjmp(overflow_jmp_, 0) != 0) {  // a fiber ran into its guard page
+    in_fibers_ = false;
+    t_runner = nullptr;
+    throw Error(where(cur_) + ": overflowed its " + std::to_string(kFiberStackBytes / 1024) +
+                " KiB fiber stack (deep recursion or large local arrays)");
+  }
+  in_fibers_ = true;
+  while (done_ < n_ && !aborted_) {
+    unsigned next = find_ready(0);
+    if (next == n_) {
+      in_fibers_ = false;
+      t_runner = nullptr;
+      throw Error(deadlock_message());
+    }
+    switch_to(&sched_ctx_, next);
+  }
+  in_fibers_ = false;
+  t_runner = nullptr;
+  if (error_) std::rethrow_exception(error_);
+}
+
+std::string BlockRunner::deadlock_message() const {
+  unsigned at_barrier = 0, at_warp = 0, first_barrier = n_, first_warp = n_;
+  for (unsigned i = 0; i < n_; ++i) {
+    if (fibers_[i].state == State::barrier && at_barrier++ == 0) first_barrier = i;
+    if (fibers_[i].state == State::warp && at_warp++ == 0) first_warp = i;
+  }
+  std::string m = "kernel '" + kernel_->name + "': deadlock in block " + dims(tls_->block_idx) +
+                  ": " + std::to_string(at_barrier) + " thread(s) wait at __syncthreads";
+  if (first_barrier < n_) m += " (first: thread " + dims(fibers_[first_barrier].tid) + ")";
+  m += ", " + std::to_string(at_warp) + " at a warp operation";
+  if (first_warp < n_) m += " (first: thread " + dims(fibers_[first_warp].tid) + ")";
+  m += ", " + std::to_string(done_) + " exited; a barrier or warp operation in divergent code?";
+  return m;
+}
+
+bool BlockRunner::ready(unsigned i) const {
+  const Fiber& f = fibers_[i];
+  switch (f.state) {
+    case State::ready: return true;
+    case State::barrier: return f.gen != gen_;
+    case State::warp: return !(warps_[i / 32].waiting & (1u << (i % 32)));
+    default: return false;
+  }
+}
+
+unsigned BlockRunner::find_ready(unsigned from) const {
+  for (unsigned i = from; i < n_; ++i)
+    if (ready(i)) return i;
+  return n_;
+}
+
+// Saves the running context into *save and resumes fiber next (or the scheduler when next == n).
+void BlockRunner::switch_to(ctx::fcontext_t* save, unsigned next) {
+  ctx::fcontext_t target;
+  if (next == n_) {
+    target = sched_ctx_;
+  } else {
+    Fiber& f = fibers_[next];
+    if (!f.ctx) f.ctx = ctx::make_fcontext(worker_.stacks.top(next), kFiberStackBytes, fiber_main);
+    f.state = State::running;
+    tls_->thread_idx = f.tid;
+    target = f.ctx;
+  }
+  cur_ = next;
+  from_slot_ = save;
+  ctx::transfer_t t = ctx::jump_fcontext(target, this);
+  auto* self = static_cast<BlockRunner*>(t.data);
+  *self->from_slot_ = t.fctx;
+}
+
+// The running fiber waits (its state already says for what) until the scheduler resumes it.
+void BlockRunner::wait() {
+  unsigned me = cur_;
+  switch_to(&fibers_[me].ctx, find_ready(me + 1));
+}
+
+void BlockRunner::fiber_main(ctx::transfer_t t) {
+  auto* self = static_cast<BlockRunner*>(t.data);
+  *self->from_slot_ = t.fctx;
+  try {
+    self->kernel_->entry(self->args_);
+  } catch (...) {
+    if (!self->error_) self->error_ = std::current_exception();
+    self->aborted_ = true;
+  }
+  self->finish_current();
+  ctx::fcontext_t discard;
+  self->switch_to(&discard, self->aborted_ ? self->n_ : self->find_ready(self->cur_ + 1));
+  std::abort();  // a finished fiber is never resumed
+}
+
+// The running thread returned: it counts as arrived at every later barrier.
+void BlockRunner::finish_current() {
+  unsigned me = cur_;
+  fibers_[me].state = State::done;
+  ++done_;
+  --live_;
+  if (arrived_ > 0 && arrived_ == live_) release_barrier();
+  Warp& w = warps_[me / 32];
+  w.live &= ~(1u << (me % 32));
+  for (unsigned lane = 0; lane < 32; ++lane)
+    if (w.waiting & (1u << lane)) try_complete(w, w.mask[lane]);
+}
+
+void BlockRunner::release_barrier() {
+  res_count_ = acc_count_;
+  res_and_ = acc_and_;
+  res_or_ = acc_or_;
+  acc_count_ = acc_or_ = 0;
+  acc_and_ = 1;
+  arrived_ = 0;
+  ++gen_;
+}
+
+int BlockRunner::barrier(int op, int predicate) {
+  acc_count_ += predicate;
+  acc_and_ &= predicate;
+  acc_or_ |= predicate;
+  if (++arrived_ == live_) {
+    release_barrier();
+  } else {
+    Fiber& f = fibers_[cur_];
+    f.state = State::barrier;
+    f.gen = gen_;
+    wait();
+  }
+  switch (op) {
+    case kiln_cpu::barrier_count: return res_count_;
+    case kiln_cpu::barrier_and: return res_and_;
+    case kiln_cpu::barrier_or: return res_or_;
+    default: return 0;
+  }
+}
+
+unsigned long long BlockRunner::warp(int op, unsigned mask, unsigned long long value, int param,
+                                     int width) {
+  unsigned me = cur_, lane = me % 32;
+  Warp& w = warps_[me / 32];
+  if (op == kiln_cpu::warp_activemask) mask = 0xffffffffu;
+  mask |= 1u << lane;
+  if (width < 1 || width > 32 || (width & (width - 1))) width = 32;
+  w.mask[lane] = mask;
+  w.op[lane] = op;
+  w.param[lane] = param;
+  w.width[lane] = width;
+  w.value[lane] = value;
+  w.waiting |= 1u << lane;
+  if (!try_complete(w, mask)) {
+    fibers_[me].state = State::warp;
+    wait();
+  }
+  return w.result[lane];
+}
+
+// Completes the warp operation of the lanes named by mask once all its live lanes are waiting
+// at one with the same mask (lanes that exited do not count).
+bool BlockRunner::try_complete(Warp& w, unsigned mask) {
+  unsigned group = mask & w.live;
+  if ((w.waiting & group) != group) return false;
+  for (unsigned j = 0; j < 32; ++j)
+    if ((group >> j & 1) && (w.mask[j] & w.live) != group) return false;
+  complete(w, group);
+  return true;
+}
+
+void BlockRunner::complete(Warp& w, unsigned group) {
+  unsigned ballot = 0;
+  for (unsigned j = 0; j < 32; ++j)
+    if ((group >> j & 1) && w.value[j]) ballot |= 1u << j;
+  for (int j = 0; j < 32; ++j) {
+    if (!(group >> j & 1)) continue;
+    const int width = w.width[j], p = w.param[j];
+    const int lo = j & ~(width - 1), hi = lo + width - 1;
+    int src = j;
+    switch (w.op[j]) {
+      case kiln_cpu::warp_shfl_idx: src = lo + (p & (width - 1)); break;
+      case kiln_cpu::warp_shfl_up: src = j - p >= lo && p >= 0 ? j - p : j; break;
+      case kiln_cpu::warp_shfl_down: src = p >= 0 && j + p <= hi ? j + p : j; break;
+      case kiln_cpu::warp_shfl_xor: src = (j ^ p) <= hi && (j ^ p) >= 0 ? j ^ p : j; break;
+      default: break;
+    }
+    unsigned long long r = 0;
+    switch (w.op[j]) {
+      case kiln_cpu::warp_shfl_idx:
+      case kiln_cpu::warp_shfl_up:
+      case kiln_cpu::warp_shfl_down:
+      case kiln_cpu::warp_shfl_xor: r = (group >> src & 1) ? w.value[src] : w.value[j]; break;
+      case kiln_cpu::warp_ballot: r = ballot; break;
+      case kiln_cpu::warp_any: r = ballot != 0; break;
+      case kiln_cpu::warp_all: r = ballot == group; break;
+      case kiln_cpu::warp_activemask: r = group; break;
+      case kiln_cpu::warp_match_any:
+        for (unsigned k = 0; k < 32; ++k)
+          if ((group >> k & 1) && w.value[k] == w.value[j]) r |= 1u << k;
+        break;
+      case kiln_cpu::warp_match_all: {
+        r = group;
+        for (unsigned k = 0; k < 32; ++k)
+          if ((group >> k & 1) && w.value[k] != w.value[j]) r = 0;
+        break;
+      }
+      default: break;
+    }
+    w.result[j] = r;
+  }
+  w.waiting &= ~group;
+}
+
+void BlockRunner::trap(const char* message) { throw Error(where(cur_) + ": " + message); }
+
+// ---- Workers and the pool --------------------------------------------------------------------
+
+Worker::Worker() {
+  dyn_smem = static_cast<unsigned char*>(std::aligned_alloc(128, kDynamicSharedBytes));
+  altstack = std::malloc(kAltStackBytes);
+  if (!dyn_smem || !altstack) throw Error("cpu backend: cannot allocate a worker's memory");
+  runner = std::make_unique<BlockRunner>(*this);
+}
+
+Worker::~Worker() {
+  std::free(dyn_smem);
+  std::free(altstack);
+}
+
+void run_blocks(Worker& worker, const KernelEntry& k, const LaunchConfig& cfg, void** args,
+                std::uint64_t first, std::uint64_t last) {
+  kiln_cpu::Tls* tls = k.tls();
+  tls->block_dim = kiln_cpu::dim3(cfg.block.x, cfg.block.y, cfg.block.z);
+  tls->grid_dim = kiln_cpu::dim3(cfg.grid.x, cfg.grid.y, cfg.grid.z);
+  tls->dyn_smem = worker.dyn_smem;
+  if (!k.fibers) {
+    tls->api = &kLoopApi;
+    tls->exec = const_cast<KernelEntry*>(&k);
+    k.run(args, first, last);
+    return;
+  }
+  const std::uint64_t gx = cfg.grid.x, gy = cfg.grid.y;
+  for (std::uint64_t b = first; b < last; ++b)
+    worker.runner->run(k, tls, args,
+                       kiln_cpu::uint3{unsigned(b % gx), unsigned(b / gx % gy), unsigned(b / (gx * gy))});
+}
+
+WorkerPool::WorkerPool(int workers) {
+  if (workers < 1) workers = 1;
+  for (int i = 0; i < workers; ++i) workers_.push_back(std::make_unique<Worker>());
+  for (int i = 1; i < workers; ++i) threads_.emplace_back([this, i] { helper_main(i); });
+}
+
+WorkerPool::~WorkerPool() {
+  stopping_.store(true);
+  epoch_.fetch_add(1);
+  epoch_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void WorkerPool::helper_main(int index) {
+  ScopedAltStack alt(workers_[std::size_t(index)]->altstack);
+  std::uint64_t seen = 0;
+  for (;;) {
+    epoch_.wait(seen, std::memory_order_acquire);
+    seen = epoch_.load(std::memory_order_acquire);
+    if (stopping_.load()) return;
+    work(*workers_[std::size_t(index)], *job_);
+    if (busy_.fetch_sub(1, std::memory_order_acq_rel) == 1) busy_.notify_all();
+  }
+}
+
+// Claims chunks of blocks until none are left or the launch is aborted.
+void WorkerPool::work(Worker& worker, Job& job) {
+  for (;;) {
+    if (job.abort.load(std::memory_order_relaxed)) return;
+    if (interrupt_flag().load(std::memory_order_relaxed)) {
+      job.abort.store(true);
+      std::lock_guard lock(job.error_mutex);
+      job.interrupted = true;
+      return;
+    }
+    std::uint64_t first = job.next.fetch_add(job.chunk, std::memory_order_relaxed);
+    if (first >= job.blocks) return;
+    std::uint64_t last = std::min(job.blocks, first + job.chunk);
+    try {
+      run_blocks(worker, *job.kernel, *job.config, job.args, first, last);
+    } catch (...) {
+      std::lock_guard lock(job.error_mutex);
+      if (!job.error) job.error = std::current_exception();
+      job.abort.store(true);
+      return;
+    }
+  }
+}
+
+void WorkerPool::launch(const KernelEntry& k, const LaunchConfig& cfg, void** args,
+                        std::uint64_t blocks) {
+  std::lock_guard lock(launch_mutex_);
+  Job job;
+  job.kernel = &k;
+  job.config = &cfg;
+  job.args = args;
+  job.blocks = blocks;
+  const std::uint64_t threads_per_block = cfg.block.count();
+  // Chunks: small enough to balance and to stop soon on Ctrl-C, large enough to amortise.
+  std::uint64_t per_worker_chunks = k.fibers ? 16 : 8;
+  job.chunk = std::max<std::uint64_t>(1, blocks / (std::uint64_t(size()) * per_worker_chunks));
+  if (!k.fibers && threads_per_block * job.chunk < 256)
+    job.chunk = std::min<std::uint64_t>(blocks, (256 + threads_per_block - 1) / threads_per_block);
+  const int helpers = int(std::min<std::uint64_t>(std::uint64_t(size() - 1), (blocks + job.chunk - 1) / job.chunk - 1));
+  std::optional<ScopedAltStack> alt;
+  if (k.fibers) {
+    install_fault_handler();
+    alt.emplace(workers_[0]->altstack);
+  }
+  if (helpers > 0) {
+    job_ = &job;
+    busy_.store(int(threads_.size()), std::memory_order_release);
+    epoch_.fetch_add(1, std::memory_order_acq_rel);
+    epoch_.notify_all();
+  }
+  work(*workers_[0], job);
+  if (helpers > 0) {
+    for (int b = busy_.load(std::memory_order_acquire); b != 0; b = busy_.load(std::memory_order_acquire))
+      busy_.wait(b, std::memory_order_acquire);
+    job_ = nullptr;
+  }
+  std::fflush(stdout);  // device printf output appears by the time the launch returns
+  if (job.error) std::rethrow_exception(job.error);
+  if (job.interrupted) {
+    check_interrupt();
+    throw Interrupted();
+  }
+}
+
+}  // namespace kiln::cpu

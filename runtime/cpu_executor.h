@@ -1,0 +1,102 @@
+// The cpu backend's executor: a pool of worker threads that run a grid's blocks, and per worker a
+// block runner that runs one block's threads as fibers with GPU barrier and warp semantics.
+// Kernels without barriers or warp operations skip the fibers: the module's own loop runs them.
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kiln/cpu_abi.h"
+#include "runtime/backend.h"
+
+namespace kiln::cpu {
+
+// One kernel of a loaded module, as the executor calls it.
+struct KernelEntry {
+  std::string name;                 // the name expression, for messages
+  kiln_cpu::EntryFn entry = nullptr;  // one thread (fiber mode)
+  kiln_cpu::RunFn run = nullptr;      // a range of blocks (loop mode)
+  kiln_cpu::Tls* (*tls)() = nullptr;  // the calling thread's identity record in the module
+  bool fibers = false;              // threads need barriers / warp operations
+};
+
+inline constexpr std::size_t kFiberStackBytes = 64 * 1024;
+inline constexpr std::size_t kDynamicSharedBytes = 227 * 1024;  // the opt-in limit we offer
+
+// One worker's fiber stacks, each with a guard page below it; made on first need and reused for
+// every later block (no system calls per block).
+class FiberStacks {
+ public:
+  FiberStacks() = default;
+  ~FiberStacks();
+  FiberStacks(const FiberStacks&) = delete;
+  FiberStacks& operator=(const FiberStacks&) = delete;
+  void reserve(unsigned count);         // throws kiln::Error when the memory cannot be mapped
+  void* top(unsigned i) const;          // the initial stack pointer of stack i
+  bool is_guard(const void* addr) const;  // async-signal-safe
+
+ private:
+  std::vector<char*> bases_;  // each: guard page, then kFiberStackBytes of stack
+};
+
+class BlockRunner;
+
+// Everything a worker thread owns: its fiber stacks, its dynamic shared memory, its runner.
+struct Worker {
+  Worker();
+  ~Worker();
+  FiberStacks stacks;
+  unsigned char* dyn_smem = nullptr;  // kDynamicSharedBytes, 128-aligned, fixed for life
+  std::unique_ptr<BlockRunner> runner;
+  void* altstack = nullptr;  // the signal stack used when a fiber overflows
+};
+
+// Runs the blocks of one launch on the worker: blocks [first, last) of kernel k.
+void run_blocks(Worker& worker, const KernelEntry& k, const LaunchConfig& cfg, void** args,
+                std::uint64_t first, std::uint64_t last);
+
+// A fixed set of threads, one per core; the launching thread is worker 0 and takes part.
+class WorkerPool {
+ public:
+  explicit WorkerPool(int workers);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+  int size() const { return int(workers_.size()); }
+
+  // Runs blocks [0, blocks) of kernel k on all workers; returns when all are done. Rethrows the
+  // first error a block raised; throws kiln::Interrupted when Ctrl-C stopped it.
+  void launch(const KernelEntry& k, const LaunchConfig& cfg, void** args, std::uint64_t blocks);
+
+ private:
+  struct Job {
+    const KernelEntry* kernel = nullptr;
+    const LaunchConfig* config = nullptr;
+    void** args = nullptr;
+    std::uint64_t blocks = 0, chunk = 1;
+    std::atomic<std::uint64_t> next{0};
+    std::atomic<bool> abort{false};
+    bool interrupted = false;
+    std::exception_ptr error;
+    std::mutex error_mutex;
+  };
+  void helper_main(int index);
+  void work(Worker& worker, Job& job);
+
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::thread> threads_;
+  std::mutex launch_mutex_;  // one launch at a time
+  Job* job_ = nullptr;
+  std::atomic<std::uint64_t> epoch_{0};
+  std::atomic<int> busy_{0};
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace kiln::cpu

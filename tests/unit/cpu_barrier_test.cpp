@@ -1,0 +1,260 @@
+// Barriers, shared memory and warp operations on the cpu backend: patterns real kernels use,
+// checked against references computed on the host.
+#include <numeric>
+
+#include "cpu_test_util.h"
+#include "runtime/error.h"
+
+namespace kiln::cpu_test {
+namespace {
+
+TEST(CpuBarrier, TiledTranspose) {
+  Built b = build(R"(
+#define TILE 16
+__global__ void transpose(float* out, const float* in, int w, int h) {
+  __shared__ float tile[TILE][TILE + 1];
+  int x = blockIdx.x * TILE + threadIdx.x, y = blockIdx.y * TILE + threadIdx.y;
+  if (x < w && y < h) tile[threadIdx.y][threadIdx.x] = in[y * w + x];
+  __syncthreads();
+  x = blockIdx.y * TILE + threadIdx.x; y = blockIdx.x * TILE + threadIdx.y;
+  if (x < h && y < w) out[y * h + x] = tile[threadIdx.x][threadIdx.y];
+})", "transpose");
+  const int w = 70, h = 45;
+  std::vector<float> in(w * h);
+  std::iota(in.begin(), in.end(), 0.0f);
+  Buffer<float> din(in), dout(w * h, -1);
+  launch(*b.kernel, {(w + 15) / 16, (h + 15) / 16}, {16, 16}, 0, dout.p, din.p, w, h);
+  auto out = dout.host();
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) ASSERT_EQ(out[x * h + y], in[y * w + x]) << x << "," << y;
+}
+
+TEST(CpuBarrier, SharedMemoryBlurMatchesReference) {
+  Built b = build(R"(
+__global__ void blur(const float* in, float* out, int n) {
+  __shared__ float s[128 + 2 * R];
+  int g = blockIdx.x * blockDim.x + threadIdx.x;
+  int l = threadIdx.x + R;
+  s[l] = g < n ? in[g] : 0.0f;
+  if (threadIdx.x < R) {
+    int left = g - R, right = g + blockDim.x;
+    s[l - R] = left >= 0 ? in[left] : 0.0f;
+    s[l + blockDim.x] = right < n ? in[right] : 0.0f;
+  }
+  __syncthreads();
+  if (g >= n) return;
+  float acc = 0;
+  for (int k = -R; k <= R; ++k) acc += s[l + k];
+  out[g] = acc;
+})", "blur", {"-DR=3"});
+  const int n = 1000;
+  std::vector<float> in(n);
+  for (int i = 0; i < n; ++i) in[i] = float((i * 37) % 11);
+  Buffer<float> din(in), dout(n);
+  launch(*b.kernel, {(n + 127) / 128}, {128}, 0, din.p, dout.p, n);
+  auto out = dout.host();
+  for (int i = 0; i < n; ++i) {
+    float ref = 0;
+    for (int k = -3; k <= 3; ++k) ref += (i + k >= 0 && i + k < n) ? in[i + k] : 0.0f;
+    ASSERT_EQ(out[i], ref) << i;
+  }
+}
+
+const char* kReduce = R"(
+__global__ void reduce(const int* in, int* out, int n) {
+  extern __shared__ int buf[];
+  unsigned t = threadIdx.x;
+  int i = blockIdx.x * blockDim.x + t;
+  buf[t] = i < n ? in[i] : 0;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (t < s) buf[t] += buf[t + s];
+    __syncthreads();
+  }
+  if (t == 0) atomicAdd(out, buf[0]);
+})";
+
+TEST(CpuBarrier, TreeReductionWithDynamicSharedMemory) {
+  Built b = build(kReduce, "reduce");
+  const int n = 100000;
+  std::vector<int> in(n);
+  for (int i = 0; i < n; ++i) in[i] = i % 1000 - 300;
+  Buffer<int> din(in), out(1, 0);
+  launch(*b.kernel, {(n + 255) / 256}, {256}, 256 * sizeof(int), din.p, out.p, n);
+  EXPECT_EQ(out.host()[0], std::accumulate(in.begin(), in.end(), 0));
+}
+
+TEST(CpuBarrier, EarlyExitCountsAsArrived) {
+  Built b = build(R"(
+__global__ void k(int* out, int n) {
+  __shared__ int s[64];
+  int i = threadIdx.x;
+  if (i >= n) return;
+  s[i] = i * 2;
+  __syncthreads();
+  out[i] = s[n - 1 - i] + __syncthreads_count(i % 2);
+})", "k");
+  Buffer<int> out(64, -1);
+  launch(*b.kernel, {1}, {64}, 0, out.p, 37);
+  auto o = out.host();
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(o[i], i < 37 ? 2 * (36 - i) + 18 : -1) << i;
+}
+
+TEST(CpuBarrier, SyncthreadsAndOr) {
+  Built b = build(R"(
+__global__ void k(int* out) {
+  int t = threadIdx.x;
+  int a = __syncthreads_and(t < 1000);
+  int o = __syncthreads_or(t == 77);
+  int z = __syncthreads_and(t != 5);
+  out[t] = a * 100 + o * 10 + z;
+})", "k");
+  Buffer<int> out(96);
+  launch(*b.kernel, {1}, {96}, 0, out.p);
+  for (int v : out.host()) ASSERT_EQ(v, 110);
+}
+
+TEST(CpuWarp, ShuffleReductions) {
+  Built b = build(R"(
+__global__ void k(const float* in, float* down, float* bfly, int* bcast, int* up) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = in[t];
+  float d = v;
+  for (int o = 16; o > 0; o /= 2) d += __shfl_down_sync(0xffffffff, d, o);
+  float x = v;
+  for (int o = 16; o > 0; o /= 2) x += __shfl_xor_sync(0xffffffff, x, o);
+  if ((threadIdx.x & 31) == 0) down[t / 32] = d;
+  bfly[t] = x;
+  bcast[t] = __shfl_sync(0xffffffff, t, 3);
+  up[t] = __shfl_up_sync(0xffffffff, t, 1, 8);
+})", "k");
+  const int n = 128;
+  std::vector<float> in(n);
+  for (int i = 0; i < n; ++i) in[i] = float(i % 13);
+  Buffer<float> din(in), down(n / 32), bfly(n);
+  Buffer<int> bcast(n), up(n);
+  launch(*b.kernel, {2}, {64}, 0, din.p, down.p, bfly.p, bcast.p, up.p);
+  auto d = down.host(), x = bfly.host();
+  auto bc = bcast.host(), u = up.host();
+  for (int w = 0; w < n / 32; ++w) {
+    float ref = 0;
+    for (int l = 0; l < 32; ++l) ref += in[w * 32 + l];
+    EXPECT_EQ(d[w], ref);
+    for (int l = 0; l < 32; ++l) ASSERT_EQ(x[w * 32 + l], ref);
+    for (int l = 0; l < 32; ++l) ASSERT_EQ(bc[w * 32 + l], w * 32 + 3);
+    for (int l = 0; l < 32; ++l) ASSERT_EQ(u[w * 32 + l], l % 8 == 0 ? w * 32 + l : w * 32 + l - 1);
+  }
+}
+
+TEST(CpuWarp, BallotAnyAllAndActivemaskAfterEarlyExit) {
+  Built b = build(R"(
+__global__ void k(unsigned* out, int n) {
+  int t = threadIdx.x;
+  if (t >= n) return;
+  unsigned active = __activemask();
+  unsigned ballot = __ballot_sync(active, t % 3 == 0);
+  int any = __any_sync(active, t == 4);
+  int all = __all_sync(active, t < 100);
+  if (t == 0) { out[0] = active; out[1] = ballot; out[2] = any; out[3] = all; }
+})", "k");
+  Buffer<unsigned> out(4, 7);
+  launch(*b.kernel, {1}, {32}, 0, out.p, 20);
+  unsigned ballot = 0;
+  for (int t = 0; t < 20; t += 3) ballot |= 1u << t;
+  EXPECT_EQ(out.host(), (std::vector<unsigned>{(1u << 20) - 1, ballot, 1, 1}));
+}
+
+TEST(CpuWarp, CooperativeGroupsTileReduce) {
+  Built b = build(R"(
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+__global__ void k(const int* in, int* sums32, int* sums16, int* maxes16, int* ranks) {
+  cg::thread_block block = cg::this_thread_block();
+  auto t32 = cg::tiled_partition<32>(block);
+  auto t16 = cg::tiled_partition<16>(block);
+  int v = in[block.thread_rank()];
+  int s32 = cg::reduce(t32, v, cg::plus<int>());
+  int s16 = cg::reduce(t16, v, cg::plus<int>());
+  int m16 = cg::reduce(t16, v, cg::greater<int>());
+  block.sync();
+  if (t32.thread_rank() == 0) sums32[t32.meta_group_rank()] = s32;
+  if (t16.thread_rank() == 0) { sums16[t16.meta_group_rank()] = s16; maxes16[t16.meta_group_rank()] = m16; }
+  ranks[block.thread_rank()] = t16.thread_rank() + 100 * (int)t16.size();
+})", "k");
+  const int n = 64;
+  std::vector<int> in(n);
+  for (int i = 0; i < n; ++i) in[i] = (i * 7919) % 101;
+  Buffer<int> din(in), s32(2), s16(4), m16(4), ranks(n);
+  launch(*b.kernel, {1}, {n}, 0, din.p, s32.p, s16.p, m16.p, ranks.p);
+  for (int g = 0; g < 2; ++g)
+    EXPECT_EQ(s32.host()[g], std::accumulate(in.begin() + 32 * g, in.begin() + 32 * g + 32, 0));
+  for (int g = 0; g < 4; ++g) {
+    EXPECT_EQ(s16.host()[g], std::accumulate(in.begin() + 16 * g, in.begin() + 16 * g + 16, 0));
+    EXPECT_EQ(m16.host()[g], *std::max_element(in.begin() + 16 * g, in.begin() + 16 * g + 16));
+  }
+  for (int i = 0; i < n; ++i) ASSERT_EQ(ranks.host()[i], i % 16 + 1600);
+}
+
+TEST(CpuBarrier, DeadlockIsReported) {
+  Built b = build(R"(
+__global__ void k(int* out) {
+  if (threadIdx.x < 16) { __syncthreads(); out[0] = 1; }
+  else { __syncwarp(); __syncthreads(); }
+  while (threadIdx.x == 40) { __syncthreads(); }
+})", "k");
+  Buffer<int> out(1);
+  try {
+    launch(*b.kernel, {1}, {64}, 0, out.p);
+    FAIL() << "no deadlock reported";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("deadlock"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("kernel 'k'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CpuBarrier, FiberStackOverflowIsReported) {
+  Built b = build(R"(
+__device__ int deep(volatile int* p, int d) {
+  volatile char pad[512];
+  pad[d % 512] = (char)d;
+  return d == 0 ? *p : deep(p, d - 1) + pad[(d * 7) % 512];
+}
+__global__ void k(int* out, int depth) {
+  __syncthreads();
+  if (threadIdx.x == 5) out[0] = deep(out, depth);
+})", "k", {"-O0"});
+  Buffer<int> out(1, 0);
+  launch(*b.kernel, {1}, {32}, 0, out.p, 10);  // shallow: fine
+  try {
+    launch(*b.kernel, {1}, {32}, 0, out.p, 1000000);
+    FAIL() << "no overflow reported";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("overflowed its 64 KiB fiber stack"), std::string::npos) << m;
+    EXPECT_NE(m.find("thread (5,0,0) of block (0,0,0)"), std::string::npos) << m;
+  }
+  launch(*b.kernel, {1}, {32}, 0, out.p, 10);  // the worker still runs kernels afterwards
+}
+
+TEST(CpuBarrier, TrapAndAssertBecomeErrors) {
+  Built b = build(R"(
+#include <cassert>
+__global__ void k(int bad) {
+  __syncthreads();
+  assert(threadIdx.x != bad);
+})", "k");
+  launch(*b.kernel, {2}, {8}, 0, -1);
+  try {
+    launch(*b.kernel, {2}, {8}, 0, 3);
+    FAIL() << "no assertion reported";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("assertion 'threadIdx.x != bad' failed"), std::string::npos) << m;
+    EXPECT_NE(m.find("test_kernel.cu:5"), std::string::npos) << m;
+    EXPECT_NE(m.find("thread (3,0,0)"), std::string::npos) << m;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::cpu_test

@@ -1,0 +1,117 @@
+// The cpu prelude's intrinsics and atomics against known answers.
+#include <cmath>
+
+#include "cpu_test_util.h"
+
+namespace kiln::cpu_test {
+namespace {
+
+TEST(CpuIntrinsics, IntegerAndFloatIntrinsics) {
+  Built b = build(R"(
+__global__ void k(int* o, float* f) {
+  o[0] = __popc(0xF0F0u);
+  o[1] = __clz(1);
+  o[2] = __clz(0);
+  o[3] = __ffs(0x50);
+  o[4] = (int)__brev(1u);
+  o[5] = __float2int_rn(2.5f);
+  o[6] = __float2int_rn(3.5f);
+  o[7] = __float2int_rz(-2.7f);
+  o[8] = __float2int_rd(-2.2f);
+  o[9] = __float2int_ru(2.2f);
+  o[10] = __float_as_int(1.0f);
+  o[11] = __popcll(0xFFFFFFFFFFull);
+  o[12] = __clzll(1ll);
+  o[13] = __mulhi(0x40000000, 8);
+  o[14] = (int)__byte_perm(0x33221100u, 0x77665544u, 0x4321u);
+  o[15] = min(3, 7) + max(3u, 7u);
+  o[16] = __float2int_rn(1e20f);
+  f[0] = __saturatef(1.5f);
+  f[1] = __saturatef(-0.5f);
+  f[2] = rsqrtf(4.0f);
+  f[3] = __fdividef(1.0f, 4.0f);
+  f[4] = fminf(2.0f, 3.0f) + fmaxf(2.0f, 3.0f);
+  f[5] = __expf(0.0f);
+  f[6] = sqrtf(16.0f);
+  f[7] = __int_as_float(0x3f800000);
+  float s, c; sincosf(0.0f, &s, &c); f[8] = s + 2 * c;
+  f[9] = max(1.5f, -2.0f);
+})", "k");
+  Buffer<int> o(17);
+  Buffer<float> f(10);
+  launch(*b.kernel, {1}, {1}, 0, o.p, f.p);
+  std::vector<int> expect{8, 31, 32, 5, int(0x80000000u), 2, 4, -2, -3, 3, 0x3f800000, 40, 63, 2,
+                          0x44332211, 10, 2147483647};
+  EXPECT_EQ(o.host(), expect);
+  std::vector<float> fe{1.0f, 0.0f, 0.5f, 0.25f, 5.0f, 1.0f, 4.0f, 1.0f, 2.0f, 1.5f};
+  EXPECT_EQ(f.host(), fe);
+}
+
+TEST(CpuIntrinsics, VectorTypes) {
+  Built b = build(R"(
+__global__ void k(float4* out, const int2* in) {
+  float4 v = make_float4(1, 2, 3, 4);
+  int2 p = in[threadIdx.x];
+  v.x += p.x; v.w += p.y;
+  out[threadIdx.x] = v;
+  static_assert(sizeof(float4) == 16 && alignof(float4) == 16, "float4");
+  static_assert(sizeof(double2) == 16 && alignof(double2) == 16, "double2");
+  static_assert(sizeof(float3) == 12, "float3");
+  static_assert(sizeof(uchar4) == 4 && alignof(uchar4) == 4, "uchar4");
+})", "k");
+  Buffer<int> in(std::vector<int>{10, 20, 30, 40});
+  Buffer<float> out(8);
+  launch(*b.kernel, {1}, {2}, 0, out.p, in.p);
+  EXPECT_EQ(out.host(), (std::vector<float>{11, 2, 3, 24, 31, 2, 3, 44}));
+}
+
+TEST(CpuAtomics, KnownAnswers) {
+  Built b = build(R"(
+__global__ void k(unsigned* inc, unsigned* dec, int* sum, float* fsum, double* dsum,
+                  unsigned long long* u64, int* mn, int* mx, int* cas_sum, unsigned* bits) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  atomicInc(inc, 9u);          // wraps at 10: 1000 increments leave 1000 % 10
+  atomicDec(dec, 9u);
+  atomicAdd(sum, t);
+  atomicAdd(fsum, (float)(t % 7));
+  atomicAdd(dsum, (double)t);
+  atomicAdd(u64, 1ull << 33);
+  atomicMin(mn, -t);
+  atomicMax(mx, t);
+  int old = *cas_sum, assumed;
+  do { assumed = old; old = atomicCAS(cas_sum, assumed, assumed + 2); } while (old != assumed);
+  atomicOr(bits, 1u << (t % 32));
+})", "k");
+  Buffer<unsigned> inc(1, 0), dec(1, 3), bits(1, 0);
+  Buffer<int> sum(1, 0), mn(1, 0), mx(1, 0), cas(1, 0);
+  Buffer<float> fsum(1, 0);
+  Buffer<double> dsum(1, 0);
+  Buffer<unsigned long long> u64(1, 0);
+  launch(*b.kernel, {8}, {125}, 0, inc.p, dec.p, sum.p, fsum.p, dsum.p, u64.p, mn.p, mx.p, cas.p, bits.p);
+  EXPECT_EQ(inc.host()[0], 1000u % 10u);
+  // dec from 3 with wrap to 9: the sequence 3,2,1,0,9,8,...; after 1000 steps: (3 - 1000) mod 10 = 3
+  EXPECT_EQ(dec.host()[0], 3u);
+  EXPECT_EQ(sum.host()[0], 999 * 1000 / 2);
+  double expect_f = 0;
+  for (int t = 0; t < 1000; ++t) expect_f += t % 7;
+  EXPECT_EQ(fsum.host()[0], float(expect_f));
+  EXPECT_EQ(dsum.host()[0], 999.0 * 1000 / 2);
+  EXPECT_EQ(u64.host()[0], 1000ull << 33);
+  EXPECT_EQ(mn.host()[0], -999);
+  EXPECT_EQ(mx.host()[0], 999);
+  EXPECT_EQ(cas.host()[0], 2000);
+  EXPECT_EQ(bits.host()[0], 0xffffffffu);
+}
+
+TEST(CpuAtomics, IncWrapsAtLimit) {
+  Built b = build(R"(
+__global__ void k(unsigned* p, unsigned* old) { old[threadIdx.x] = atomicInc(p, 2u); })", "k");
+  Buffer<unsigned> p(1, 0), old(1, 99);
+  for (unsigned expected : {0u, 1u, 2u, 0u, 1u}) {
+    launch(*b.kernel, {1}, {1}, 0, p.p, old.p);
+    EXPECT_EQ(old.host()[0], expected);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::cpu_test
