@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/backend.h"
@@ -46,11 +47,17 @@ class DiskCache {
   const std::filesystem::path& dir() const { return dir_; }
 
  private:
+  bool ready();
+  void disable(const std::string& message);
+  std::filesystem::path entry_path(const std::string& key) const;
+  void evict(const std::string& keep);
+
   std::filesystem::path dir_;
   std::uint64_t max_bytes_;
   bool enabled_;
   Warn warn_;
   bool warned_unwritable_ = false;
+  bool checked_ = false;  // the folder exists, is ours and private
 };
 
 // Entry (de)serialisation, exposed for tests and the fuzzer.

@@ -1,5 +1,1062 @@
-// Placeholder until the array module lands.
+// The array module: host arrays as Lua userdata (see shared/design/lua-api.md and docs/arrays.md).
+//
+// Lua raises errors with longjmp, which skips C++ destructors. So the C functions here raise Lua
+// errors only while no C++ object with a destructor is alive in their frame; past that point
+// they throw C++ exceptions, which `guarded` turns into Lua errors once the frames unwound.
+#include "repl/lua_array.h"
+
+#include <charconv>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
 #include "repl/modules.h"
+#include "runtime/error.h"
+#include "runtime/image.h"
+
 namespace kiln::lua {
-int open_array(lua_State* L) { lua_newtable(L); return 1; }
+namespace {
+
+constexpr int kMaxDims = 32;
+constexpr std::int64_t kSummaryThreshold = 1000;  // numpy's print threshold and edge items
+constexpr std::int64_t kEdgeItems = 3;
+constexpr std::size_t kLineWidth = 75;
+
+// A bad argument found after C++ objects came alive: becomes luaL_argerror in `guarded`.
+struct ArgError : Error {
+  ArgError(int arg, const std::string& msg) : Error(msg), arg(arg) {}
+  int arg;
+};
+
+// Runs F, turning the C++ exceptions it throws into Lua errors raised after they unwound.
+template <lua_CFunction F>
+int guarded(lua_State* L) {
+  char msg[1024];
+  int arg = 0;
+  try {
+    return F(L);
+  } catch (const ArgError& e) {
+    std::snprintf(msg, sizeof msg, "%s", e.what());
+    arg = e.arg;
+  } catch (const std::bad_alloc&) {
+    std::snprintf(msg, sizeof msg, "not enough memory");
+  } catch (const std::exception& e) {
+    std::snprintf(msg, sizeof msg, "%s", e.what());
+  }
+  if (arg > 0) return luaL_argerror(L, arg, msg);
+  return luaL_error(L, "%s", msg);
+}
+
+const char* dtype_name(DType t) { return dtype_info(t).name.data(); }
+
+// --- values <-> elements ------------------------------------------------------------------------
+
+// Pushes element i (0-based flat): an integer for integer dtypes (a float for uint64 values past
+// 2^63 - 1, which Lua integers cannot hold), a float for float dtypes, a boolean for bool.
+void push_element(lua_State* L, const HostArray& a, std::int64_t i) {
+  switch (a.dtype()) {
+    case DType::float32: lua_pushnumber(L, a.as<float>()[i]); return;
+    case DType::float64: lua_pushnumber(L, a.as<double>()[i]); return;
+    case DType::boolean: lua_pushboolean(L, a.as<bool>()[i]); return;
+    case DType::uint64: {
+      std::uint64_t v = a.as<std::uint64_t>()[i];
+      if (v > static_cast<std::uint64_t>(LUA_MAXINTEGER))
+        lua_pushnumber(L, static_cast<lua_Number>(v));
+      else
+        lua_pushinteger(L, static_cast<lua_Integer>(v));
+      return;
+    }
+    default: lua_pushinteger(L, a.get_integer(i)); return;
+  }
+}
+
+// Stores the Lua value at idx into element i; throws kiln::Error when it is not a number (or a
+// boolean, for bool arrays), not integral for an integer dtype, or out of the dtype's range.
+void set_element(lua_State* L, HostArray& a, std::int64_t i, int idx) {
+  int type = lua_type(L, idx);
+  if (type == LUA_TBOOLEAN && a.dtype() == DType::boolean) {
+    a.set_integer(i, lua_toboolean(L, idx));
+  } else if (type != LUA_TNUMBER) {
+    throw Error(std::string("expected a number") + (a.dtype() == DType::boolean ? " or boolean" : "") +
+                " for a " + dtype_name(a.dtype()) + " element, got " + luaL_typename(L, idx));
+  } else if (lua_isinteger(L, idx)) {
+    a.set_integer(i, lua_tointeger(L, idx));
+  } else {
+    a.set_number(i, lua_tonumber(L, idx));
+  }
+}
+
+// Sets every element to the Lua value at idx (converted once, then copied bytewise).
+void fill_with(lua_State* L, HostArray& a, int idx) {
+  if (a.size() == 0) return;
+  set_element(L, a, 0, idx);
+  auto* p = static_cast<unsigned char*>(a.data());
+  std::size_t done = dtype_info(a.dtype()).size, total = a.nbytes();
+  for (; done < total; done *= 2) std::memcpy(p + done, p, std::min(done, total - done));
+}
+
+// --- the userdata ------------------------------------------------------------------------------
+
+// __gc: runs the destructor, dropping this handle's share of the buffer. [-0, +0]
+int array_gc(lua_State* L) {
+  auto* a = static_cast<HostArray*>(luaL_testudata(L, 1, kHostArrayMeta));
+  if (a) a->~HostArray();
+  return 0;
+}
+
+// A flat 1-based Lua index at idx -> 0-based, bounds-checked (Lua errors; nothing to unwind).
+std::int64_t check_flat_index(lua_State* L, const HostArray& a, int idx) {
+  int ok = 0;
+  lua_Integer i = lua_tointegerx(L, idx, &ok);
+  if (!ok) {
+    if (lua_type(L, idx) == LUA_TNUMBER)
+      luaL_error(L, "array index must be an integer, got %s", lua_tostring(L, idx));
+    luaL_error(L, "array index must be an integer, got a %s", luaL_typename(L, idx));
+  }
+  if (i < 1 || i > a.size())
+    luaL_error(L, "index %I out of range for array of size %I", static_cast<LUA_INTEGER>(i),
+               static_cast<LUA_INTEGER>(a.size()));
+  return i - 1;
+}
+
+// __index: a[i], a.shape, a.dtype, a.size, a.ndim, and the methods (upvalue 1). [-0, +1]
+int array_index(lua_State* L) {
+  HostArray& a = check_host_array(L, 1);
+  if (lua_type(L, 2) == LUA_TNUMBER) {
+    push_element(L, a, check_flat_index(L, a, 2));
+    return 1;
+  }
+  const char* key = lua_tostring(L, 2);
+  if (key == nullptr || lua_type(L, 2) != LUA_TSTRING) {
+    lua_pushnil(L);
+  } else if (std::strcmp(key, "shape") == 0) {
+    push_shape(L, a.shape());
+  } else if (std::strcmp(key, "dtype") == 0) {
+    lua_pushstring(L, dtype_name(a.dtype()));
+  } else if (std::strcmp(key, "size") == 0) {
+    lua_pushinteger(L, a.size());
+  } else if (std::strcmp(key, "ndim") == 0) {
+    lua_pushinteger(L, a.ndim());
+  } else {
+    lua_pushvalue(L, 2);
+    lua_rawget(L, lua_upvalueindex(1));
+  }
+  return 1;
+}
+
+// __newindex: a[i] = v. [-0, +0]
+int array_newindex(lua_State* L) {
+  HostArray& a = check_host_array(L, 1);
+  if (lua_type(L, 2) != LUA_TNUMBER)
+    return luaL_error(L, "cannot assign to field '%s' of an array (only a[i] = v)",
+                      luaL_tolstring(L, 2, nullptr));
+  set_element(L, a, check_flat_index(L, a, 2), 3);
+  return 0;
+}
+
+// __len: #a is the number of elements. [-0, +1]
+int array_len(lua_State* L) {
+  lua_pushinteger(L, check_host_array(L, 1).size());
+  return 1;
+}
+
+// __tostring. [-0, +1]
+int array_tostring(lua_State* L) {
+  std::string s = format_array(check_host_array(L, 1));
+  lua_pushlstring(L, s.data(), s.size());
+  return 1;
+}
+
+// The 0-based flat index of the 1-based indices at first..first+ndim-1 (Lua errors).
+std::int64_t check_multi_index(lua_State* L, const HostArray& a, int first, const char* what) {
+  std::int64_t flat = 0;
+  for (int k = 0; k < a.ndim(); ++k) {
+    lua_Integer i = luaL_checkinteger(L, first + k);
+    std::int64_t n = a.shape()[k];
+    if (i < 1 || i > n)
+      luaL_error(L, "%s: index %I out of range for dimension %d (size %I)", what,
+                 static_cast<LUA_INTEGER>(i), k + 1, static_cast<LUA_INTEGER>(n));
+    flat = flat * n + (i - 1);
+  }
+  return flat;
+}
+
+// a:get(i, j, ...) -> element. [-0, +1]
+int array_get(lua_State* L) {
+  HostArray& a = check_host_array(L, 1);
+  int nidx = lua_gettop(L) - 1;
+  if (nidx != a.ndim())
+    return luaL_error(L, "get: expected %d indices for a %d-d array, got %d", a.ndim(), a.ndim(),
+                      nidx);
+  push_element(L, a, check_multi_index(L, a, 2, "get"));
+  return 1;
+}
+
+// a:set(i, j, ..., v). [-0, +0]
+int array_set(lua_State* L) {
+  HostArray& a = check_host_array(L, 1);
+  int nidx = lua_gettop(L) - 2;
+  if (nidx != a.ndim())
+    return luaL_error(L, "set: expected %d indices and a value for a %d-d array, got %d indices",
+                      a.ndim(), a.ndim(), nidx < 0 ? 0 : nidx);
+  std::int64_t flat = check_multi_index(L, a, 2, "set");
+  set_element(L, a, flat, lua_gettop(L));
+  return 0;
+}
+
+// a:sum(): an integer for integer and bool dtypes, a float otherwise. [-0, +1]
+int array_sum(lua_State* L) {
+  HostArray& a = check_host_array(L, 1);
+  if (dtype_info(a.dtype()).is_integer)
+    lua_pushinteger(L, sum_integer(a));
+  else
+    lua_pushnumber(L, sum_float(a));
+  return 1;
+}
+
+// a:min() / a:max(): the element itself. [-0, +1]
+int array_min(lua_State* L) {
+  HostArray& a = check_host_array(L, 1);
+  push_element(L, a, argmin(a));
+  return 1;
+}
+int array_max(lua_State* L) {
+  HostArray& a = check_host_array(L, 1);
+  push_element(L, a, argmax(a));
+  return 1;
+}
+
+// a:mean(): a float. [-0, +1]
+int array_mean(lua_State* L) {
+  lua_pushnumber(L, mean(check_host_array(L, 1)));
+  return 1;
+}
+
+// a:copy(): a deep copy. [-0, +1]
+int array_copy(lua_State* L) {
+  HostArray& a = check_host_array(L, 1);
+  push_host_array(L, astype(a, a.dtype()));
+  return 1;
+}
+
+// a:astype(dtype): a converted deep copy. [-0, +1]
+int array_astype(lua_State* L) {
+  HostArray& a = check_host_array(L, 1);
+  luaL_checkany(L, 2);
+  DType t = opt_dtype(L, 2, a.dtype());
+  push_host_array(L, astype(a, t));
+  return 1;
+}
+
+// a:fill(v): sets every element; returns a. [-0, +1]
+int array_fill(lua_State* L) {
+  HostArray& a = check_host_array(L, 1);
+  luaL_checkany(L, 2);
+  fill_with(L, a, 2);
+  lua_settop(L, 1);
+  return 1;
+}
+
+// Validates dimension k of a shape (the value on top of the stack) and returns it; -1 passes
+// when allow_infer. Lua errors name the argument.
+std::int64_t check_dim(lua_State* L, int arg, int k, bool allow_infer) {
+  int ok = 0;
+  lua_Integer d = lua_tointegerx(L, -1, &ok);
+  if (lua_type(L, -1) != LUA_TNUMBER)
+    luaL_argerror(L, arg, lua_pushfstring(L, "shape: dimension %d is a %s, expected a number", k,
+                                          luaL_typename(L, -1)));
+  if (!ok)
+    luaL_argerror(L, arg, lua_pushfstring(L, "shape: dimension %d is %s, not an integer", k,
+                                          lua_tostring(L, -1)));
+  if (d < 0 && !(allow_infer && d == -1))
+    luaL_argerror(L, arg, lua_pushfstring(L, "shape: dimension %d is %I, must be >= 0", k,
+                                          static_cast<LUA_INTEGER>(d)));
+  return d;
+}
+
+// check_shape, optionally accepting one -1 (reshape infers it). [-0, +0, v]
+Shape check_shape_ex(lua_State* L, int idx, bool allow_infer) {
+  idx = lua_absindex(L, idx);
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    lua_pushvalue(L, idx);
+    std::int64_t d = check_dim(L, idx, 1, allow_infer);
+    lua_pop(L, 1);
+    return Shape{d};
+  }
+  if (!lua_istable(L, idx))
+    luaL_typeerror(L, idx, "shape (a number or a table of numbers)");
+  lua_Integer n = luaL_len(L, idx);
+  if (n > kMaxDims)
+    luaL_argerror(L, idx, lua_pushfstring(L, "shape: %I dimensions, at most %d allowed",
+                                          static_cast<LUA_INTEGER>(n), kMaxDims));
+  std::int64_t dims[kMaxDims];
+  int inferred = 0;
+  for (int k = 1; k <= n; ++k) {
+    lua_geti(L, idx, k);
+    dims[k - 1] = check_dim(L, idx, k, allow_infer);
+    inferred += dims[k - 1] == -1;
+    lua_pop(L, 1);
+  }
+  if (inferred > 1) luaL_argerror(L, idx, "shape: only one dimension can be -1");
+  return Shape(dims, dims + n);
+}
+
+// a:reshape(shape): the same buffer under a new shape of the same size; one dimension may be -1
+// (inferred). [-0, +1]
+int array_reshape(lua_State* L) {
+  HostArray& a = check_host_array(L, 1);
+  Shape s = check_shape_ex(L, 2, true);
+  std::int64_t known = 1;
+  int infer = -1;
+  for (std::size_t k = 0; k < s.size(); ++k) {
+    if (s[k] == -1)
+      infer = static_cast<int>(k);
+    else
+      known = s[k] == 0 ? 0 : (known > INT64_MAX / s[k] ? -1 : known * s[k]);
+  }
+  if (infer >= 0) {
+    if (known <= 0 || a.size() % known != 0)
+      throw ArgError(2, "reshape: cannot reshape an array of size " + std::to_string(a.size()) +
+                            " into shape " + shape_string(s));
+    s[infer] = a.size() / known;
+  }
+  push_host_array(L, a.reshaped(std::move(s)));
+  return 1;
+}
+
+// Pushes the sub-table of a for dimension `dim` starting at flat offset `*pos`. [-0, +1]
+void push_table(lua_State* L, const HostArray& a, int dim, std::int64_t* pos) {
+  std::int64_t n = a.shape()[dim];
+  lua_createtable(L, static_cast<int>(std::min<std::int64_t>(n, INT_MAX)), 0);
+  for (std::int64_t i = 1; i <= n; ++i) {
+    if (dim + 1 == a.ndim())
+      push_element(L, a, (*pos)++);
+    else
+      push_table(L, a, dim + 1, pos);
+    lua_rawseti(L, -2, i);
+  }
+}
+
+// a:totable(): nested Lua tables (the element itself for a 0-d array). [-0, +1]
+int array_totable(lua_State* L) {
+  HostArray& a = check_host_array(L, 1);
+  luaL_checkstack(L, a.ndim() + 10, "array too deep");
+  std::int64_t pos = 0;
+  if (a.ndim() == 0)
+    push_element(L, a, 0);
+  else
+    push_table(L, a, 0, &pos);
+  return 1;
+}
+
+// --- constructors ----------------------------------------------------------------------------
+
+// array.zeros(shape [, dtype]) and array.empty (also zero-filled). [-0, +1]
+int array_zeros(lua_State* L) {
+  Shape s = check_shape(L, 1);
+  DType t = opt_dtype(L, 2, DType::float64);
+  push_host_array(L, HostArray(std::move(s), t));
+  return 1;
+}
+
+// array.ones(shape [, dtype]). [-0, +1]
+int array_ones(lua_State* L) {
+  Shape s = check_shape(L, 1);
+  DType t = opt_dtype(L, 2, DType::float64);
+  push_host_array(L, HostArray(std::move(s), t));
+  lua_pushinteger(L, 1);
+  fill_with(L, *test_host_array(L, -2), -1);
+  lua_pop(L, 1);
+  return 1;
+}
+
+// array.full(shape, value [, dtype]). [-0, +1]
+int array_full(lua_State* L) {
+  Shape s = check_shape(L, 1);
+  luaL_checkany(L, 2);
+  DType t = opt_dtype(L, 3, DType::float64);
+  push_host_array(L, HostArray(std::move(s), t));
+  try {
+    fill_with(L, *test_host_array(L, -1), 2);
+  } catch (const Error& e) {
+    throw ArgError(2, e.what());
+  }
+  return 1;
+}
+
+// array.arange(n [, dtype]): 0, 1, ..., n-1. [-0, +1]
+int array_arange(lua_State* L) {
+  lua_Integer n = luaL_checkinteger(L, 1);
+  luaL_argcheck(L, n >= 0, 1, "arange: n must be >= 0");
+  DType t = opt_dtype(L, 2, DType::float64);
+  push_host_array(L, HostArray(Shape{n}, t));
+  HostArray& a = *test_host_array(L, -1);
+  for (std::int64_t i = 0; i < n; ++i) a.set_integer(i, i);
+  return 1;
+}
+
+// "t[2][3]" for the 0-based index path of a nested table.
+std::string position(const std::vector<std::int64_t>& path) {
+  std::string s = "t";
+  for (std::int64_t i : path) s += "[" + std::to_string(i + 1) + "]";
+  return s;
+}
+
+// array.from's walk over a nested table at the top of the stack: checks that it is rectangular
+// with the given shape and that the leaves are numbers or booleans; counts the booleans.
+void check_nested(lua_State* L, const Shape& shape, std::vector<std::int64_t>& path,
+                  std::int64_t* booleans) {
+  std::size_t dim = path.size();
+  bool table = lua_istable(L, -1);
+  if (dim == shape.size()) {
+    int type = lua_type(L, -1);
+    if (type == LUA_TBOOLEAN) ++*booleans;
+    if (type != LUA_TNUMBER && type != LUA_TBOOLEAN)
+      throw ArgError(1, "from: " + position(path) + " is a " + luaL_typename(L, -1) +
+                            ", expected a number or boolean (every row has " +
+                            std::to_string(shape.size()) + " dimensions, as t[1][1]... does)");
+    return;
+  }
+  if (!table)
+    throw ArgError(1, "from: " + position(path) + " is a " + luaL_typename(L, -1) +
+                          ", expected a table (rows are not rectangular)");
+  std::int64_t n = static_cast<std::int64_t>(lua_rawlen(L, -1));
+  if (n != shape[dim])
+    throw ArgError(1, "from: " + position(path) + " has " + std::to_string(n) +
+                          " elements, expected " + std::to_string(shape[dim]) +
+                          " (rows are not rectangular)");
+  luaL_checkstack(L, 4, "from: table nested too deep");
+  for (std::int64_t i = 0; i < n; ++i) {
+    lua_rawgeti(L, -1, i + 1);
+    path.push_back(i);
+    check_nested(L, shape, path, booleans);
+    path.pop_back();
+    lua_pop(L, 1);
+  }
+}
+
+// Copies the leaves of the nested table on top of the stack into a, in row-major order.
+void fill_nested(lua_State* L, HostArray& a, int depth, std::vector<std::int64_t>& path,
+                 std::int64_t* pos) {
+  if (depth == a.ndim()) {
+    try {
+      set_element(L, a, (*pos)++, -1);
+    } catch (const Error& e) {
+      throw ArgError(1, "from: " + position(path) + ": " + e.what());
+    }
+    return;
+  }
+  std::int64_t n = a.shape()[depth];
+  for (std::int64_t i = 0; i < n; ++i) {
+    lua_rawgeti(L, -1, i + 1);
+    path.push_back(i);
+    fill_nested(L, a, depth + 1, path, pos);
+    path.pop_back();
+    lua_pop(L, 1);
+  }
+}
+
+// array.from(t [, dtype]): nested tables -> n-d array; the default dtype is float64, or bool
+// when every element is a boolean. A number gives a 0-d array. [-0, +1]
+int array_from(lua_State* L) {
+  if (!lua_istable(L, 1) && lua_type(L, 1) != LUA_TNUMBER && lua_type(L, 1) != LUA_TBOOLEAN)
+    luaL_typeerror(L, 1, "table");
+  lua_settop(L, 2);
+  lua_pushvalue(L, 1);  // the walks work on the top of the stack
+  Shape shape;
+  for (int depth = 0; lua_istable(L, -1); ++depth) {  // the shape, from t, t[1], t[1][1], ...
+    if (depth >= kMaxDims) throw ArgError(1, "from: tables nested deeper than 32 levels");
+    shape.push_back(static_cast<std::int64_t>(lua_rawlen(L, -1)));
+    if (shape.back() == 0) break;
+    lua_rawgeti(L, -1, 1);
+  }
+  lua_settop(L, 3);
+  std::vector<std::int64_t> path;
+  std::int64_t booleans = 0;
+  check_nested(L, shape, path, &booleans);
+  std::int64_t n = shape_size(shape);
+  DType def = n > 0 && booleans == n ? DType::boolean : DType::float64;
+  if (!lua_isnoneornil(L, 2) && lua_type(L, 2) != LUA_TSTRING)
+    throw ArgError(2, std::string("dtype name expected, got ") + luaL_typename(L, 2));
+  DType t = def;
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    auto parsed = parse_dtype(lua_tostring(L, 2));
+    if (!parsed) throw ArgError(2, std::string("unknown dtype '") + lua_tostring(L, 2) + "'");
+    t = *parsed;
+  }
+  HostArray a(shape, t);
+  std::int64_t pos = 0;
+  fill_nested(L, a, 0, path, &pos);
+  push_host_array(L, std::move(a));
+  return 1;
+}
+
+// --- comparisons, images -------------------------------------------------------------------
+
+// array.equal(a, b). [-0, +1]
+int array_equal_fn(lua_State* L) {
+  lua_pushboolean(L, array_equal(check_host_array(L, 1), check_host_array(L, 2)));
+  return 1;
+}
+
+// array.allclose(a, b [, rtol [, atol]]). [-0, +1]
+int array_allclose(lua_State* L) {
+  HostArray& a = check_host_array(L, 1);
+  HostArray& b = check_host_array(L, 2);
+  double rtol = luaL_optnumber(L, 3, 1e-5), atol = luaL_optnumber(L, 4, 1e-8);
+  lua_pushboolean(L, allclose(a, b, rtol, atol));
+  return 1;
+}
+
+// array.max_abs_diff(a, b). [-0, +1]
+int array_max_abs_diff(lua_State* L) {
+  lua_pushnumber(L, max_abs_diff(check_host_array(L, 1), check_host_array(L, 2)));
+  return 1;
+}
+
+// array.load_image(path). [-0, +1]
+int array_load_image(lua_State* L) {
+  const char* path = luaL_checkstring(L, 1);
+  push_host_array(L, load_image(path));
+  return 1;
+}
+
+// array.save_image(path, a). [-0, +0]
+int array_save_image(lua_State* L) {
+  const char* path = luaL_checkstring(L, 1);
+  save_image(path, check_host_array(L, 2));
+  return 0;
+}
+
+// --- random ----------------------------------------------------------------------------------
+
+// The state's generator: a userdata, upvalue 1 of the random functions.
+Xoshiro256& generator(lua_State* L) {
+  return *static_cast<Xoshiro256*>(lua_touserdata(L, lua_upvalueindex(1)));
+}
+
+// A seed from the operating system's entropy source.
+std::uint64_t entropy_seed() {
+  try {
+    std::random_device rd;
+    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+  } catch (const std::exception&) {
+    int local = 0;  // no entropy device: the clock and an address (ASLR) will have to do
+    return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+           reinterpret_cast<std::uintptr_t>(&local);
+  }
+}
+
+// Reads opts.seed (opts at idx, a table or nil) into *seed; true when present. Lua errors.
+bool opt_seed(lua_State* L, int idx, std::uint64_t* seed) {
+  if (lua_isnoneornil(L, idx)) return false;
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_getfield(L, idx, "seed");
+  bool present = !lua_isnil(L, -1);
+  if (present) {
+    int ok = 0;
+    lua_Integer s = lua_tointegerx(L, -1, &ok);
+    if (!ok) luaL_argerror(L, idx, "opts.seed must be an integer");
+    *seed = static_cast<std::uint64_t>(s);
+  }
+  lua_pop(L, 1);
+  return present;
+}
+
+// opts[name] as a number, def when absent. Lua errors.
+double opt_number_field(lua_State* L, int idx, const char* name, double def) {
+  if (lua_isnoneornil(L, idx)) return def;
+  lua_getfield(L, idx, name);
+  double v = def;
+  if (!lua_isnil(L, -1)) {
+    int ok = 0;
+    v = lua_tonumberx(L, -1, &ok);
+    if (!ok || lua_type(L, -1) != LUA_TNUMBER)
+      luaL_argerror(L, idx, lua_pushfstring(L, "opts.%s must be a number", name));
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+// opts.dtype, def when absent. Lua errors.
+DType opt_dtype_field(lua_State* L, int idx, DType def) {
+  if (lua_isnoneornil(L, idx)) return def;
+  lua_getfield(L, idx, "dtype");
+  DType t = opt_dtype(L, lua_gettop(L), def);
+  lua_pop(L, 1);
+  return t;
+}
+
+// array.random.seed([n]): reseeds the state's generator (from entropy when n is nil). [-0, +0]
+int random_seed(lua_State* L) {
+  std::uint64_t seed = lua_isnoneornil(L, 1) ? entropy_seed()
+                                             : static_cast<std::uint64_t>(luaL_checkinteger(L, 1));
+  generator(L) = Xoshiro256(seed);
+  return 0;
+}
+
+// The common front of the random functions: shape at shape_arg, opts at opts_arg, a float
+// dtype; returns the generator to use (a one-off one in *local when opts.seed is given).
+Xoshiro256* random_setup(lua_State* L, int opts_arg, Xoshiro256* local) {
+  std::uint64_t seed = 0;
+  if (opt_seed(L, opts_arg, &seed)) {
+    *local = Xoshiro256(seed);
+    return local;
+  }
+  return &generator(L);
+}
+
+// array.random.uniform(shape [, opts]): floats in [low, high). [-0, +1]
+int random_uniform(lua_State* L) {
+  Shape s = check_shape(L, 1);
+  double low = opt_number_field(L, 2, "low", 0), high = opt_number_field(L, 2, "high", 1);
+  DType t = opt_dtype_field(L, 2, DType::float64);
+  if (!(low < high) || !std::isfinite(high - low))
+    throw ArgError(2, "uniform: need finite low < high, got low=" + std::to_string(low) +
+                          ", high=" + std::to_string(high));
+  if (t != DType::float32 && t != DType::float64)
+    throw ArgError(2, std::string("uniform: dtype must be float32 or float64, got ") +
+                          dtype_name(t));
+  Xoshiro256 local(0);
+  Xoshiro256* g = random_setup(L, 2, &local);
+  HostArray a(std::move(s), t);
+  for (std::int64_t i = 0; i < a.size(); ++i) {
+    double v = low + (high - low) * g->uniform();
+    if (t == DType::float32) {
+      float f = static_cast<float>(v);  // rounding may reach high: step back below it
+      if (f >= high) f = std::nextafter(static_cast<float>(high), -INFINITY);
+      a.as<float>()[i] = f;
+    } else {
+      a.as<double>()[i] = v >= high ? std::nextafter(high, low) : v;
+    }
+  }
+  push_host_array(L, std::move(a));
+  return 1;
+}
+
+// array.random.normal(shape [, opts]): Marsaglia's polar method. [-0, +1]
+int random_normal(lua_State* L) {
+  Shape s = check_shape(L, 1);
+  double loc = opt_number_field(L, 2, "loc", 0), scale = opt_number_field(L, 2, "scale", 1);
+  DType t = opt_dtype_field(L, 2, DType::float64);
+  if (!(scale >= 0) || !std::isfinite(loc) || !std::isfinite(scale))
+    throw ArgError(2, "normal: need finite loc and scale >= 0, got loc=" + std::to_string(loc) +
+                          ", scale=" + std::to_string(scale));
+  if (t != DType::float32 && t != DType::float64)
+    throw ArgError(2, std::string("normal: dtype must be float32 or float64, got ") +
+                          dtype_name(t));
+  Xoshiro256 local(0);
+  Xoshiro256* g = random_setup(L, 2, &local);
+  HostArray a(std::move(s), t);
+  for (std::int64_t i = 0; i < a.size(); i += 2) {
+    double u, v, r2;
+    do {
+      u = 2 * g->uniform() - 1;
+      v = 2 * g->uniform() - 1;
+      r2 = u * u + v * v;
+    } while (r2 >= 1 || r2 == 0);
+    double f = std::sqrt(-2 * std::log(r2) / r2);
+    a.set_number(i, loc + scale * u * f);
+    if (i + 1 < a.size()) a.set_number(i + 1, loc + scale * v * f);
+  }
+  push_host_array(L, std::move(a));
+  return 1;
+}
+
+// array.random.integers(low, high, shape [, opts]): integers in [low, high), unbiased. [-0, +1]
+int random_integers(lua_State* L) {
+  lua_Integer low = luaL_checkinteger(L, 1), high = luaL_checkinteger(L, 2);
+  if (low >= high)
+    luaL_error(L, "integers: need low < high (high is exclusive), got low=%I, high=%I",
+               static_cast<LUA_INTEGER>(low), static_cast<LUA_INTEGER>(high));
+  Shape s = check_shape(L, 3);
+  DType t = opt_dtype_field(L, 4, DType::int64);
+  if (!dtype_info(t).is_integer)
+    throw ArgError(4, std::string("integers: dtype must be an integer dtype, got ") +
+                          dtype_name(t));
+  Xoshiro256 local(0);
+  Xoshiro256* g = random_setup(L, 4, &local);
+  HostArray a(std::move(s), t);
+  try {  // the dtype must hold low and high - 1
+    HostArray probe(Shape{2}, t);
+    probe.set_integer(0, low);
+    probe.set_integer(1, high - 1);
+  } catch (const Error& e) {
+    throw ArgError(1, std::string("integers: [low, high) does not fit in ") + dtype_name(t) +
+                          ": " + e.what());
+  }
+  std::uint64_t range = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
+  dispatch_dtype(t, [&](auto tag) {
+    using T = decltype(tag);
+    T* x = a.as<T>();
+    for (std::int64_t i = 0; i < a.size(); ++i)
+      x[i] = static_cast<T>(static_cast<std::int64_t>(static_cast<std::uint64_t>(low) +
+                                                      g->bounded(range)));
+  });
+  push_host_array(L, std::move(a));
+  return 1;
+}
+
+// --- formatting ------------------------------------------------------------------------------
+
+// How one array's elements print: every element is given the same width (numpy's formatter).
+class ElementFormat {
+ public:
+  // Chooses the format from the elements that will be shown.
+  ElementFormat(const HostArray& a, const std::vector<std::int64_t>& shown) : a_(a) {
+    DType t = a.dtype();
+    if (t == DType::boolean) {
+      width_ = 5;
+    } else if (dtype_info(t).is_integer) {
+      for (std::int64_t i : shown) width_ = std::max(width_, integer_text(i).size());
+    } else {
+      choose_float_format(shown);
+    }
+  }
+
+  // Element i as text, padded to the common width.
+  std::string operator()(std::int64_t i) const {
+    DType t = a_.dtype();
+    if (t == DType::boolean) return pad_left(a_.as<bool>()[i] ? "true" : "false", width_);
+    if (dtype_info(t).is_integer) return pad_left(integer_text(i), width_);
+    return float_text(a_.get_number(i), true);
+  }
+
+ private:
+  static std::string pad_left(const std::string& s, std::size_t w) {
+    return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
+  }
+
+  std::string integer_text(std::int64_t i) const {
+    if (a_.dtype() == DType::uint64) return std::to_string(a_.as<std::uint64_t>()[i]);
+    return std::to_string(a_.get_integer(i));
+  }
+
+  // The shortest text that reads back as v (in the array's float type), positional or
+  // scientific, at most 8 fractional digits, trailing zeros trimmed but the point kept ("1.").
+  std::string shortest(double v) const {
+    char buf[128];
+    auto fmt = exp_ ? std::chars_format::scientific : std::chars_format::fixed;
+    auto r = a_.dtype() == DType::float32
+                 ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v), fmt)
+                 : std::to_chars(buf, buf + sizeof buf, v, fmt);
+    std::string s(buf, r.ptr);
+    std::string mant = s.substr(0, s.find('e')), rest = exp_ ? s.substr(s.find('e')) : "";
+    std::size_t dot = mant.find('.');
+    if (dot != std::string::npos && mant.size() - dot - 1 > 8) {  // round to 8 digits
+      std::snprintf(buf, sizeof buf, exp_ ? "%.8e" : "%.8f", v);
+      s = buf;
+      mant = s.substr(0, s.find('e'));
+      rest = exp_ ? s.substr(s.find('e')) : "";
+      while (mant.back() == '0') mant.pop_back();
+    }
+    if (mant.find('.') == std::string::npos) mant += '.';
+    return mant + rest;
+  }
+
+  // numpy's FloatingFormat: scientific when the magnitudes span too much, then the padding.
+  void choose_float_format(const std::vector<std::int64_t>& shown) {
+    double max_abs = 0, min_abs = INFINITY;
+    bool nonfinite = false, neg_inf = false;
+    for (std::int64_t i : shown) {
+      double v = a_.get_number(i);
+      if (!std::isfinite(v)) {
+        nonfinite = true;
+        neg_inf |= v < 0;
+        continue;
+      }
+      if (v != 0) max_abs = std::max(max_abs, std::fabs(v)), min_abs = std::min(min_abs, std::fabs(v));
+    }
+    exp_ = max_abs != 0 && (max_abs >= 1e8 || min_abs < 1e-4 || max_abs / min_abs > 1e3);
+    for (std::int64_t i : shown) {
+      double v = a_.get_number(i);
+      if (!std::isfinite(v)) continue;
+      std::string s = shortest(v);
+      std::size_t dot = s.find('.'), e = s.find('e');
+      pad_left_ = std::max(pad_left_, dot);
+      pad_right_ = std::max(pad_right_, (e == std::string::npos ? s.size() : e) - dot - 1);
+      if (e != std::string::npos) exp_digits_ = std::max(exp_digits_, s.size() - e - 2);
+    }
+    if (nonfinite) {
+      std::size_t offset = pad_right_ + 1 + (exp_ ? exp_digits_ + 2 : 0);
+      std::size_t need = std::max<std::size_t>(3, 3 + neg_inf);
+      if (need > offset) pad_left_ = std::max(pad_left_, need - offset);
+    }
+  }
+
+  // v in the chosen format: the integer part right-aligned to pad_left; the fraction padded to
+  // pad_right with spaces (positional) or zeros (scientific, as numpy does).
+  std::string float_text(double v, bool pad) const {
+    std::size_t width = pad_left_ + 1 + pad_right_ + (exp_ ? exp_digits_ + 2 : 0);
+    if (std::isnan(v)) return pad_left("nan", pad ? width : 0);
+    if (std::isinf(v)) return pad_left(v < 0 ? "-inf" : "inf", pad ? width : 0);
+    std::string s = shortest(v);
+    std::size_t dot = s.find('.'), e = s.find('e');
+    std::string ip = s.substr(0, dot);
+    std::string frac = s.substr(dot + 1, (e == std::string::npos ? s.size() : e) - dot - 1);
+    std::string ex = e == std::string::npos ? "" : s.substr(e);
+    if (!pad) return s;
+    if (exp_) {
+      frac.append(pad_right_ - frac.size(), '0');
+      std::string digits = ex.substr(2);
+      ex = ex.substr(0, 2) + std::string(exp_digits_ - digits.size(), '0') + digits;
+    } else {
+      frac.append(pad_right_ - frac.size(), ' ');
+    }
+    return pad_left(ip, pad_left_) + "." + frac + ex;
+  }
+
+  const HostArray& a_;
+  std::size_t width_ = 0;  // integers and bools
+  bool exp_ = false;
+  std::size_t pad_left_ = 0, pad_right_ = 0, exp_digits_ = 2;
+};
+
+// Whether an axis of length n is shown as its first and last kEdgeItems.
+bool elided(std::int64_t n, bool summarize) { return summarize && n > 2 * kEdgeItems; }
+
+// The flat indices of the elements that print, in order.
+void shown_indices(const HostArray& a, int dim, std::int64_t offset, bool summarize,
+                   std::vector<std::int64_t>& out) {
+  if (dim == a.ndim()) {
+    out.push_back(offset);
+    return;
+  }
+  std::int64_t n = a.shape()[dim];
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (elided(n, summarize) && i == kEdgeItems) i = n - kEdgeItems;
+    shown_indices(a, dim + 1, offset * n + i, summarize, out);
+  }
+}
+
+// Appends word to the current line, wrapping first when it would pass width (numpy's
+// _extendLine: no wrap when the line holds only the indent).
+void extend_line(std::string& s, std::string& line, const std::string& word, std::size_t width,
+                 const std::string& indent) {
+  if (line.size() + word.size() > width && line.size() > indent.size()) {
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    s += line + "\n";
+    line = indent;
+  }
+  line += word;
+}
+
+// numpy's _formatArray: nested brackets, rows on their own lines, blank lines between blocks
+// of 3-d and up, "..." for elided runs.
+std::string format_block(const HostArray& a, const ElementFormat& fmt, int dim,
+                         std::int64_t offset, const std::string& indent, std::size_t width,
+                         bool summarize) {
+  if (dim == a.ndim()) return fmt(offset);
+  std::int64_t n = a.shape()[dim];
+  std::string next_indent = indent + " ";
+  std::size_t next_width = width - 1;
+  bool elide = elided(n, summarize);
+  std::string s;
+  if (dim + 1 == a.ndim()) {
+    std::size_t elem_width = width - 1;  // room for "," or "]"
+    std::string line = indent;
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (elide && i == kEdgeItems) {
+        extend_line(s, line, "...", elem_width, indent);
+        line += ", ";
+        i = n - kEdgeItems;
+      }
+      extend_line(s, line, format_block(a, fmt, dim + 1, offset * n + i, next_indent, next_width,
+                                        summarize),
+                  elem_width, indent);
+      if (i + 1 < n) line += ", ";
+    }
+    s += line;
+  } else {
+    std::string sep = "," + std::string(a.ndim() - dim - 1, '\n');
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (elide && i == kEdgeItems) {
+        s += indent + "..." + sep;
+        i = n - kEdgeItems;
+      }
+      s += indent +
+           format_block(a, fmt, dim + 1, offset * n + i, next_indent, next_width, summarize);
+      if (i + 1 < n) s += sep;
+    }
+  }
+  return "[" + s.substr(std::min(indent.size(), s.size())) + "]";
+}
+
+}  // namespace
+
+// --- the exported C++ API --------------------------------------------------------------------
+
+HostArray* test_host_array(lua_State* L, int idx) {
+  return static_cast<HostArray*>(luaL_testudata(L, idx, kHostArrayMeta));
+}
+
+HostArray& check_host_array(lua_State* L, int idx) {
+  return *static_cast<HostArray*>(luaL_checkudata(L, idx, kHostArrayMeta));
+}
+
+void push_host_array(lua_State* L, HostArray a) {
+  std::size_t bytes = a.nbytes();
+  void* p = lua_newuserdatauv(L, sizeof(HostArray), 0);
+  new (p) HostArray(std::move(a));
+  luaL_setmetatable(L, kHostArrayMeta);
+  // Lua does not see the buffer: run the collector in proportion to it, so that garbage arrays
+  // in a loop are freed before they pile up.
+  std::size_t kib = bytes / 1024;
+  if (kib > 0) lua_gc(L, LUA_GCSTEP, static_cast<int>(std::min<std::size_t>(kib, INT_MAX / 2)));
+}
+
+Shape check_shape(lua_State* L, int idx) { return check_shape_ex(L, idx, false); }
+
+DType opt_dtype(lua_State* L, int idx, DType def) {
+  if (lua_isnoneornil(L, idx)) return def;
+  const char* name = lua_tostring(L, idx);
+  if (lua_type(L, idx) != LUA_TSTRING) luaL_typeerror(L, idx, "dtype name");
+  if (auto t = parse_dtype(name)) return *t;
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, "unknown dtype '");
+  luaL_addstring(&b, name);
+  luaL_addstring(&b, "' (valid:");
+  for (DType t : kAllDTypes) {
+    luaL_addchar(&b, ' ');
+    luaL_addlstring(&b, dtype_info(t).name.data(), dtype_info(t).name.size());
+  }
+  luaL_addstring(&b, "; aliases:");
+  for (DType t : kAllDTypes) {
+    if (dtype_info(t).alias.empty()) continue;
+    luaL_addchar(&b, ' ');
+    luaL_addlstring(&b, dtype_info(t).alias.data(), dtype_info(t).alias.size());
+  }
+  luaL_addchar(&b, ')');
+  luaL_pushresult(&b);
+  luaL_argerror(L, idx, lua_tostring(L, -1));
+  return def;
+}
+
+void push_shape(lua_State* L, const Shape& s) {
+  lua_createtable(L, static_cast<int>(s.size()), 0);
+  for (std::size_t k = 0; k < s.size(); ++k) {
+    lua_pushinteger(L, s[k]);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(k + 1));
+  }
+}
+
+std::string format_array(const HostArray& a) {
+  bool summarize = a.size() > kSummaryThreshold;
+  std::vector<std::int64_t> shown;
+  shown_indices(a, 0, 0, summarize, shown);
+  ElementFormat fmt(a, shown);
+  std::string body;
+  if (a.size() == 0) {
+    body = "[]";
+  } else if (a.ndim() == 0) {
+    body = fmt(0);
+  } else {
+    body = format_block(a, fmt, 0, 0, std::string(7, ' '), kLineWidth - 1, summarize);
+  }
+  std::string s = "array(" + body + ",";
+  std::string tail;
+  if (summarize || (a.size() == 0 && a.ndim() != 1)) tail = "shape=" + shape_string(a.shape()) + ", ";
+  tail += std::string("dtype=") + dtype_name(a.dtype()) + ")";
+  std::size_t last_line = s.size() - (s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1);
+  s += last_line + 1 + tail.size() > kLineWidth ? "\n" + std::string(6, ' ') : " ";
+  return s + tail;
+}
+
+std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+Xoshiro256::Xoshiro256(std::uint64_t seed) {
+  for (std::uint64_t& s : s_) s = splitmix64(seed);
+}
+
+Xoshiro256 Xoshiro256::from_state(std::uint64_t s0, std::uint64_t s1, std::uint64_t s2,
+                                  std::uint64_t s3) {
+  Xoshiro256 g(0);
+  g.s_[0] = s0, g.s_[1] = s1, g.s_[2] = s2, g.s_[3] = s3;
+  return g;
+}
+
+std::uint64_t Xoshiro256::next() {
+  auto rotl = [](std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); };
+  std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+  std::uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = rotl(s_[3], 45);
+  return result;
+}
+
+double Xoshiro256::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+
+std::uint64_t Xoshiro256::bounded(std::uint64_t range) {
+  __extension__ typedef unsigned __int128 U128;
+  U128 m = static_cast<U128>(next()) * range;
+  std::uint64_t low = static_cast<std::uint64_t>(m);
+  if (low < range) {
+    std::uint64_t threshold = (0 - range) % range;  // 2^64 mod range
+    while (low < threshold) {
+      m = static_cast<U128>(next()) * range;
+      low = static_cast<std::uint64_t>(m);
+    }
+  }
+  return static_cast<std::uint64_t>(m >> 64);
+}
+
+int open_array(lua_State* L) {
+  static const luaL_Reg methods[] = {
+      {"get", guarded<array_get>},         {"set", guarded<array_set>},
+      {"sum", guarded<array_sum>},         {"min", guarded<array_min>},
+      {"max", guarded<array_max>},         {"mean", guarded<array_mean>},
+      {"copy", guarded<array_copy>},       {"reshape", guarded<array_reshape>},
+      {"astype", guarded<array_astype>},   {"fill", guarded<array_fill>},
+      {"totable", guarded<array_totable>}, {nullptr, nullptr}};
+  static const luaL_Reg metamethods[] = {{"__newindex", guarded<array_newindex>},
+                                         {"__len", guarded<array_len>},
+                                         {"__tostring", guarded<array_tostring>},
+                                         {"__gc", array_gc},
+                                         {nullptr, nullptr}};
+  static const luaL_Reg functions[] = {
+      {"zeros", guarded<array_zeros>},       {"empty", guarded<array_zeros>},
+      {"ones", guarded<array_ones>},         {"full", guarded<array_full>},
+      {"arange", guarded<array_arange>},     {"from", guarded<array_from>},
+      {"equal", guarded<array_equal_fn>},    {"allclose", guarded<array_allclose>},
+      {"max_abs_diff", guarded<array_max_abs_diff>},
+      {"load_image", guarded<array_load_image>}, {"save_image", guarded<array_save_image>},
+      {nullptr, nullptr}};
+  static const luaL_Reg random[] = {{"seed", guarded<random_seed>},
+                                    {"uniform", guarded<random_uniform>},
+                                    {"normal", guarded<random_normal>},
+                                    {"integers", guarded<random_integers>},
+                                    {nullptr, nullptr}};
+  if (luaL_newmetatable(L, kHostArrayMeta)) {
+    luaL_setfuncs(L, metamethods, 0);
+    luaL_newlib(L, methods);
+    lua_pushcclosure(L, guarded<array_index>, 1);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+  luaL_newlib(L, functions);
+  lua_createtable(L, 0, 4);
+  new (lua_newuserdatauv(L, sizeof(Xoshiro256), 0)) Xoshiro256(entropy_seed());
+  luaL_setfuncs(L, random, 1);
+  lua_setfield(L, -2, "random");
+  return 1;
+}
+
 }  // namespace kiln::lua

@@ -1,11 +1,20 @@
 #include "repl/lua_host.h"
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 
 #include "repl/modules.h"
+#include "runtime/interrupt.h"
 
 namespace kiln::lua {
 namespace {
+
+// The state whose chunk is running, for the SIGINT handler (lua.c's globalL). A signal handler
+// can reach nothing else; like interrupt_flag() it is part of the one Ctrl-C exception to
+// "no global mutable state".
+std::atomic<lua_State*> running_state{nullptr};
 
 // Message handler: appends a traceback to string messages; converts others with __tostring.
 int msghandler(lua_State* L) {
@@ -16,6 +25,60 @@ int msghandler(lua_State* L) {
   }
   luaL_traceback(L, L, msg, 1);
   return 1;
+}
+
+// Hook set by the SIGINT handler: stops the running Lua code with an error (lua.c's lstop).
+void stop_hook(lua_State* L, lua_Debug*) {
+  lua_sethook(L, nullptr, 0, 0);
+  interrupt_flag().store(false, std::memory_order_relaxed);
+  luaL_error(L, "interrupted!");
+}
+
+// SIGINT while a chunk runs: raises the flag that C++ code polls and makes the Lua VM stop at
+// its next instruction. SA_RESETHAND restores the default first, so a second Ctrl-C ends a
+// process stuck in code that polls nothing (as lua.c's laction does).
+void on_sigint(int) {
+  interrupt_flag().store(true, std::memory_order_relaxed);
+  if (lua_State* L = running_state.load(std::memory_order_relaxed)) {
+    lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT, 1);
+  }
+}
+
+// Installs on_sigint for the lifetime of a docall and restores what was there before.
+class InterruptScope {
+ public:
+  explicit InterruptScope(lua_State* L) : previous_state_(running_state.exchange(L)) {
+    interrupt_flag().store(false, std::memory_order_relaxed);
+    struct sigaction action {};
+    action.sa_handler = on_sigint;
+    action.sa_flags = SA_RESETHAND;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &previous_action_);
+  }
+  ~InterruptScope() {
+    sigaction(SIGINT, &previous_action_, nullptr);
+    running_state.store(previous_state_);
+    interrupt_flag().store(false, std::memory_order_relaxed);
+  }
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+
+ private:
+  lua_State* previous_state_;
+  struct sigaction previous_action_ {};
+};
+
+// Pushes arg[1..n] (the script arguments) and returns n. [-0, +n]
+int push_script_args(lua_State* L) {
+  if (lua_getglobal(L, "arg") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  int n = static_cast<int>(luaL_len(L, -1));
+  luaL_checkstack(L, n + 3, "too many arguments to script");
+  for (int i = 1; i <= n; i++) lua_rawgeti(L, -i, i);
+  lua_remove(L, -n - 1);
+  return n;
 }
 
 }  // namespace
@@ -39,7 +102,12 @@ int docall(lua_State* L, int narg, int nres) {
   int base = lua_gettop(L) - narg;
   lua_pushcfunction(L, msghandler);
   lua_insert(L, base);
-  int status = lua_pcall(L, narg, nres, base);
+  int status;
+  {
+    InterruptScope scope(L);
+    status = lua_pcall(L, narg, nres, base);
+    lua_sethook(L, nullptr, 0, 0);  // a Ctrl-C that came after the last instruction
+  }
   lua_remove(L, base);
   return status;
 }
@@ -49,6 +117,60 @@ void report(lua_State* L, const char* progname) {
   std::fprintf(stderr, "%s: %s\n", progname, msg ? msg : "(error object is not a string)");
   std::fflush(stderr);
   lua_pop(L, 1);
+}
+
+void create_arg_table(lua_State* L, int argc, char** argv, int script) {
+  if (script <= 0 || script >= argc) script = 0;
+  lua_createtable(L, argc - script - 1 > 0 ? argc - script - 1 : 0, script + 1);
+  for (int i = 0; i < argc; i++) {
+    lua_pushstring(L, argv[i]);
+    lua_rawseti(L, -2, i - script);
+  }
+  lua_setglobal(L, "arg");
+}
+
+int do_string(lua_State* L, const std::string& code, const char* chunkname) {
+  int status = luaL_loadbuffer(L, code.data(), code.size(), chunkname);
+  if (status == LUA_OK) status = docall(L, 0, 0);
+  if (status != LUA_OK) report(L, "kiln");
+  return status;
+}
+
+int do_script(lua_State* L, const char* path) {
+  if (path != nullptr && std::strcmp(path, "-") == 0) path = nullptr;
+  int status = luaL_loadfile(L, path);
+  if (status == LUA_OK) {
+    int n = push_script_args(L);
+    status = docall(L, n, LUA_MULTRET);
+  }
+  if (status != LUA_OK) report(L, "kiln");
+  lua_settop(L, 0);
+  return status;
+}
+
+int do_library(lua_State* L, const char* name) {
+  lua_getglobal(L, "require");
+  lua_pushstring(L, name);
+  int status = docall(L, 1, 1);
+  if (status == LUA_OK) {
+    lua_setglobal(L, name);
+  } else {
+    report(L, "kiln");
+  }
+  return status;
+}
+
+bool push_cuda_function(lua_State* L, const char* name) {
+  if (lua_getglobal(L, "cuda") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return false;
+  }
+  lua_pushstring(L, name);
+  lua_rawget(L, -2);  // raw: this runs outside any protected call
+  lua_remove(L, -2);
+  if (lua_type(L, -1) == LUA_TFUNCTION) return true;
+  lua_pop(L, 1);
+  return false;
 }
 
 }  // namespace kiln::lua

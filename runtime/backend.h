@@ -119,6 +119,10 @@ class Backend {
   virtual std::string default_arch() const = 0;
   virtual CompileResult compile(const CompileRequest& request) = 0;  // throws CompileError
   virtual std::unique_ptr<Module> load(const CompileResult& compiled) = 0;
+
+  // Bumped when the device context is recreated (cuda.reset()): memory allocated under an older
+  // generation is gone, and must be neither used nor freed.
+  virtual std::uint64_t generation() const { return 0; }
 };
 
 }  // namespace kiln

@@ -75,12 +75,16 @@ std::string demangle_type(const char* mangled) {
   return out;
 }
 
-// A dlopen handle, closed when the last module or program using it goes.
+// A dlopen handle, closed when the last module or program using it goes. A module loaded from a
+// memfd keeps the fd open as long as the handle: dlopen finds an already-loaded object by its
+// path, so a reused "/proc/self/fd/N" would return the previous module instead of this one.
 struct SharedObject {
   void* handle = nullptr;
-  explicit SharedObject(void* h) : handle(h) {}
+  int fd = -1;
+  explicit SharedObject(void* h, int memfd = -1) : handle(h), fd(memfd) {}
   ~SharedObject() {
     if (handle) ::dlclose(handle);
+    if (fd >= 0) ::close(fd);
   }
   SharedObject(const SharedObject&) = delete;
   SharedObject& operator=(const SharedObject&) = delete;
@@ -88,10 +92,10 @@ struct SharedObject {
   void* symbol(const std::string& name) const { return ::dlsym(handle, name.c_str()); }
 };
 
-std::shared_ptr<SharedObject> open_object(const std::string& path) {
+std::shared_ptr<SharedObject> open_object(const std::string& path, int memfd = -1) {
   void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) throw Error(std::string("cpu backend: cannot load a kernel module: ") + ::dlerror());
-  return std::make_shared<SharedObject>(h);
+  return std::make_shared<SharedObject>(h, memfd);
 }
 
 template <class F>
@@ -452,12 +456,11 @@ std::unique_ptr<Module> CpuBackend::load(const CompileResult& compiled) {
   }
   std::shared_ptr<SharedObject> so;
   try {
-    so = open_object("/proc/self/fd/" + std::to_string(fd));
+    so = open_object("/proc/self/fd/" + std::to_string(fd), fd);  // so owns fd from here
   } catch (...) {
     ::close(fd);
     throw;
   }
-  ::close(fd);
   return std::make_unique<CpuModule>(shared_from_this(), std::move(so));
 }
 

@@ -13,7 +13,10 @@ namespace kiln {
 class DeviceBuffer {
  public:
   DeviceBuffer(std::shared_ptr<Backend> backend, std::size_t bytes)
-      : backend_(std::move(backend)), bytes_(bytes), ptr_(bytes ? backend_->alloc(bytes) : nullptr) {}
+      : backend_(std::move(backend)),
+        bytes_(bytes),
+        ptr_(bytes ? backend_->alloc(bytes) : nullptr),
+        generation_(backend_->generation()) {}
   ~DeviceBuffer() { release(); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -22,9 +25,11 @@ class DeviceBuffer {
   std::size_t bytes() const { return bytes_; }
   Backend& backend() const { return *backend_; }
   bool freed() const { return freed_; }
+  // The backend's context was reset since this was allocated: the memory is gone.
+  bool stale() const { return generation_ != backend_->generation(); }
   // Frees now (d:free()); later use of the array is an error, reported by whoever holds it.
   void release() noexcept {
-    if (ptr_ && !freed_) backend_->free(ptr_);
+    if (ptr_ && !freed_ && !stale()) backend_->free(ptr_);
     freed_ = true;
   }
 
@@ -32,6 +37,7 @@ class DeviceBuffer {
   std::shared_ptr<Backend> backend_;
   std::size_t bytes_;
   void* ptr_;
+  std::uint64_t generation_;
   bool freed_ = false;
 };
 

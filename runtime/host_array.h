@@ -14,6 +14,26 @@ namespace kiln {
 
 using Shape = std::vector<std::int64_t>;
 
+// Calls f with a value-initialised object of dtype t's C++ type (a type tag: f reads its type
+// with decltype) and returns what f returns.
+template <typename F>
+decltype(auto) dispatch_dtype(DType t, F&& f) {
+  switch (t) {
+    case DType::float32: return f(float{});
+    case DType::float64: return f(double{});
+    case DType::int8: return f(std::int8_t{});
+    case DType::uint8: return f(std::uint8_t{});
+    case DType::int16: return f(std::int16_t{});
+    case DType::uint16: return f(std::uint16_t{});
+    case DType::int32: return f(std::int32_t{});
+    case DType::uint32: return f(std::uint32_t{});
+    case DType::int64: return f(std::int64_t{});
+    case DType::uint64: return f(std::uint64_t{});
+    case DType::boolean: break;
+  }
+  return f(bool{});
+}
+
 // Number of elements of a shape; throws kiln::Error on a negative extent or overflow.
 std::int64_t shape_size(const Shape& shape);
 // "(2, 3)" as numpy prints shapes; "(5,)" for 1-D.
@@ -41,11 +61,40 @@ class HostArray {
   void set_number(std::int64_t i, double v);
   void set_integer(std::int64_t i, std::int64_t v);
 
+  // The same buffer under another shape of the same size (numpy's reshape view); writes through
+  // either handle show in both. Throws kiln::Error when the sizes differ.
+  HostArray reshaped(Shape shape) const;
+
  private:
   Shape shape_;
   DType dtype_;
   std::int64_t size_;
   std::shared_ptr<void> data_;
 };
+
+// A deep copy converted to dtype (the same dtype: a plain copy). Floats truncate toward zero into
+// integer dtypes and nonzero becomes true in bool, as numpy does; NaN, infinities and values out
+// of the target range are a kiln::Error naming the element, never wrapped.
+HostArray astype(const HostArray& a, DType dtype);
+
+// Sum of an integer or bool array, exact; a kiln::Error when it does not fit in int64.
+std::int64_t sum_integer(const HostArray& a);
+// Sum of any array as a double; float dtypes use Neumaier's compensated summation.
+double sum_float(const HostArray& a);
+// The mean as a double; a kiln::Error for an empty array.
+double mean(const HostArray& a);
+// Flat index of the first minimum / maximum (the first NaN when there is one, as numpy's min
+// propagates NaN); a kiln::Error for an empty array.
+std::int64_t argmin(const HostArray& a);
+std::int64_t argmax(const HostArray& a);
+
+// numpy's array_equal: same shape and every pair of values equal, compared exactly whatever the
+// two dtypes (NaN is unequal to itself).
+bool array_equal(const HostArray& a, const HostArray& b);
+// numpy's allclose: |a - b| <= atol + rtol * |b| elementwise. A kiln::Error when shapes differ.
+bool allclose(const HostArray& a, const HostArray& b, double rtol = 1e-5, double atol = 1e-8);
+// max |a - b| over the elements (0 for empty arrays, NaN when any difference is NaN). A
+// kiln::Error when shapes differ.
+double max_abs_diff(const HostArray& a, const HostArray& b);
 
 }  // namespace kiln

@@ -1,0 +1,344 @@
+#include "jit/jit.h"
+
+#include <cstdlib>
+#include <regex>
+
+#include "jit/headers.h"
+#include "jit/nvrtc.h"
+#include "runtime/error.h"
+
+namespace kiln::jit {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// "a, b, c"
+std::string join(const std::vector<std::string>& parts, const char* sep = ", ") {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : sep) + p;
+  return out;
+}
+
+// Whether a source declares globals that m:set_constant may write: __constant__ variables or
+// __device__ variables (a __device__ declaration that reaches ; = [ or { before any '(').
+bool has_settable_globals(const std::string& text) {
+  if (text.find("__constant__") != std::string::npos) return true;
+  for (std::size_t at = text.find("__device__"); at != std::string::npos;
+       at = text.find("__device__", at + 10)) {
+    std::size_t end = text.find_first_of("(;=[{", at + 10);
+    if (end != std::string::npos && text[end] != '(') return true;
+  }
+  return false;
+}
+
+// The key of what an argument is, for finding its specialisation: kind, dtype, ndim.
+void append_signature(std::string& key, const ArgValue& a) {
+  key += static_cast<char>('a' + static_cast<int>(a.kind));
+  if (a.kind == ArgValue::Kind::device_array || a.kind == ArgValue::Kind::host_array) {
+    key += static_cast<char>('A' + static_cast<int>(a.dtype));
+    key += static_cast<char>('0' + a.ndim);
+  }
+}
+
+// "(float* x, int n)"
+std::string describe_params(const KernelDecl& decl) {
+  std::vector<std::string> parts;
+  for (const ParamDecl& p : decl.params) parts.push_back(p.type + (p.name.empty() ? "" : " " + p.name));
+  return "(" + join(parts) + ")";
+}
+
+}  // namespace
+
+const char* origin_name(Origin o) {
+  switch (o) {
+    case Origin::memory: return "memory";
+    case Origin::disk: return "disk";
+    case Origin::compiled: return "compiled";
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------------------------------- Jit
+
+Jit::Jit(std::shared_ptr<Backend> backend, DiskCache cache, std::filesystem::path kernels_dir)
+    : backend_(std::move(backend)), cache_(std::move(cache)), kernels_dir_(std::move(kernels_dir)) {}
+
+Jit::~Jit() = default;
+
+std::string Jit::target(const std::string& arch) const {
+  if (!arch.empty()) return arch;
+  if (const char* env = std::getenv("KILN_ARCH"); env && *env) return env;
+  return backend_->default_arch();
+}
+
+std::map<std::string, std::string> Jit::headers() const { return builtin_headers(kernels_dir_); }
+
+BuildRef Jit::build(const CompileRequest& request, const std::vector<std::string>& extra_key,
+                    const void* private_to) {
+  auto start = Clock::now();
+  std::vector<std::string> parts = {KILN_VERSION, backend_->name(),
+                                    backend_->compiler_identity(request.arch), request.arch,
+                                    request.filename, request.source, join(request.name_expressions, "\n"),
+                                    join(request.options, "\n")};
+  for (const auto& [name, text] : headers()) parts.push_back(name + "\n" + text);
+  parts.insert(parts.end(), extra_key.begin(), extra_key.end());
+  std::string key = hash_key(parts);
+
+  std::string memory_key = key;
+  if (private_to) memory_key += "@" + std::to_string(reinterpret_cast<std::uintptr_t>(private_to));
+  if (auto it = builds_.find(memory_key); it != builds_.end())
+    if (std::shared_ptr<Build> b = it->second.lock()) return {b, Origin::memory, ms_since(start)};
+
+  auto b = std::make_shared<Build>();
+  Origin origin = Origin::disk;
+  if (std::optional<CompileResult> cached = cache_.load(key)) {
+    b->result = std::move(*cached);
+  } else {
+    origin = Origin::compiled;
+    b->result = backend_->compile(request);
+    cache_.store(key, b->result);
+  }
+  try {
+    b->module = backend_->load(b->result);
+  } catch (const Error&) {
+    if (origin != Origin::disk) throw;
+    // An entry that decodes but does not load (another machine's cubin, say): rebuild it.
+    origin = Origin::compiled;
+    b->result = backend_->compile(request);
+    cache_.store(key, b->result);
+    b->module = backend_->load(b->result);
+  }
+  builds_[memory_key] = b;
+  return {b, origin, ms_since(start)};
+}
+
+std::shared_ptr<Nvrtc> Jit::nvrtc(std::string* why) {
+  if (!nvrtc_tried_) {
+    nvrtc_tried_ = true;
+    nvrtc_ = Nvrtc::load(&nvrtc_why_);
+  }
+  if (!nvrtc_ && why) *why = nvrtc_why_;
+  return nvrtc_;
+}
+
+std::string Jit::ptx(const CompileRequest& request, const std::vector<std::string>& extra_key) {
+  std::string why;
+  std::shared_ptr<Nvrtc> compiler = nvrtc(&why);
+  if (!compiler) throw Error("PTX needs NVRTC, which is unavailable: " + why);
+  CompileRequest r = request;
+  r.arch = compiler->cap_arch(r.arch.empty() ? "sm_80" : r.arch);
+  std::vector<std::string> parts = {KILN_VERSION, "ptx", compiler->version(), r.arch, r.filename,
+                                    r.source, join(r.name_expressions, "\n"), join(r.options, "\n")};
+  std::map<std::string, std::string> hdrs = headers();
+  for (const auto& [name, text] : hdrs) parts.push_back(name + "\n" + text);
+  parts.insert(parts.end(), extra_key.begin(), extra_key.end());
+  std::string key = hash_key(parts);
+  if (std::optional<CompileResult> cached = cache_.load(key)) return cached->ptx;
+  CompileResult result = compiler->compile(r, hdrs);
+  cache_.store(key, result);
+  return result.ptx;
+}
+
+// ------------------------------------------------------------------------------------- Kernel
+
+Kernel::Kernel(std::shared_ptr<Jit> jit, std::shared_ptr<SourceText> source, KernelDecl decl,
+               KernelOptions options, std::shared_ptr<Globals> globals)
+    : jit_(std::move(jit)),
+      source_(std::move(source)),
+      decl_(std::move(decl)),
+      options_(std::move(options)),
+      globals_(std::move(globals)),
+      built_revision_(source_->revision()) {}
+
+std::string Kernel::name_expression(const std::vector<ArgValue>& args) const {
+  if (options_.name.find('<') != std::string::npos) return options_.name;
+  if (decl_.template_params.empty()) return decl_.name;
+  std::string why;
+  std::optional<std::string> expr = deduce_name_expression(decl_, args, &why);
+  if (!expr) throw Error("kernel '" + decl_.name + "': " + why);
+  return *expr;
+}
+
+CompileRequest Kernel::request(const std::string& name_expression, const std::string& arch) const {
+  CompileRequest r;
+  r.source = source_->text();
+  r.filename = source_->filename();
+  r.name_expressions = {name_expression};
+  for (const auto& [name, value] : options_.defines)
+    r.options.push_back("-D" + name + (value.empty() ? "" : "=" + value));
+  if (source_->is_file()) r.options.push_back("-I" + source_->folder().string());
+  r.options.insert(r.options.end(), options_.options.begin(), options_.options.end());
+  r.arch = arch;
+  return r;
+}
+
+std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_expression) {
+  auto spec = std::make_unique<Specialisation>();
+  spec->name_expression = name_expression;
+  CompileRequest r = request(name_expression, jit_->target(options_.arch));
+  const void* owner = has_settable_globals(r.source) ? globals_.get() : nullptr;
+  spec->build = jit_->build(r, source_->included_texts(), owner);
+  const CompileResult& result = spec->build.build->result;
+  if (result.lowered_names.empty())
+    throw Error("kernel '" + decl_.name + "': the compiler produced no entry for " + name_expression);
+  spec->lowered_name = result.lowered_names[0];
+
+  // Exact parameter types from the compiler where it gives them, else from the declaration.
+  std::vector<std::string> types;
+  if (!result.signatures.empty() && !result.signatures[0].empty())
+    types = parameter_types(result.signatures[0]);
+  else
+    for (const ParamDecl& p : decl_.params) types.push_back(p.type);
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    spec->params.push_back(classify_param(types[i]));
+    spec->param_names.push_back(i < decl_.params.size() ? decl_.params[i].name : "");
+  }
+  spec->program = spec->build.build->module->kernel(spec->lowered_name);
+  apply_globals(*spec->build.build);
+  return spec;
+}
+
+void Kernel::apply_globals(Build& build) const {
+  for (const auto& [name, bytes] : *globals_) build.module->set_global(name, bytes.data(), bytes.size());
+}
+
+void Kernel::apply_globals_to_builds() const {
+  for (const auto& [expr, spec] : by_name_expression_) apply_globals(*spec->build.build);
+}
+
+void Kernel::reload_if_edited() {
+  source_->refresh();
+  if (source_->revision() == built_revision_) return;
+  // Whether or not the edit compiles, it is reported once; until the file changes again the
+  // previous build stays loaded.
+  built_revision_ = source_->revision();
+  std::vector<KernelDecl> decls = select_kernels(*source_, decl_.name, false);
+  std::unordered_map<std::string, std::unique_ptr<Specialisation>> rebuilt;
+  KernelDecl previous = std::exchange(decl_, decls.front());
+  try {
+    for (const auto& [expr, spec] : by_name_expression_) rebuilt[expr] = compile(expr);
+  } catch (...) {
+    decl_ = std::move(previous);
+    throw;
+  }
+  by_name_expression_ = std::move(rebuilt);
+  by_signature_.clear();
+  last_ = nullptr;
+}
+
+Kernel::Specialisation& Kernel::specialise(const std::vector<ArgValue>& args) {
+  if (source_->is_file()) reload_if_edited();
+  std::string key;
+  for (const ArgValue& a : args) append_signature(key, a);
+  if (auto it = by_signature_.find(key); it != by_signature_.end()) return *(last_ = it->second);
+
+  if (args.size() != decl_.params.size())
+    throw Error("kernel '" + decl_.name + "' takes " + std::to_string(decl_.params.size()) +
+                " argument" + (decl_.params.size() == 1 ? "" : "s") + " " + describe_params(decl_) +
+                ", got " + std::to_string(args.size()));
+  std::string expr = name_expression(args);
+  auto it = by_name_expression_.find(expr);
+  if (it == by_name_expression_.end()) it = by_name_expression_.emplace(expr, compile(expr)).first;
+  by_signature_[key] = it->second.get();
+  return *(last_ = it->second.get());
+}
+
+void Kernel::validate(const LaunchConfig& c) const {
+  const DeviceInfo& d = jit_->backend().device();
+  auto fail = [&](const std::string& what) {
+    throw Error("kernel '" + decl_.name + "': impossible launch: " + what);
+  };
+  const std::uint32_t grid[3] = {c.grid.x, c.grid.y, c.grid.z};
+  const std::uint32_t block[3] = {c.block.x, c.block.y, c.block.z};
+  const char* axis = "xyz";
+  for (int i = 0; i < 3; ++i) {
+    if (grid[i] == 0 || block[i] == 0) fail(std::string("zero ") + (grid[i] == 0 ? "grid" : "block") + " dimension " + axis[i]);
+    if (grid[i] > d.max_grid_dim[i])
+      fail("grid dimension " + std::string(1, axis[i]) + " = " + std::to_string(grid[i]) +
+           " exceeds the device's " + std::to_string(d.max_grid_dim[i]));
+    if (block[i] > std::uint32_t(d.max_block_dim[i]))
+      fail("block dimension " + std::string(1, axis[i]) + " = " + std::to_string(block[i]) +
+           " exceeds the device's " + std::to_string(d.max_block_dim[i]));
+  }
+  if (c.block.count() > std::uint64_t(d.max_threads_per_block))
+    fail(std::to_string(c.block.count()) + " threads per block exceed the device's " +
+         std::to_string(d.max_threads_per_block));
+  if (c.shared_bytes > d.max_shared_per_block_optin)
+    fail(std::to_string(c.shared_bytes) + " bytes of dynamic shared memory exceed the device's " +
+         std::to_string(d.max_shared_per_block_optin));
+}
+
+void Kernel::launch(Specialisation& spec, const LaunchConfig& config, const std::vector<ArgValue>& args) {
+  validate(config);
+  if (args.size() != spec.params.size())
+    throw Error("kernel '" + decl_.name + "' takes " + std::to_string(spec.params.size()) +
+                " arguments " + describe_params(decl_) + ", got " + std::to_string(args.size()));
+  ArgPack pack;
+  for (std::size_t i = 0; i < args.size(); ++i)
+    pack.add(decl_.name, static_cast<int>(i + 1), spec.param_names[i], spec.params[i], args[i]);
+  spec.program->launch(config, pack.pointers());
+}
+
+std::string Kernel::ptx(const std::vector<ArgValue>* args) {
+  std::string expr;
+  if (args) expr = name_expression(*args);
+  else if (last_) expr = last_->name_expression;
+  else if (options_.name.find('<') != std::string::npos || decl_.template_params.empty())
+    expr = name_expression({});
+  else
+    throw Error("kernel '" + decl_.name + "' is a template: give k:ptx() its arguments, or launch it first");
+  std::string arch = options_.arch;
+  if (arch.empty()) {
+    const char* env = std::getenv("KILN_ARCH");
+    arch = env && *env ? env : jit_->backend().name() == "cuda" ? jit_->target("") : "";
+  }
+  return jit_->ptx(request(expr, arch), source_->included_texts());
+}
+
+// -------------------------------------------------------------------------- selection, checks
+
+std::vector<KernelDecl> select_kernels(const SourceText& source, const std::string& name, bool all) {
+  std::vector<KernelDecl> decls = find_kernels(source.text());
+  if (decls.empty()) throw Error("no __global__ function in " + source.origin());
+  std::vector<std::string> names;
+  for (const KernelDecl& d : decls) names.push_back(d.name);
+  if (!name.empty()) {
+    std::string base = name.substr(0, name.find('<'));
+    while (!base.empty() && base.back() == ' ') base.pop_back();
+    for (const KernelDecl& d : decls)
+      if (d.name == base) return {d};
+    throw Error("no kernel named '" + base + "' in " + source.origin() + " (it has: " + join(names) + ")");
+  }
+  if (all || decls.size() == 1) return decls;
+  throw Error(source.origin() + " has several kernels (" + join(names) +
+              "): choose one with opts.name, or use cuda.module");
+}
+
+void validate_defines(const std::vector<std::pair<std::string, std::string>>& defines) {
+  static const std::regex identifier("[A-Za-z_][A-Za-z0-9_]*");
+  for (const auto& [name, value] : defines) {
+    if (!std::regex_match(name, identifier))
+      throw Error("defines: '" + name + "' is not a valid macro name");
+    if (value.find_first_of("\n\r") != std::string::npos)
+      throw Error("defines: the value of " + name + " contains a line break");
+  }
+}
+
+void validate_options(const std::vector<std::string>& options) {
+  // Options that change code generation only; each is one argv word, never a shell string.
+  static const std::regex allowed(
+      "-lineinfo|--generate-line-info|-G|--device-debug|-g|-O[0-3]|-w|"
+      "-(-)?use_fast_math|--ftz=(true|false)|--prec-div=(true|false)|--prec-sqrt=(true|false)|"
+      "--fmad=(true|false)|-(-)?maxrregcount=[0-9]+|-std=c\\+\\+(17|20)|"
+      "--extra-device-vectorization|-(-)?restrict|-D[A-Za-z_][A-Za-z0-9_]*(=[^\n\r]*)?|"
+      "-U[A-Za-z_][A-Za-z0-9_]*");
+  for (const std::string& o : options)
+    if (!std::regex_match(o, allowed))
+      throw Error("options: '" + o + "' is not an allowed compiler option (see docs/jit.md)");
+}
+
+}  // namespace kiln::jit

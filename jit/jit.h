@@ -1,0 +1,151 @@
+// The dispatcher, as Numba's: program → compile → kernel → configure → launch.
+//   Jit      — one per Lua state: the backend, the disk cache, the in-memory module cache
+//   Kernel   — one __global__ function of a source; a specialisation per argument signature,
+//              compiled on first launch and never again (in this process or, via the disk
+//              cache, the next)
+#pragma once
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "jit/cache.h"
+#include "jit/kernel_decl.h"
+#include "jit/signature.h"
+#include "jit/source.h"
+#include "runtime/backend.h"
+
+namespace kiln::jit {
+
+class Nvrtc;
+
+// What a user passes as opts to cuda.jit.
+struct KernelOptions {
+  std::string name;  // "blur", "reduce<float, 256>", or "" when the source has one kernel
+  std::vector<std::pair<std::string, std::string>> defines;  // validated macro names
+  std::vector<std::string> options;                          // validated compiler options
+  std::string arch;                                          // "" → KILN_ARCH or the backend's
+};
+
+// Where a build came from, as k:info().cache says it.
+enum class Origin { memory, disk, compiled };
+const char* origin_name(Origin o);
+
+// A compiled and loaded translation unit, shared by every kernel that needs the same build.
+struct Build {
+  CompileResult result;
+  std::unique_ptr<Module> module;
+};
+
+// A build as one kernel got it: from where, and how long that took.
+struct BuildRef {
+  std::shared_ptr<Build> build;
+  Origin origin = Origin::compiled;
+  double ms = 0;
+};
+
+class Jit {
+ public:
+  Jit(std::shared_ptr<Backend> backend, DiskCache cache, std::filesystem::path kernels_dir);
+  ~Jit();
+
+  Backend& backend() const { return *backend_; }
+  const std::shared_ptr<Backend>& backend_ptr() const { return backend_; }
+  DiskCache& cache() { return cache_; }
+  const std::filesystem::path& kernels_dir() const { return kernels_dir_; }
+  // The target for opts.arch: itself, else KILN_ARCH, else the backend's default.
+  std::string target(const std::string& arch) const;
+
+  // The build for a request: from memory, else from disk, else compiled (then stored in both).
+  // extra_key holds what else decides the output (included headers' text).
+  // private_to, when not null, keeps the build out of other sources' reach (its globals are
+  // its own).
+  BuildRef build(const CompileRequest& request, const std::vector<std::string>& extra_key,
+                 const void* private_to);
+  // PTX from NVRTC for a request, cached like any build (any backend; needs NVRTC).
+  std::string ptx(const CompileRequest& request, const std::vector<std::string>& extra_key);
+
+  // NVRTC, loaded on first use; nullptr (why filled) without it. For k:ptx() on any backend.
+  std::shared_ptr<Nvrtc> nvrtc(std::string* why);
+  std::map<std::string, std::string> headers() const;  // kiln.cuh & co, for NVRTC
+
+ private:
+  std::shared_ptr<Backend> backend_;
+  DiskCache cache_;
+  std::filesystem::path kernels_dir_;
+  std::unordered_map<std::string, std::weak_ptr<Build>> builds_;
+  std::shared_ptr<Nvrtc> nvrtc_;
+  std::string nvrtc_why_;
+  bool nvrtc_tried_ = false;
+};
+
+// The bytes of __constant__ / __device__ globals set from Lua (m:set_constant), applied to
+// every build of a source, present and future.
+using Globals = std::map<std::string, std::vector<char>>;
+
+// One kernel of a source, specialised per argument signature.
+class Kernel {
+ public:
+  struct Specialisation {
+    std::string name_expression;   // "scale<float>"
+    std::string lowered_name;
+    std::vector<ParamType> params;
+    std::vector<std::string> param_names;
+    BuildRef build;
+    std::unique_ptr<Program> program;
+  };
+
+  // source is shared by the kernels of one cuda.module; decl is this kernel's declaration.
+  Kernel(std::shared_ptr<Jit> jit, std::shared_ptr<SourceText> source, KernelDecl decl,
+         KernelOptions options, std::shared_ptr<Globals> globals);
+
+  const std::string& name() const { return decl_.name; }
+  const KernelDecl& decl() const { return decl_; }
+  const SourceText& source() const { return *source_; }
+
+  // The specialisation for these arguments, compiled on first use; hot-reloads file sources.
+  Specialisation& specialise(const std::vector<ArgValue>& args);
+  // Marshals args for spec and launches; throws kiln::Error naming the kernel on bad input.
+  void launch(Specialisation& spec, const LaunchConfig& config, const std::vector<ArgValue>& args);
+  // Checks a launch against the backend's device limits; throws kiln::Error when impossible.
+  void validate(const LaunchConfig& config) const;
+
+  Specialisation* last() const { return last_; }
+  // PTX of the last (or given) specialisation, compiled with NVRTC on any backend.
+  std::string ptx(const std::vector<ArgValue>* args);
+  // Applies the module's globals to a build, or to every build this kernel has loaded.
+  void apply_globals(Build& build) const;
+  void apply_globals_to_builds() const;
+
+ private:
+  std::string name_expression(const std::vector<ArgValue>& args) const;
+  CompileRequest request(const std::string& name_expression, const std::string& arch) const;
+  std::unique_ptr<Specialisation> compile(const std::string& name_expression);
+  void reload_if_edited();
+
+  std::shared_ptr<Jit> jit_;
+  std::shared_ptr<SourceText> source_;
+  KernelDecl decl_;
+  KernelOptions options_;
+  std::shared_ptr<Globals> globals_;
+  std::unordered_map<std::string, std::unique_ptr<Specialisation>> by_name_expression_;
+  std::unordered_map<std::string, Specialisation*> by_signature_;
+  Specialisation* last_ = nullptr;
+  std::uint64_t built_revision_ = 0;  // the source revision the specialisations come from
+};
+
+// The kernels of a source selected by opts.name (or all of them when name is empty and all is
+// true). Throws kiln::Error: no __global__ function, unknown name, several and no name.
+std::vector<KernelDecl> select_kernels(const SourceText& source, const std::string& name,
+                                       bool all);
+
+// Validates user defines and options (no injection of compiler arguments): macro names are
+// identifiers; options come from an allow-list. Throws kiln::Error naming the bad one.
+void validate_defines(const std::vector<std::pair<std::string, std::string>>& defines);
+void validate_options(const std::vector<std::string>& options);
+
+}  // namespace kiln::jit

@@ -1,0 +1,493 @@
+// A light lexer over CUDA C++ text and the kernel-declaration scan built on it. Comments, string
+// and character literals (raw strings too) and preprocessor lines never produce identifiers, so
+// "__global__" in them is ignored; brackets are matched to find parameter and template lists.
+#include "jit/kernel_decl.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::jit {
+namespace {
+
+struct Token {
+  enum Kind { ident, number, string, punct } kind;
+  std::string text;    // an identifier, number or punctuator; a string literal's contents
+  std::size_t begin;   // offsets in the source, for whitespace-preserving type text
+  std::size_t end;
+  int line;            // 1-based
+  bool directive;      // inside a preprocessor line
+};
+
+// Whether c may start (or continue) an identifier.
+bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
+bool ident_char(char c) { return ident_start(c) || std::isdigit(static_cast<unsigned char>(c)); }
+
+class Lexer {
+ public:
+  explicit Lexer(std::string_view src) : s_(src) {}
+
+  // All tokens of the source, preprocessor lines' tokens marked as such.
+  std::vector<Token> run() {
+    std::vector<Token> out;
+    bool line_start = true;  // only blanks seen since the last newline
+    bool in_directive = false;
+    while (i_ < s_.size()) {
+      char c = s_[i_];
+      if (c == '\n') {
+        if (in_directive) in_directive = false;
+        ++line_;
+        ++i_;
+        line_start = true;
+        continue;
+      }
+      if (c == '\\' && i_ + 1 < s_.size() && (s_[i_ + 1] == '\n' || s_[i_ + 1] == '\r')) {
+        i_ += s_[i_ + 1] == '\r' && i_ + 2 < s_.size() && s_[i_ + 2] == '\n' ? 3 : 2;
+        ++line_;  // a continuation keeps the directive (and line_start) going
+        continue;
+      }
+      if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+        ++i_;
+        continue;
+      }
+      if (c == '/' && peek(1) == '/') {
+        skip_line_comment();
+        continue;
+      }
+      if (c == '/' && peek(1) == '*') {
+        skip_block_comment();
+        continue;
+      }
+      if (c == '#' && line_start) {
+        in_directive = true;
+        line_start = false;
+        ++i_;
+        continue;
+      }
+      line_start = false;
+      std::size_t begin = i_;
+      int line = line_;
+      if (raw_string_start()) {
+        out.push_back({Token::string, read_raw_string(), begin, i_, line, in_directive});
+      } else if (c == '"' || c == '\'') {
+        // An encoding prefix (u8, L, u, U) was lexed as an identifier: harmless.
+        out.push_back({Token::string, read_quoted(c), begin, i_, line, in_directive});
+      } else if (ident_start(c)) {
+        while (i_ < s_.size() && ident_char(s_[i_])) ++i_;
+        out.push_back({Token::ident, std::string(s_.substr(begin, i_ - begin)), begin, i_, line,
+                       in_directive});
+      } else if (std::isdigit(static_cast<unsigned char>(c)) ||
+                 (c == '.' && std::isdigit(static_cast<unsigned char>(peek(1))))) {
+        read_number();
+        out.push_back({Token::number, std::string(s_.substr(begin, i_ - begin)), begin, i_, line,
+                       in_directive});
+      } else if (c == ':' && peek(1) == ':') {
+        i_ += 2;
+        out.push_back({Token::punct, "::", begin, i_, line, in_directive});
+      } else {
+        ++i_;  // single characters: ">>" stays two '>' so nested template lists close
+        out.push_back({Token::punct, std::string(1, c), begin, i_, line, in_directive});
+      }
+    }
+    return out;
+  }
+
+ private:
+  char peek(std::size_t k) const { return i_ + k < s_.size() ? s_[i_ + k] : '\0'; }
+
+  // Skips "// ..." up to (not including) the newline; a trailing backslash continues it.
+  void skip_line_comment() {
+    while (i_ < s_.size() && s_[i_] != '\n') {
+      if (s_[i_] == '\\' && peek(1) == '\n') {
+        ++line_;
+        i_ += 2;
+        continue;
+      }
+      ++i_;
+    }
+  }
+
+  // Skips "/* ... */", counting the newlines inside.
+  void skip_block_comment() {
+    i_ += 2;
+    while (i_ < s_.size() && !(s_[i_] == '*' && peek(1) == '/')) {
+      if (s_[i_] == '\n') ++line_;
+      ++i_;
+    }
+    i_ = i_ < s_.size() ? i_ + 2 : s_.size();
+  }
+
+  // Whether a raw string literal (R"x(, u8R"x(, LR"x(, ...) starts here.
+  bool raw_string_start() const {
+    std::size_t k = i_;
+    if (k > 0 && ident_char(s_[k - 1])) return false;
+    for (std::string_view p : {"u8R\"", "uR\"", "UR\"", "LR\"", "R\""})
+      if (s_.substr(k, p.size()) == p) return true;
+    return false;
+  }
+
+  // Reads a raw string literal; returns its contents.
+  std::string read_raw_string() {
+    while (s_[i_] != '"') ++i_;
+    ++i_;
+    std::size_t open = s_.find('(', i_);
+    if (open == std::string_view::npos) {
+      i_ = s_.size();
+      return {};
+    }
+    std::string close(1, ')');  // ")delim\"" (built piecewise: GCC 12 -Wrestrict false alarm)
+    close.append(s_.substr(i_, open - i_));
+    close.push_back('"');
+    std::size_t end = s_.find(close, open + 1);
+    if (end == std::string_view::npos) end = s_.size();
+    std::string body(s_.substr(open + 1, end - open - 1));
+    for (char ch : body) line_ += ch == '\n';
+    i_ = end == s_.size() ? end : end + close.size();
+    return body;
+  }
+
+  // Reads a "..." or '...' literal with escapes; stops at an unescaped newline (unterminated).
+  std::string read_quoted(char quote) {
+    std::string body;
+    ++i_;
+    while (i_ < s_.size() && s_[i_] != quote && s_[i_] != '\n') {
+      if (s_[i_] == '\\' && i_ + 1 < s_.size()) {
+        if (s_[i_ + 1] == '\n') ++line_;
+        body += s_[i_ + 1];
+        i_ += 2;
+        continue;
+      }
+      body += s_[i_++];
+    }
+    if (i_ < s_.size() && s_[i_] == quote) ++i_;
+    return body;
+  }
+
+  // Reads a pp-number: digits, letters, '.', digit separators and exponent signs.
+  void read_number() {
+    while (i_ < s_.size()) {
+      char c = s_[i_];
+      if ((c == '+' || c == '-') && i_ > 0 &&
+          (s_[i_ - 1] == 'e' || s_[i_ - 1] == 'E' || s_[i_ - 1] == 'p' || s_[i_ - 1] == 'P')) {
+        ++i_;
+      } else if (ident_char(c) || c == '.' || (c == '\'' && ident_char(peek(1)))) {
+        ++i_;
+      } else {
+        break;
+      }
+    }
+  }
+
+  std::string_view s_;
+  std::size_t i_ = 0;
+  int line_ = 1;
+};
+
+// The code tokens (preprocessor lines dropped).
+std::vector<Token> code_tokens(std::string_view source) {
+  std::vector<Token> all = Lexer(source).run();
+  std::vector<Token> out;
+  out.reserve(all.size());
+  for (Token& t : all)
+    if (!t.directive) out.push_back(std::move(t));
+  return out;
+}
+
+bool is_punct(const Token& t, std::string_view p) { return t.kind == Token::punct && t.text == p; }
+bool is_ident(const Token& t, std::string_view p) { return t.kind == Token::ident && t.text == p; }
+
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
+// Pairs brackets: for each opening ( [ { < the index of its closer (toks.size() when
+// unbalanced), for every other token kNone. '<' opens a template list only after an identifier
+// or "template" (so "a < b" in a condition is an operator unless a '>' follows it at the same
+// depth); a '>' closes only a '<'; a ) ] } closes its opener, dropping unclosed '<' between.
+std::vector<std::size_t> pair_brackets(const std::vector<Token>& toks) {
+  std::vector<std::size_t> match(toks.size(), kNone);
+  std::vector<std::size_t> stack;
+  auto opener_of = [](std::string_view close) {
+    return close == ")" ? "(" : close == "]" ? "[" : close == "}" ? "{" : "<";
+  };
+  for (std::size_t k = 0; k < toks.size(); ++k) {
+    const Token& t = toks[k];
+    if (t.kind != Token::punct) continue;
+    if (t.text == "(" || t.text == "[" || t.text == "{") {
+      stack.push_back(k);
+      match[k] = toks.size();
+    } else if (t.text == "<") {
+      bool after_name = k > 0 && toks[k - 1].kind == Token::ident &&
+                        toks[k - 1].text != "return" && toks[k - 1].text != "operator";
+      if (after_name) {
+        stack.push_back(k);
+        match[k] = toks.size();
+      }
+    } else if (t.text == ">") {
+      if (!stack.empty() && toks[stack.back()].text == "<") {
+        match[stack.back()] = k;
+        stack.pop_back();
+      }
+    } else if (t.text == ")" || t.text == "]" || t.text == "}") {
+      std::string_view want = opener_of(t.text);
+      std::size_t s = stack.size();
+      while (s > 0 && toks[stack[s - 1]].text == "<") --s;
+      if (s > 0 && toks[stack[s - 1]].text == want) {
+        stack.resize(s);
+        match[stack.back()] = k;
+        stack.pop_back();
+      }
+    }
+  }
+  return match;
+}
+
+// Splits [begin, end) at commas outside any brackets.
+std::vector<std::pair<std::size_t, std::size_t>> split_commas(const std::vector<Token>& toks,
+                                                              const std::vector<std::size_t>& match,
+                                                              std::size_t begin, std::size_t end) {
+  std::vector<std::pair<std::size_t, std::size_t>> parts;
+  std::size_t start = begin;
+  for (std::size_t k = begin; k < end; ++k) {
+    if (match[k] != kNone) {
+      k = match[k];
+    } else if (is_punct(toks[k], ",")) {
+      parts.emplace_back(start, k);
+      start = k + 1;
+    }
+  }
+  if (start < end || !parts.empty()) parts.emplace_back(start, end);
+  return parts;
+}
+
+// The first top-level "=" in [begin, end), or end.
+std::size_t find_equals(const std::vector<Token>& toks, const std::vector<std::size_t>& match,
+                        std::size_t begin, std::size_t end) {
+  for (std::size_t k = begin; k < end; ++k) {
+    if (match[k] != kNone) k = match[k];
+    else if (is_punct(toks[k], "=")) return k;
+  }
+  return end;
+}
+
+// The source text of tokens [begin, end) with each gap between tokens (blanks, comments) shown
+// as one space: "const  float *" -> "const float *", "float*" stays "float*".
+std::string token_text(std::string_view src, const std::vector<Token>& toks, std::size_t begin,
+                       std::size_t end) {
+  std::string out;
+  for (std::size_t k = begin; k < end; ++k) {
+    if (k > begin && toks[k].begin > toks[k - 1].end) out += ' ';
+    out += src.substr(toks[k].begin, toks[k].end - toks[k].begin);
+  }
+  return out;
+}
+
+// Words that are part of a type, never a parameter's name.
+bool is_type_word(const std::string& w) {
+  static const char* const kWords[] = {
+      "const",    "volatile", "__restrict__", "__restrict", "restrict", "unsigned", "signed",
+      "int",      "long",     "short",        "char",       "float",    "double",   "bool",
+      "void",     "auto",     "struct",       "class",      "typename", "enum",     "union",
+      "register", "__half",   "wchar_t",      "char16_t",   "char32_t", "char8_t"};
+  for (const char* k : kWords)
+    if (w == k) return true;
+  return false;
+}
+
+// Splits one parameter (tokens [begin, end)) into type text and name; drops a default argument.
+ParamDecl parse_param(std::string_view src, const std::vector<Token>& toks,
+                      const std::vector<std::size_t>& match, std::size_t begin, std::size_t end) {
+  end = find_equals(toks, match, begin, end);  // drop "= default"
+  std::string array_suffix;  // "float x[4]": the name is before the brackets
+  std::size_t type_end = end;
+  while (type_end > begin && is_punct(toks[type_end - 1], "]")) {
+    std::size_t k = type_end - 1;
+    int depth = 0;
+    for (; k > begin; --k) {
+      if (is_punct(toks[k], "]")) ++depth;
+      if (is_punct(toks[k], "[") && --depth == 0) break;
+    }
+    array_suffix = token_text(src, toks, k, type_end) + array_suffix;
+    type_end = k;
+  }
+  ParamDecl p;
+  std::size_t last = type_end > begin ? type_end - 1 : begin;
+  bool named = type_end > begin + 1 && toks[last].kind == Token::ident &&
+               !is_type_word(toks[last].text) && !is_punct(toks[last - 1], "::");
+  if (named) {
+    // "const T": T alone after qualifiers is the type, not a name.
+    bool only_qualifiers = true;
+    for (std::size_t k = begin; k < last; ++k)
+      if (!(is_ident(toks[k], "const") || is_ident(toks[k], "volatile"))) only_qualifiers = false;
+    named = !only_qualifiers;
+  }
+  if (named) {
+    p.name = toks[last].text;
+    p.type = token_text(src, toks, begin, last);
+  } else {
+    p.type = token_text(src, toks, begin, type_end);
+  }
+  if (!array_suffix.empty()) p.type += array_suffix;
+  return p;
+}
+
+// Parses "template < ... >" whose '<' is at open and '>' at close.
+std::vector<TemplateParam> parse_template_params(std::string_view src,
+                                                 const std::vector<Token>& toks,
+                                                 const std::vector<std::size_t>& match,
+                                                 std::size_t open, std::size_t close) {
+  std::vector<TemplateParam> out;
+  for (auto [b, e] : split_commas(toks, match, open + 1, close)) {
+    if (b == e) continue;
+    TemplateParam tp;
+    std::size_t eq = find_equals(toks, match, b, e);
+    if (eq < e) tp.default_value = token_text(src, toks, eq + 1, e);
+    std::size_t name_at = eq;
+    while (name_at > b && toks[name_at - 1].kind != Token::ident) --name_at;
+    bool has_name = name_at > b + 1 && toks[name_at - 1].kind == Token::ident &&
+                    !is_type_word(toks[name_at - 1].text);
+    if (has_name) tp.name = toks[name_at - 1].text;
+    std::size_t kind_end = has_name ? name_at - 1 : eq;
+    if (is_ident(toks[b], "typename") || is_ident(toks[b], "class")) {
+      bool pack = kind_end > b + 1 && is_punct(toks[kind_end - 1], ".");
+      tp.kind = pack ? "typename..." : "typename";
+    } else {
+      tp.kind = token_text(src, toks, b, kind_end);
+    }
+    out.push_back(std::move(tp));
+  }
+  return out;
+}
+
+// Linkage of the braces enclosing a point: each '{' records whether it opened an extern "C"
+// block (true), an extern "C++" block (false), or inherits the outer linkage.
+struct Scope {
+  bool extern_c;
+};
+
+// Fills in what a declaration lacks (parameter names, template defaults) from a redeclaration.
+void merge(KernelDecl& first, const KernelDecl& again, bool again_is_definition) {
+  for (std::size_t k = 0; k < first.params.size() && k < again.params.size(); ++k)
+    if (first.params[k].name.empty()) first.params[k].name = again.params[k].name;
+  for (std::size_t k = 0; k < first.template_params.size() && k < again.template_params.size();
+       ++k) {
+    TemplateParam& tp = first.template_params[k];
+    if (tp.default_value.empty()) tp.default_value = again.template_params[k].default_value;
+    if (tp.name.empty()) tp.name = again.template_params[k].name;
+  }
+  if (again_is_definition) first.line = again.line;
+  first.extern_c = first.extern_c || again.extern_c;
+}
+
+}  // namespace
+
+std::vector<KernelDecl> find_kernels(std::string_view source) {
+  std::vector<Token> toks = code_tokens(source);
+  std::vector<std::size_t> match = pair_brackets(toks);
+  std::vector<KernelDecl> found;
+  std::vector<bool> found_defined;
+  std::vector<Scope> scopes;
+  std::size_t stmt_start = 0;  // first token of the current declaration
+  const std::size_t n = toks.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    const Token& t = toks[k];
+    if (is_punct(t, ";")) {
+      stmt_start = k + 1;
+    } else if (is_punct(t, "{")) {
+      bool outer = !scopes.empty() && scopes.back().extern_c;
+      bool c_block = k >= 2 && is_ident(toks[k - 2], "extern") && toks[k - 1].kind == Token::string;
+      scopes.push_back({c_block ? toks[k - 1].text == "C" : outer});
+      stmt_start = k + 1;
+    } else if (is_punct(t, "}")) {
+      if (!scopes.empty()) scopes.pop_back();
+      stmt_start = k + 1;
+    } else if (is_ident(t, "__global__")) {
+      KernelDecl d;
+      d.line = t.line;
+      d.extern_c = !scopes.empty() && scopes.back().extern_c;
+      for (std::size_t j = stmt_start; j < k; ++j) {
+        if (is_ident(toks[j], "extern") && j + 1 < k && toks[j + 1].kind == Token::string)
+          d.extern_c = toks[j + 1].text == "C";
+        if (is_ident(toks[j], "template") && j + 1 < k && is_punct(toks[j + 1], "<")) {
+          std::size_t close = std::min(match[j + 1], k);
+          d.template_params = parse_template_params(source, toks, match, j + 1, close);
+          j = close;
+        }
+      }
+      // The name is the identifier before the parameter list; skip attribute argument lists.
+      std::size_t j = k + 1;
+      std::size_t name_at = n;
+      for (; j < n; ++j) {
+        const Token& u = toks[j];
+        if (u.kind == Token::ident &&
+            (u.text == "__launch_bounds__" || u.text == "__attribute__" ||
+             u.text == "__declspec" || u.text == "alignas" || u.text == "__maxnreg__" ||
+             u.text == "__cluster_dims__") &&
+            j + 1 < n && is_punct(toks[j + 1], "(")) {
+          j = match[j + 1];
+          continue;
+        }
+        if (is_punct(u, "[") && j + 1 < n && is_punct(toks[j + 1], "[")) {  // [[attributes]]
+          j = match[j];
+          continue;
+        }
+        if (u.kind == Token::ident) name_at = j;
+        if (is_punct(u, "<") && match[j] != kNone) {  // "k<float>(": explicit specialisation
+          j = match[j];
+          continue;
+        }
+        if (is_punct(u, "(") || is_punct(u, ";") || is_punct(u, "{")) break;
+      }
+      if (j >= n || !is_punct(toks[j], "(") || name_at == n) continue;  // not a function
+      d.name = toks[name_at].text;
+      std::size_t close = match[j];
+      auto parts = split_commas(toks, match, j + 1, close);
+      bool only_void = parts.size() == 1 && parts[0].second == parts[0].first + 1 &&
+                       is_ident(toks[parts[0].first], "void");
+      if (!only_void)
+        for (auto [b, e] : parts) d.params.push_back(parse_param(source, toks, match, b, e));
+      // A definition has its body after the parameter list (and any trailing attributes).
+      std::size_t after = close + 1;
+      while (after < n && !is_punct(toks[after], "{") && !is_punct(toks[after], ";") &&
+             !is_punct(toks[after], "}"))
+        ++after;
+      bool defined = after < n && is_punct(toks[after], "{");
+      bool merged = false;
+      for (std::size_t f = 0; f < found.size(); ++f) {
+        if (found[f].name != d.name || found[f].params.size() != d.params.size()) continue;
+        merge(found[f], d, defined && !found_defined[f]);
+        found_defined[f] = found_defined[f] || defined;
+        merged = true;
+        break;
+      }
+      if (!merged) {
+        found.push_back(std::move(d));
+        found_defined.push_back(defined);
+      }
+      k = close;  // the body, if any, is scanned on: its braces keep the scope stack right
+    }
+  }
+  return found;
+}
+
+bool uses_barriers(std::string_view source) {
+  static constexpr std::string_view kPrefixes[] = {
+      "__syncthreads", "__syncwarp",  "__shfl",     "__ballot_sync",      "__any_sync",
+      "__all_sync",    "__activemask", "__match_", "cooperative_groups", "tiled_partition",
+      "this_thread_block", "__barrier_sync"};
+  std::vector<Token> toks = Lexer(source).run();  // directives count: macros and #includes
+  for (std::size_t k = 0; k < toks.size(); ++k) {
+    const Token& t = toks[k];
+    if (t.kind != Token::ident) continue;
+    for (std::string_view p : kPrefixes)
+      if (std::string_view(t.text).starts_with(p)) return true;
+    if (t.text.starts_with("__reduce_") && t.text.ends_with("_sync")) return true;
+    if (t.text == "sync" && k > 0 && is_punct(toks[k - 1], ".") && k + 1 < toks.size() &&
+        is_punct(toks[k + 1], "("))
+      return true;  // cooperative groups: g.sync()
+  }
+  return false;
+}
+
+}  // namespace kiln::jit

@@ -1,0 +1,307 @@
+// NVRTC through dlopen: the library is found at run time, each entry point resolved by name, and
+// the handle closed with the Nvrtc object. Nothing links against libnvrtc.
+#include "jit/nvrtc.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include "jit/signature.h"
+#include "runtime/error.h"
+
+namespace kiln::jit {
+namespace fs = std::filesystem;
+
+// The entry points kiln uses. The optional ones are nullptr on NVRTCs that lack them.
+struct Nvrtc::Api {
+  decltype(&::nvrtcGetErrorString) GetErrorString = nullptr;
+  decltype(&::nvrtcVersion) Version = nullptr;
+  decltype(&::nvrtcCreateProgram) CreateProgram = nullptr;
+  decltype(&::nvrtcDestroyProgram) DestroyProgram = nullptr;
+  decltype(&::nvrtcCompileProgram) CompileProgram = nullptr;
+  decltype(&::nvrtcGetPTXSize) GetPTXSize = nullptr;
+  decltype(&::nvrtcGetPTX) GetPTX = nullptr;
+  decltype(&::nvrtcGetProgramLogSize) GetProgramLogSize = nullptr;
+  decltype(&::nvrtcGetProgramLog) GetProgramLog = nullptr;
+  decltype(&::nvrtcAddNameExpression) AddNameExpression = nullptr;
+  decltype(&::nvrtcGetLoweredName) GetLoweredName = nullptr;
+  // Optional.
+  decltype(&::nvrtcGetNumSupportedArchs) GetNumSupportedArchs = nullptr;
+  decltype(&::nvrtcGetSupportedArchs) GetSupportedArchs = nullptr;
+  decltype(&::nvrtcGetCUBINSize) GetCUBINSize = nullptr;
+  decltype(&::nvrtcGetCUBIN) GetCUBIN = nullptr;
+};
+
+namespace {
+
+// Where libnvrtc may be, most specific first; "" means the dynamic loader's own search.
+std::vector<std::string> search_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* home = std::getenv("CUDA_HOME"); home && *home)
+    dirs.push_back(std::string(home) + "/lib64");
+  if (const char* home = std::getenv("CUDA_PATH"); home && *home)
+    dirs.push_back(std::string(home) + "/lib64");
+  dirs.push_back("/usr/local/cuda/lib64");
+  dirs.push_back("");
+  return dirs;
+}
+
+constexpr const char* kNames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11",
+                                  "libnvrtc.so"};
+
+// Resolves name in handle into *fn; false when missing.
+template <typename F>
+bool resolve(void* handle, const char* name, F* fn) {
+  *fn = reinterpret_cast<F>(::dlsym(handle, name));
+  return *fn != nullptr;
+}
+
+// The file a dlopen handle was loaded from.
+std::string loaded_path(void* handle, const std::string& fallback) {
+  link_map* map = nullptr;
+  if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && *map->l_name)
+    return map->l_name;
+  return fallback;
+}
+
+// The toolkit include folder that belongs with the library (for <cooperative_groups.h>,
+// <cuda_fp16.h>): <libdir>/../include, else $CUDA_HOME/include, /usr/local/cuda/include.
+std::string find_include_dir(const std::string& library) {
+  std::vector<fs::path> candidates;
+  std::error_code ec;
+  fs::path real = fs::canonical(library, ec);
+  if (!ec) candidates.push_back(real.parent_path().parent_path() / "include");
+  candidates.push_back(fs::path(library).parent_path().parent_path() / "include");
+  if (const char* home = std::getenv("CUDA_HOME"); home && *home)
+    candidates.push_back(fs::path(home) / "include");
+  candidates.push_back("/usr/local/cuda/include");
+  for (const fs::path& c : candidates)
+    if (fs::exists(c / "cuda_fp16.h", ec) || fs::exists(c / "cooperative_groups.h", ec))
+      return c.string();
+  return "";
+}
+
+// An nvrtcProgram destroyed on scope exit.
+class ProgramGuard {
+ public:
+  using Destroy = decltype(&::nvrtcDestroyProgram);
+  ProgramGuard(Destroy destroy, nvrtcProgram p) : destroy_(destroy), p_(p) {}
+  ~ProgramGuard() {
+    if (p_) destroy_(&p_);
+  }
+  ProgramGuard(const ProgramGuard&) = delete;
+  ProgramGuard& operator=(const ProgramGuard&) = delete;
+
+ private:
+  Destroy destroy_;
+  nvrtcProgram p_;
+};
+
+// Whether options already choose a language standard.
+bool has_std_option(const std::vector<std::string>& options) {
+  for (const std::string& o : options)
+    if (o.starts_with("-std") || o.starts_with("--std")) return true;
+  return false;
+}
+
+// Whether options already choose a target.
+bool has_arch_option(const std::vector<std::string>& options) {
+  for (const std::string& o : options)
+    if (o.starts_with("-arch") || o.starts_with("--gpu-architecture")) return true;
+  return false;
+}
+
+// Drops NUL terminators and trailing blank lines from an NVRTC log.
+std::string trim_log(std::string log) {
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n' || log.back() == ' '))
+    log.pop_back();
+  return log;
+}
+
+// "void (float*, int)" from a mangled lowered name; "" when the name is not mangled (extern "C").
+std::string signature_of(const std::string& lowered) {
+  if (!lowered.starts_with("_Z")) return "";
+  std::string demangled = demangle(lowered);
+  if (demangled == lowered) return "";
+  std::string sig = "void (";
+  std::vector<std::string> types = parameter_types(demangled);
+  for (std::size_t i = 0; i < types.size(); ++i) sig += (i ? ", " : "") + types[i];
+  return sig + ")";
+}
+
+}  // namespace
+
+std::shared_ptr<Nvrtc> Nvrtc::load(std::string* why) {
+  std::string tried, last_error;
+  for (const std::string& dir : search_dirs()) {
+    for (const char* name : kNames) {
+      std::string path = dir.empty() ? name : dir + "/" + name;
+      std::error_code ec;
+      if (!dir.empty() && !fs::exists(path, ec)) continue;
+      void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      tried += (tried.empty() ? "" : ", ") + path;
+      if (!handle) {
+        if (const char* e = ::dlerror()) last_error = e;
+        continue;
+      }
+      std::shared_ptr<Nvrtc> n(new Nvrtc());
+      n->handle_ = handle;  // closed by ~Nvrtc from here on
+      n->api_ = std::make_unique<Api>();
+      Api& a = *n->api_;
+      bool ok = resolve(handle, "nvrtcGetErrorString", &a.GetErrorString) &&
+                resolve(handle, "nvrtcVersion", &a.Version) &&
+                resolve(handle, "nvrtcCreateProgram", &a.CreateProgram) &&
+                resolve(handle, "nvrtcDestroyProgram", &a.DestroyProgram) &&
+                resolve(handle, "nvrtcCompileProgram", &a.CompileProgram) &&
+                resolve(handle, "nvrtcGetPTXSize", &a.GetPTXSize) &&
+                resolve(handle, "nvrtcGetPTX", &a.GetPTX) &&
+                resolve(handle, "nvrtcGetProgramLogSize", &a.GetProgramLogSize) &&
+                resolve(handle, "nvrtcGetProgramLog", &a.GetProgramLog) &&
+                resolve(handle, "nvrtcAddNameExpression", &a.AddNameExpression) &&
+                resolve(handle, "nvrtcGetLoweredName", &a.GetLoweredName);
+      if (!ok) {
+        const char* e = ::dlerror();
+        last_error = path + " lacks NVRTC entry points (" + std::string(e ? e : "") + ")";
+        continue;  // n's destructor closes the handle
+      }
+      resolve(handle, "nvrtcGetNumSupportedArchs", &a.GetNumSupportedArchs);
+      resolve(handle, "nvrtcGetSupportedArchs", &a.GetSupportedArchs);
+      resolve(handle, "nvrtcGetCUBINSize", &a.GetCUBINSize);
+      resolve(handle, "nvrtcGetCUBIN", &a.GetCUBIN);
+      if (a.Version(&n->major_, &n->minor_) != NVRTC_SUCCESS) {
+        last_error = path + ": nvrtcVersion failed";
+        continue;
+      }
+      n->path_ = loaded_path(handle, path);
+      n->include_dir_ = find_include_dir(n->path_);
+      return n;
+    }
+  }
+  if (why) {
+    *why = "libnvrtc (libnvrtc.so.13, .12 or .11) not found in $CUDA_HOME/lib64, "
+           "/usr/local/cuda/lib64 or the loader path";
+    if (!tried.empty()) *why += "; tried " + tried;
+    if (!last_error.empty()) *why += ": " + last_error;
+  }
+  return nullptr;
+}
+
+Nvrtc::~Nvrtc() {
+  if (handle_) ::dlclose(handle_);
+}
+
+std::string Nvrtc::version() const { return std::to_string(major_) + "." + std::to_string(minor_); }
+
+std::vector<int> Nvrtc::supported_archs() const {
+  int n = 0;
+  if (!api_->GetNumSupportedArchs || !api_->GetSupportedArchs ||
+      api_->GetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0)
+    return {};
+  std::vector<int> archs(static_cast<std::size_t>(n));
+  if (api_->GetSupportedArchs(archs.data()) != NVRTC_SUCCESS) return {};
+  return archs;
+}
+
+std::string Nvrtc::cap_arch(const std::string& arch) const {
+  // A device newer than this NVRTC gets PTX for the newest arch it knows (compute_NN): the
+  // driver JIT-compiles PTX for newer devices, whereas a cubin for an older sm would not load.
+  std::size_t us = arch.find('_');
+  if (us == std::string::npos) return arch;
+  std::string digits = arch.substr(us + 1);
+  std::size_t used = 0;
+  int number = 0;
+  try {
+    number = std::stoi(digits, &used);
+  } catch (const std::exception&) {
+    return arch;
+  }
+  std::vector<int> archs = supported_archs();
+  if (archs.empty()) return arch;
+  int newest = *std::max_element(archs.begin(), archs.end());
+  if (number <= newest) return arch;
+  return "compute_" + std::to_string(newest);
+}
+
+CompileResult Nvrtc::compile(const CompileRequest& request,
+                             const std::map<std::string, std::string>& headers) const {
+  const Api& a = *api_;
+  std::string filename = request.filename.empty() ? "kernel.cu" : request.filename;
+  std::vector<const char*> header_names, header_sources;
+  for (const auto& [name, text] : headers) {
+    header_names.push_back(name.c_str());
+    header_sources.push_back(text.c_str());
+  }
+  std::vector<std::string> options;
+  if (!has_std_option(request.options)) options.push_back(major_ >= 12 ? "-std=c++20" : "-std=c++17");
+  if (!request.arch.empty() && !has_arch_option(request.options))
+    options.push_back("--gpu-architecture=" + request.arch);
+  if (!include_dir_.empty()) options.push_back("-I" + include_dir_);
+  options.insert(options.end(), request.options.begin(), request.options.end());
+  std::string option_text;
+  for (const std::string& o : options) option_text += (option_text.empty() ? "" : " ") + o;
+  std::string what = "kernel source " + filename + " did not compile (NVRTC " + version() +
+                     ", options: " + option_text + ")";
+
+  nvrtcProgram prog = nullptr;
+  nvrtcResult r = a.CreateProgram(&prog, request.source.c_str(), filename.c_str(),
+                                  static_cast<int>(headers.size()), header_sources.data(),
+                                  header_names.data());
+  if (r != NVRTC_SUCCESS) throw CompileError(what + ": " + a.GetErrorString(r), "");
+  ProgramGuard guard(a.DestroyProgram, prog);
+  for (const std::string& expr : request.name_expressions) {
+    r = a.AddNameExpression(prog, expr.c_str());
+    if (r != NVRTC_SUCCESS)
+      throw CompileError(what + ": name expression '" + expr + "': " + a.GetErrorString(r), "");
+  }
+  std::vector<const char*> option_ptrs;
+  for (const std::string& o : options) option_ptrs.push_back(o.c_str());
+  nvrtcResult compiled =
+      a.CompileProgram(prog, static_cast<int>(option_ptrs.size()), option_ptrs.data());
+
+  CompileResult out;
+  std::size_t size = 0;
+  if (a.GetProgramLogSize(prog, &size) == NVRTC_SUCCESS && size > 1) {
+    std::string log(size, '\0');
+    if (a.GetProgramLog(prog, log.data()) == NVRTC_SUCCESS) out.log = trim_log(std::move(log));
+  }
+  if (compiled != NVRTC_SUCCESS) {
+    if (compiled == NVRTC_ERROR_COMPILATION) throw CompileError(what, out.log);
+    throw CompileError(what + ": " + a.GetErrorString(compiled), out.log);
+  }
+  if (a.GetPTXSize(prog, &size) == NVRTC_SUCCESS && size > 0) {
+    std::string ptx(size, '\0');
+    if (a.GetPTX(prog, ptx.data()) == NVRTC_SUCCESS) {
+      while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
+      out.ptx = std::move(ptx);
+    }
+  }
+  bool real_arch = request.arch.starts_with("sm_");
+  if (real_arch && a.GetCUBINSize && a.GetCUBIN && a.GetCUBINSize(prog, &size) == NVRTC_SUCCESS &&
+      size > 0) {
+    out.image.resize(size);
+    if (a.GetCUBIN(prog, out.image.data()) != NVRTC_SUCCESS) out.image.clear();
+  }
+  if (!out.image.empty()) {
+    out.image_kind = "cubin";
+  } else {
+    out.image_kind = "ptx";
+    out.image.assign(out.ptx.begin(), out.ptx.end());
+    out.image.push_back('\0');  // cuModuleLoadData takes PTX as a C string
+  }
+  for (const std::string& expr : request.name_expressions) {
+    const char* lowered = nullptr;
+    r = a.GetLoweredName(prog, expr.c_str(), &lowered);
+    if (r != NVRTC_SUCCESS || !lowered)
+      throw CompileError(what + ": no kernel for name expression '" + expr + "'", out.log);
+    out.lowered_names.emplace_back(lowered);
+    out.signatures.push_back(signature_of(lowered));
+  }
+  return out;
+}
+
+}  // namespace kiln::jit

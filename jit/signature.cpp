@@ -1,0 +1,493 @@
+// Parameter types, argument marshalling and template-argument deduction for kernel launches.
+#include "jit/signature.h"
+
+#include <cxxabi.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "jit/kernel_decl.h"
+#include "runtime/error.h"
+
+namespace kiln::jit {
+namespace {
+
+// Splits a C++ type spelling into words and the punctuators * & < > , ( ) [ ] ::.
+std::vector<std::string> type_words(std::string_view s) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    char c = s[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      ++i;
+    } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+      std::size_t b = i;
+      while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_')) ++i;
+      out.emplace_back(s.substr(b, i - b));
+    } else if (c == ':' && i + 1 < s.size() && s[i + 1] == ':') {
+      out.emplace_back("::");
+      i += 2;
+    } else {
+      out.emplace_back(1, c);
+      ++i;
+    }
+  }
+  return out;
+}
+
+// Qualifiers that do not change what a parameter takes.
+bool is_ignorable_qualifier(const std::string& w) {
+  return w == "volatile" || w == "__restrict__" || w == "__restrict" || w == "restrict" ||
+         w == "register";
+}
+
+// Joins words with single spaces, "::" glued to its neighbours: {"std","::","size_t"} -> "std::size_t".
+std::string join_words(const std::vector<std::string>& words, std::size_t b, std::size_t e) {
+  std::string out;
+  for (std::size_t k = b; k < e; ++k) {
+    bool glue = words[k] == "::" || (k > b && words[k - 1] == "::");
+    if (k > b && !glue) out += ' ';
+    out += words[k];
+  }
+  return out;
+}
+
+// The element type of a scalar spelling such as "const float" or "float const": its dtype and
+// whether it was const. nullopt when not a kiln scalar.
+std::optional<DType> scalar_of(const std::vector<std::string>& words, bool* is_const) {
+  std::vector<std::string> rest;
+  for (const std::string& w : words) {
+    if (w == "const") *is_const = true;
+    else if (!is_ignorable_qualifier(w)) rest.push_back(w);
+  }
+  if (rest.empty()) return std::nullopt;
+  for (const std::string& w : rest)
+    if (w != "::" && !(std::isalpha(static_cast<unsigned char>(w[0])) || w[0] == '_'))
+      return std::nullopt;
+  return dtype_of_cpp(join_words(rest, 0, rest.size()));
+}
+
+// Matches [::] [kiln ::] Array < ELEM , N > in words; fills elem words and N.
+bool match_array(const std::vector<std::string>& words, std::vector<std::string>* elem,
+                 std::string* extent) {
+  std::size_t i = 0;
+  if (i < words.size() && words[i] == "::") ++i;
+  if (i + 1 < words.size() && words[i] == "kiln" && words[i + 1] == "::") i += 2;
+  if (i + 1 >= words.size() || words[i] != "Array" || words[i + 1] != "<") return false;
+  i += 2;
+  std::size_t comma = words.size();
+  int depth = 0;
+  for (std::size_t k = i; k < words.size(); ++k) {
+    if (words[k] == "<" || words[k] == "(") ++depth;
+    if (words[k] == ">" || words[k] == ")") --depth;
+    if (depth == 0 && words[k] == ",") {
+      comma = k;
+      break;
+    }
+  }
+  if (comma == words.size() || words.back() != ">") return false;
+  elem->assign(words.begin() + static_cast<std::ptrdiff_t>(i),
+               words.begin() + static_cast<std::ptrdiff_t>(comma));
+  *extent = join_words(words, comma + 1, words.size() - 1);
+  return true;
+}
+
+// Describes a Lua value for an error message: "a float32 device array", "an integer (3)".
+// with_ndim adds the rank ("a 1-d float32 device array") where it matters.
+std::string describe(const ArgValue& v, bool with_ndim = false) {
+  std::ostringstream os;
+  std::string rank = with_ndim ? std::to_string(v.ndim) + "-d " : "";
+  std::string article = with_ndim || dtype_info(v.dtype).name.starts_with("int") ? "an " : "a ";
+  if (with_ndim) article = v.ndim == 8 ? "an " : "a ";
+  switch (v.kind) {
+    case ArgValue::Kind::device_array:
+      return article + rank + std::string(dtype_info(v.dtype).name) + " device array";
+    case ArgValue::Kind::host_array:
+      return article + rank + std::string(dtype_info(v.dtype).name) + " host array";
+    case ArgValue::Kind::integer:
+      return "an integer (" + std::to_string(v.integer) + ")";
+    case ArgValue::Kind::number:
+      os.precision(17);
+      os << "a number (" << v.number << ")";
+      return os.str();
+    case ArgValue::Kind::boolean:
+      return std::string("a boolean (") + (v.boolean ? "true" : "false") + ")";
+    case ArgValue::Kind::other:
+      if (v.lua_type.empty()) return "an unsupported value";
+      if (v.lua_type == "nil" || v.lua_type == "no value") return v.lua_type;
+      return "a " + v.lua_type;
+  }
+  return "an unsupported value";
+}
+
+// "kernel 'scale': parameter 1 'x' (float*)".
+std::string param_where(const std::string& kernel, int position, const std::string& name,
+                        const ParamType& p) {
+  std::string s = "kernel '" + kernel + "': parameter " + std::to_string(position);
+  if (!name.empty()) s += " '" + name + "'";
+  return s + " (" + p.spelling + ")";
+}
+
+bool is_array_value(const ArgValue& v) {
+  return v.kind == ArgValue::Kind::device_array || v.kind == ArgValue::Kind::host_array;
+}
+
+// The inclusive range of an integer dtype, as long double (exact for all 64-bit bounds).
+void integer_range(DType t, long double* lo, long double* hi) {
+  switch (t) {
+    case DType::int8: *lo = -128; *hi = 127; return;
+    case DType::uint8: *lo = 0; *hi = 255; return;
+    case DType::int16: *lo = -32768; *hi = 32767; return;
+    case DType::uint16: *lo = 0; *hi = 65535; return;
+    case DType::int32: *lo = -2147483648.0L; *hi = 2147483647.0L; return;
+    case DType::uint32: *lo = 0; *hi = 4294967295.0L; return;
+    case DType::int64: *lo = -9223372036854775808.0L; *hi = 9223372036854775807.0L; return;
+    case DType::uint64: *lo = 0; *hi = 18446744073709551615.0L; return;
+    default: *lo = 0; *hi = 1; return;
+  }
+}
+
+// Writes integer value v into out as dtype t (v already range-checked).
+void store_integer(DType t, long double v, std::byte* out) {
+  auto put = [out](auto x) { std::memcpy(out, &x, sizeof x); };
+  switch (t) {
+    case DType::int8: put(static_cast<std::int8_t>(v)); return;
+    case DType::uint8: put(static_cast<std::uint8_t>(v)); return;
+    case DType::int16: put(static_cast<std::int16_t>(v)); return;
+    case DType::uint16: put(static_cast<std::uint16_t>(v)); return;
+    case DType::int32: put(static_cast<std::int32_t>(v)); return;
+    case DType::uint32: put(static_cast<std::uint32_t>(v)); return;
+    case DType::int64: put(static_cast<std::int64_t>(v)); return;
+    case DType::uint64: put(static_cast<std::uint64_t>(v)); return;
+    default: return;
+  }
+}
+
+// Converts a scalar argument to the parameter's type into out (dtype_info(p.dtype).size bytes).
+void convert_scalar(const std::string& where, const ParamType& p, const ArgValue& v,
+                    std::byte* out) {
+  const DTypeInfo& info = dtype_info(p.dtype);
+  if (p.dtype == DType::boolean) {
+    if (v.kind != ArgValue::Kind::boolean)
+      throw Error(where + " expects a boolean (true or false; numbers are not converted), got " +
+                  describe(v));
+    out[0] = std::byte{v.boolean ? std::uint8_t{1} : std::uint8_t{0}};
+    return;
+  }
+  if (v.kind != ArgValue::Kind::integer && v.kind != ArgValue::Kind::number) {
+    std::string want = info.is_integer ? "an integer" : "a number";
+    throw Error(where + " expects " + want + ", got " + describe(v));
+  }
+  if (!info.is_integer) {
+    double d = v.kind == ArgValue::Kind::integer ? static_cast<double>(v.integer) : v.number;
+    if (p.dtype == DType::float32) {
+      float f = static_cast<float>(d);
+      std::memcpy(out, &f, sizeof f);
+    } else {
+      std::memcpy(out, &d, sizeof d);
+    }
+    return;
+  }
+  long double x;
+  if (v.kind == ArgValue::Kind::integer) {
+    x = static_cast<long double>(v.integer);
+  } else {
+    if (!std::isfinite(v.number) || std::trunc(v.number) != v.number)
+      throw Error(where + " expects an integer, got " + describe(v));
+    x = static_cast<long double>(v.number);
+  }
+  long double lo, hi;
+  integer_range(p.dtype, &lo, &hi);
+  if (x < lo || x > hi) {
+    std::ostringstream range;
+    range.precision(20);
+    range << lo << ".." << hi;
+    throw Error(where + " expects an integer in " + range.str() + ", got " + describe(v));
+  }
+  store_integer(p.dtype, x, out);
+}
+
+}  // namespace
+
+ParamType classify_param(std::string_view cpp_type) {
+  ParamType p;
+  p.spelling = std::string(cpp_type);
+  std::vector<std::string> words = type_words(cpp_type);
+  // Top-level const and qualifiers of the parameter itself ("const kiln::Array<...>") and
+  // references ("float&": kiln has no way to pass one).
+  std::vector<std::string> core;
+  int angle = 0;
+  for (const std::string& w : words) {
+    if (w == "<") ++angle;
+    if (w == ">") --angle;
+    if (angle == 0 && (w == "&" || w == "[" || w == "(")) return p;  // references, arrays, functions
+    core.push_back(w);
+  }
+  std::vector<std::string> elem;
+  std::string extent;
+  {
+    std::vector<std::string> unqualified;
+    for (const std::string& w : core)
+      if (w != "const" && !is_ignorable_qualifier(w)) unqualified.push_back(w);
+    if (match_array(unqualified, &elem, &extent)) {
+      char* end = nullptr;
+      long n = std::strtol(extent.c_str(), &end, 10);
+      bool is_const = false;
+      std::optional<DType> dt = scalar_of(elem, &is_const);
+      if (!dt || extent.empty() || *end != '\0' || n < 1 || n > 8) return p;
+      p.kind = ParamKind::array;
+      p.dtype = *dt;
+      p.is_const = is_const;
+      p.ndim = static_cast<int>(n);
+      return p;
+    }
+  }
+  std::size_t star = core.size();
+  int stars = 0;
+  for (std::size_t k = 0; k < core.size(); ++k) {
+    if (core[k] == "*") {
+      if (stars++ == 0) star = k;
+    }
+  }
+  if (stars > 1) return p;  // pointers to pointers
+  if (stars == 1) {
+    for (std::size_t k = star + 1; k < core.size(); ++k)  // "* const", "* __restrict__"
+      if (core[k] != "const" && !is_ignorable_qualifier(core[k])) return p;
+    bool is_const = false;
+    std::optional<DType> dt =
+        scalar_of(std::vector<std::string>(core.begin(), core.begin() + static_cast<std::ptrdiff_t>(star)),
+                  &is_const);
+    if (!dt) return p;
+    p.kind = ParamKind::pointer;
+    p.dtype = *dt;
+    p.is_const = is_const;
+    return p;
+  }
+  bool is_const = false;
+  std::optional<DType> dt = scalar_of(core, &is_const);
+  if (!dt) return p;
+  p.kind = ParamKind::scalar;
+  p.dtype = *dt;
+  return p;
+}
+
+std::string demangle(std::string_view lowered_name) {
+  std::string name(lowered_name);
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> out(
+      abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
+  if (status != 0 || !out) return name;
+  return out.get();
+}
+
+std::vector<std::string> parameter_types(std::string_view demangled) {
+  // The last parenthesised group at the top level (outside template argument lists) is the
+  // parameter list: "void k<(int)3>(float*)", "void (*)(float*, int)".
+  std::size_t open = std::string_view::npos, close = std::string_view::npos;
+  int paren = 0, angle = 0;
+  std::size_t group_open = 0;
+  for (std::size_t i = 0; i < demangled.size(); ++i) {
+    char c = demangled[i];
+    if (c == '<' && paren == 0) ++angle;
+    else if (c == '>' && paren == 0 && angle > 0) --angle;
+    else if (c == '(') {
+      if (paren++ == 0) group_open = i;
+    } else if (c == ')' && paren > 0) {
+      if (--paren == 0 && angle == 0) {
+        open = group_open;
+        close = i;
+      }
+    }
+  }
+  std::vector<std::string> out;
+  if (open == std::string_view::npos) return out;
+  std::string_view inner = demangled.substr(open + 1, close - open - 1);
+  auto trim = [](std::string_view s) {
+    while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+    while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+    return std::string(s);
+  };
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= inner.size(); ++i) {
+    char c = i < inner.size() ? inner[i] : ',';
+    if (c == '<' || c == '(' || c == '[') ++depth;
+    else if ((c == '>' || c == ')' || c == ']') && depth > 0) --depth;
+    else if (c == ',' && depth == 0) {
+      out.push_back(trim(inner.substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  if (out.size() == 1 && (out[0].empty() || out[0] == "void")) out.clear();
+  return out;
+}
+
+void ArgPack::add(const std::string& kernel, int position, const std::string& param_name,
+                  const ParamType& param, const ArgValue& value) {
+  std::string where = param_where(kernel, position, param_name, param);
+  std::size_t size = 0, align = 1;
+  switch (param.kind) {
+    case ParamKind::scalar:
+      size = align = dtype_info(param.dtype).size;
+      break;
+    case ParamKind::pointer:
+      size = align = sizeof(void*);
+      break;
+    case ParamKind::array:
+      size = sizeof(void*) + sizeof(long long) * static_cast<std::size_t>(param.ndim);
+      align = 8;
+      break;
+    case ParamKind::unsupported:
+      throw Error(where +
+                  " has a type kiln cannot pass from Lua (it passes scalars, pointers to scalars "
+                  "and kiln::Array<T, N>)");
+  }
+  std::byte bytes[sizeof(void*) + 8 * sizeof(long long)] = {};
+  std::string elem = std::string(dtype_info(param.dtype).name);
+  if (param.kind == ParamKind::scalar) {
+    convert_scalar(where, param, value, bytes);
+  } else {
+    std::string article = elem.starts_with("int") ? "an " : "a ";
+    std::string want = param.kind == ParamKind::array
+                           ? (param.ndim == 8 ? "an " : "a ") + std::to_string(param.ndim) +
+                                 "-d " + elem + " array"
+                           : article + elem + " array";
+    if (!is_array_value(value) || value.dtype != param.dtype ||
+        (param.kind == ParamKind::array && value.ndim != param.ndim))
+      throw Error(where + " expects " + want + ", got " +
+                  describe(value, param.kind == ParamKind::array));
+    std::memcpy(bytes, &value.data, sizeof(void*));
+    if (param.kind == ParamKind::array) {
+      for (int d = 0; d < param.ndim; ++d) {
+        long long extent = d < static_cast<int>(value.shape.size()) ? value.shape[d] : 0;
+        std::memcpy(bytes + sizeof(void*) + sizeof(long long) * d, &extent, sizeof extent);
+      }
+    }
+  }
+  std::size_t offset = (storage_.size() + align - 1) / align * align;
+  storage_.resize(offset + size);
+  std::memcpy(storage_.data() + offset, bytes, size);
+  offsets_.push_back(offset);
+}
+
+void** ArgPack::pointers() {
+  pointers_.clear();
+  for (std::size_t off : offsets_) pointers_.push_back(storage_.data() + off);
+  return pointers_.data();
+}
+
+namespace {
+
+// What a parameter type spelling says about template parameters: the element type name when it
+// is T*, const T*, T const*, T* __restrict__ or kiln::Array<T, N> (and N's spelling).
+struct Pattern {
+  std::string elem;    // "T" (empty when not a pointer or array of one name)
+  std::string extent;  // "N" or "2" for kiln::Array; empty otherwise
+  bool is_array = false;
+};
+
+// Recognises deducible parameter spellings.
+std::optional<Pattern> deducible(const std::string& type) {
+  std::vector<std::string> words;
+  for (const std::string& w : type_words(type))
+    if (w != "const" && !is_ignorable_qualifier(w)) words.push_back(w);
+  Pattern p;
+  std::vector<std::string> elem;
+  if (match_array(words, &elem, &p.extent)) {
+    if (elem.size() != 1) return std::nullopt;
+    p.elem = elem[0];
+    p.is_array = true;
+    return p;
+  }
+  if (words.size() == 2 && words[1] == "*") {
+    p.elem = words[0];
+    return p;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> deduce_name_expression(const KernelDecl& decl,
+                                                  const std::vector<ArgValue>& args,
+                                                  std::string* why) {
+  if (decl.template_params.empty()) return decl.name;
+  struct Deduced {
+    std::string value;
+    std::size_t from;  // parameter index
+  };
+  std::map<std::string, Deduced> deduced;
+  auto param_label = [&](std::size_t i) {
+    std::string s = "parameter " + std::to_string(i + 1);
+    if (!decl.params[i].name.empty()) s += " '" + decl.params[i].name + "'";
+    return s;
+  };
+  auto is_template_param = [&](const std::string& name, bool type_kind) {
+    for (const TemplateParam& tp : decl.template_params)
+      if (tp.name == name) return (tp.kind == "typename") == type_kind;
+    return false;
+  };
+  // Records name = value from parameter i; false (why filled) on a conflict.
+  auto record = [&](const std::string& name, const std::string& value, std::size_t i) {
+    auto [it, fresh] = deduced.try_emplace(name, Deduced{value, i});
+    if (fresh || it->second.value == value) return true;
+    if (why)
+      *why = "conflicting deductions for template parameter '" + name + "' of kernel '" +
+             decl.name + "': " + it->second.value + " from " + param_label(it->second.from) +
+             " and " + value + " from " + param_label(i);
+    return false;
+  };
+  for (std::size_t i = 0; i < decl.params.size() && i < args.size(); ++i) {
+    const ArgValue& a = args[i];
+    if (!is_array_value(a)) continue;  // scalars deduce nothing (see the header)
+    std::optional<Pattern> pat = deducible(decl.params[i].type);
+    if (!pat) continue;
+    if (is_template_param(pat->elem, true) &&
+        !record(pat->elem, std::string(dtype_info(a.dtype).cpp), i))
+      return std::nullopt;
+    if (pat->is_array && is_template_param(pat->extent, false) &&
+        !record(pat->extent, std::to_string(a.ndim), i))
+      return std::nullopt;
+  }
+  // Explicit arguments up to the last one that must be given; trailing defaults are left out.
+  std::vector<std::string> values;
+  std::size_t needed = 0;
+  for (std::size_t k = 0; k < decl.template_params.size(); ++k) {
+    const TemplateParam& tp = decl.template_params[k];
+    auto it = deduced.find(tp.name);
+    if (it != deduced.end()) {
+      values.push_back(it->second.value);
+      needed = k + 1;
+    } else if (!tp.default_value.empty()) {
+      values.push_back(tp.default_value);
+    } else {
+      if (why) {
+        std::string example = decl.name + "<";
+        for (std::size_t j = 0; j < decl.template_params.size(); ++j) {
+          const TemplateParam& t = decl.template_params[j];
+          auto d = deduced.find(t.name);
+          example += j ? ", " : "";
+          example += d != deduced.end()       ? d->second.value
+                     : t.kind == "typename"   ? std::string("float")
+                     : !t.default_value.empty() ? t.default_value
+                                                : std::string("256");
+        }
+        example += ">";
+        std::string name = tp.name.empty() ? "#" + std::to_string(k + 1) : tp.name;
+        *why = "cannot deduce template parameter '" + name + "' of kernel '" + decl.name +
+               "'; give it explicitly: opts.name = \"" + example + "\"";
+      }
+      return std::nullopt;
+    }
+  }
+  std::string out = decl.name + "<";
+  for (std::size_t k = 0; k < needed; ++k) out += (k ? ", " : "") + values[k];
+  return out + ">";
+}
+
+}  // namespace kiln::jit

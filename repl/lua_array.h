@@ -1,0 +1,57 @@
+// The array module's C++ face, for the other bindings (the cuda module takes and returns host
+// arrays, reads shapes and dtypes, and prints device arrays like host ones).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <lua.hpp>
+
+#include "runtime/dtype.h"
+#include "runtime/host_array.h"
+
+namespace kiln::lua {
+
+inline constexpr const char* kHostArrayMeta = "kiln.array";  // the metatable's registry name
+
+// The host array at idx, or nullptr when the value there is not one. [-0, +0]
+HostArray* test_host_array(lua_State* L, int idx);
+// The host array at idx; a Lua argument error otherwise. [-0, +0, v]
+HostArray& check_host_array(lua_State* L, int idx);
+// Pushes a new userdata owning a; tells the collector about a's bytes. [-0, +1, m]
+void push_host_array(lua_State* L, HostArray a);
+
+// A shape from a number (1-D) or a table of numbers: non-negative integers; a Lua argument error
+// naming the bad dimension otherwise. [-0, +0, v]
+Shape check_shape(lua_State* L, int idx);
+// The dtype named at idx (a long name or alias), def when nil or absent; a Lua argument error
+// listing the valid names otherwise. [-0, +0, v]
+DType opt_dtype(lua_State* L, int idx, DType def);
+// Pushes a fresh table {d1, d2, ...}. [-0, +1, m]
+void push_shape(lua_State* L, const Shape& s);
+
+// The numpy-like text tostring gives: "array([1., 2.], dtype=float64)", nested brackets for n-d,
+// "..." past 1000 elements (then the shape too).
+std::string format_array(const HostArray& a);
+
+// The generator behind array.random: xoshiro256** (Blackman and Vigna), seeded by running
+// splitmix64 from the 64-bit seed. docs/arrays.md describes the derived distributions.
+class Xoshiro256 {
+ public:
+  explicit Xoshiro256(std::uint64_t seed);
+  // A generator in the given raw state (for tests against the reference implementation).
+  static Xoshiro256 from_state(std::uint64_t s0, std::uint64_t s1, std::uint64_t s2,
+                               std::uint64_t s3);
+  std::uint64_t next();
+  // Uniform double in [0, 1) from the top 53 bits.
+  double uniform();
+  // Uniform integer in [0, range) without bias (Lemire's multiply-and-reject); range > 0.
+  std::uint64_t bounded(std::uint64_t range);
+
+ private:
+  std::uint64_t s_[4];
+};
+
+// One splitmix64 step: advances state and returns the next output.
+std::uint64_t splitmix64(std::uint64_t& state);
+
+}  // namespace kiln::lua

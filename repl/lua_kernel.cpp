@@ -1,0 +1,632 @@
+// Kernels in Lua: cuda.jit, cuda.jit_file, cuda.module, cuda.reduce, and the launch syntax
+// k[{grid, block [, stream [, shared_bytes]]}](args...) as Numba's kernel[grid, block](args).
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <regex>
+
+#include "repl/lua_array.h"
+#include "repl/lua_cuda.h"
+#include "repl/lua_util.h"
+#include "jit/headers.h"
+#include "runtime/backends.h"
+#include "runtime/error.h"
+#ifdef KILN_HAVE_CUDA
+#include "runtime/cuda_backend.h"
+#endif
+
+namespace kiln::lua {
+namespace {
+
+constexpr const char* kKernelMeta = "kiln.kernel";
+constexpr const char* kLauncherMeta = "kiln.launcher";
+constexpr const char* kModuleMeta = "kiln.module";
+constexpr const char* kReduceMeta = "kiln.reduce";
+
+using KernelRef = std::shared_ptr<jit::Kernel>;
+
+// A configured launch: k[{grid, block, stream, shared}] waiting for its arguments.
+struct Launcher {
+  KernelRef kernel;
+  LaunchConfig config;
+};
+
+// A cuda.module: its source and globals, its kernels in the userdata's user value.
+struct ModuleBox {
+  std::shared_ptr<jit::SourceText> source;
+  std::shared_ptr<jit::Globals> globals;
+  std::vector<KernelRef> kernels;
+};
+
+// ------------------------------------------------------------------------------ options
+
+// "script.lua:12", where the Lua code that called us is.
+std::string caller_position(lua_State* L) {
+  luaL_where(L, 1);
+  std::string where = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  while (!where.empty() && (where.back() == ':' || where.back() == ' ')) where.pop_back();
+  return where.empty() ? "a cuda.jit string" : "the cuda.jit string at " + where;
+}
+
+// The string form of a define's value (numbers as Lua prints them, booleans as 1/0).
+std::string define_value(lua_State* L, int idx, const char* name) {
+  switch (lua_type(L, idx)) {
+    case LUA_TBOOLEAN: return lua_toboolean(L, idx) ? "1" : "0";
+    case LUA_TNUMBER:
+    case LUA_TSTRING: return lua_tostring(L, idx);
+    default: luaL_error(L, "defines: the value of %s must be a number, string or boolean", name);
+  }
+  return {};
+}
+
+// opts = {name=, defines=, options=, arch=} at idx (may be nil). Unknown keys are errors.
+jit::KernelOptions check_options(lua_State* L, int idx) {
+  jit::KernelOptions o;
+  if (lua_isnoneornil(L, idx)) return o;
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    const char* key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+    if (std::strcmp(key, "name") == 0) {
+      o.name = luaL_checkstring(L, -1);
+    } else if (std::strcmp(key, "arch") == 0) {
+      o.arch = luaL_checkstring(L, -1);
+    } else if (std::strcmp(key, "defines") == 0) {
+      luaL_checktype(L, -1, LUA_TTABLE);
+      lua_pushnil(L);
+      while (lua_next(L, -2)) {
+        if (lua_type(L, -2) != LUA_TSTRING) luaL_error(L, "defines: keys must be macro names");
+        const char* name = lua_tostring(L, -2);
+        o.defines.emplace_back(name, define_value(L, -1, name));
+        lua_pop(L, 1);
+      }
+    } else if (std::strcmp(key, "options") == 0) {
+      luaL_checktype(L, -1, LUA_TTABLE);
+      for (lua_Integer i = 1, n = luaL_len(L, -1); i <= n; ++i) {
+        lua_geti(L, -1, i);
+        if (!lua_isstring(L, -1)) luaL_error(L, "options[%d] must be a string", int(i));
+        o.options.emplace_back(lua_tostring(L, -1));
+        lua_pop(L, 1);
+      }
+    } else {
+      luaL_error(L, "unknown kernel option '%s' (expected name, defines, options, arch)", key);
+    }
+    lua_pop(L, 1);
+  }
+  std::sort(o.defines.begin(), o.defines.end());  // a stable order for cache keys
+  return o;
+}
+
+// A kernel file: the path as given, else a file of that name in kernels_src/.
+std::filesystem::path resolve_kernel_file(const std::string& path) {
+  std::filesystem::path p(path);
+  if (std::filesystem::exists(p) || p.has_parent_path()) return p;
+  for (const char* ext : {"", ".cu", ".cuh"}) {
+    std::filesystem::path candidate = jit::default_kernels_dir() / (path + ext);
+    if (std::filesystem::exists(candidate)) return candidate;
+  }
+  return p;
+}
+
+// ------------------------------------------------------------------------------ arguments
+
+// What the Lua value at idx is, for specialisation and marshalling.
+jit::ArgValue arg_value(lua_State* L, int idx) {
+  jit::ArgValue v;
+  if (DeviceArray* d = test_device_array(L, idx)) {
+    if (d->buffer->freed()) luaL_error(L, "argument %d: the device array was freed", idx - 1);
+    if (d->buffer->stale())
+      luaL_error(L, "argument %d: the device array is invalid: it was made before cuda.reset()", idx - 1);
+    v.kind = jit::ArgValue::Kind::device_array;
+    v.dtype = d->dtype, v.ndim = static_cast<int>(d->shape.size()), v.shape = d->shape;
+    v.data = d->buffer->ptr();
+  } else if (HostArray* h = test_host_array(L, idx)) {
+    v.kind = jit::ArgValue::Kind::host_array;
+    v.dtype = h->dtype(), v.ndim = h->ndim(), v.shape = h->shape();
+    v.data = h->data();
+  } else if (lua_isinteger(L, idx)) {
+    v.kind = jit::ArgValue::Kind::integer, v.integer = lua_tointeger(L, idx);
+    v.number = static_cast<double>(v.integer);
+  } else if (lua_type(L, idx) == LUA_TNUMBER) {
+    v.kind = jit::ArgValue::Kind::number, v.number = lua_tonumber(L, idx);
+  } else if (lua_type(L, idx) == LUA_TBOOLEAN) {
+    v.kind = jit::ArgValue::Kind::boolean, v.boolean = lua_toboolean(L, idx);
+  } else {
+    v.lua_type = luaL_typename(L, idx);
+  }
+  return v;
+}
+
+// Host arrays passed to a kernel go to the device before it and come back after it (Numba).
+struct Staged {
+  HostArray* host;
+  std::shared_ptr<DeviceBuffer> device;
+};
+
+// Collects arguments first..top, staging host arrays.
+std::vector<jit::ArgValue> collect_args(lua_State* L, int first, std::vector<Staged>* staged) {
+  std::vector<jit::ArgValue> args;
+  int top = lua_gettop(L);
+  for (int i = first; i <= top; ++i) {
+    args.push_back(arg_value(L, i));
+    if (staged && args.back().kind == jit::ArgValue::Kind::host_array) {
+      HostArray* h = test_host_array(L, i);
+      auto buffer = allocate_device(L, h->nbytes());
+      buffer->backend().copy_to_device(buffer->ptr(), h->data(), h->nbytes(), nullptr);
+      args.back().data = buffer->ptr();
+      staged->push_back({h, std::move(buffer)});
+    }
+  }
+  return args;
+}
+
+// A launch dimension: a positive integer or {x [, y [, z]]}.
+Dim3 check_dim(lua_State* L, int idx, const char* what) {
+  auto component = [&](lua_Integer v) -> std::uint32_t {
+    if (v < 0 || v > 0xffffffffLL) luaL_error(L, "launch %s dimension %d is out of range", what, int(v));
+    return static_cast<std::uint32_t>(v);
+  };
+  auto integer = [&](int i) -> lua_Integer {
+    int isnum = 0;
+    lua_Integer v = lua_tointegerx(L, i, &isnum);
+    if (!isnum) luaL_error(L, "launch %s: expected an integer or {x, y, z}, got %s", what, luaL_typename(L, i));
+    return v;
+  };
+  Dim3 d;
+  if (lua_type(L, idx) == LUA_TTABLE) {
+    lua_Integer n = luaL_len(L, idx);
+    if (n < 1 || n > 3) luaL_error(L, "launch %s: expected 1 to 3 dimensions, got %d", what, int(n));
+    std::uint32_t* parts[3] = {&d.x, &d.y, &d.z};
+    for (lua_Integer i = 1; i <= n; ++i) {
+      lua_geti(L, idx, i);
+      *parts[i - 1] = component(integer(-1));
+      lua_pop(L, 1);
+    }
+  } else {
+    d.x = component(integer(idx));
+  }
+  return d;
+}
+
+// The table {grid, block [, stream [, shared_bytes]]} at idx.
+LaunchConfig check_config(lua_State* L, int idx) {
+  LaunchConfig c;
+  idx = lua_absindex(L, idx);
+  lua_geti(L, idx, 1);
+  lua_geti(L, idx, 2);
+  if (lua_isnil(L, -2) || lua_isnil(L, -1)) luaL_error(L, "a launch needs {grid, block}");
+  c.grid = check_dim(L, -2, "grid");
+  c.block = check_dim(L, -1, "block");
+  lua_pop(L, 2);
+  lua_geti(L, idx, 3);
+  c.stream = opt_stream(L, -1);
+  lua_pop(L, 1);
+  lua_geti(L, idx, 4);
+  if (!lua_isnil(L, -1)) {
+    lua_Integer bytes = luaL_checkinteger(L, -1);
+    if (bytes < 0) luaL_error(L, "launch: negative shared memory size %d", int(bytes));
+    c.shared_bytes = static_cast<std::size_t>(bytes);
+  }
+  lua_pop(L, 1);
+  return c;
+}
+
+// Runs one launch with the arguments from first to the top of the stack.
+void launch(lua_State* L, jit::Kernel& k, const LaunchConfig& config, int first) {
+  std::vector<Staged> staged;
+  std::vector<jit::ArgValue> args = collect_args(L, first, &staged);
+  jit::Kernel::Specialisation& spec = k.specialise(args);
+  k.launch(spec, config, args);
+  for (Staged& s : staged)
+    s.device->backend().copy_to_host(s.host->data(), s.device->ptr(), s.host->nbytes(), config.stream);
+}
+
+// ------------------------------------------------------------------------------ kernels
+
+KernelRef& check_kernel(lua_State* L, int idx) {
+  return *static_cast<KernelRef*>(luaL_checkudata(L, idx, kKernelMeta));
+}
+
+void push_kernel(lua_State* L, KernelRef k) { new_object<KernelRef>(L, kKernelMeta, std::move(k)); }
+
+// launcher(args...): the launch itself. [-n, +0]
+int launcher_call(lua_State* L) {
+  auto* l = static_cast<Launcher*>(luaL_checkudata(L, 1, kLauncherMeta));
+  return protect(L, [&] { return launch(L, *l->kernel, l->config, 2), 0; });
+}
+
+// k[{grid, block, ...}] -> a launcher; k.method -> the method. [-0, +1]
+int kernel_index(lua_State* L) {
+  KernelRef& k = check_kernel(L, 1);
+  if (lua_type(L, 2) == LUA_TTABLE) {
+    LaunchConfig c = check_config(L, 2);
+    Launcher* l = new_object<Launcher>(L, kLauncherMeta, Launcher{k, c});
+    lua_pushvalue(L, 2), lua_setiuservalue(L, -2, 1);  // keeps the stream alive
+    (void)l;
+    return 1;
+  }
+  const char* key = luaL_checkstring(L, 2);
+  if (std::strcmp(key, "name") == 0) return lua_pushstring(L, k->name().c_str()), 1;
+  luaL_getmetafield(L, 1, "__methods");
+  lua_getfield(L, -1, key);
+  return 1;
+}
+
+// k(...) without a configuration: an error saying how to launch. [-0, +0]
+int kernel_call(lua_State* L) {
+  KernelRef& k = check_kernel(L, 1);
+  return luaL_error(L, "kernel '%s' needs a launch configuration: k[{blocks, threads}](args...)",
+                    k->name().c_str());
+}
+
+// k:forall(n) -> a launcher covering n threads with a block size chosen for you. [-0, +1]
+int kernel_forall(lua_State* L) {
+  KernelRef& k = check_kernel(L, 1);
+  lua_Integer n = luaL_checkinteger(L, 2);
+  if (n < 1) luaL_argerror(L, 2, "forall needs at least one thread");
+  return protect(L, [&] {
+    std::uint32_t block = 256;
+#ifdef KILN_HAVE_CUDA
+    // On a GPU the occupancy API picks the block size once the kernel is known (Numba's forall).
+    if (auto* c = dynamic_cast<CudaBackend*>(&runtime(L).backend()); c && k->last())
+      block = static_cast<std::uint32_t>(c->occupancy_block_size(*k->last()->program));
+#endif
+    lua_Integer blocks = (n + block - 1) / block;
+    if (blocks > 0x7fffffff) throw Error("forall: too many threads for a 1-D grid");
+    LaunchConfig c;
+    c.grid.x = static_cast<std::uint32_t>(blocks);
+    c.block.x = block;
+    new_object<Launcher>(L, kLauncherMeta, Launcher{k, c});
+    return 1;
+  });
+}
+
+// k:ptx([args...]) -> PTX text for these argument types (or the last ones used). [-0, +1]
+int kernel_ptx(lua_State* L) {
+  KernelRef& k = check_kernel(L, 1);
+  return protect(L, [&] {
+    std::string text;
+    if (lua_gettop(L) > 1) {
+      std::vector<jit::ArgValue> args = collect_args(L, 2, nullptr);
+      text = k->ptx(&args);
+    } else {
+      text = k->ptx(nullptr);
+    }
+    lua_pushlstring(L, text.data(), text.size());
+    return 1;
+  });
+}
+
+// k:info() -> {name=, registers=, ..., compile_ms=, cache=, backend=}. [-0, +1]
+int kernel_info(lua_State* L) {
+  KernelRef& k = check_kernel(L, 1);
+  return protect(L, [&] {
+    lua_createtable(L, 0, 12);
+    lua_pushstring(L, k->name().c_str()), lua_setfield(L, -2, "name");
+    lua_pushstring(L, runtime(L).backend().name().c_str()), lua_setfield(L, -2, "backend");
+    lua_pushstring(L, k->source().origin().c_str()), lua_setfield(L, -2, "source");
+    if (jit::Kernel::Specialisation* s = k->last()) {
+      KernelAttributes a = s->program->attributes();
+      auto field = [&](const char* name, long v) {
+        if (v >= 0) lua_pushinteger(L, v), lua_setfield(L, -2, name);
+      };
+      field("registers", a.registers);
+      field("shared_bytes", a.shared_bytes);
+      field("local_bytes", a.local_bytes);
+      field("max_threads_per_block", a.max_threads_per_block);
+      lua_pushnumber(L, s->build.ms), lua_setfield(L, -2, "compile_ms");
+      lua_pushstring(L, jit::origin_name(s->build.origin)), lua_setfield(L, -2, "cache");
+      lua_pushstring(L, s->name_expression.c_str()), lua_setfield(L, -2, "name_expression");
+      lua_pushstring(L, s->lowered_name.c_str()), lua_setfield(L, -2, "lowered_name");
+    }
+    return 1;
+  });
+}
+
+// tostring(k). [-0, +1]
+int kernel_tostring(lua_State* L) {
+  KernelRef& k = check_kernel(L, 1);
+  lua_pushfstring(L, "<kernel %s from %s>", k->name().c_str(), k->source().origin().c_str());
+  return 1;
+}
+
+// Kernels for source: the one named by opts.name (or the only one), or all for a module.
+std::vector<KernelRef> make_kernels(lua_State* L, std::shared_ptr<jit::SourceText> source,
+                                    const jit::KernelOptions& opts, bool all,
+                                    std::shared_ptr<jit::Globals> globals) {
+  jit::validate_defines(opts.defines);
+  jit::validate_options(opts.options);
+  std::shared_ptr<jit::Jit> j = runtime_ptr(L);
+  std::vector<KernelRef> kernels;
+  for (jit::KernelDecl& d : jit::select_kernels(*source, opts.name, all)) {
+    jit::KernelOptions o = opts;
+    if (all) o.name.clear();
+    kernels.push_back(std::make_shared<jit::Kernel>(j, source, std::move(d), std::move(o), globals));
+  }
+  return kernels;
+}
+
+// cuda.jit(source [, opts]) -> kernel. [-0, +1]
+int cuda_jit(lua_State* L) {
+  std::string text = luaL_checkstring(L, 1);
+  jit::KernelOptions opts = check_options(L, 2);
+  std::string origin = caller_position(L);
+  return protect(L, [&] {
+    auto source = std::make_shared<jit::SourceText>(jit::SourceText::from_string(text, origin));
+    push_kernel(L, make_kernels(L, source, opts, false, std::make_shared<jit::Globals>()).front());
+    return 1;
+  });
+}
+
+// cuda.jit_file(path [, opts]) -> kernel, recompiled when the file changes. [-0, +1]
+int cuda_jit_file(lua_State* L) {
+  std::string path = luaL_checkstring(L, 1);
+  jit::KernelOptions opts = check_options(L, 2);
+  return protect(L, [&] {
+    auto source = std::make_shared<jit::SourceText>(jit::SourceText::from_file(resolve_kernel_file(path)));
+    push_kernel(L, make_kernels(L, source, opts, false, std::make_shared<jit::Globals>()).front());
+    return 1;
+  });
+}
+
+// cuda.kernel_path(name) -> the path of a kernel file in kernels_src/ (or nil). [-0, +1]
+int cuda_kernel_path(lua_State* L) {
+  std::filesystem::path p = resolve_kernel_file(luaL_checkstring(L, 1));
+  if (!std::filesystem::exists(p)) return lua_pushnil(L), 1;
+  return lua_pushstring(L, p.c_str()), 1;
+}
+
+// ------------------------------------------------------------------------------ modules
+
+// cuda.module(source | {file=path} [, opts]) -> module; m.name is each kernel. [-0, +1]
+int cuda_module(lua_State* L) {
+  std::string text, file;
+  if (lua_type(L, 1) == LUA_TTABLE) {
+    lua_getfield(L, 1, "file");
+    file = luaL_checkstring(L, -1);
+    lua_pop(L, 1);
+  } else {
+    text = luaL_checkstring(L, 1);
+  }
+  jit::KernelOptions opts = check_options(L, 2);
+  std::string origin = caller_position(L);
+  return protect(L, [&] {
+    auto source = std::make_shared<jit::SourceText>(
+        file.empty() ? jit::SourceText::from_string(text, origin)
+                     : jit::SourceText::from_file(resolve_kernel_file(file)));
+    auto globals = std::make_shared<jit::Globals>();
+    std::vector<KernelRef> kernels = make_kernels(L, source, opts, opts.name.empty(), globals);
+    ModuleBox* m = new_object<ModuleBox>(L, kModuleMeta, ModuleBox{source, globals, kernels});
+    lua_createtable(L, 0, static_cast<int>(m->kernels.size()));
+    for (const KernelRef& k : m->kernels) {
+      push_kernel(L, k);
+      lua_setfield(L, -2, k->name().c_str());
+    }
+    lua_setiuservalue(L, -2, 1);
+    return 1;
+  });
+}
+
+// m.kernel_name, or a method. [-0, +1]
+int module_index(lua_State* L) {
+  luaL_checkudata(L, 1, kModuleMeta);
+  lua_getiuservalue(L, 1, 1);
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, -2) != LUA_TNIL) return 1;
+  luaL_getmetafield(L, 1, "__methods");
+  lua_pushvalue(L, 2);
+  lua_rawget(L, -2);
+  return 1;
+}
+
+// The element type and extent of a global named in source: "__constant__ float w[9];".
+std::pair<DType, long> declared_global(const std::string& text, const std::string& name) {
+  std::regex decl("(__constant__|__device__)\\s+([A-Za-z_][A-Za-z0-9_:\\s]*?)\\s+" + name +
+                  "\\s*(\\[\\s*([0-9]+)\\s*\\])?\\s*[;=]");
+  std::smatch m;
+  if (!std::regex_search(text, m, decl))
+    throw Error("set_constant: no __constant__ or __device__ variable '" + name + "' in the module");
+  std::string type = std::regex_replace(m[2].str(), std::regex("\\bconst\\b|\\bvolatile\\b"), "");
+  std::optional<DType> t = dtype_of_cpp(type);
+  if (!t) throw Error("set_constant: '" + name + "' has type '" + m[2].str() + "', not a scalar kiln can set");
+  return {*t, m[4].matched ? std::stol(m[4].str()) : 0};
+}
+
+// m:set_constant(name, number_or_array): sets a __constant__ / __device__ global. [-0, +0]
+int module_set_constant(lua_State* L) {
+  auto* m = static_cast<ModuleBox*>(luaL_checkudata(L, 1, kModuleMeta));
+  std::string name = luaL_checkstring(L, 2);
+  HostArray* values = test_host_array(L, 3);
+  if (!values && lua_type(L, 3) != LUA_TNUMBER && lua_type(L, 3) != LUA_TBOOLEAN)
+    luaL_argerror(L, 3, "expected a number, boolean or host array");
+  jit::ArgValue scalar = arg_value(L, 3);
+  return protect(L, [&] {
+    auto [dtype, extent] = declared_global(m->source->text(), name);
+    std::vector<char> bytes;
+    if (values) {
+      if (values->dtype() != dtype)
+        throw Error("set_constant: '" + name + "' holds " + std::string(dtype_info(dtype).cpp) +
+                    ", the array is " + std::string(dtype_info(values->dtype()).name));
+      if (extent && values->size() > extent)
+        throw Error("set_constant: '" + name + "' holds " + std::to_string(extent) +
+                    " elements, the array has " + std::to_string(values->size()));
+      bytes.assign(static_cast<char*>(values->data()), static_cast<char*>(values->data()) + values->nbytes());
+    } else {
+      jit::ArgPack pack;
+      jit::ParamType p = jit::classify_param(dtype_info(dtype).cpp);
+      pack.add("set_constant", 2, name, p, scalar);
+      const char* at = static_cast<const char*>(pack.pointers()[0]);
+      bytes.assign(at, at + dtype_info(dtype).size);
+    }
+    (*m->globals)[name] = std::move(bytes);
+    for (const KernelRef& k : m->kernels) k->apply_globals_to_builds();
+    return 0;
+  });
+}
+
+// ------------------------------------------------------------------------------ reductions
+
+// A reduction kernel for one binary expression in a and b (Numba's @cuda.reduce): each block
+// folds a grid-stride slice and then its threads' values in shared memory; a second launch of
+// one block folds the blocks' results and init.
+constexpr const char* kReduceSource = R"(
+template <typename T>
+__device__ __forceinline__ T kiln_reduce_op(T a, T b) { return (KILN_REDUCE_EXPR); }
+
+template <typename T>
+__global__ void kiln_reduce(const T* in, T* out, long long n, T init, int use_init) {
+  __shared__ T value[256];
+  __shared__ bool has[256];
+  const unsigned t = threadIdx.x;
+  long long i = (long long)blockIdx.x * blockDim.x + t;
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  T acc = T();
+  bool have = i < n;
+  if (have) {
+    acc = in[i];
+    for (i += stride; i < n; i += stride) acc = kiln_reduce_op<T>(acc, in[i]);
+  }
+  value[t] = acc;
+  has[t] = have;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (t < s && has[t + s]) {
+      value[t] = has[t] ? kiln_reduce_op<T>(value[t], value[t + s]) : value[t + s];
+      has[t] = true;
+    }
+    __syncthreads();
+  }
+  if (t == 0) out[blockIdx.x] = use_init ? kiln_reduce_op<T>(init, value[0]) : value[0];
+}
+)";
+
+struct Reducer {
+  std::string expr;
+  std::shared_ptr<jit::SourceText> source;
+  std::map<DType, KernelRef> kernels;  // one per dtype, made on first use
+};
+
+// r(array [, init]) -> a Lua number (an integer for integer dtypes). [-0, +1]
+int reduce_call(lua_State* L) {
+  auto* r = static_cast<Reducer*>(luaL_checkudata(L, 1, kReduceMeta));
+  DeviceArray* d = test_device_array(L, 2);
+  HostArray* h = d ? nullptr : &check_host_array(L, 2);
+  if (d && d->buffer->freed()) luaL_argerror(L, 2, "the device array was freed");
+  bool has_init = !lua_isnoneornil(L, 3);
+  jit::ArgValue init = arg_value(L, 3);
+  return protect(L, [&] {
+    DType dtype = d ? d->dtype : h->dtype();
+    std::int64_t n = d ? d->size() : h->size();
+    KernelRef& k = r->kernels[dtype];
+    if (!k) {
+      jit::KernelOptions o;
+      o.name = "kiln_reduce<" + std::string(dtype_info(dtype).cpp) + ">";
+      o.defines = {{"KILN_REDUCE_EXPR", r->expr}};
+      k = make_kernels(L, r->source, o, false, std::make_shared<jit::Globals>()).front();
+    }
+    std::shared_ptr<DeviceBuffer> staged;
+    void* in = d ? d->buffer->ptr() : nullptr;
+    if (!d) {
+      staged = allocate_device(L, h->nbytes());
+      staged->backend().copy_to_device(staged->ptr(), h->data(), h->nbytes(), nullptr);
+      in = staged->ptr();
+    }
+    HostArray result({1}, dtype);
+    if (n == 0) {
+      if (!has_init) throw Error("reduce of an empty array needs an initial value");
+      lua_pushvalue(L, 3);
+      return 1;
+    }
+    const std::int64_t threads = 256;
+    std::int64_t blocks = std::min<std::int64_t>((n + threads - 1) / threads, 1024);
+    std::size_t esize = dtype_info(dtype).size;
+    auto partial = allocate_device(L, static_cast<std::size_t>(blocks) * esize);
+    auto total = allocate_device(L, esize);
+    auto arg = [&](void* p, std::int64_t count) {
+      jit::ArgValue a;
+      a.kind = jit::ArgValue::Kind::device_array, a.dtype = dtype, a.ndim = 1, a.data = p, a.shape = {count};
+      return a;
+    };
+    jit::ArgValue zero;
+    zero.kind = jit::ArgValue::Kind::integer;
+    jit::ArgValue init_value = has_init ? init : zero;
+    jit::ArgValue n_value, flag;
+    n_value.kind = flag.kind = jit::ArgValue::Kind::integer;
+    n_value.integer = n;
+    flag.integer = has_init;
+    LaunchConfig c;
+    c.grid.x = static_cast<std::uint32_t>(blocks), c.block.x = threads;
+    std::vector<jit::ArgValue> args = {arg(in, n), arg(partial->ptr(), blocks), n_value, zero, zero};
+    k->launch(k->specialise(args), c, args);
+    jit::ArgValue blocks_value = n_value;
+    blocks_value.integer = blocks;
+    c.grid.x = 1;
+    args = {arg(partial->ptr(), blocks), arg(total->ptr(), 1), blocks_value, init_value, flag};
+    k->launch(k->specialise(args), c, args);
+    total->backend().copy_to_host(result.data(), total->ptr(), esize, nullptr);
+    if (dtype_info(dtype).is_integer && dtype != DType::boolean)
+      lua_pushinteger(L, result.get_integer(0));
+    else if (dtype == DType::boolean)
+      lua_pushboolean(L, result.get_integer(0) != 0);
+    else
+      lua_pushnumber(L, result.get_number(0));
+    return 1;
+  });
+}
+
+// cuda.reduce("a + b" [, opts]) -> a reduction callable. [-0, +1]
+int cuda_reduce(lua_State* L) {
+  std::string expr = luaL_checkstring(L, 1);
+  if (expr.find_first_of("\n\r") != std::string::npos) luaL_argerror(L, 1, "the expression must be one line");
+  return protect(L, [&] {
+    auto source = std::make_shared<jit::SourceText>(
+        jit::SourceText::from_string(kReduceSource, "cuda.reduce(\"" + expr + "\")"));
+    new_object<Reducer>(L, kReduceMeta, Reducer{expr, source, {}});
+    return 1;
+  });
+}
+
+// Metatable with __gc for T, and methods both as __index and as __methods. [-0, +0]
+template <typename T>
+void new_metatable(lua_State* L, const char* tname, const luaL_Reg* methods, lua_CFunction index) {
+  luaL_newmetatable(L, tname);
+  lua_pushcfunction(L, destroy_object<T>), lua_setfield(L, -2, "__gc");
+  lua_newtable(L);
+  if (methods) luaL_setfuncs(L, methods, 0);
+  if (index) {
+    lua_setfield(L, -2, "__methods");
+    lua_pushcfunction(L, index);
+  } else {
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "__methods");
+  }
+  lua_setfield(L, -2, "__index");
+}
+
+}  // namespace
+
+void register_kernel_functions(lua_State* L) {
+  static const luaL_Reg kernel_methods[] = {
+      {"forall", kernel_forall}, {"ptx", kernel_ptx}, {"info", kernel_info}, {nullptr, nullptr}};
+  new_metatable<KernelRef>(L, kKernelMeta, kernel_methods, kernel_index);
+  lua_pushcfunction(L, kernel_call), lua_setfield(L, -2, "__call");
+  lua_pushcfunction(L, kernel_tostring), lua_setfield(L, -2, "__tostring");
+  lua_pop(L, 1);
+  new_metatable<Launcher>(L, kLauncherMeta, nullptr, nullptr);
+  lua_pushcfunction(L, launcher_call), lua_setfield(L, -2, "__call");
+  lua_pop(L, 1);
+  static const luaL_Reg module_methods[] = {{"set_constant", module_set_constant}, {nullptr, nullptr}};
+  new_metatable<ModuleBox>(L, kModuleMeta, module_methods, module_index);
+  lua_pop(L, 1);
+  new_metatable<Reducer>(L, kReduceMeta, nullptr, nullptr);
+  lua_pushcfunction(L, reduce_call), lua_setfield(L, -2, "__call");
+  lua_pop(L, 1);
+
+  static const luaL_Reg functions[] = {
+      {"jit", cuda_jit},       {"jit_file", cuda_jit_file}, {"module", cuda_module},
+      {"reduce", cuda_reduce}, {"kernel_path", cuda_kernel_path}, {nullptr, nullptr}};
+  luaL_setfuncs(L, functions, 0);
+}
+
+}  // namespace kiln::lua

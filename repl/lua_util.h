@@ -1,0 +1,53 @@
+// Small helpers shared by kiln's Lua bindings.
+#pragma once
+#include <algorithm>
+#include <exception>
+#include <new>
+#include <string>
+#include <utility>
+
+#include <lua.hpp>
+
+namespace kiln::lua {
+
+// Runs f() (which returns its number of results), turning a C++ exception into a Lua error
+// that carries the Lua caller's position. Lua errors raised inside f (luaL_check*) longjmp
+// past f's frames: check Lua arguments before making objects that own resources.
+template <typename F>
+int protect(lua_State* L, F&& f) {
+  try {
+    return std::forward<F>(f)();
+  } catch (const std::bad_alloc&) {
+    lua_pushstring(L, "not enough memory");
+  } catch (const std::exception& e) {
+    lua_pushstring(L, e.what());
+  }
+  luaL_where(L, 1);
+  lua_insert(L, -2);
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+
+// Creates a full userdata holding a T built from args, with metatable tname. [-0, +1]
+template <typename T, typename... Args>
+T* new_object(lua_State* L, const char* tname, Args&&... args) {
+  void* mem = lua_newuserdatauv(L, sizeof(T), 1);
+  T* obj = new (mem) T(std::forward<Args>(args)...);
+  luaL_setmetatable(L, tname);
+  return obj;
+}
+
+// __gc for a userdata made by new_object: runs T's destructor. [-0, +0]
+template <typename T>
+int destroy_object(lua_State* L) {
+  static_cast<T*>(lua_touserdata(L, 1))->~T();
+  return 0;
+}
+
+// Tells the collector that a userdata holds bytes outside Lua's heap, so that dropped arrays
+// in a loop are collected before they pile up: one incremental step per KiB allocated.
+inline void account_bytes(lua_State* L, std::size_t bytes) {
+  if (bytes >= 1024) lua_gc(L, LUA_GCSTEP, static_cast<int>(std::min<std::size_t>(bytes / 1024, 1 << 30)));
+}
+
+}  // namespace kiln::lua

@@ -1,0 +1,91 @@
+// The cuda backend: one device's primary context through the dlopen'd driver, kernels compiled
+// by NVRTC. Memory comes from the device's stream-ordered pool (cuMemAllocAsync) where the
+// device has one, so allocating in a loop costs no driver round trip.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/cuda_driver.h"
+
+namespace kiln {
+
+namespace jit {
+class Nvrtc;
+}
+
+// The cuda backend for device_id, or nullptr with why filled: "no CUDA driver (libcuda.so.1 not
+// found)", "no CUDA device", "the CUDA driver supports CUDA 12.4 but this NVRTC is 13.0; ...",
+// NVRTC's own reason when it cannot be loaded.
+std::shared_ptr<Backend> make_cuda_backend(int device_id, std::string* why);
+
+namespace cuda {
+
+struct State;  // the context, its generation and what lives in it (cuda_backend.cpp)
+
+// Compiles request for a device whose default target is `target` (used when request.arch is
+// empty; an explicit arch is capped at what NVRTC supports). No device is needed.
+CompileResult compile_for_target(const jit::Nvrtc& nvrtc, CompileRequest request,
+                                 const Target& target,
+                                 const std::map<std::string, std::string>& headers);
+
+}  // namespace cuda
+
+class CudaBackend : public Backend {
+ public:
+  CudaBackend(std::shared_ptr<const cuda::Driver> driver, std::shared_ptr<const jit::Nvrtc> nvrtc,
+              int device_id, cuda::Target target);
+  ~CudaBackend() override;
+
+  std::string name() const override { return "cuda"; }
+  const DeviceInfo& device() const override;
+  std::string describe() const override;
+
+  void* alloc(std::size_t bytes) override;
+  void free(void* ptr) noexcept override;
+  void copy_to_device(void* dst, const void* src, std::size_t bytes, Stream* s) override;
+  void copy_to_host(void* dst, const void* src, std::size_t bytes, Stream* s) override;
+  void copy_on_device(void* dst, const void* src, std::size_t bytes, Stream* s) override;
+  void memset(void* dst, int byte, std::size_t bytes, Stream* s) override;
+
+  std::unique_ptr<Stream> create_stream() override;
+  std::unique_ptr<Event> create_event() override;
+  void synchronize() override;
+
+  std::string compiler_identity(const std::string& arch) const override;
+  std::string default_arch() const override { return target_.arch; }
+  CompileResult compile(const CompileRequest& request) override;
+  std::unique_ptr<Module> load(const CompileResult& compiled) override;
+  std::uint64_t generation() const override;
+
+  // ---- cuda only (the Lua binding reaches these through dynamic_cast) ----
+  std::vector<DeviceInfo> list_devices() const;  // every device the driver sees
+  // Page-locked host memory for cuda.pinned_array; pinned_free gives it back.
+  void* pinned_alloc(std::size_t bytes);
+  void pinned_free(void* ptr) noexcept;
+  // The block size that maximises occupancy for program (cuOccupancyMaxPotentialBlockSize),
+  // for k:forall(n); program must come from this backend.
+  int occupancy_block_size(Program& program, std::size_t dynamic_shared_bytes = 0);
+  // Destroys and recreates the primary context (after a kernel fault); bumps generation():
+  // arrays, streams and events from before are invalid, and kernels reload on next launch.
+  void reset();
+  const std::string& last_kernel() const;  // the last kernel launched, for fault messages
+  bool broken() const;                     // a sticky error awaits reset()
+  void trim_memory();                      // returns cached pool memory to the device
+  bool uses_memory_pool() const;
+  int driver_version() const;              // cuDriverGetVersion: 13000 for 13.0
+  const cuda::Driver& driver() const;
+
+ private:
+  std::shared_ptr<cuda::State> state_;
+  std::shared_ptr<const jit::Nvrtc> nvrtc_;
+  cuda::Target target_;
+  std::map<std::string, std::string> headers_;  // kernel-side headers, read on first compile
+  std::map<void*, std::unique_ptr<cuda::PinnedHost>> pinned_;
+};
+
+}  // namespace kiln

@@ -1,0 +1,37 @@
+-- Lab: the seed's memory-overflow lesson. Asks for more memory than a device (or host) has and
+-- shows kiln's error, caught with pcall, instead of a crash. 2e9 float64 values (16 GB) exceeds
+-- most GPUs; on the cpu backend "device" memory is host memory, and the allocation may succeed
+-- when the machine has that much (the lab then frees it at once). The seed's second case, 1e12
+-- float32 values on the host (4 TB), fails everywhere.
+-- Usage: kiln scripts/labs/overflow.lua [--count N] [--dtype float64]
+local here = arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "."
+package.path = here .. "/../lib/?.lua;" .. package.path
+local labs = require "labs"
+
+local opts = labs.args(arg, { count = 2e9, dtype = "float64", ["host-count"] = 1e12 })
+labs.usage(opts, "kiln scripts/labs/overflow.lua [--count N] [--dtype T] [--host-count N]")
+labs.header("overflow", "asking for more memory than there is")
+local gb = opts.count * labs.dtype_bytes(opts.dtype) / 1e9
+local ok, result = pcall(cuda.device_array, math.tointeger(opts.count) or opts.count, opts.dtype)
+if ok then
+  labs.line("device_array", ("%.3g %s values (%.3g GB): allocated on the %s backend; freeing it"):format(
+    opts.count, opts.dtype, gb, cuda.backend()))
+  result:free()
+  result = nil
+  collectgarbage()
+else
+  labs.line("device_array", ("%.3g %s values (%.3g GB) failed:"):format(opts.count, opts.dtype, gb))
+  print("    " .. tostring(result))
+end
+local hok, herr = pcall(array.empty, math.tointeger(opts["host-count"]) or opts["host-count"], "float32")
+if hok then
+  labs.line("host array", "unexpectedly allocated; freeing it")
+  herr = nil
+  collectgarbage()
+else
+  labs.line("host array", ("%.3g float32 values (%.3g TB) failed:"):format(opts["host-count"], opts["host-count"] * 4 / 1e12))
+  print("    " .. tostring(herr))
+end
+-- The lesson holds if each failure was reported as a catchable error with a message.
+labs.verdict("overflow", (ok or #tostring(result) > 0) and not hok,
+  "both requests handled without a crash; the impossible one raised a catchable error")

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Drives the real REPL through a pseudo-terminal (tmux): printed values, multi-line input with
+# the continuation prompt, Tab completion, Ctrl-C during a chunk and at the prompt, Ctrl-D, and
+# the history file. Usage: bash repl_pty.sh /path/to/kiln
+set -euo pipefail
+KILN=$(realpath "$1")
+WORK=$(mktemp -d)
+SOCKET="$WORK/tmux.sock"
+mkdir "$WORK/home"
+trap 'tmux -S "$SOCKET" kill-server 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+tm() { tmux -S "$SOCKET" "$@"; }
+pane() { tm capture-pane -p -t kiln; }
+fail() {
+  echo "FAIL: $*" >&2
+  echo "--- pane ---" >&2
+  pane >&2 || true
+  exit 1
+}
+# Waits (polling, 10 s deadline) until the pane matches the extended regex $1 on some line.
+wait_for() {
+  local deadline=$((SECONDS + 10))
+  until pane | grep -Eq -- "$1"; do
+    ((SECONDS < deadline)) || fail "no line matching /$1/"
+    sleep 0.05
+  done
+}
+# Waits until the consecutive lines in $1 (a fixed string) appear in the pane.
+wait_for_block() {
+  local deadline=$((SECONDS + 10))
+  until pane | tr '\n' '\r' | grep -Fq -- "$(printf '%s' "$1" | tr '\n' '\r')"; do
+    ((SECONDS < deadline)) || fail "no block: $1"
+    sleep 0.05
+  done
+}
+# Waits until the last non-blank line of the pane is an empty prompt ("kiln>" or "  ..."):
+# keys typed ahead of the prompt are echoed by the terminal driver and garble the display.
+wait_prompt() {
+  local deadline=$((SECONDS + 10))
+  until pane | grep -v '^$' | tail -n 1 | grep -Eq '^(kiln>|  \.\.\.)$'; do
+    ((SECONDS < deadline)) || fail "no prompt"
+    sleep 0.02
+  done
+}
+# At the next prompt, types text literally, then optionally presses keys (Enter, Tab, ...).
+type_keys() {
+  wait_prompt
+  type_more "$@"
+}
+# Types more of the current line (no wait), then optionally presses keys.
+type_more() {
+  tm send-keys -t kiln -l -- "$1"
+  shift
+  if (($#)); then tm send-keys -t kiln "$@"; fi
+}
+# Starts kiln in a fresh tmux server with a private HOME.
+start_kiln() {
+  tm kill-server 2>/dev/null || true
+  tm -f /dev/null new-session -d -s kiln -x 200 -y 50 \
+    "env -u KILN_HISTORY HOME=$WORK/home TERM=xterm $KILN"
+  tm set-option -t kiln remain-on-exit on >/dev/null
+  wait_for '^kiln>$'  # capture-pane drops trailing blanks
+}
+
+start_kiln
+type_keys '1+1' Enter
+wait_for '^2$'
+
+type_keys 'x = 5' Enter
+type_keys 'x' Enter
+wait_for '^5$'
+
+type_keys 'for i = 1, 3 do' Enter
+wait_for '^  \.\.\.$'
+type_keys 'print(i * 10)' Enter
+type_keys 'end' Enter
+wait_for_block $'  ... end\n10\n20\n30\nkiln>'
+
+# Completion of a table field: the completed text lands in the line that then runs.
+type_keys 'string.fo' Tab
+wait_for '^kiln> string\.format$'
+type_more '("%d!", 7)' Enter
+wait_for '^"7!"$'
+
+# Completion of a method through the value's metatable (__index), as a:su<TAB> for arrays.
+type_keys 's = "abc"' Enter
+type_keys 's:upp' Tab
+wait_for '^kiln> s:upper$'
+type_more '()' Enter
+wait_for '^"ABC"$'
+
+# Ctrl-C interrupts a running chunk; the REPL and its state survive.
+type_keys 'y = 41' Enter
+type_keys 'while true do end' Enter
+# The chunk may not have started when the first Ctrl-C arrives: press it until it lands.
+deadline=$((SECONDS + 10))
+until pane | grep -q 'interrupted!'; do
+  ((SECONDS < deadline)) || fail "Ctrl-C did not interrupt the loop"
+  sleep 0.3
+  tm send-keys -t kiln C-c
+done
+type_keys 'y + 1' Enter
+wait_for '^42$'
+
+# Ctrl-C at the prompt throws the typed line away.
+type_keys 'abc'
+wait_for '^kiln> abc$'
+tm send-keys -t kiln C-c
+wait_for '^kiln> abc\^C$'
+type_keys '6 * 7 + 1' Enter
+wait_for '^43$'
+pane | grep -q 'abc6' && fail "Ctrl-C did not clear the line"
+
+# An error is reported and the REPL goes on.
+type_keys 'error("boom")' Enter
+wait_for 'stdin:1: boom'
+
+# Ctrl-D exits with status 0.
+wait_prompt
+tm send-keys -t kiln C-d
+deadline=$((SECONDS + 10))
+status=""
+until [[ $(tm display-message -p -t kiln '#{pane_dead}') == 1 && -n $status ]]; do
+  ((SECONDS < deadline)) || fail "Ctrl-D did not end kiln"
+  sleep 0.05
+  status=$(tm display-message -p -t kiln '#{pane_dead_status}')
+done
+[[ $status == 0 ]] || fail "exit status $status, not 0"
+
+# The history file holds the lines typed (libedit encodes blanks as \040).
+history="$WORK/home/.kiln_history"
+[[ -f $history ]] || fail "no history file at $history"
+grep -Fxq '1+1' "$history" || fail "1+1 missing from history"
+grep -Fq 'while\040true' "$history" || fail "the loop missing from history"
+
+# A new session recalls the history with the Up arrow.
+start_kiln
+tm send-keys -t kiln Up
+wait_for '^kiln> error\("boom"\)$'
+tm send-keys -t kiln Up
+wait_for '^kiln> 6 \* 7 \+ 1$'
+tm send-keys -t kiln Enter
+wait_for '^43$'
+echo "repl_pty: ok"

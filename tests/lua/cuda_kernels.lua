@@ -1,0 +1,103 @@
+-- Kernels from strings: compile on first launch, specialise per argument types, marshal
+-- arguments exactly, report bad input clearly. Runs on the cpu backend in CI.
+
+local function expect_error(pattern, f, ...)
+  local ok, err = pcall(f, ...)
+  assert(not ok, "expected an error matching '" .. pattern .. "'")
+  assert(tostring(err):find(pattern, 1, true), "error '" .. tostring(err) .. "' lacks '" .. pattern .. "'")
+  return err
+end
+
+-- A plain C++ kernel, a host reference, and device arrays.
+local add = cuda.jit [[
+__global__ void add(const float* a, const float* b, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = a[i] + b[i];
+}]]
+local n = 1000
+local a = array.arange(n, "float32")
+local b = array.full(n, 0.5, "float32")
+local da, db, dout = cuda.to_device(a), cuda.to_device(b), cuda.device_array(n, "float32")
+add[{math.ceil(n / 128), 128}](da, db, dout, n)
+local out = dout:copy_to_host()
+for i = 1, n do assert(out[i] == (i - 1) + 0.5, "add: element " .. i) end
+assert(add:info().cache ~= nil and add:info().name == "add")
+
+-- Host arrays are copied in and back (Numba's semantics).
+local hout = array.zeros(n, "float32")
+add[{8, 128}](a, b, hout, n)
+assert(array.equal(hout, out))
+
+-- Templates deduce T from the array dtype; each dtype is its own specialisation.
+local scale = cuda.jit [[
+template <typename T>
+__global__ void scale(T* x, T factor, long long n) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n) x[i] = x[i] * factor;
+}]]
+for _, dt in ipairs { "float32", "float64", "int32", "int64", "uint8", "int16" } do
+  local x = cuda.to_device(array.arange(50, dt))
+  scale[{1, 64}](x, 3, 50)
+  local h = x:copy_to_host()
+  for i = 1, 50 do assert(h[i] == 3 * (i - 1) % (dt == "uint8" and 256 or math.huge), dt .. " element " .. i) end
+  assert(scale:info().name_expression:find("scale<", 1, true))
+end
+
+-- Explicit instantiation through opts.name.
+local fill = cuda.jit([[
+template <typename T, int V>
+__global__ void fill(T* x, int n) { int i = threadIdx.x; if (i < n) x[i] = T(V); }]], { name = "fill<int, 7>" })
+local x = cuda.device_array(10, "int32")
+fill[{1, 32}](x, 10)
+assert(x:copy_to_host():sum() == 70)
+
+-- extern "C" kernels.
+local cfill = cuda.jit [[
+extern "C" __global__ void cfill(double* x, double v, unsigned n) {
+  unsigned i = threadIdx.x; if (i < n) x[i] = v;
+}]]
+local y = cuda.device_array(5, "float64")
+cfill[{1, 8}](y, 2.5, 5)
+assert(y:copy_to_host():sum() == 12.5)
+
+-- kiln::Array gives the kernel its shape, and grid<2> its position.
+local shape2 = cuda.jit [[
+#include <kiln.cuh>
+__global__ void index2(kiln::Array<int, 2> a) {
+  auto p = kiln::grid<2>();
+  if (p.x < a.shape[0] && p.y < a.shape[1]) a(p.x, p.y) = int(p.x * 100 + p.y);
+}]]
+local m = cuda.device_array({7, 9}, "int32")
+shape2[{{1, 1}, {8, 16}}](m)
+local hm = m:copy_to_host()
+for r = 1, 7 do for c = 1, 9 do assert(hm:get(r, c) == (r - 1) * 100 + (c - 1)) end end
+
+-- Bad input: each a clear Lua error, and the state goes on.
+expect_error("takes 4 arguments", function() add[{1, 1}](da, db, dout) end)
+expect_error("parameter 1", function() add[{1, 1}](cuda.device_array(n, "float64"), db, dout, n) end)
+expect_error("parameter 4", function() add[{1, 1}](da, db, dout, 1.5) end)
+expect_error("parameter 4", function() add[{1, 1}](da, db, dout, "x") end)
+expect_error("1025 threads per block", function() add[{1, 1025}](da, db, dout, n) end)
+expect_error("zero grid", function() add[{0, 1}](da, db, dout, n) end)
+expect_error("launch configuration", function() add(da, db, dout, n) end)
+expect_error("no __global__ function", cuda.jit, "int x;")
+expect_error("several kernels", cuda.jit, "__global__ void a(){}\n__global__ void b(){}")
+expect_error("no kernel named 'c'", cuda.jit, "__global__ void a(){}", { name = "c" })
+expect_error("not a valid macro name", cuda.jit, "__global__ void a(){}", { defines = { ["X Y"] = 1 } })
+expect_error("not an allowed compiler option", cuda.jit, "__global__ void a(){}", { options = { "-o/tmp/x" } })
+expect_error("unknown kernel option", cuda.jit, "__global__ void a(){}", { nme = "a" })
+local freed = cuda.device_array(4, "float32")
+freed:free()
+expect_error("freed", function() add[{1, 4}](freed, freed, freed, 4) end)
+
+-- A compile error names the line within the string.
+local broken = cuda.jit "__global__ void broken(int* x) {\n  x[0] = 1;\n  undefined_thing(x);\n}"
+local err = expect_error("undefined_thing", function() broken[{1, 1}](cuda.device_array(1, "int32")) end)
+assert(err:find("kernel.cu:3", 1, true) or err:find("kernel.cu(3)", 1, true), err)
+
+-- Defines reach the compiler.
+local def = cuda.jit("__global__ void d(int* x) { x[0] = VALUE * 2; }", { defines = { VALUE = 21 } })
+local dx = cuda.device_array(1, "int32")
+def[{1, 1}](dx)
+assert(dx:copy_to_host()[1] == 42)
+print("cuda_kernels: ok")

@@ -1,0 +1,69 @@
+-- cuda.module, constants, streams and events, cuda.reduce, hot edit of kernel files.
+local function expect_error(pattern, f, ...)
+  local ok, err = pcall(f, ...)
+  assert(not ok and tostring(err):find(pattern, 1, true), "expected '" .. pattern .. "', got " .. tostring(err))
+end
+
+local m = cuda.module [[
+__constant__ float weights[4];
+__device__ int offset;
+__global__ void weigh(const float* x, float* y) { int i = threadIdx.x; y[i] = x[i] * weights[i] + offset; }
+__global__ void twice(float* y) { y[threadIdx.x] *= 2; }
+]]
+m:set_constant("weights", array.from({ 1, 2, 3, 4 }, "float32"))
+m:set_constant("offset", 10)
+local x = cuda.to_device(array.ones(4, "float32"))
+local y = cuda.device_array(4, "float32")
+m.weigh[{1, 4}](x, y)
+m.twice[{1, 4}](y)
+assert(array.equal(y:copy_to_host(), array.from({ 22, 24, 26, 28 }, "float32")))
+m:set_constant("offset", 0) -- applies to the loaded build too
+m.weigh[{1, 4}](x, y)
+assert(array.equal(y:copy_to_host(), array.from({ 1, 2, 3, 4 }, "float32")))
+expect_error("no __constant__ or __device__ variable 'nothing'", function() m:set_constant("nothing", 1) end)
+expect_error("holds 4 elements", function() m:set_constant("weights", array.ones(5, "float32")) end)
+
+-- Streams and events.
+local s = cuda.stream()
+local e1, e2 = cuda.event(), cuda.event()
+e1:record(s)
+m.twice[{1, 4, s}](y)
+e2:record(s)
+s:synchronize()
+e2:synchronize()
+assert(cuda.event_elapsed_time(e1, e2) >= 0)
+
+-- cuda.reduce: integers exactly, floats within rounding, with and without init.
+local sum = cuda.reduce "a + b"
+local big = array.arange(100000, "int64")
+assert(sum(big) == 100000 * 99999 // 2)
+assert(sum(cuda.to_device(big), 5) == 100000 * 99999 // 2 + 5)
+local maxr = cuda.reduce "a > b ? a : b"
+local r = array.random.uniform(12345, { seed = 3, dtype = "float32" })
+assert(maxr(r) == r:max())
+local f = array.random.uniform(1000, { seed = 4 })
+assert(math.abs(sum(f) - f:sum()) < 1e-9)
+assert(sum(array.from({ 7 }, "int32")) == 7)
+
+-- Hot edit: a kernel file changes, its next launch recompiles; a broken edit keeps the old build.
+local dir = os.getenv("KILN_CACHE_DIR") or "/tmp"
+local path = dir .. "/hot_edit_" .. tostring(os.time()) .. "_" .. tostring(math.random(1e9)) .. ".cu"
+local function write(text) local f = assert(io.open(path, "w")); f:write(text); f:close() end
+write("__global__ void v(int* x) { x[0] = 1; }\n")
+local k = cuda.jit_file(path)
+local out = cuda.device_array(1, "int32")
+k[{1, 1}](out)
+assert(out:copy_to_host()[1] == 1)
+write("__global__ void v(int* x) { x[0] = 2; /* longer, so the size changes */ }\n")
+k[{1, 1}](out)
+assert(out:copy_to_host()[1] == 2, "hot edit not picked up")
+write("__global__ void v(int* x) { x[0] = oops; }\n")
+expect_error("oops", function() k[{1, 1}](out) end)
+k[{1, 1}](out) -- the previous build stays loaded
+assert(out:copy_to_host()[1] == 2)
+write("__global__ void v(int* x) { x[0] = 3; /* fixed, and longer again .... */ }\n")
+k[{1, 1}](out)
+assert(out:copy_to_host()[1] == 3)
+os.remove(path)
+expect_error("does not exist", cuda.jit_file, "/nonexistent/kernel.cu")
+print("cuda_module: ok")
