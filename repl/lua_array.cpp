@@ -917,8 +917,8 @@ Shape check_shape(lua_State* L, int idx) { return check_shape_ex(L, idx, false);
 
 DType opt_dtype(lua_State* L, int idx, DType def) {
   if (lua_isnoneornil(L, idx)) return def;
-  const char* name = lua_tostring(L, idx);
   if (lua_type(L, idx) != LUA_TSTRING) luaL_typeerror(L, idx, "dtype name");
+  const char* name = lua_tostring(L, idx);
   if (auto t = parse_dtype(name)) return *t;
   luaL_Buffer b;
   luaL_buffinit(L, &b);

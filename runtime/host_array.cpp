@@ -352,7 +352,8 @@ bool allclose(const HostArray& a, const HostArray& b, double rtol, double atol) 
   check_same_shape(a, b, "allclose");
   for (std::int64_t i = 0; i < a.size(); ++i) {
     long double x = element_exact(a, i), y = element_exact(b, i);
-    if (x == y) continue;  // equal infinities are close; their difference is NaN
+    if (x == y) continue;  // equal infinities are close
+    if (std::isinf(x) || std::isinf(y)) return false;  // as numpy: inf is close only to itself
     if (!(std::fabs(x - y) <= atol + rtol * std::fabs(y))) return false;
   }
   return true;
