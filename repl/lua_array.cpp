@@ -361,16 +361,16 @@ int array_totable(lua_State* L) {
 
 // array.zeros(shape [, dtype]) and array.empty (also zero-filled). [-0, +1]
 int array_zeros(lua_State* L) {
+  DType t = opt_dtype(L, 2, DType::float64);  // Lua errors before any C++ object is alive
   Shape s = check_shape(L, 1);
-  DType t = opt_dtype(L, 2, DType::float64);
   push_host_array(L, HostArray(std::move(s), t));
   return 1;
 }
 
 // array.ones(shape [, dtype]). [-0, +1]
 int array_ones(lua_State* L) {
-  Shape s = check_shape(L, 1);
   DType t = opt_dtype(L, 2, DType::float64);
+  Shape s = check_shape(L, 1);
   push_host_array(L, HostArray(std::move(s), t));
   lua_pushinteger(L, 1);
   fill_with(L, *test_host_array(L, -2), -1);
@@ -380,9 +380,9 @@ int array_ones(lua_State* L) {
 
 // array.full(shape, value [, dtype]). [-0, +1]
 int array_full(lua_State* L) {
-  Shape s = check_shape(L, 1);
   luaL_checkany(L, 2);
   DType t = opt_dtype(L, 3, DType::float64);
+  Shape s = check_shape(L, 1);
   push_host_array(L, HostArray(std::move(s), t));
   try {
     fill_with(L, *test_host_array(L, -1), 2);
@@ -616,17 +616,17 @@ Xoshiro256* random_setup(lua_State* L, int opts_arg, Xoshiro256* local) {
 
 // array.random.uniform(shape [, opts]): floats in [low, high). [-0, +1]
 int random_uniform(lua_State* L) {
-  Shape s = check_shape(L, 1);
   double low = opt_number_field(L, 2, "low", 0), high = opt_number_field(L, 2, "high", 1);
   DType t = opt_dtype_field(L, 2, DType::float64);
+  Xoshiro256 local(0);
+  Xoshiro256* g = random_setup(L, 2, &local);
+  Shape s = check_shape(L, 1);
   if (!(low < high) || !std::isfinite(high - low))
     throw ArgError(2, "uniform: need finite low < high, got low=" + std::to_string(low) +
                           ", high=" + std::to_string(high));
   if (t != DType::float32 && t != DType::float64)
     throw ArgError(2, std::string("uniform: dtype must be float32 or float64, got ") +
                           dtype_name(t));
-  Xoshiro256 local(0);
-  Xoshiro256* g = random_setup(L, 2, &local);
   HostArray a(std::move(s), t);
   for (std::int64_t i = 0; i < a.size(); ++i) {
     double v = low + (high - low) * g->uniform();
@@ -644,17 +644,17 @@ int random_uniform(lua_State* L) {
 
 // array.random.normal(shape [, opts]): Marsaglia's polar method. [-0, +1]
 int random_normal(lua_State* L) {
-  Shape s = check_shape(L, 1);
   double loc = opt_number_field(L, 2, "loc", 0), scale = opt_number_field(L, 2, "scale", 1);
   DType t = opt_dtype_field(L, 2, DType::float64);
+  Xoshiro256 local(0);
+  Xoshiro256* g = random_setup(L, 2, &local);
+  Shape s = check_shape(L, 1);
   if (!(scale >= 0) || !std::isfinite(loc) || !std::isfinite(scale))
     throw ArgError(2, "normal: need finite loc and scale >= 0, got loc=" + std::to_string(loc) +
                           ", scale=" + std::to_string(scale));
   if (t != DType::float32 && t != DType::float64)
     throw ArgError(2, std::string("normal: dtype must be float32 or float64, got ") +
                           dtype_name(t));
-  Xoshiro256 local(0);
-  Xoshiro256* g = random_setup(L, 2, &local);
   HostArray a(std::move(s), t);
   for (std::int64_t i = 0; i < a.size(); i += 2) {
     double u, v, r2;
@@ -677,13 +677,13 @@ int random_integers(lua_State* L) {
   if (low >= high)
     luaL_error(L, "integers: need low < high (high is exclusive), got low=%I, high=%I",
                static_cast<LUA_INTEGER>(low), static_cast<LUA_INTEGER>(high));
-  Shape s = check_shape(L, 3);
   DType t = opt_dtype_field(L, 4, DType::int64);
+  Xoshiro256 local(0);
+  Xoshiro256* g = random_setup(L, 4, &local);
+  Shape s = check_shape(L, 3);
   if (!dtype_info(t).is_integer)
     throw ArgError(4, std::string("integers: dtype must be an integer dtype, got ") +
                           dtype_name(t));
-  Xoshiro256 local(0);
-  Xoshiro256* g = random_setup(L, 4, &local);
   HostArray a(std::move(s), t);
   try {  // the dtype must hold low and high - 1
     HostArray probe(Shape{2}, t);
