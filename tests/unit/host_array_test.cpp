@@ -60,7 +60,10 @@ TEST(HostArray, ShapesAndSizes) {
   EXPECT_EQ(shape_string({5}), "(5,)");
   EXPECT_EQ(shape_string({2, 3}), "(2, 3)");
   EXPECT_EQ(shape_string({}), "()");
-  EXPECT_THAT(error_of([] { shape_size({2, -3}); }), HasSubstr("negative dimension -3 in shape (2, -3)"));
+  EXPECT_THAT(error_of([] {
+                shape_size({2, -3});
+              }),
+              HasSubstr("negative dimension -3 in shape (2, -3)"));
   EXPECT_THAT(error_of([] { shape_size({1LL << 40, 1LL << 40}); }), HasSubstr("too many elements"));
   HostArray a({2, 3, 4}, DType::int16);
   EXPECT_EQ(a.size(), 24);
@@ -107,7 +110,8 @@ TEST(HostArray, ElementAccessChecksValues) {
   HostArray i64({2}, DType::int64);
   i64.set_integer(0, std::numeric_limits<std::int64_t>::min());
   EXPECT_EQ(i64.get_integer(0), std::numeric_limits<std::int64_t>::min());
-  EXPECT_THAT(error_of([&] { i64.set_number(1, 9223372036854775808.0); }), HasSubstr("out of range"));
+  EXPECT_THAT(error_of([&] { i64.set_number(1, 9223372036854775808.0); }),
+              HasSubstr("out of range"));
   i64.set_number(1, -9223372036854775808.0);
   EXPECT_EQ(i64.get_integer(1), std::numeric_limits<std::int64_t>::min());
 
@@ -159,7 +163,9 @@ TEST(HostArray, AstypeConvertsLikeNumpyButNeverWraps) {
   HostArray copy = astype(a, DType::float64);
   EXPECT_NE(copy.data(), a.data());
   EXPECT_EQ(copy.as<double>()[1], 2.9);
-  EXPECT_EQ(error_of([&] { astype(doubles({1, 256}), DType::uint8); }),
+  EXPECT_EQ(error_of([&] {
+              astype(doubles({1, 256}), DType::uint8);
+            }),
             "astype: element 2 (256) is out of range for uint8 [0, 255]");
   EXPECT_THAT(error_of([&] { astype(doubles({INFINITY}), DType::int64); }),
               HasSubstr("element 1 (inf) is out of range for int64"));
@@ -190,7 +196,8 @@ TEST(HostArray, SumsAreExactOrCompensated) {
   EXPECT_EQ(sum_float(u8), 600.0);
   EXPECT_EQ(mean(u8), 200.0);
   EXPECT_EQ(mean(doubles({1, 2, 3, 4})), 2.5);
-  EXPECT_THAT(error_of([] { mean(HostArray({0}, DType::float32)); }), HasSubstr("mean: the array is empty"));
+  EXPECT_THAT(error_of([] { mean(HostArray({0}, DType::float32)); }),
+              HasSubstr("mean: the array is empty"));
 }
 
 TEST(HostArray, ArgminArgmax) {
@@ -232,7 +239,9 @@ TEST(HostArray, Comparisons) {
   EXPECT_EQ(max_abs_diff(a, a), 0.0);
   EXPECT_TRUE(std::isnan(max_abs_diff(doubles({NAN, 1}), doubles({0, 1}))));
   EXPECT_EQ(max_abs_diff(HostArray({0}, DType::int8), HostArray({0}, DType::float32)), 0.0);
-  EXPECT_EQ(error_of([&] { max_abs_diff(a, a.reshaped({1, 3})); }),
+  EXPECT_EQ(error_of([&] {
+              max_abs_diff(a, a.reshaped({1, 3}));
+            }),
             "max_abs_diff: shapes differ: (3,) and (1, 3)");
 }
 
@@ -281,13 +290,20 @@ TEST(Image, ErrorsNameThePathAndReason) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   std::fputs("not an image at all", f);
   std::fclose(f);
-  EXPECT_THAT(error_of([&] { load_image(path); }), HasSubstr("load_image: cannot decode '" + path + "': "));
+  EXPECT_THAT(error_of([&] { load_image(path); }),
+              HasSubstr("load_image: cannot decode '" + path + "': "));
   std::remove(path.c_str());
-  EXPECT_THAT(error_of([] { save_image("x.png", HostArray({2, 2}, DType::int32)); }),
+  EXPECT_THAT(error_of([] {
+                save_image("x.png", HostArray({2, 2}, DType::int32));
+              }),
               HasSubstr("expected a uint8 array, got int32"));
-  EXPECT_THAT(error_of([] { save_image("x.png", HostArray({2, 2, 5}, DType::uint8)); }),
+  EXPECT_THAT(error_of([] {
+                save_image("x.png", HostArray({2, 2, 5}, DType::uint8));
+              }),
               HasSubstr("got (2, 2, 5)"));
-  EXPECT_EQ(error_of([] { save_image("/nonexistent/x.png", HostArray({2, 2}, DType::uint8)); }),
+  EXPECT_EQ(error_of([] {
+              save_image("/nonexistent/x.png", HostArray({2, 2}, DType::uint8));
+            }),
             "save_image: cannot open '/nonexistent/x.png': No such file or directory");
 }
 

@@ -120,11 +120,16 @@ TEST(LuaArray, CheckShapeAndDtype) {
   EXPECT_EQ(run(L, "local s, t = sd(5); assert(#s == 1 and s[1] == 5 and t == 'float32')"), "");
   EXPECT_EQ(run(L, "local s, t = sd({2, 3.0}, 'u8'); assert(s[2] == 3 and t == 'uint8')"), "");
   EXPECT_EQ(run(L, "local s = sd({}); assert(#s == 0)"), "");
-  EXPECT_THAT(run(L, "sd({2, -1})"), HasSubstr("bad argument #1 to 'sd' (shape: dimension 2 is -1, must be >= 0)"));
+  EXPECT_THAT(run(L, "sd({2, -1})"),
+              HasSubstr("bad argument #1 to 'sd' (shape: dimension 2 is -1, must be >= 0)"));
   EXPECT_THAT(run(L, "sd(2.5)"), HasSubstr("dimension 1 is 2.5, not an integer"));
-  EXPECT_THAT(run(L, "sd('x')"), HasSubstr("shape (a number or a table of numbers) expected, got string"));
-  EXPECT_THAT(run(L, "sd(3, 'half')"), HasSubstr("bad argument #2 to 'sd' (unknown dtype 'half' (valid: float32 float64 int8"));
-  EXPECT_THAT(run(L, "sd(3, 'half')"), HasSubstr("aliases: f32 f64 i8 u8 i16 u16 i32 u32 i64 u64)"));
+  EXPECT_THAT(run(L, "sd('x')"),
+              HasSubstr("shape (a number or a table of numbers) expected, got string"));
+  EXPECT_THAT(
+      run(L, "sd(3, 'half')"),
+      HasSubstr("bad argument #2 to 'sd' (unknown dtype 'half' (valid: float32 float64 int8"));
+  EXPECT_THAT(run(L, "sd(3, 'half')"),
+              HasSubstr("aliases: f32 f64 i8 u8 i16 u16 i32 u32 i64 u64)"));
   EXPECT_THAT(run(L, "sd(3, 4)"), HasSubstr("dtype name expected, got number"));
 }
 
