@@ -106,8 +106,8 @@ TEST(LuaArray, PushTestCheck) {
 
 // check_shape and opt_dtype as another binding uses them: a C function calling them.
 int shape_and_dtype(lua_State* L) {
+  DType t = opt_dtype(L, 2, DType::float32);  // Lua errors first: they would skip ~Shape
   Shape s = check_shape(L, 1);
-  DType t = opt_dtype(L, 2, DType::float32);
   push_shape(L, s);
   lua_pushstring(L, dtype_info(t).name.data());
   return 2;
