@@ -63,6 +63,9 @@ void save_image(const std::string& path, const HostArray& image) {
                 "': expected shape {h, w} or {h, w, c} with c in 1..4, got " + shape_string(s));
   int h = static_cast<int>(s[0]), w = static_cast<int>(s[1]);
   int c = s.size() == 3 ? static_cast<int>(s[2]) : 1;
+  if (static_cast<std::int64_t>(h) * w * c > (std::int64_t{1} << 30))  // stb counts bytes in int
+    throw Error("save_image: '" + path + "': image of shape " + shape_string(s) +
+                " is too large for the PNG writer (at most 2^30 bytes)");
   File f = open_file(path, "wb", "save_image");
   if (!stbi_write_png_to_func(write_to_file, f.get(), w, h, c, image.data(), w * c))
     throw Error("save_image: cannot encode '" + path + "' as PNG");
