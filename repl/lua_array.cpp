@@ -55,7 +55,9 @@ int guarded(lua_State* L) {
   return luaL_error(L, "%s", msg);
 }
 
-const char* dtype_name(DType t) { return dtype_info(t).name.data(); }
+const char* dtype_name(DType t) {
+  return dtype_info(t).name.data();
+}
 
 // --- values <-> elements ------------------------------------------------------------------------
 
@@ -63,9 +65,15 @@ const char* dtype_name(DType t) { return dtype_info(t).name.data(); }
 // 2^63 - 1, which Lua integers cannot hold), a float for float dtypes, a boolean for bool.
 void push_element(lua_State* L, const HostArray& a, std::int64_t i) {
   switch (a.dtype()) {
-    case DType::float32: lua_pushnumber(L, a.as<float>()[i]); return;
-    case DType::float64: lua_pushnumber(L, a.as<double>()[i]); return;
-    case DType::boolean: lua_pushboolean(L, a.as<bool>()[i]); return;
+    case DType::float32:
+      lua_pushnumber(L, a.as<float>()[i]);
+      return;
+    case DType::float64:
+      lua_pushnumber(L, a.as<double>()[i]);
+      return;
+    case DType::boolean:
+      lua_pushboolean(L, a.as<bool>()[i]);
+      return;
     case DType::uint64: {
       std::uint64_t v = a.as<std::uint64_t>()[i];
       if (v > static_cast<std::uint64_t>(LUA_MAXINTEGER))
@@ -74,7 +82,9 @@ void push_element(lua_State* L, const HostArray& a, std::int64_t i) {
         lua_pushinteger(L, static_cast<lua_Integer>(v));
       return;
     }
-    default: lua_pushinteger(L, a.get_integer(i)); return;
+    default:
+      lua_pushinteger(L, a.get_integer(i));
+      return;
   }
 }
 
@@ -85,8 +95,9 @@ void set_element(lua_State* L, HostArray& a, std::int64_t i, int idx) {
   if (type == LUA_TBOOLEAN && a.dtype() == DType::boolean) {
     a.set_integer(i, lua_toboolean(L, idx));
   } else if (type != LUA_TNUMBER) {
-    throw Error(std::string("expected a number") + (a.dtype() == DType::boolean ? " or boolean" : "") +
-                " for a " + dtype_name(a.dtype()) + " element, got " + luaL_typename(L, idx));
+    throw Error(std::string("expected a number") +
+                (a.dtype() == DType::boolean ? " or boolean" : "") + " for a " +
+                dtype_name(a.dtype()) + " element, got " + luaL_typename(L, idx));
   } else if (lua_isinteger(L, idx)) {
     a.set_integer(i, lua_tointeger(L, idx));
   } else {
@@ -271,14 +282,17 @@ std::int64_t check_dim(lua_State* L, int arg, int k, bool allow_infer) {
   int ok = 0;
   lua_Integer d = lua_tointegerx(L, -1, &ok);
   if (lua_type(L, -1) != LUA_TNUMBER)
-    luaL_argerror(L, arg, lua_pushfstring(L, "shape: dimension %d is a %s, expected a number", k,
-                                          luaL_typename(L, -1)));
+    luaL_argerror(L, arg,
+                  lua_pushfstring(L, "shape: dimension %d is a %s, expected a number", k,
+                                  luaL_typename(L, -1)));
   if (!ok)
-    luaL_argerror(L, arg, lua_pushfstring(L, "shape: dimension %d is %s, not an integer", k,
-                                          lua_tostring(L, -1)));
+    luaL_argerror(
+        L, arg,
+        lua_pushfstring(L, "shape: dimension %d is %s, not an integer", k, lua_tostring(L, -1)));
   if (d < 0 && !(allow_infer && d == -1))
-    luaL_argerror(L, arg, lua_pushfstring(L, "shape: dimension %d is %I, must be >= 0", k,
-                                          static_cast<LUA_INTEGER>(d)));
+    luaL_argerror(L, arg,
+                  lua_pushfstring(L, "shape: dimension %d is %I, must be >= 0", k,
+                                  static_cast<LUA_INTEGER>(d)));
   return d;
 }
 
@@ -291,12 +305,12 @@ Shape check_shape_ex(lua_State* L, int idx, bool allow_infer) {
     lua_pop(L, 1);
     return Shape{d};
   }
-  if (!lua_istable(L, idx))
-    luaL_typeerror(L, idx, "shape (a number or a table of numbers)");
+  if (!lua_istable(L, idx)) luaL_typeerror(L, idx, "shape (a number or a table of numbers)");
   lua_Integer n = luaL_len(L, idx);
   if (n > kMaxDims)
-    luaL_argerror(L, idx, lua_pushfstring(L, "shape: %I dimensions, at most %d allowed",
-                                          static_cast<LUA_INTEGER>(n), kMaxDims));
+    luaL_argerror(L, idx,
+                  lua_pushfstring(L, "shape: %I dimensions, at most %d allowed",
+                                  static_cast<LUA_INTEGER>(n), kMaxDims));
   std::int64_t dims[kMaxDims];
   int inferred = 0;
   for (int k = 1; k <= n; ++k) {
@@ -361,16 +375,16 @@ int array_totable(lua_State* L) {
 
 // array.zeros(shape [, dtype]) and array.empty (also zero-filled). [-0, +1]
 int array_zeros(lua_State* L) {
+  DType t = opt_dtype(L, 2, DType::float64);  // Lua errors before any C++ object is alive
   Shape s = check_shape(L, 1);
-  DType t = opt_dtype(L, 2, DType::float64);
   push_host_array(L, HostArray(std::move(s), t));
   return 1;
 }
 
 // array.ones(shape [, dtype]). [-0, +1]
 int array_ones(lua_State* L) {
-  Shape s = check_shape(L, 1);
   DType t = opt_dtype(L, 2, DType::float64);
+  Shape s = check_shape(L, 1);
   push_host_array(L, HostArray(std::move(s), t));
   lua_pushinteger(L, 1);
   fill_with(L, *test_host_array(L, -2), -1);
@@ -380,9 +394,9 @@ int array_ones(lua_State* L) {
 
 // array.full(shape, value [, dtype]). [-0, +1]
 int array_full(lua_State* L) {
-  Shape s = check_shape(L, 1);
   luaL_checkany(L, 2);
   DType t = opt_dtype(L, 3, DType::float64);
+  Shape s = check_shape(L, 1);
   push_host_array(L, HostArray(std::move(s), t));
   try {
     fill_with(L, *test_host_array(L, -1), 2);
@@ -597,8 +611,8 @@ DType opt_dtype_field(lua_State* L, int idx, DType def) {
 
 // array.random.seed([n]): reseeds the state's generator (from entropy when n is nil). [-0, +0]
 int random_seed(lua_State* L) {
-  std::uint64_t seed = lua_isnoneornil(L, 1) ? entropy_seed()
-                                             : static_cast<std::uint64_t>(luaL_checkinteger(L, 1));
+  std::uint64_t seed =
+      lua_isnoneornil(L, 1) ? entropy_seed() : static_cast<std::uint64_t>(luaL_checkinteger(L, 1));
   generator(L) = Xoshiro256(seed);
   return 0;
 }
@@ -616,17 +630,17 @@ Xoshiro256* random_setup(lua_State* L, int opts_arg, Xoshiro256* local) {
 
 // array.random.uniform(shape [, opts]): floats in [low, high). [-0, +1]
 int random_uniform(lua_State* L) {
-  Shape s = check_shape(L, 1);
   double low = opt_number_field(L, 2, "low", 0), high = opt_number_field(L, 2, "high", 1);
   DType t = opt_dtype_field(L, 2, DType::float64);
+  Xoshiro256 local(0);
+  Xoshiro256* g = random_setup(L, 2, &local);
+  Shape s = check_shape(L, 1);
   if (!(low < high) || !std::isfinite(high - low))
     throw ArgError(2, "uniform: need finite low < high, got low=" + std::to_string(low) +
                           ", high=" + std::to_string(high));
   if (t != DType::float32 && t != DType::float64)
-    throw ArgError(2, std::string("uniform: dtype must be float32 or float64, got ") +
-                          dtype_name(t));
-  Xoshiro256 local(0);
-  Xoshiro256* g = random_setup(L, 2, &local);
+    throw ArgError(2,
+                   std::string("uniform: dtype must be float32 or float64, got ") + dtype_name(t));
   HostArray a(std::move(s), t);
   for (std::int64_t i = 0; i < a.size(); ++i) {
     double v = low + (high - low) * g->uniform();
@@ -644,17 +658,17 @@ int random_uniform(lua_State* L) {
 
 // array.random.normal(shape [, opts]): Marsaglia's polar method. [-0, +1]
 int random_normal(lua_State* L) {
-  Shape s = check_shape(L, 1);
   double loc = opt_number_field(L, 2, "loc", 0), scale = opt_number_field(L, 2, "scale", 1);
   DType t = opt_dtype_field(L, 2, DType::float64);
+  Xoshiro256 local(0);
+  Xoshiro256* g = random_setup(L, 2, &local);
+  Shape s = check_shape(L, 1);
   if (!(scale >= 0) || !std::isfinite(loc) || !std::isfinite(scale))
     throw ArgError(2, "normal: need finite loc and scale >= 0, got loc=" + std::to_string(loc) +
                           ", scale=" + std::to_string(scale));
   if (t != DType::float32 && t != DType::float64)
-    throw ArgError(2, std::string("normal: dtype must be float32 or float64, got ") +
-                          dtype_name(t));
-  Xoshiro256 local(0);
-  Xoshiro256* g = random_setup(L, 2, &local);
+    throw ArgError(2,
+                   std::string("normal: dtype must be float32 or float64, got ") + dtype_name(t));
   HostArray a(std::move(s), t);
   for (std::int64_t i = 0; i < a.size(); i += 2) {
     double u, v, r2;
@@ -677,29 +691,29 @@ int random_integers(lua_State* L) {
   if (low >= high)
     luaL_error(L, "integers: need low < high (high is exclusive), got low=%I, high=%I",
                static_cast<LUA_INTEGER>(low), static_cast<LUA_INTEGER>(high));
-  Shape s = check_shape(L, 3);
   DType t = opt_dtype_field(L, 4, DType::int64);
-  if (!dtype_info(t).is_integer)
-    throw ArgError(4, std::string("integers: dtype must be an integer dtype, got ") +
-                          dtype_name(t));
   Xoshiro256 local(0);
   Xoshiro256* g = random_setup(L, 4, &local);
+  Shape s = check_shape(L, 3);
+  if (!dtype_info(t).is_integer)
+    throw ArgError(4,
+                   std::string("integers: dtype must be an integer dtype, got ") + dtype_name(t));
   HostArray a(std::move(s), t);
   try {  // the dtype must hold low and high - 1
     HostArray probe(Shape{2}, t);
     probe.set_integer(0, low);
     probe.set_integer(1, high - 1);
   } catch (const Error& e) {
-    throw ArgError(1, std::string("integers: [low, high) does not fit in ") + dtype_name(t) +
-                          ": " + e.what());
+    throw ArgError(
+        1, std::string("integers: [low, high) does not fit in ") + dtype_name(t) + ": " + e.what());
   }
   std::uint64_t range = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
   dispatch_dtype(t, [&](auto tag) {
     using T = decltype(tag);
     T* x = a.as<T>();
     for (std::int64_t i = 0; i < a.size(); ++i)
-      x[i] = static_cast<T>(static_cast<std::int64_t>(static_cast<std::uint64_t>(low) +
-                                                      g->bounded(range)));
+      x[i] = static_cast<T>(
+          static_cast<std::int64_t>(static_cast<std::uint64_t>(low) + g->bounded(range)));
   });
   push_host_array(L, std::move(a));
   return 1;
@@ -773,7 +787,8 @@ class ElementFormat {
         neg_inf |= v < 0;
         continue;
       }
-      if (v != 0) max_abs = std::max(max_abs, std::fabs(v)), min_abs = std::min(min_abs, std::fabs(v));
+      if (v != 0)
+        max_abs = std::max(max_abs, std::fabs(v)), min_abs = std::min(min_abs, std::fabs(v));
     }
     exp_ = max_abs != 0 && (max_abs >= 1e8 || min_abs < 1e-4 || max_abs / min_abs > 1e3);
     for (std::int64_t i : shown) {
@@ -821,7 +836,9 @@ class ElementFormat {
 };
 
 // Whether an axis of length n is shown as its first and last kEdgeItems.
-bool elided(std::int64_t n, bool summarize) { return summarize && n > 2 * kEdgeItems; }
+bool elided(std::int64_t n, bool summarize) {
+  return summarize && n > 2 * kEdgeItems;
+}
 
 // The flat indices of the elements that print, in order.
 void shown_indices(const HostArray& a, int dim, std::int64_t offset, bool summarize,
@@ -851,9 +868,8 @@ void extend_line(std::string& s, std::string& line, const std::string& word, std
 
 // numpy's _formatArray: nested brackets, rows on their own lines, blank lines between blocks
 // of 3-d and up, "..." for elided runs.
-std::string format_block(const HostArray& a, const ElementFormat& fmt, int dim,
-                         std::int64_t offset, const std::string& indent, std::size_t width,
-                         bool summarize) {
+std::string format_block(const HostArray& a, const ElementFormat& fmt, int dim, std::int64_t offset,
+                         const std::string& indent, std::size_t width, bool summarize) {
   if (dim == a.ndim()) return fmt(offset);
   std::int64_t n = a.shape()[dim];
   std::string next_indent = indent + " ";
@@ -869,8 +885,8 @@ std::string format_block(const HostArray& a, const ElementFormat& fmt, int dim,
         line += ", ";
         i = n - kEdgeItems;
       }
-      extend_line(s, line, format_block(a, fmt, dim + 1, offset * n + i, next_indent, next_width,
-                                        summarize),
+      extend_line(s, line,
+                  format_block(a, fmt, dim + 1, offset * n + i, next_indent, next_width, summarize),
                   elem_width, indent);
       if (i + 1 < n) line += ", ";
     }
@@ -913,12 +929,14 @@ void push_host_array(lua_State* L, HostArray a) {
   if (kib > 0) lua_gc(L, LUA_GCSTEP, static_cast<int>(std::min<std::size_t>(kib, INT_MAX / 2)));
 }
 
-Shape check_shape(lua_State* L, int idx) { return check_shape_ex(L, idx, false); }
+Shape check_shape(lua_State* L, int idx) {
+  return check_shape_ex(L, idx, false);
+}
 
 DType opt_dtype(lua_State* L, int idx, DType def) {
   if (lua_isnoneornil(L, idx)) return def;
-  const char* name = lua_tostring(L, idx);
   if (lua_type(L, idx) != LUA_TSTRING) luaL_typeerror(L, idx, "dtype name");
+  const char* name = lua_tostring(L, idx);
   if (auto t = parse_dtype(name)) return *t;
   luaL_Buffer b;
   luaL_buffinit(L, &b);
@@ -964,7 +982,8 @@ std::string format_array(const HostArray& a) {
   }
   std::string s = "array(" + body + ",";
   std::string tail;
-  if (summarize || (a.size() == 0 && a.ndim() != 1)) tail = "shape=" + shape_string(a.shape()) + ", ";
+  if (summarize || (a.size() == 0 && a.ndim() != 1))
+    tail = "shape=" + shape_string(a.shape()) + ", ";
   tail += std::string("dtype=") + dtype_name(a.dtype()) + ")";
   std::size_t last_line = s.size() - (s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1);
   s += last_line + 1 + tail.size() > kLineWidth ? "\n" + std::string(6, ' ') : " ";
@@ -1002,7 +1021,9 @@ std::uint64_t Xoshiro256::next() {
   return result;
 }
 
-double Xoshiro256::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+double Xoshiro256::uniform() {
+  return static_cast<double>(next() >> 11) * 0x1.0p-53;
+}
 
 std::uint64_t Xoshiro256::bounded(std::uint64_t range) {
   __extension__ typedef unsigned __int128 U128;
@@ -1031,14 +1052,18 @@ int open_array(lua_State* L) {
                                          {"__tostring", guarded<array_tostring>},
                                          {"__gc", array_gc},
                                          {nullptr, nullptr}};
-  static const luaL_Reg functions[] = {
-      {"zeros", guarded<array_zeros>},       {"empty", guarded<array_zeros>},
-      {"ones", guarded<array_ones>},         {"full", guarded<array_full>},
-      {"arange", guarded<array_arange>},     {"from", guarded<array_from>},
-      {"equal", guarded<array_equal_fn>},    {"allclose", guarded<array_allclose>},
-      {"max_abs_diff", guarded<array_max_abs_diff>},
-      {"load_image", guarded<array_load_image>}, {"save_image", guarded<array_save_image>},
-      {nullptr, nullptr}};
+  static const luaL_Reg functions[] = {{"zeros", guarded<array_zeros>},
+                                       {"empty", guarded<array_zeros>},
+                                       {"ones", guarded<array_ones>},
+                                       {"full", guarded<array_full>},
+                                       {"arange", guarded<array_arange>},
+                                       {"from", guarded<array_from>},
+                                       {"equal", guarded<array_equal_fn>},
+                                       {"allclose", guarded<array_allclose>},
+                                       {"max_abs_diff", guarded<array_max_abs_diff>},
+                                       {"load_image", guarded<array_load_image>},
+                                       {"save_image", guarded<array_save_image>},
+                                       {nullptr, nullptr}};
   static const luaL_Reg random[] = {{"seed", guarded<random_seed>},
                                     {"uniform", guarded<random_uniform>},
                                     {"normal", guarded<random_normal>},

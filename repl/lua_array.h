@@ -22,6 +22,8 @@ void push_host_array(lua_State* L, HostArray a);
 
 // A shape from a number (1-D) or a table of numbers: non-negative integers; a Lua argument error
 // naming the bad dimension otherwise. [-0, +0, v]
+// Lua errors longjmp past C++ destructors: raise them (opt_dtype, luaL_check*) before this
+// returns its vector, and throw C++ exceptions (caught and re-raised at the binding's edge) after.
 Shape check_shape(lua_State* L, int idx);
 // The dtype named at idx (a long name or alias), def when nil or absent; a Lua argument error
 // listing the valid names otherwise. [-0, +0, v]

@@ -34,7 +34,9 @@ std::string number_string(double v) {
   return std::string(buf, r.ptr);
 }
 
-std::string dtype_name(DType t) { return std::string(dtype_info(t).name); }
+std::string dtype_name(DType t) {
+  return std::string(dtype_info(t).name);
+}
 
 // Whether the double v is an integer that type T (an integer type or bool) represents.
 template <typename T>
@@ -103,7 +105,8 @@ std::shared_ptr<void> allocate(std::size_t bytes, const Shape& shape, DType dtyp
     if (p == MAP_FAILED) throw fail();
     return std::shared_ptr<void>(p, [bytes](void* q) { munmap(q, bytes); });
   }
-  std::size_t rounded = bytes == 0 ? kAlignment : (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  std::size_t rounded =
+      bytes == 0 ? kAlignment : (bytes + kAlignment - 1) / kAlignment * kAlignment;
   void* p = std::aligned_alloc(kAlignment, rounded);
   if (p == nullptr) throw fail();
   std::memset(p, 0, rounded);
@@ -191,7 +194,9 @@ HostArray::HostArray(Shape shape, DType dtype)
 }
 
 HostArray::HostArray(Shape shape, DType dtype, void* data, std::function<void(void*)> free)
-    : shape_(std::move(shape)), dtype_(dtype), size_(shape_size(shape_)),
+    : shape_(std::move(shape)),
+      dtype_(dtype),
+      size_(shape_size(shape_)),
       data_(data, std::move(free)) {}
 
 std::size_t HostArray::nbytes() const {
@@ -352,7 +357,8 @@ bool allclose(const HostArray& a, const HostArray& b, double rtol, double atol) 
   check_same_shape(a, b, "allclose");
   for (std::int64_t i = 0; i < a.size(); ++i) {
     long double x = element_exact(a, i), y = element_exact(b, i);
-    if (x == y) continue;  // equal infinities are close; their difference is NaN
+    if (x == y) continue;                              // equal infinities are close
+    if (std::isinf(x) || std::isinf(y)) return false;  // as numpy: inf is close only to itself
     if (!(std::fabs(x - y) <= atol + rtol * std::fabs(y))) return false;
   }
   return true;

@@ -19,17 +19,28 @@ using Shape = std::vector<std::int64_t>;
 template <typename F>
 decltype(auto) dispatch_dtype(DType t, F&& f) {
   switch (t) {
-    case DType::float32: return f(float{});
-    case DType::float64: return f(double{});
-    case DType::int8: return f(std::int8_t{});
-    case DType::uint8: return f(std::uint8_t{});
-    case DType::int16: return f(std::int16_t{});
-    case DType::uint16: return f(std::uint16_t{});
-    case DType::int32: return f(std::int32_t{});
-    case DType::uint32: return f(std::uint32_t{});
-    case DType::int64: return f(std::int64_t{});
-    case DType::uint64: return f(std::uint64_t{});
-    case DType::boolean: break;
+    case DType::float32:
+      return f(float{});
+    case DType::float64:
+      return f(double{});
+    case DType::int8:
+      return f(std::int8_t{});
+    case DType::uint8:
+      return f(std::uint8_t{});
+    case DType::int16:
+      return f(std::int16_t{});
+    case DType::uint16:
+      return f(std::uint16_t{});
+    case DType::int32:
+      return f(std::int32_t{});
+    case DType::uint32:
+      return f(std::uint32_t{});
+    case DType::int64:
+      return f(std::int64_t{});
+    case DType::uint64:
+      return f(std::uint64_t{});
+    case DType::boolean:
+      break;
   }
   return f(bool{});
 }

@@ -29,8 +29,7 @@ struct StbiFree {
 // Opens path with mode, or throws naming the operation, the path and errno's reason.
 File open_file(const std::string& path, const char* mode, const char* what) {
   File f(std::fopen(path.c_str(), mode));
-  if (!f)
-    throw Error(std::string(what) + ": cannot open '" + path + "': " + std::strerror(errno));
+  if (!f) throw Error(std::string(what) + ": cannot open '" + path + "': " + std::strerror(errno));
   return f;
 }
 
@@ -45,8 +44,7 @@ HostArray load_image(const std::string& path) {
   File f = open_file(path, "rb", "load_image");
   int w = 0, h = 0, c = 0;
   std::unique_ptr<unsigned char, StbiFree> pixels(stbi_load_from_file(f.get(), &w, &h, &c, 0));
-  if (!pixels)
-    throw Error("load_image: cannot decode '" + path + "': " + stbi_failure_reason());
+  if (!pixels) throw Error("load_image: cannot decode '" + path + "': " + stbi_failure_reason());
   Shape shape = c == 1 ? Shape{h, w} : Shape{h, w, c};
   HostArray image(shape, DType::uint8);
   std::memcpy(image.data(), pixels.get(), image.nbytes());
@@ -61,10 +59,13 @@ void save_image(const std::string& path, const HostArray& image) {
   bool shape_ok = (s.size() == 2 || (s.size() == 3 && s[2] >= 1 && s[2] <= 4)) && s[0] > 0 &&
                   s[1] > 0 && s[0] <= (1 << 24) && s[1] <= (1 << 24);
   if (!shape_ok)
-    throw Error("save_image: '" + path + "': expected shape {h, w} or {h, w, c} with c in 1..4, got " +
-                shape_string(s));
+    throw Error("save_image: '" + path +
+                "': expected shape {h, w} or {h, w, c} with c in 1..4, got " + shape_string(s));
   int h = static_cast<int>(s[0]), w = static_cast<int>(s[1]);
   int c = s.size() == 3 ? static_cast<int>(s[2]) : 1;
+  if (static_cast<std::int64_t>(h) * w * c > (std::int64_t{1} << 30))  // stb counts bytes in int
+    throw Error("save_image: '" + path + "': image of shape " + shape_string(s) +
+                " is too large for the PNG writer (at most 2^30 bytes)");
   File f = open_file(path, "wb", "save_image");
   if (!stbi_write_png_to_func(write_to_file, f.get(), w, h, c, image.data(), w * c))
     throw Error("save_image: cannot encode '" + path + "' as PNG");

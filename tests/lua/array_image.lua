@@ -50,6 +50,7 @@ fails("expected shape {h, w} or {h, w, c} with c in 1..4, got (2, 2, 5)", array.
       array.zeros({2, 2, 5}, "u8"))
 fails("got (4,)", array.save_image, path, array.zeros(4, "u8"))
 fails("got (0, 3)", array.save_image, path, array.zeros({0, 3}, "u8"))
+fails("too large for the PNG writer", array.save_image, path, array.zeros({40000, 40000}, "u8"))
 fails("save_image: cannot open '/nonexistent-dir/x.png'", array.save_image, "/nonexistent-dir/x.png",
       array.zeros({2, 2}, "u8"))
 fails("bad argument #1", array.load_image, nil)

@@ -69,6 +69,8 @@ assert(not array.allclose(array.from({0.0}), array.from({1e-7})))
 assert(array.allclose(array.from({0.0}), array.from({1e-7}), 0, 1e-6))
 assert(not array.allclose(array.from({0 / 0}), array.from({0 / 0})))
 assert(array.allclose(array.from({1 / 0}), array.from({1 / 0})))
+assert(not array.allclose(array.from({1 / 0}), array.from({-1 / 0})))
+assert(not array.allclose(array.from({1e308}), array.from({1 / 0}), 1))
 assert(array.allclose(array.from({1, 2}, "i32"), array.from({1, 2}, "f32")))
 fails("allclose: shapes differ: (2,) and (3,)", array.allclose, p, array.zeros(3))
 
