@@ -215,6 +215,29 @@ TEST(JitKernelDecl, NoKernels) {
   EXPECT_TRUE(find_kernels("/* unterminated comment __global__ void k()").empty());
 }
 
+TEST(JitKernelDecl, SurvivesEveryTruncation) {
+  // Unbalanced brackets, unterminated strings and comments: never a crash, and a kernel whose
+  // parameter list is complete is found.
+  const std::string src = R"src(#include <kiln.cuh>
+template <typename T, int N = (3 > 2)>
+__global__ void __launch_bounds__(256) k(kiln::Array<T, 2> a, const char* s = "(\"", T v) {
+  /* { */ const char* t = R"x(})x"; if (a.size() < N) { a(0, 0) = v; }
+}
+)src";
+  std::size_t complete = src.find(") {");
+  for (std::size_t n = 0; n <= src.size(); ++n) {
+    std::vector<KernelDecl> ks = find_kernels(std::string_view(src).substr(0, n));
+    if (n > complete) {
+      ASSERT_EQ(ks.size(), 1u) << n;
+      EXPECT_EQ(ks[0].name, "k");
+      ASSERT_EQ(ks[0].params.size(), 3u) << n;
+      EXPECT_EQ(ks[0].params[1].name, "s");
+      EXPECT_EQ(ks[0].template_params[1].default_value, "(3 > 2)");
+    }
+    uses_barriers(std::string_view(src).substr(0, n));
+  }
+}
+
 TEST(JitUsesBarriers, FindsEachKind) {
   const char* uses[] = {
       "__global__ void k() { __syncthreads(); }",
