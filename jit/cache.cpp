@@ -147,7 +147,10 @@ std::optional<std::uint64_t> parse_size(std::string_view s) {
     last = static_cast<char>(std::toupper(static_cast<unsigned char>(s.back())));
   }
   if (last == 'K' || last == 'M' || last == 'G' || last == 'T') {
-    mult = last == 'K' ? 1ull << 10 : last == 'M' ? 1ull << 20 : last == 'G' ? 1ull << 30 : 1ull << 40;
+    mult = last == 'K'   ? 1ull << 10
+           : last == 'M' ? 1ull << 20
+           : last == 'G' ? 1ull << 30
+                         : 1ull << 40;
     s.remove_suffix(1);
   }
   if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
@@ -257,9 +260,12 @@ DiskCache DiskCache::from_environment(Warn warn) {
     if (home.empty()) {
       if (const passwd* pw = ::getpwuid(::geteuid()); pw && pw->pw_dir) home = pw->pw_dir;
     }
-    if (!xdg.empty() && fs::path(xdg).is_absolute()) dir = fs::path(xdg) / "kiln";
-    else if (!home.empty()) dir = fs::path(home) / ".cache" / "kiln";
-    else enabled = false;  // nowhere sensible to put it
+    if (!xdg.empty() && fs::path(xdg).is_absolute())
+      dir = fs::path(xdg) / "kiln";
+    else if (!home.empty())
+      dir = fs::path(home) / ".cache" / "kiln";
+    else
+      enabled = false;  // nowhere sensible to put it
   }
   std::uint64_t max_bytes = kDefaultMaxBytes;
   if (std::string cap = env("KILN_CACHE_MAX"); !cap.empty()) {
@@ -345,7 +351,8 @@ std::optional<CompileResult> DiskCache::load(const std::string& key) {
   if (!bytes) return std::nullopt;  // a miss (or unreadable: the next store replaces it)
   std::optional<CompileResult> entry = decode_entry(*bytes, &why);
   if (!entry) {
-    if (warn_) warn_("kiln: cache entry " + path.string() + " is corrupt (" + why + "); recompiling");
+    if (warn_)
+      warn_("kiln: cache entry " + path.string() + " is corrupt (" + why + "); recompiling");
     ::unlink(path.c_str());
     return std::nullopt;
   }

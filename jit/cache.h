@@ -1,7 +1,9 @@
 // The compile cache on disk: one file per entry under KILN_CACHE_DIR, written atomically
 // (temporary file in the same folder, then rename), checked by a checksum when read, evicted
 // least-recently-used past a size cap. Corrupt, truncated or foreign entries are ignored with a
-// warning and replaced by the next store.
+// warning and replaced by the next store. Entries are <dir>/<key>.kc. The folder is created
+// with mode 0700 and refused (with a warning; the cache is then off) when another user owns it
+// or others can write to it: loading a cached shared object runs its code.
 #pragma once
 #include <cstdint>
 #include <filesystem>

@@ -15,16 +15,20 @@ namespace {
 
 struct Token {
   enum Kind { ident, number, string, punct } kind;
-  std::string text;    // an identifier, number or punctuator; a string literal's contents
-  std::size_t begin;   // offsets in the source, for whitespace-preserving type text
+  std::string text;   // an identifier, number or punctuator; a string literal's contents
+  std::size_t begin;  // offsets in the source, for whitespace-preserving type text
   std::size_t end;
-  int line;            // 1-based
-  bool directive;      // inside a preprocessor line
+  int line;        // 1-based
+  bool directive;  // inside a preprocessor line
 };
 
 // Whether c may start (or continue) an identifier.
-bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
-bool ident_char(char c) { return ident_start(c) || std::isdigit(static_cast<unsigned char>(c)); }
+bool ident_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$';
+}
+bool ident_char(char c) {
+  return ident_start(c) || std::isdigit(static_cast<unsigned char>(c));
+}
 
 class Lexer {
  public:
@@ -196,8 +200,12 @@ std::vector<Token> code_tokens(std::string_view source) {
   return out;
 }
 
-bool is_punct(const Token& t, std::string_view p) { return t.kind == Token::punct && t.text == p; }
-bool is_ident(const Token& t, std::string_view p) { return t.kind == Token::ident && t.text == p; }
+bool is_punct(const Token& t, std::string_view p) {
+  return t.kind == Token::punct && t.text == p;
+}
+bool is_ident(const Token& t, std::string_view p) {
+  return t.kind == Token::ident && t.text == p;
+}
 
 constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
@@ -218,8 +226,8 @@ std::vector<std::size_t> pair_brackets(const std::vector<Token>& toks) {
       stack.push_back(k);
       match[k] = toks.size();
     } else if (t.text == "<") {
-      bool after_name = k > 0 && toks[k - 1].kind == Token::ident &&
-                        toks[k - 1].text != "return" && toks[k - 1].text != "operator";
+      bool after_name = k > 0 && toks[k - 1].kind == Token::ident && toks[k - 1].text != "return" &&
+                        toks[k - 1].text != "operator";
       if (after_name) {
         stack.push_back(k);
         match[k] = toks.size();
@@ -265,8 +273,10 @@ std::vector<std::pair<std::size_t, std::size_t>> split_commas(const std::vector<
 std::size_t find_equals(const std::vector<Token>& toks, const std::vector<std::size_t>& match,
                         std::size_t begin, std::size_t end) {
   for (std::size_t k = begin; k < end; ++k) {
-    if (match[k] != kNone) k = match[k];
-    else if (is_punct(toks[k], "=")) return k;
+    if (match[k] != kNone)
+      k = match[k];
+    else if (is_punct(toks[k], "="))
+      return k;
   }
   return end;
 }
@@ -299,7 +309,7 @@ bool is_type_word(const std::string& w) {
 ParamDecl parse_param(std::string_view src, const std::vector<Token>& toks,
                       const std::vector<std::size_t>& match, std::size_t begin, std::size_t end) {
   end = find_equals(toks, match, begin, end);  // drop "= default"
-  std::string array_suffix;  // "float x[4]": the name is before the brackets
+  std::string array_suffix;                    // "float x[4]": the name is before the brackets
   std::size_t type_end = end;
   while (type_end > begin && is_punct(toks[type_end - 1], "]")) {
     std::size_t k = type_end - 1;
@@ -421,9 +431,8 @@ std::vector<KernelDecl> find_kernels(std::string_view source) {
       for (; j < n; ++j) {
         const Token& u = toks[j];
         if (u.kind == Token::ident &&
-            (u.text == "__launch_bounds__" || u.text == "__attribute__" ||
-             u.text == "__declspec" || u.text == "alignas" || u.text == "__maxnreg__" ||
-             u.text == "__cluster_dims__") &&
+            (u.text == "__launch_bounds__" || u.text == "__attribute__" || u.text == "__declspec" ||
+             u.text == "alignas" || u.text == "__maxnreg__" || u.text == "__cluster_dims__") &&
             j + 1 < n && is_punct(toks[j + 1], "(")) {
           j = match[j + 1];
           continue;
@@ -473,8 +482,8 @@ std::vector<KernelDecl> find_kernels(std::string_view source) {
 
 bool uses_barriers(std::string_view source) {
   static constexpr std::string_view kPrefixes[] = {
-      "__syncthreads", "__syncwarp",  "__shfl",     "__ballot_sync",      "__any_sync",
-      "__all_sync",    "__activemask", "__match_", "cooperative_groups", "tiled_partition",
+      "__syncthreads",     "__syncwarp",    "__shfl",   "__ballot_sync",      "__any_sync",
+      "__all_sync",        "__activemask",  "__match_", "cooperative_groups", "tiled_partition",
       "this_thread_block", "__barrier_sync"};
   std::vector<Token> toks = Lexer(source).run();  // directives count: macros and #includes
   for (std::size_t k = 0; k < toks.size(); ++k) {

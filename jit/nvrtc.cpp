@@ -69,9 +69,9 @@ std::string loaded_path(void* handle, const std::string& fallback) {
   return fallback;
 }
 
-// The toolkit include folder that belongs with the library (for <cooperative_groups.h>,
-// <cuda_fp16.h>): <libdir>/../include, else $CUDA_HOME/include, /usr/local/cuda/include.
-std::string find_include_dir(const std::string& library) {
+// The toolkit include folders that belong with the library: <libdir>/../include, else
+// $CUDA_HOME/include or /usr/local/cuda/include; and its cccl/ subfolder where there is one.
+std::vector<std::string> find_include_dirs(const std::string& library) {
   std::vector<fs::path> candidates;
   std::error_code ec;
   fs::path real = fs::canonical(library, ec);
@@ -80,10 +80,13 @@ std::string find_include_dir(const std::string& library) {
   if (const char* home = std::getenv("CUDA_HOME"); home && *home)
     candidates.push_back(fs::path(home) / "include");
   candidates.push_back("/usr/local/cuda/include");
-  for (const fs::path& c : candidates)
-    if (fs::exists(c / "cuda_fp16.h", ec) || fs::exists(c / "cooperative_groups.h", ec))
-      return c.string();
-  return "";
+  for (const fs::path& c : candidates) {
+    if (!fs::exists(c / "cuda_fp16.h", ec) && !fs::exists(c / "cooperative_groups.h", ec)) continue;
+    std::vector<std::string> dirs = {c.string()};
+    if (fs::exists(c / "cccl" / "cuda" / "std", ec)) dirs.push_back((c / "cccl").string());
+    return dirs;
+  }
+  return {};
 }
 
 // An nvrtcProgram destroyed on scope exit.
@@ -178,13 +181,14 @@ std::shared_ptr<Nvrtc> Nvrtc::load(std::string* why) {
         continue;
       }
       n->path_ = loaded_path(handle, path);
-      n->include_dir_ = find_include_dir(n->path_);
+      n->include_dirs_ = find_include_dirs(n->path_);
       return n;
     }
   }
   if (why) {
-    *why = "libnvrtc (libnvrtc.so.13, .12 or .11) not found in $CUDA_HOME/lib64, "
-           "/usr/local/cuda/lib64 or the loader path";
+    *why =
+        "libnvrtc (libnvrtc.so.13, .12 or .11) not found in $CUDA_HOME/lib64, "
+        "/usr/local/cuda/lib64 or the loader path";
     if (!tried.empty()) *why += "; tried " + tried;
     if (!last_error.empty()) *why += ": " + last_error;
   }
@@ -195,7 +199,9 @@ Nvrtc::~Nvrtc() {
   if (handle_) ::dlclose(handle_);
 }
 
-std::string Nvrtc::version() const { return std::to_string(major_) + "." + std::to_string(minor_); }
+std::string Nvrtc::version() const {
+  return std::to_string(major_) + "." + std::to_string(minor_);
+}
 
 std::vector<int> Nvrtc::supported_archs() const {
   int n = 0;
@@ -237,10 +243,11 @@ CompileResult Nvrtc::compile(const CompileRequest& request,
     header_sources.push_back(text.c_str());
   }
   std::vector<std::string> options;
-  if (!has_std_option(request.options)) options.push_back(major_ >= 12 ? "-std=c++20" : "-std=c++17");
+  if (!has_std_option(request.options))
+    options.push_back(major_ >= 12 ? "-std=c++20" : "-std=c++17");
   if (!request.arch.empty() && !has_arch_option(request.options))
     options.push_back("--gpu-architecture=" + request.arch);
-  if (!include_dir_.empty()) options.push_back("-I" + include_dir_);
+  for (const std::string& dir : include_dirs_) options.push_back("-I" + dir);
   options.insert(options.end(), request.options.begin(), request.options.end());
   std::string option_text;
   for (const std::string& o : options) option_text += (option_text.empty() ? "" : " ") + o;
@@ -248,9 +255,9 @@ CompileResult Nvrtc::compile(const CompileRequest& request,
                      ", options: " + option_text + ")";
 
   nvrtcProgram prog = nullptr;
-  nvrtcResult r = a.CreateProgram(&prog, request.source.c_str(), filename.c_str(),
-                                  static_cast<int>(headers.size()), header_sources.data(),
-                                  header_names.data());
+  nvrtcResult r =
+      a.CreateProgram(&prog, request.source.c_str(), filename.c_str(),
+                      static_cast<int>(headers.size()), header_sources.data(), header_names.data());
   if (r != NVRTC_SUCCESS) throw CompileError(what + ": " + a.GetErrorString(r), "");
   ProgramGuard guard(a.DestroyProgram, prog);
   for (const std::string& expr : request.name_expressions) {

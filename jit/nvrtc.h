@@ -18,23 +18,25 @@ class Nvrtc {
 
   int major() const { return major_; }
   int minor() const { return minor_; }
-  std::string version() const;           // "13.0"
+  std::string version() const;  // "13.0"
   const std::string& library() const { return path_; }
   std::vector<int> supported_archs() const;  // {75, 80, ..., 120}
   // Caps a requested "sm_NN"/"compute_NN" at the newest this NVRTC supports: an arch newer
   // than that becomes "compute_<newest>" (PTX, which the driver compiles for newer devices).
   std::string cap_arch(const std::string& arch) const;
 
-  // The toolkit include folder passed as -I (for <cooperative_groups.h>, <cuda_fp16.h>); "" when
-  // none was found next to the library, in $CUDA_HOME or /usr/local/cuda.
-  const std::string& include_dir() const { return include_dir_; }
+  // The toolkit include folders passed as -I: <toolkit>/include (for <cooperative_groups.h>,
+  // <cuda_fp16.h>) and, from CUDA 13, <toolkit>/include/cccl (<cuda/std/...>, which
+  // cooperative_groups needs). NVRTC finds neither by itself. Empty when no toolkit include
+  // folder was found next to the library, in $CUDA_HOME or in /usr/local/cuda.
+  const std::vector<std::string>& include_dirs() const { return include_dirs_; }
 
   // Compiles request.source (with headers available to #include by name: "kiln.cuh" and
   // any the caller adds) to PTX, and a cubin when arch is "sm_NN". Lowered names and demangled
   // signatures are filled per name expression. Throws CompileError carrying the log, its line
   // numbers those of request.filename.
   // Options: -std=c++20 (c++17 before NVRTC 12) unless request.options has a -std, then
-  // --gpu-architecture=<arch> when arch is set, -I<include_dir()>, then request.options.
+  // --gpu-architecture=<arch> when arch is set, -I<each include_dirs()>, then request.options.
   // The result: image_kind "cubin" (image = the cubin) or "ptx" (image = the PTX text with its
   // terminating NUL, as cuModuleLoadData takes it); ptx always; signatures "void (float*, int)"
   // for C++ kernels and "" for extern "C" ones (whose lowered name is not mangled).
@@ -47,7 +49,7 @@ class Nvrtc {
   void* handle_ = nullptr;
   std::unique_ptr<Api> api_;
   std::string path_;
-  std::string include_dir_;
+  std::vector<std::string> include_dirs_;
   int major_ = 0, minor_ = 0;
 };
 

@@ -3,6 +3,7 @@
 
 #include <cxxabi.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -46,7 +47,8 @@ bool is_ignorable_qualifier(const std::string& w) {
          w == "register";
 }
 
-// Joins words with single spaces, "::" glued to its neighbours: {"std","::","size_t"} -> "std::size_t".
+// Joins words with single spaces, "::" glued to its neighbours: {"std","::","size_t"} ->
+// "std::size_t".
 std::string join_words(const std::vector<std::string>& words, std::size_t b, std::size_t e) {
   std::string out;
   for (std::size_t k = b; k < e; ++k) {
@@ -62,8 +64,10 @@ std::string join_words(const std::vector<std::string>& words, std::size_t b, std
 std::optional<DType> scalar_of(const std::vector<std::string>& words, bool* is_const) {
   std::vector<std::string> rest;
   for (const std::string& w : words) {
-    if (w == "const") *is_const = true;
-    else if (!is_ignorable_qualifier(w)) rest.push_back(w);
+    if (w == "const")
+      *is_const = true;
+    else if (!is_ignorable_qualifier(w))
+      rest.push_back(w);
   }
   if (rest.empty()) return std::nullopt;
   for (const std::string& w : rest)
@@ -100,7 +104,6 @@ bool match_array(const std::vector<std::string>& words, std::vector<std::string>
 // Describes a Lua value for an error message: "a float32 device array", "an integer (3)".
 // with_ndim adds the rank ("a 1-d float32 device array") where it matters.
 std::string describe(const ArgValue& v, bool with_ndim = false) {
-  std::ostringstream os;
   std::string rank = with_ndim ? std::to_string(v.ndim) + "-d " : "";
   std::string article = with_ndim || dtype_info(v.dtype).name.starts_with("int") ? "an " : "a ";
   if (with_ndim) article = v.ndim == 8 ? "an " : "a ";
@@ -111,10 +114,11 @@ std::string describe(const ArgValue& v, bool with_ndim = false) {
       return article + rank + std::string(dtype_info(v.dtype).name) + " host array";
     case ArgValue::Kind::integer:
       return "an integer (" + std::to_string(v.integer) + ")";
-    case ArgValue::Kind::number:
-      os.precision(17);
-      os << "a number (" << v.number << ")";
-      return os.str();
+    case ArgValue::Kind::number: {
+      char buf[64];
+      auto r = std::to_chars(buf, buf + sizeof buf, v.number);  // shortest round-trip form
+      return "a number (" + std::string(buf, r.ptr) + ")";
+    }
     case ArgValue::Kind::boolean:
       return std::string("a boolean (") + (v.boolean ? "true" : "false") + ")";
     case ArgValue::Kind::other:
@@ -140,15 +144,42 @@ bool is_array_value(const ArgValue& v) {
 // The inclusive range of an integer dtype, as long double (exact for all 64-bit bounds).
 void integer_range(DType t, long double* lo, long double* hi) {
   switch (t) {
-    case DType::int8: *lo = -128; *hi = 127; return;
-    case DType::uint8: *lo = 0; *hi = 255; return;
-    case DType::int16: *lo = -32768; *hi = 32767; return;
-    case DType::uint16: *lo = 0; *hi = 65535; return;
-    case DType::int32: *lo = -2147483648.0L; *hi = 2147483647.0L; return;
-    case DType::uint32: *lo = 0; *hi = 4294967295.0L; return;
-    case DType::int64: *lo = -9223372036854775808.0L; *hi = 9223372036854775807.0L; return;
-    case DType::uint64: *lo = 0; *hi = 18446744073709551615.0L; return;
-    default: *lo = 0; *hi = 1; return;
+    case DType::int8:
+      *lo = -128;
+      *hi = 127;
+      return;
+    case DType::uint8:
+      *lo = 0;
+      *hi = 255;
+      return;
+    case DType::int16:
+      *lo = -32768;
+      *hi = 32767;
+      return;
+    case DType::uint16:
+      *lo = 0;
+      *hi = 65535;
+      return;
+    case DType::int32:
+      *lo = -2147483648.0L;
+      *hi = 2147483647.0L;
+      return;
+    case DType::uint32:
+      *lo = 0;
+      *hi = 4294967295.0L;
+      return;
+    case DType::int64:
+      *lo = -9223372036854775808.0L;
+      *hi = 9223372036854775807.0L;
+      return;
+    case DType::uint64:
+      *lo = 0;
+      *hi = 18446744073709551615.0L;
+      return;
+    default:
+      *lo = 0;
+      *hi = 1;
+      return;
   }
 }
 
@@ -156,15 +187,32 @@ void integer_range(DType t, long double* lo, long double* hi) {
 void store_integer(DType t, long double v, std::byte* out) {
   auto put = [out](auto x) { std::memcpy(out, &x, sizeof x); };
   switch (t) {
-    case DType::int8: put(static_cast<std::int8_t>(v)); return;
-    case DType::uint8: put(static_cast<std::uint8_t>(v)); return;
-    case DType::int16: put(static_cast<std::int16_t>(v)); return;
-    case DType::uint16: put(static_cast<std::uint16_t>(v)); return;
-    case DType::int32: put(static_cast<std::int32_t>(v)); return;
-    case DType::uint32: put(static_cast<std::uint32_t>(v)); return;
-    case DType::int64: put(static_cast<std::int64_t>(v)); return;
-    case DType::uint64: put(static_cast<std::uint64_t>(v)); return;
-    default: return;
+    case DType::int8:
+      put(static_cast<std::int8_t>(v));
+      return;
+    case DType::uint8:
+      put(static_cast<std::uint8_t>(v));
+      return;
+    case DType::int16:
+      put(static_cast<std::int16_t>(v));
+      return;
+    case DType::uint16:
+      put(static_cast<std::uint16_t>(v));
+      return;
+    case DType::int32:
+      put(static_cast<std::int32_t>(v));
+      return;
+    case DType::uint32:
+      put(static_cast<std::uint32_t>(v));
+      return;
+    case DType::int64:
+      put(static_cast<std::int64_t>(v));
+      return;
+    case DType::uint64:
+      put(static_cast<std::uint64_t>(v));
+      return;
+    default:
+      return;
   }
 }
 
@@ -225,15 +273,20 @@ ParamType classify_param(std::string_view cpp_type) {
   for (const std::string& w : words) {
     if (w == "<") ++angle;
     if (w == ">") --angle;
-    if (angle == 0 && (w == "&" || w == "[" || w == "(")) return p;  // references, arrays, functions
+    if (angle == 0 && (w == "&" || w == "[" || w == "("))
+      return p;  // references, arrays, functions
     core.push_back(w);
   }
   std::vector<std::string> elem;
   std::string extent;
   {
-    std::vector<std::string> unqualified;
-    for (const std::string& w : core)
-      if (w != "const" && !is_ignorable_qualifier(w)) unqualified.push_back(w);
+    std::vector<std::string> unqualified;  // top-level qualifiers only: Array<const T, N> stays
+    int depth = 0;
+    for (const std::string& w : core) {
+      if (w == "<") ++depth;
+      if (w == ">") --depth;
+      if (depth > 0 || (w != "const" && !is_ignorable_qualifier(w))) unqualified.push_back(w);
+    }
     if (match_array(unqualified, &elem, &extent)) {
       char* end = nullptr;
       long n = std::strtol(extent.c_str(), &end, 10);
@@ -259,9 +312,9 @@ ParamType classify_param(std::string_view cpp_type) {
     for (std::size_t k = star + 1; k < core.size(); ++k)  // "* const", "* __restrict__"
       if (core[k] != "const" && !is_ignorable_qualifier(core[k])) return p;
     bool is_const = false;
-    std::optional<DType> dt =
-        scalar_of(std::vector<std::string>(core.begin(), core.begin() + static_cast<std::ptrdiff_t>(star)),
-                  &is_const);
+    std::optional<DType> dt = scalar_of(
+        std::vector<std::string>(core.begin(), core.begin() + static_cast<std::ptrdiff_t>(star)),
+        &is_const);
     if (!dt) return p;
     p.kind = ParamKind::pointer;
     p.dtype = *dt;
@@ -293,8 +346,10 @@ std::vector<std::string> parameter_types(std::string_view demangled) {
   std::size_t group_open = 0;
   for (std::size_t i = 0; i < demangled.size(); ++i) {
     char c = demangled[i];
-    if (c == '<' && paren == 0) ++angle;
-    else if (c == '>' && paren == 0 && angle > 0) --angle;
+    if (c == '<' && paren == 0)
+      ++angle;
+    else if (c == '>' && paren == 0 && angle > 0)
+      --angle;
     else if (c == '(') {
       if (paren++ == 0) group_open = i;
     } else if (c == ')' && paren > 0) {
@@ -316,8 +371,10 @@ std::vector<std::string> parameter_types(std::string_view demangled) {
   std::size_t start = 0;
   for (std::size_t i = 0; i <= inner.size(); ++i) {
     char c = i < inner.size() ? inner[i] : ',';
-    if (c == '<' || c == '(' || c == '[') ++depth;
-    else if ((c == '>' || c == ')' || c == ']') && depth > 0) --depth;
+    if (c == '<' || c == '(' || c == '[')
+      ++depth;
+    else if ((c == '>' || c == ')' || c == ']') && depth > 0)
+      --depth;
     else if (c == ',' && depth == 0) {
       out.push_back(trim(inner.substr(start, i - start)));
       start = i + 1;
@@ -354,8 +411,8 @@ void ArgPack::add(const std::string& kernel, int position, const std::string& pa
   } else {
     std::string article = elem.starts_with("int") ? "an " : "a ";
     std::string want = param.kind == ParamKind::array
-                           ? (param.ndim == 8 ? "an " : "a ") + std::to_string(param.ndim) +
-                                 "-d " + elem + " array"
+                           ? (param.ndim == 8 ? "an " : "a ") + std::to_string(param.ndim) + "-d " +
+                                 elem + " array"
                            : article + elem + " array";
     if (!is_array_value(value) || value.dtype != param.dtype ||
         (param.kind == ParamKind::array && value.ndim != param.ndim))
@@ -472,8 +529,8 @@ std::optional<std::string> deduce_name_expression(const KernelDecl& decl,
           const TemplateParam& t = decl.template_params[j];
           auto d = deduced.find(t.name);
           example += j ? ", " : "";
-          example += d != deduced.end()       ? d->second.value
-                     : t.kind == "typename"   ? std::string("float")
+          example += d != deduced.end()         ? d->second.value
+                     : t.kind == "typename"     ? std::string("float")
                      : !t.default_value.empty() ? t.default_value
                                                 : std::string("256");
         }

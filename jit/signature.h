@@ -56,7 +56,14 @@ struct ArgValue {
 };
 
 // Laid-out launch arguments. add() converts one value to its parameter's exact type, or throws
-// kiln::Error naming the kernel, the parameter (position, name, C++ type) and what was given.
+// kiln::Error naming the kernel, the parameter (position, name, C++ type) and what was given:
+//   kernel 'scale': parameter 1 'x' (float*) expects a float32 array, got an int32 device array
+// Pointers take an array (device, or host: its .data) of exactly the pointee's dtype, const or
+// not; kiln::Array<T, N> takes one of dtype T and rank N, laid out as
+// struct { T* data; long long shape[N]; } (8 + 8N bytes, 8-aligned). Integer parameters take a
+// Lua integer, or an integral float, in the type's range; float parameters any number (rounded
+// to float); bool parameters only true/false (not 0/1: the message says so). Each value sits at
+// its type's alignment, as in a C struct.
 class ArgPack {
  public:
   void add(const std::string& kernel, int position, const std::string& param_name,
@@ -72,8 +79,11 @@ class ArgPack {
 
 // The name expression that instantiates a (possibly templated) kernel for these arguments:
 // "vec_add" for a plain kernel, "scale<float>" with T deduced from a T* / const T* /
-// kiln::Array<T, N> parameter, defaults used for the rest. nullopt, with why filled, when a
-// template parameter cannot be deduced (the user must then give opts.name = "k<...>").
+// kiln::Array<T, N> parameter (N too, when it is a template parameter), defaults used for the
+// rest (trailing defaults are left out: "reduce<float>", "k<>" when all are defaults). Scalar
+// arguments deduce nothing: C++ would make T int from a Lua 2, a surprise. nullopt, with why
+// filled, when a template parameter cannot be deduced (the user must then give
+// opts.name = "k<...>") or two arrays deduce different types for it.
 std::optional<std::string> deduce_name_expression(const struct KernelDecl& decl,
                                                   const std::vector<ArgValue>& args,
                                                   std::string* why);

@@ -1,0 +1,410 @@
+#include "jit/cache.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+namespace kiln::jit {
+namespace {
+namespace fs = std::filesystem;
+
+// A fresh private folder, removed (permissions restored first) at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "kiln-cache-test-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    for (auto& e : fs::recursive_directory_iterator(path_, ec))
+      fs::permissions(e.path(), fs::perms::owner_all, fs::perm_options::add, ec);
+    fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Collects warnings.
+struct Warnings {
+  std::vector<std::string> messages;
+  DiskCache::Warn sink() {
+    return [this](const std::string& m) { messages.push_back(m); };
+  }
+};
+
+CompileResult sample(const std::string& tag = "a", std::size_t image_bytes = 64) {
+  CompileResult r;
+  r.image_kind = "cubin";
+  for (std::size_t i = 0; i < image_bytes; ++i)
+    r.image.push_back(static_cast<char>((i * 7 + tag.size()) & 0xff));
+  r.image[0] = '\0';  // binary, NULs included
+  r.ptx = ".version 9.0\n.target sm_90\n// " + tag;
+  r.lowered_names = {"_Z5scaleIfEvPT_i", "vec_add"};
+  r.signatures = {"void (float*, int)", ""};
+  r.log = "warning: " + tag;
+  return r;
+}
+
+void expect_same(const CompileResult& a, const CompileResult& b) {
+  EXPECT_EQ(a.image_kind, b.image_kind);
+  EXPECT_EQ(a.image, b.image);
+  EXPECT_EQ(a.ptx, b.ptx);
+  EXPECT_EQ(a.lowered_names, b.lowered_names);
+  EXPECT_EQ(a.signatures, b.signatures);
+  EXPECT_EQ(a.log, b.log);
+}
+
+void spit(const fs::path& p, const std::string& bytes) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+TEST(JitCacheKey, IsStableHexAndLengthPrefixed) {
+  std::string k = hash_key({"ab", "c"});
+  EXPECT_EQ(k.size(), 32u);
+  EXPECT_EQ(k.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_EQ(k, hash_key({"ab", "c"}));
+  EXPECT_NE(k, hash_key({"a", "bc"}));
+  EXPECT_NE(k, hash_key({"abc"}));
+  EXPECT_NE(k, hash_key({"c", "ab"}));
+  EXPECT_NE(hash_key({}), hash_key({""}));
+}
+
+TEST(JitCacheEntry, RoundTrips) {
+  CompileResult r = sample();
+  std::string why;
+  std::optional<CompileResult> back = decode_entry(encode_entry(r), &why);
+  ASSERT_TRUE(back) << why;
+  expect_same(r, *back);
+  CompileResult empty;
+  back = decode_entry(encode_entry(empty), &why);
+  ASSERT_TRUE(back) << why;
+  expect_same(empty, *back);
+}
+
+TEST(JitCacheEntry, RejectsEveryFlippedByteAndEveryTruncation) {
+  std::string bytes = encode_entry(sample("x", 16));
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    std::string bad = bytes;
+    bad[i] = static_cast<char>(bad[i] ^ 0x20);
+    std::string why;
+    EXPECT_FALSE(decode_entry(bad, &why)) << "byte " << i;
+    EXPECT_FALSE(why.empty());
+  }
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    std::string why;
+    EXPECT_FALSE(decode_entry(std::string_view(bytes).substr(0, n), &why)) << "length " << n;
+  }
+  std::string why;
+  EXPECT_FALSE(decode_entry(bytes + "x", &why));
+  EXPECT_FALSE(decode_entry("", &why));
+  EXPECT_EQ(why, "empty file");
+  EXPECT_FALSE(
+      decode_entry("\x7f"
+                   "ELF not a cache entry at all",
+                   &why));
+  EXPECT_EQ(why, "not a kiln cache entry: bad magic");
+  EXPECT_FALSE(decode_entry(std::string_view(bytes).substr(0, bytes.size() - 1), &why));
+  EXPECT_TRUE(why.starts_with("truncated")) << why;
+}
+
+// An entry as another kiln version would write it: the version field replaced, checksum redone.
+std::string foreign_entry() {
+  std::string bytes = encode_entry(sample());
+  std::size_t at = bytes.find(KILN_VERSION);
+  std::string other(std::string_view(KILN_VERSION).size(), '9');
+  bytes.replace(at, other.size(), other);
+  std::uint64_t sum = XXH3_64bits(bytes.data(), bytes.size() - 8);
+  for (int i = 0; i < 8; ++i)
+    bytes[bytes.size() - 8 + i] = static_cast<char>((sum >> (8 * i)) & 0xff);
+  return bytes;
+}
+
+TEST(JitCacheEntry, RejectsAnotherVersion) {
+  std::string why;
+  EXPECT_FALSE(decode_entry(foreign_entry(), &why));
+  EXPECT_NE(why.find("written by kiln 9"), std::string::npos) << why;
+}
+
+TEST(JitDiskCache, StoresLoadsAndCounts) {
+  TempDir tmp;
+  Warnings w;
+  DiskCache cache(tmp.path() / "cache", 1 << 20, true, w.sink());
+  std::string key = hash_key({"k"});
+  EXPECT_FALSE(cache.load(key));
+  cache.store(key, sample());
+  std::optional<CompileResult> got = cache.load(key);
+  ASSERT_TRUE(got);
+  expect_same(sample(), *got);
+  CacheStats s = cache.stats();
+  EXPECT_TRUE(s.enabled);
+  EXPECT_EQ(s.entries, 1u);
+  EXPECT_EQ(s.bytes, encode_entry(sample()).size());
+  EXPECT_EQ(s.max_bytes, 1u << 20);
+  struct stat st {};
+  ASSERT_EQ(::stat((tmp.path() / "cache").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  EXPECT_TRUE(w.messages.empty());
+  // Keys that are not file names are refused rather than escaping the folder.
+  cache.store("../escape", sample());
+  EXPECT_FALSE(fs::exists(tmp.path() / "escape.kc"));
+  EXPECT_EQ(cache.stats().entries, 1u);
+}
+
+TEST(JitDiskCache, BadEntriesAreWarnedRemovedAndReplaced) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "cache";
+  std::string good = encode_entry(sample());
+  std::string flipped = good;
+  flipped[good.size() / 2] = static_cast<char>(flipped[good.size() / 2] ^ 1);
+  struct Case {
+    const char* what;
+    std::string bytes;
+    const char* reason;
+  } cases[] = {
+      {"corrupt", flipped, "checksum mismatch"},
+      {"truncated", good.substr(0, good.size() / 2), "truncated"},
+      {"empty", "", "empty file"},
+      {"foreign", foreign_entry(), "written by kiln"},
+  };
+  for (const Case& c : cases) {
+    Warnings w;
+    DiskCache cache(dir, 1 << 20, true, w.sink());
+    std::string key = hash_key({c.what});
+    cache.store(key, sample());
+    fs::path file;
+    for (auto& e : fs::directory_iterator(dir))
+      if (e.path().filename().string().starts_with(key)) file = e.path();
+    ASSERT_FALSE(file.empty()) << c.what;
+    spit(file, c.bytes);
+    EXPECT_FALSE(cache.load(key)) << c.what;
+    ASSERT_EQ(w.messages.size(), 1u) << c.what;
+    EXPECT_EQ(w.messages[0].find("kiln: cache entry " + file.string() + " is corrupt ("), 0u)
+        << w.messages[0];
+    EXPECT_NE(w.messages[0].find(c.reason), std::string::npos) << w.messages[0];
+    EXPECT_NE(w.messages[0].find("recompiling"), std::string::npos);
+    EXPECT_FALSE(fs::exists(file)) << c.what;
+    cache.store(key, sample(c.what));
+    std::optional<CompileResult> again = cache.load(key);
+    ASSERT_TRUE(again) << c.what;
+    expect_same(sample(c.what), *again);
+    EXPECT_EQ(w.messages.size(), 1u);
+    EXPECT_TRUE(cache.enabled());
+  }
+}
+
+TEST(JitDiskCache, ConcurrentProcessesAlwaysReadWholeEntries) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "cache";
+  const std::string key = hash_key({"shared"});
+  constexpr int kProcesses = 8;
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      // Each process writes its own variant (a large image, so writes are not atomic by
+      // luck) and reads back: every read must be a whole, valid entry of some process.
+      int bad = 0;
+      bool warned = false;
+      DiskCache cache(dir, 1ull << 30, true, [&](const std::string&) { warned = true; });
+      for (int round = 0; round < 20; ++round) {
+        cache.store(key, sample("p" + std::to_string(p), 256 * 1024));
+        std::optional<CompileResult> got = cache.load(key);
+        if (!got) {
+          ++bad;
+          continue;
+        }
+        std::string tag = got->log.substr(std::string("warning: ").size());
+        CompileResult expected = sample(tag, 256 * 1024);
+        if (got->image != expected.image || got->ptx != expected.ptx) ++bad;
+      }
+      ::_exit(bad == 0 && !warned && cache.enabled() ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child " << pid;
+  }
+  Warnings w;
+  DiskCache cache(dir, 1ull << 30, true, w.sink());
+  EXPECT_TRUE(cache.load(key));
+  EXPECT_EQ(cache.stats().entries, 1u);
+  std::size_t leftovers = 0;
+  for (auto& e : fs::directory_iterator(dir)) leftovers += e.path().extension() != ".kc";
+  EXPECT_EQ(leftovers, 0u);  // no temporaries left behind
+}
+
+TEST(JitDiskCache, EvictsLeastRecentlyUsedPastTheCap) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "cache";
+  const std::uint64_t entry = encode_entry(sample("a", 1000)).size();
+  Warnings w;
+  DiskCache cache(dir, entry * 2 + entry / 2, true, w.sink());  // room for two entries
+  std::string a = hash_key({"a"}), b = hash_key({"b"}), c = hash_key({"c"});
+  cache.store(a, sample("a", 1000));
+  cache.store(b, sample("b", 1000));
+  auto now = fs::file_time_type::clock::now();
+  fs::last_write_time(dir / (a + ".kc"), now - std::chrono::seconds(200));
+  fs::last_write_time(dir / (b + ".kc"), now - std::chrono::seconds(100));
+  ASSERT_TRUE(cache.load(a));  // a is now the most recently used
+  cache.store(c, sample("c", 1000));
+  EXPECT_TRUE(cache.load(a));
+  EXPECT_FALSE(cache.load(b));
+  EXPECT_TRUE(cache.load(c));
+  CacheStats s = cache.stats();
+  EXPECT_EQ(s.entries, 2u);
+  EXPECT_LE(s.bytes, s.max_bytes);
+  EXPECT_TRUE(w.messages.empty());
+}
+
+TEST(JitDiskCache, UnwritableFolderWarnsOnceAndDisables) {
+  TempDir tmp;
+  spit(tmp.path() / "file", "not a folder");
+  Warnings w;
+  DiskCache cache(tmp.path() / "file" / "cache", 1 << 20, true, w.sink());  // cannot exist
+  cache.store(hash_key({"x"}), sample());
+  EXPECT_FALSE(cache.load(hash_key({"x"})));
+  cache.store(hash_key({"y"}), sample());
+  ASSERT_EQ(w.messages.size(), 1u);
+  EXPECT_EQ(w.messages[0].find("kiln: cache folder " + (tmp.path() / "file" / "cache").string() +
+                               " is not writable ("),
+            0u)
+      << w.messages[0];
+  EXPECT_NE(w.messages[0].find("continuing without the disk cache"), std::string::npos);
+  EXPECT_FALSE(cache.enabled());
+}
+
+TEST(JitDiskCache, ReadOnlyFolderWarnsOnceAndDisables) {
+  if (::geteuid() == 0) GTEST_SKIP() << "running as root: chmod 0500 does not stop writes";
+  TempDir tmp;
+  fs::path ro = tmp.path() / "readonly";
+  fs::create_directory(ro);
+  fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
+  Warnings w2;
+  DiskCache cache2(ro, 1 << 20, true, w2.sink());
+  cache2.store(hash_key({"x"}), sample());
+  cache2.store(hash_key({"y"}), sample());
+  ASSERT_EQ(w2.messages.size(), 1u);
+  EXPECT_NE(w2.messages[0].find("is not writable"), std::string::npos) << w2.messages[0];
+  EXPECT_FALSE(cache2.enabled());
+}
+
+TEST(JitDiskCache, RefusesFoldersOthersCanWrite) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "cache";
+  std::string key = hash_key({"k"});
+  {
+    DiskCache cache(dir, 1 << 20, true, nullptr);
+    cache.store(key, sample());
+    ASSERT_TRUE(cache.load(key));
+  }
+  fs::permissions(dir, fs::perms::all);  // 0777
+  Warnings w;
+  DiskCache cache(dir, 1 << 20, true, w.sink());
+  EXPECT_FALSE(cache.load(key));
+  ASSERT_EQ(w.messages.size(), 1u);
+  EXPECT_NE(w.messages[0].find("is not safe to use (other users can write to it (mode 0777)"),
+            std::string::npos)
+      << w.messages[0];
+  EXPECT_FALSE(cache.enabled());
+
+  if (::geteuid() != 0) return;  // only root can give the folder away
+  fs::permissions(dir, fs::perms::owner_all);
+  ASSERT_EQ(::chown(dir.c_str(), 65534, 65534), 0);
+  Warnings w2;
+  DiskCache cache2(dir, 1 << 20, true, w2.sink());
+  EXPECT_FALSE(cache2.load(key));
+  ASSERT_EQ(w2.messages.size(), 1u);
+  EXPECT_NE(w2.messages[0].find("owned by user 65534"), std::string::npos) << w2.messages[0];
+}
+
+TEST(JitDiskCache, ClearRemovesOnlyEntries) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "cache";
+  DiskCache cache(dir, 1 << 20, true, nullptr);
+  cache.store(hash_key({"1"}), sample());
+  cache.store(hash_key({"2"}), sample());
+  spit(dir / "notes.txt", "mine");
+  EXPECT_EQ(cache.stats().entries, 2u);
+  cache.clear();
+  EXPECT_EQ(cache.stats().entries, 0u);
+  EXPECT_EQ(cache.stats().bytes, 0u);
+  EXPECT_TRUE(fs::exists(dir / "notes.txt"));
+  EXPECT_FALSE(cache.load(hash_key({"1"})));
+}
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(JitDiskCache, SettingsFromTheEnvironment) {
+  TempDir tmp;
+  {
+    ScopedEnv dir("KILN_CACHE_DIR", (tmp.path() / "c1").c_str());
+    ScopedEnv max("KILN_CACHE_MAX", "2M");
+    ScopedEnv on("KILN_CACHE", nullptr);
+    DiskCache c = DiskCache::from_environment(nullptr);
+    EXPECT_EQ(c.dir(), tmp.path() / "c1");
+    EXPECT_TRUE(c.enabled());
+    EXPECT_EQ(c.stats().max_bytes, 2u << 20);
+  }
+  {
+    ScopedEnv dir("KILN_CACHE_DIR", nullptr);
+    ScopedEnv xdg("XDG_CACHE_HOME", tmp.path().c_str());
+    ScopedEnv max("KILN_CACHE_MAX", "lots");
+    ScopedEnv off("KILN_CACHE", "0");
+    Warnings w;
+    DiskCache c = DiskCache::from_environment(w.sink());
+    EXPECT_EQ(c.dir(), tmp.path() / "kiln");
+    EXPECT_FALSE(c.enabled());
+    ASSERT_EQ(w.messages.size(), 1u);
+    EXPECT_NE(w.messages[0].find("KILN_CACHE_MAX=lots"), std::string::npos);
+    c.store(hash_key({"x"}), sample());
+    EXPECT_FALSE(fs::exists(tmp.path() / "kiln"));  // disabled: nothing written
+  }
+  {
+    ScopedEnv dir("KILN_CACHE_DIR", nullptr);
+    ScopedEnv xdg("XDG_CACHE_HOME", nullptr);
+    ScopedEnv home("HOME", tmp.path().c_str());
+    ScopedEnv max("KILN_CACHE_MAX", "512k");
+    DiskCache c = DiskCache::from_environment(nullptr);
+    EXPECT_EQ(c.dir(), tmp.path() / ".cache" / "kiln");
+    EXPECT_EQ(c.stats().max_bytes, 512u << 10);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::jit

@@ -1,0 +1,276 @@
+#include "jit/kernel_decl.h"
+
+#include <gtest/gtest.h>
+
+namespace kiln::jit {
+namespace {
+
+// The one kernel in source (fails the test when there is not exactly one).
+KernelDecl only(std::string_view source) {
+  std::vector<KernelDecl> ks = find_kernels(source);
+  EXPECT_EQ(ks.size(), 1u) << source;
+  return ks.empty() ? KernelDecl{} : ks[0];
+}
+
+TEST(JitKernelDecl, PlainKernel) {
+  KernelDecl k =
+      only("__global__ void vec_add(const float* a, const float *b, float* c, int n) {}");
+  EXPECT_EQ(k.name, "vec_add");
+  EXPECT_FALSE(k.extern_c);
+  EXPECT_TRUE(k.template_params.empty());
+  ASSERT_EQ(k.params.size(), 4u);
+  EXPECT_EQ(k.params[0].type, "const float*");
+  EXPECT_EQ(k.params[0].name, "a");
+  EXPECT_EQ(k.params[1].type, "const float *");
+  EXPECT_EQ(k.params[1].name, "b");
+  EXPECT_EQ(k.params[2].type, "float*");
+  EXPECT_EQ(k.params[3].type, "int");
+  EXPECT_EQ(k.params[3].name, "n");
+  EXPECT_EQ(k.line, 1);
+}
+
+TEST(JitKernelDecl, WhitespaceCollapsedAndLineCounted) {
+  KernelDecl k = only(
+      "// header\n"
+      "#include <kiln.cuh>\n"
+      "\n"
+      "__global__ void\n"
+      "scale(float   * __restrict__  x,  /* the data */ unsigned\n long   n, float const* const "
+      "y)\n"
+      "{ x[0] = 1; }\n");
+  EXPECT_EQ(k.line, 4);
+  ASSERT_EQ(k.params.size(), 3u);
+  EXPECT_EQ(k.params[0].type, "float * __restrict__");
+  EXPECT_EQ(k.params[0].name, "x");
+  EXPECT_EQ(k.params[1].type, "unsigned long");
+  EXPECT_EQ(k.params[1].name, "n");
+  EXPECT_EQ(k.params[2].type, "float const* const");
+  EXPECT_EQ(k.params[2].name, "y");
+}
+
+TEST(JitKernelDecl, ExternCForms) {
+  std::vector<KernelDecl> ks = find_kernels(R"(
+extern "C" __global__ void a(float* x) {}
+extern "C" {
+  __global__ void b(int* y) {}
+  static __device__ int helper(int v) { return v; }
+  __global__ void c() {}
+}
+__global__ void d(void) {}
+extern "C++" { __global__ void e(int) {} }
+)");
+  ASSERT_EQ(ks.size(), 5u);
+  EXPECT_EQ(ks[0].name, "a");
+  EXPECT_TRUE(ks[0].extern_c);
+  EXPECT_EQ(ks[1].name, "b");
+  EXPECT_TRUE(ks[1].extern_c);
+  EXPECT_EQ(ks[2].name, "c");
+  EXPECT_TRUE(ks[2].extern_c);
+  EXPECT_TRUE(ks[2].params.empty());
+  EXPECT_EQ(ks[3].name, "d");
+  EXPECT_FALSE(ks[3].extern_c);
+  EXPECT_TRUE(ks[3].params.empty());
+  EXPECT_EQ(ks[4].name, "e");
+  EXPECT_FALSE(ks[4].extern_c);
+  ASSERT_EQ(ks[4].params.size(), 1u);
+  EXPECT_EQ(ks[4].params[0].type, "int");
+  EXPECT_EQ(ks[4].params[0].name, "");
+}
+
+TEST(JitKernelDecl, Templates) {
+  std::vector<KernelDecl> ks = find_kernels(R"(
+template <typename T>
+__global__ void scale(T* x, T factor, int n) {}
+
+template <class T, int TPB = 256, typename U = kiln::Array<T, 2>>
+__global__ void __launch_bounds__(TPB) reduce(const T* __restrict__ in, T* out, size_t n) {}
+
+template <typename T, int N>
+__global__ void fill(kiln::Array<T, N> a, T v) {}
+)");
+  ASSERT_EQ(ks.size(), 3u);
+  EXPECT_EQ(ks[0].name, "scale");
+  ASSERT_EQ(ks[0].template_params.size(), 1u);
+  EXPECT_EQ(ks[0].template_params[0].kind, "typename");
+  EXPECT_EQ(ks[0].template_params[0].name, "T");
+  EXPECT_EQ(ks[0].template_params[0].default_value, "");
+  EXPECT_EQ(ks[0].line, 3);
+
+  const KernelDecl& r = ks[1];
+  EXPECT_EQ(r.name, "reduce");
+  ASSERT_EQ(r.template_params.size(), 3u);
+  EXPECT_EQ(r.template_params[0].kind, "typename");
+  EXPECT_EQ(r.template_params[1].kind, "int");
+  EXPECT_EQ(r.template_params[1].name, "TPB");
+  EXPECT_EQ(r.template_params[1].default_value, "256");
+  EXPECT_EQ(r.template_params[2].name, "U");
+  EXPECT_EQ(r.template_params[2].default_value, "kiln::Array<T, 2>");
+  ASSERT_EQ(r.params.size(), 3u);
+  EXPECT_EQ(r.params[0].type, "const T* __restrict__");
+  EXPECT_EQ(r.params[0].name, "in");
+  EXPECT_EQ(r.params[2].type, "size_t");
+
+  ASSERT_EQ(ks[2].params.size(), 2u);
+  EXPECT_EQ(ks[2].params[0].type, "kiln::Array<T, N>");
+  EXPECT_EQ(ks[2].params[0].name, "a");
+  EXPECT_EQ(ks[2].template_params[1].kind, "int");
+  EXPECT_EQ(ks[2].template_params[1].name, "N");
+}
+
+TEST(JitKernelDecl, IgnoresCommentsStringsAndDirectives) {
+  std::vector<KernelDecl> ks = find_kernels(R"src(
+// __global__ void commented(int x) {}
+/* __global__ void block_commented(int x) {}
+   still a comment */
+#define KERNEL(name) __global__ void name(int x) { \
+   }
+#if 0
+#endif
+const char* text = "__global__ void in_a_string(int)";
+const char c = '"';
+const char* raw = R"x(__global__ void in_raw(int) ")x";
+__global__ void real(int x) { const char* s = "}"; char b = '{'; }
+__global__ void after(float* y) {}
+)src");
+  ASSERT_EQ(ks.size(), 2u);
+  EXPECT_EQ(ks[0].name, "real");
+  EXPECT_EQ(ks[0].line, 12);
+  EXPECT_EQ(ks[1].name, "after");
+  EXPECT_EQ(ks[1].line, 13);
+}
+
+TEST(JitKernelDecl, QualifiersAttributesAndUnnamedParameters) {
+  std::vector<KernelDecl> ks = find_kernels(R"(
+static __global__ void a(float*, int) {}
+__global__ static inline void b(const float* const, unsigned int) {}
+__global__ void __launch_bounds__(128, 4) c(kiln::Array<float, 2> img, kiln::Array<const unsigned char, 3>) {}
+__global__ void d(float x = 1.0f, int flags = (1 << 3), float v[4]) {}
+)");
+  ASSERT_EQ(ks.size(), 4u);
+  ASSERT_EQ(ks[0].params.size(), 2u);
+  EXPECT_EQ(ks[0].params[0].type, "float*");
+  EXPECT_EQ(ks[0].params[0].name, "");
+  EXPECT_EQ(ks[0].params[1].type, "int");
+  EXPECT_EQ(ks[0].params[1].name, "");
+  EXPECT_EQ(ks[1].name, "b");
+  EXPECT_EQ(ks[1].params[0].type, "const float* const");
+  EXPECT_EQ(ks[1].params[0].name, "");
+  EXPECT_EQ(ks[1].params[1].type, "unsigned int");
+  EXPECT_EQ(ks[1].params[1].name, "");
+  EXPECT_EQ(ks[2].name, "c");
+  ASSERT_EQ(ks[2].params.size(), 2u);
+  EXPECT_EQ(ks[2].params[0].type, "kiln::Array<float, 2>");
+  EXPECT_EQ(ks[2].params[0].name, "img");
+  EXPECT_EQ(ks[2].params[1].type, "kiln::Array<const unsigned char, 3>");
+  EXPECT_EQ(ks[2].params[1].name, "");
+  ASSERT_EQ(ks[3].params.size(), 3u);
+  EXPECT_EQ(ks[3].params[0].type, "float");
+  EXPECT_EQ(ks[3].params[0].name, "x");
+  EXPECT_EQ(ks[3].params[1].name, "flags");
+  EXPECT_EQ(ks[3].params[2].type, "float[4]");
+  EXPECT_EQ(ks[3].params[2].name, "v");
+}
+
+TEST(JitKernelDecl, DeclarationThenDefinitionListedOnce) {
+  std::vector<KernelDecl> ks = find_kernels(R"(
+template <typename T, int TPB = 256> __global__ void reduce(const T*, T*, int);
+__global__ void other(int);
+
+template <typename T, int TPB>
+__global__ void reduce(const T* in, T* out, int n) {
+  __shared__ T tile[TPB];
+}
+__global__ void other(int k) {}
+)");
+  ASSERT_EQ(ks.size(), 2u);
+  EXPECT_EQ(ks[0].name, "reduce");
+  EXPECT_EQ(ks[0].line, 6);  // the definition
+  ASSERT_EQ(ks[0].params.size(), 3u);
+  EXPECT_EQ(ks[0].params[0].name, "in");
+  EXPECT_EQ(ks[0].params[2].name, "n");
+  ASSERT_EQ(ks[0].template_params.size(), 2u);
+  EXPECT_EQ(ks[0].template_params[1].default_value, "256");  // from the declaration
+  EXPECT_EQ(ks[1].name, "other");
+  EXPECT_EQ(ks[1].params[0].name, "k");
+}
+
+TEST(JitKernelDecl, KernelsInsideNamespacesAndAfterDeviceCode) {
+  std::vector<KernelDecl> ks = find_kernels(R"(
+namespace lab {
+struct Pair { int a; int b; };
+__device__ int twice(int v) { if (v < 3 && v > 1) return 2 * v; return v; }
+__global__ void k1(int* out) { for (int i = 0; i < 4; ++i) out[i] = twice(i); }
+}
+__global__ void k2(float* out, int n) {}
+)");
+  ASSERT_EQ(ks.size(), 2u);
+  EXPECT_EQ(ks[0].name, "k1");
+  EXPECT_EQ(ks[1].name, "k2");
+  ASSERT_EQ(ks[1].params.size(), 2u);
+}
+
+TEST(JitKernelDecl, NoKernels) {
+  EXPECT_TRUE(find_kernels("").empty());
+  EXPECT_TRUE(find_kernels("__device__ float f(float x) { return x; }").empty());
+  EXPECT_TRUE(find_kernels("/* unterminated comment __global__ void k()").empty());
+}
+
+TEST(JitKernelDecl, SurvivesEveryTruncation) {
+  // Unbalanced brackets, unterminated strings and comments: never a crash, and a kernel whose
+  // parameter list is complete is found.
+  const std::string src = R"src(#include <kiln.cuh>
+template <typename T, int N = (3 > 2)>
+__global__ void __launch_bounds__(256) k(kiln::Array<T, 2> a, const char* s = "(\"", T v) {
+  /* { */ const char* t = R"x(})x"; if (a.size() < N) { a(0, 0) = v; }
+}
+)src";
+  std::size_t complete = src.find(") {");
+  for (std::size_t n = 0; n <= src.size(); ++n) {
+    std::vector<KernelDecl> ks = find_kernels(std::string_view(src).substr(0, n));
+    if (n > complete) {
+      ASSERT_EQ(ks.size(), 1u) << n;
+      EXPECT_EQ(ks[0].name, "k");
+      ASSERT_EQ(ks[0].params.size(), 3u) << n;
+      EXPECT_EQ(ks[0].params[1].name, "s");
+      EXPECT_EQ(ks[0].template_params[1].default_value, "(3 > 2)");
+    }
+    uses_barriers(std::string_view(src).substr(0, n));
+  }
+}
+
+TEST(JitUsesBarriers, FindsEachKind) {
+  const char* uses[] = {
+      "__global__ void k() { __syncthreads(); }",
+      "__global__ void k() { int c = __syncthreads_count(1); }",
+      "__global__ void k() { __syncwarp(); }",
+      "__global__ void k(int v) { v = __shfl_down_sync(0xffffffff, v, 1); }",
+      "__global__ void k(int v) { v = __shfl_xor_sync(~0u, v, 1); }",
+      "__global__ void k(int v) { v = __ballot_sync(~0u, v); }",
+      "__global__ void k(int v) { v = __any_sync(~0u, v); }",
+      "__global__ void k(int v) { v = __all_sync(~0u, v); }",
+      "__global__ void k(int v) { v = __activemask(); }",
+      "__global__ void k(int v) { v = __match_any_sync(~0u, v); }",
+      "__global__ void k(int v) { v = __reduce_add_sync(~0u, v); }",
+      "#include <cooperative_groups.h>\n__global__ void k() {}",
+      "namespace cg = cooperative_groups;\n__global__ void k() {}",
+      "__global__ void k() { auto g = this_grid(); g.sync(); }",
+      "__global__ void k() { auto t = tiled_partition<32>(b); }",
+      "#define SYNC __syncthreads()\n__global__ void k() { SYNC; }",
+  };
+  for (const char* s : uses) EXPECT_TRUE(uses_barriers(s)) << s;
+}
+
+TEST(JitUsesBarriers, IgnoresCommentsStringsAndLookalikes) {
+  const char* clean[] = {
+      "__global__ void k(float* x) { x[0] = 1; }",
+      "// __syncthreads();\n__global__ void k() {}",
+      "/* __shfl_sync */ __global__ void k() {}",
+      "__global__ void k() { const char* s = \"__syncthreads()\"; }",
+      "__global__ void k() { int my__syncthreads = 0; int sync = 1; sync = sync + 1; }",
+      "__global__ void k(int* a) { atomicAdd(a, 1); __shared__ int t[4]; }",
+  };
+  for (const char* s : clean) EXPECT_FALSE(uses_barriers(s)) << s;
+}
+
+}  // namespace
+}  // namespace kiln::jit

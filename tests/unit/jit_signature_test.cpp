@@ -1,0 +1,367 @@
+#include "jit/signature.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "jit/kernel_decl.h"
+#include "runtime/error.h"
+
+namespace kiln::jit {
+namespace {
+
+TEST(JitClassifyParam, Scalars) {
+  struct Case {
+    const char* spelling;
+    DType dtype;
+  } cases[] = {
+      {"float", DType::float32},    {"double", DType::float64},
+      {"int", DType::int32},        {"unsigned int", DType::uint32},
+      {"unsigned", DType::uint32},  {"unsigned long", DType::uint64},
+      {"long", DType::int64},       {"long long", DType::int64},
+      {"size_t", DType::uint64},    {"std::size_t", DType::uint64},
+      {"signed char", DType::int8}, {"unsigned char", DType::uint8},
+      {"short", DType::int16},      {"unsigned short", DType::uint16},
+      {"bool", DType::boolean},     {"const int", DType::int32},
+      {"int const", DType::int32},  {"const  unsigned   char", DType::uint8},
+      {"int64_t", DType::int64},    {"std::uint32_t", DType::uint32},
+  };
+  for (const Case& c : cases) {
+    ParamType p = classify_param(c.spelling);
+    EXPECT_EQ(p.kind, ParamKind::scalar) << c.spelling;
+    EXPECT_EQ(p.dtype, c.dtype) << c.spelling;
+    EXPECT_EQ(p.spelling, c.spelling);
+  }
+}
+
+TEST(JitClassifyParam, Pointers) {
+  struct Case {
+    const char* spelling;
+    DType dtype;
+    bool is_const;
+  } cases[] = {
+      {"float*", DType::float32, false},
+      {"float const*", DType::float32, true},  // the demangler's spelling
+      {"const float *", DType::float32, true},
+      {"const float*", DType::float32, true},
+      {"float* __restrict__", DType::float32, false},
+      {"const float * __restrict__", DType::float32, true},
+      {"const float * const", DType::float32, true},
+      {"float const* const", DType::float32, true},
+      {"float * const", DType::float32, false},  // a const pointer to writable floats
+      {"unsigned char*", DType::uint8, false},
+      {"unsigned char const*", DType::uint8, true},
+      {"unsigned long*", DType::uint64, false},
+      {"double*", DType::float64, false},
+      {"bool*", DType::boolean, false},
+      {"int *__restrict__", DType::int32, false},
+      {"volatile int*", DType::int32, false},
+  };
+  for (const Case& c : cases) {
+    ParamType p = classify_param(c.spelling);
+    EXPECT_EQ(p.kind, ParamKind::pointer) << c.spelling;
+    EXPECT_EQ(p.dtype, c.dtype) << c.spelling;
+    EXPECT_EQ(p.is_const, c.is_const) << c.spelling;
+  }
+}
+
+TEST(JitClassifyParam, Arrays) {
+  ParamType p = classify_param("kiln::Array<float, 2>");
+  EXPECT_EQ(p.kind, ParamKind::array);
+  EXPECT_EQ(p.dtype, DType::float32);
+  EXPECT_EQ(p.ndim, 2);
+  EXPECT_FALSE(p.is_const);
+  p = classify_param("kiln::Array<unsigned char const, 3>");
+  EXPECT_EQ(p.kind, ParamKind::array);
+  EXPECT_EQ(p.dtype, DType::uint8);
+  EXPECT_EQ(p.ndim, 3);
+  EXPECT_TRUE(p.is_const);
+  p = classify_param("const kiln::Array<const double,1>");
+  EXPECT_EQ(p.kind, ParamKind::array);
+  EXPECT_EQ(p.dtype, DType::float64);
+  EXPECT_EQ(p.ndim, 1);
+  p = classify_param("Array<int, 4>");
+  EXPECT_EQ(p.kind, ParamKind::array);
+  EXPECT_EQ(p.dtype, DType::int32);
+}
+
+TEST(JitClassifyParam, Unsupported) {
+  for (const char* s :
+       {"float&", "const float&", "float**", "float const* const*", "Foo", "struct Foo",
+        "kiln::Array<T, 2>", "kiln::Array<float, N>", "kiln::Array<float, 0>", "void*", "float[4]",
+        "T*", "__half", "float2", "void (*)(int)", ""}) {
+    EXPECT_EQ(classify_param(s).kind, ParamKind::unsupported) << s;
+  }
+}
+
+TEST(JitDemangle, DemanglesAndPassesOthersThrough) {
+  EXPECT_EQ(demangle("_Z4blurIfEvPT_i"), "void blur<float>(float*, int)");
+  EXPECT_EQ(demangle("vec_add"), "vec_add");
+  EXPECT_EQ(demangle(""), "");
+  EXPECT_EQ(demangle("_Znot_valid"), "_Znot_valid");
+}
+
+TEST(JitParameterTypes, SplitsTheOutermostList) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(parameter_types("void blur<float>(float*, int)"), (V{"float*", "int"}));
+  EXPECT_EQ(parameter_types("void (*)(float*, int)"), (V{"float*", "int"}));
+  EXPECT_EQ(parameter_types("void (float const*, unsigned long)"),
+            (V{"float const*", "unsigned long"}));
+  EXPECT_EQ(parameter_types("(void)"), V{});
+  EXPECT_EQ(parameter_types("void k()"), V{});
+  EXPECT_EQ(parameter_types("void k<(int)3>(kiln::Array<float, 2>, float)"),
+            (V{"kiln::Array<float, 2>", "float"}));
+  EXPECT_EQ(parameter_types("void f(void (*)(int, int), int)"), (V{"void (*)(int, int)", "int"}));
+  EXPECT_EQ(parameter_types("no parameters"), V{});
+}
+
+ArgValue device_array(DType t, void* data, Shape shape) {
+  ArgValue v;
+  v.kind = ArgValue::Kind::device_array;
+  v.dtype = t;
+  v.data = data;
+  v.ndim = static_cast<int>(shape.size());
+  v.shape = std::move(shape);
+  return v;
+}
+ArgValue integer(std::int64_t i) {
+  ArgValue v;
+  v.kind = ArgValue::Kind::integer;
+  v.integer = i;
+  return v;
+}
+ArgValue number(double d) {
+  ArgValue v;
+  v.kind = ArgValue::Kind::number;
+  v.number = d;
+  return v;
+}
+ArgValue boolean(bool b) {
+  ArgValue v;
+  v.kind = ArgValue::Kind::boolean;
+  v.boolean = b;
+  return v;
+}
+ArgValue other(const char* lua_type) {
+  ArgValue v;
+  v.kind = ArgValue::Kind::other;
+  v.lua_type = lua_type;
+  return v;
+}
+
+// The value at pointer i of a pack, read as T.
+template <typename T>
+T read(ArgPack& pack, std::size_t i) {
+  T v;
+  std::memcpy(&v, pack.pointers()[i], sizeof v);
+  return v;
+}
+
+TEST(JitArgPack, LaysOutEachParameterAtItsAlignment) {
+  ArgPack pack;
+  int dummy[4];
+  pack.add("k", 1, "flag", classify_param("bool"), boolean(true));
+  pack.add("k", 2, "x", classify_param("float*"), device_array(DType::float32, dummy, {4}));
+  pack.add("k", 3, "c", classify_param("unsigned char"), integer(200));
+  pack.add("k", 4, "n", classify_param("int"), integer(-7));
+  pack.add("k", 5, "s", classify_param("short"), number(-3.0));
+  pack.add("k", 6, "img", classify_param("kiln::Array<float, 2>"),
+           device_array(DType::float32, dummy, {3, 5}));
+  pack.add("k", 7, "f", classify_param("float"), number(0.1));
+  pack.add("k", 8, "d", classify_param("double"), integer(3));
+  pack.add("k", 9, "u", classify_param("unsigned long"), number(1.8e19));
+  ASSERT_EQ(pack.count(), 9u);
+  void** p = pack.pointers();
+  auto offset = [&](int i) {
+    return static_cast<std::size_t>(static_cast<char*>(p[i]) - static_cast<char*>(p[0]));
+  };
+  EXPECT_EQ(offset(1), 8u);   // pointer: 8-aligned after a 1-byte bool
+  EXPECT_EQ(offset(2), 16u);  // unsigned char
+  EXPECT_EQ(offset(3), 20u);  // int: 4-aligned
+  EXPECT_EQ(offset(4), 24u);  // short
+  EXPECT_EQ(offset(5), 32u);  // kiln::Array<float, 2>: 8-aligned, 8 + 16 bytes
+  EXPECT_EQ(offset(6), 56u);  // float after 24 bytes of array
+  EXPECT_EQ(offset(7), 64u);  // double
+  EXPECT_EQ(offset(8), 72u);
+
+  EXPECT_EQ(read<bool>(pack, 0), true);
+  EXPECT_EQ(read<void*>(pack, 1), static_cast<void*>(dummy));
+  EXPECT_EQ(read<unsigned char>(pack, 2), 200);
+  EXPECT_EQ(read<int>(pack, 3), -7);
+  EXPECT_EQ(read<short>(pack, 4), -3);
+  struct Array2 {
+    void* data;
+    long long shape[2];
+  };
+  static_assert(sizeof(Array2) == 24);
+  Array2 a = read<Array2>(pack, 5);
+  EXPECT_EQ(a.data, static_cast<void*>(dummy));
+  EXPECT_EQ(a.shape[0], 3);
+  EXPECT_EQ(a.shape[1], 5);
+  EXPECT_EQ(read<float>(pack, 6), 0.1f);
+  EXPECT_EQ(read<double>(pack, 7), 3.0);
+  EXPECT_EQ(read<unsigned long>(pack, 8), 18000000000000000000ul);
+}
+
+TEST(JitArgPack, HostArraysPassTheirDataPointer) {
+  ArgPack pack;
+  double buf[2];
+  ArgValue v = device_array(DType::float64, buf, {2});
+  v.kind = ArgValue::Kind::host_array;
+  pack.add("k", 1, "x", classify_param("const double*"), v);
+  EXPECT_EQ(read<void*>(pack, 0), static_cast<void*>(buf));
+}
+
+// The message add() throws for this parameter and value; "" when it does not throw.
+std::string error_of(const char* type, const ArgValue& v, const char* name = "x") {
+  ArgPack pack;
+  try {
+    pack.add("scale", 1, name, classify_param(type), v);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(JitArgPack, ArrayErrors) {
+  int d[1];
+  EXPECT_EQ(error_of("float*", device_array(DType::int32, d, {1})),
+            "kernel 'scale': parameter 1 'x' (float*) expects a float32 array, got an int32 "
+            "device array");
+  ArgValue host = device_array(DType::float64, d, {1});
+  host.kind = ArgValue::Kind::host_array;
+  EXPECT_EQ(error_of("const int*", host),
+            "kernel 'scale': parameter 1 'x' (const int*) expects an int32 array, got a float64 "
+            "host array");
+  EXPECT_EQ(error_of("float*", integer(3)),
+            "kernel 'scale': parameter 1 'x' (float*) expects a float32 array, got an integer (3)");
+  EXPECT_EQ(error_of("float*", other("string")),
+            "kernel 'scale': parameter 1 'x' (float*) expects a float32 array, got a string");
+  EXPECT_EQ(error_of("float*", other("nil"), ""),
+            "kernel 'scale': parameter 1 (float*) expects a float32 array, got nil");
+  EXPECT_EQ(error_of("kiln::Array<float, 2>", device_array(DType::float32, d, {4})),
+            "kernel 'scale': parameter 1 'x' (kiln::Array<float, 2>) expects a 2-d float32 "
+            "array, got a 1-d float32 device array");
+  EXPECT_EQ(error_of("kiln::Array<float, 2>", device_array(DType::uint8, d, {2, 2})),
+            "kernel 'scale': parameter 1 'x' (kiln::Array<float, 2>) expects a 2-d float32 "
+            "array, got a 2-d uint8 device array");
+  EXPECT_EQ(error_of("float&", number(1)),
+            "kernel 'scale': parameter 1 'x' (float&) has a type kiln cannot pass from Lua (it "
+            "passes scalars, pointers to scalars and kiln::Array<T, N>)");
+}
+
+TEST(JitArgPack, ScalarConversions) {
+  int d[1];
+  // Accepted.
+  EXPECT_EQ(error_of("int", number(4.0)), "");
+  EXPECT_EQ(error_of("unsigned int", integer(4294967295)), "");
+  EXPECT_EQ(error_of("signed char", integer(-128)), "");
+  EXPECT_EQ(error_of("long", integer(INT64_MIN)), "");
+  EXPECT_EQ(error_of("float", integer(16777217)), "");  // narrowing to float is fine
+  EXPECT_EQ(error_of("float", number(1e300)), "");
+  EXPECT_EQ(error_of("bool", boolean(false)), "");
+  // Rejected.
+  EXPECT_EQ(error_of("int", number(2.5)),
+            "kernel 'scale': parameter 1 'x' (int) expects an integer, got a number (2.5)");
+  EXPECT_EQ(error_of("unsigned int", integer(-1)),
+            "kernel 'scale': parameter 1 'x' (unsigned int) expects an integer in 0..4294967295, "
+            "got an integer (-1)");
+  EXPECT_EQ(error_of("unsigned char", integer(300)),
+            "kernel 'scale': parameter 1 'x' (unsigned char) expects an integer in 0..255, got "
+            "an integer (300)");
+  EXPECT_EQ(error_of("short", number(40000.0)),
+            "kernel 'scale': parameter 1 'x' (short) expects an integer in -32768..32767, got a "
+            "number (40000)");
+  EXPECT_EQ(error_of("long", number(1e19)),
+            "kernel 'scale': parameter 1 'x' (long) expects an integer in "
+            "-9223372036854775808..9223372036854775807, got a number (1e+19)");
+  EXPECT_NE(error_of("size_t", number(std::numeric_limits<double>::infinity())), "");
+  EXPECT_NE(error_of("int", number(std::nan(""))), "");
+  EXPECT_EQ(error_of("float", boolean(true)),
+            "kernel 'scale': parameter 1 'x' (float) expects a number, got a boolean (true)");
+  EXPECT_EQ(error_of("int", other("table")),
+            "kernel 'scale': parameter 1 'x' (int) expects an integer, got a table");
+  EXPECT_EQ(error_of("float", device_array(DType::float32, d, {1})),
+            "kernel 'scale': parameter 1 'x' (float) expects a number, got a float32 device array");
+  EXPECT_EQ(error_of("bool", integer(1)),
+            "kernel 'scale': parameter 1 'x' (bool) expects a boolean (true or false; numbers "
+            "are not converted), got an integer (1)");
+}
+
+// Deduction: the name expression for kernel source and arguments, or "!" + why.
+std::string deduce(const char* source, const std::vector<ArgValue>& args) {
+  std::vector<KernelDecl> ks = find_kernels(source);
+  EXPECT_EQ(ks.size(), 1u);
+  std::string why;
+  std::optional<std::string> name = deduce_name_expression(ks.at(0), args, &why);
+  return name ? *name : "!" + why;
+}
+
+TEST(JitDeduce, PlainAndExternCKernelsKeepTheirName) {
+  int d[1];
+  EXPECT_EQ(deduce("__global__ void vec_add(float* a, int n) {}",
+                   {device_array(DType::float32, d, {1}), integer(1)}),
+            "vec_add");
+  EXPECT_EQ(
+      deduce("extern \"C\" __global__ void raw(float* a) {}", {device_array(DType::int32, d, {1})}),
+      "raw");
+}
+
+TEST(JitDeduce, DeducesElementTypesForEveryDType) {
+  int d[1];
+  const char* src = "template <typename T> __global__ void scale(T* x, T f, int n) {}";
+  for (DType t : kAllDTypes)
+    EXPECT_EQ(deduce(src, {device_array(t, d, {1}), number(2), integer(1)}),
+              "scale<" + std::string(dtype_info(t).cpp) + ">");
+  for (const char* s : {"template <typename T> __global__ void scale(const T* x) {}",
+                        "template <typename T> __global__ void scale(T const* x) {}",
+                        "template <typename T> __global__ void scale(T* __restrict__ x) {}",
+                        "template <typename T> __global__ void scale(const T* __restrict__ x) {}"})
+    EXPECT_EQ(deduce(s, {device_array(DType::uint8, d, {1})}), "scale<unsigned char>") << s;
+}
+
+TEST(JitDeduce, ArraysDeduceTypeAndRank) {
+  int d[1];
+  EXPECT_EQ(deduce("template <typename T, int N> __global__ void fill(kiln::Array<T, N> a, T v) {}",
+                   {device_array(DType::float64, d, {2, 3, 4}), number(1)}),
+            "fill<double, 3>");
+  EXPECT_EQ(deduce("template <typename T> __global__ void f(kiln::Array<const T, 2> a, T* out) {}",
+                   {device_array(DType::int16, d, {2, 3}), device_array(DType::int16, d, {6})}),
+            "f<short>");
+}
+
+TEST(JitDeduce, DefaultsFillTheRest) {
+  int d[1];
+  const char* src =
+      "template <typename T, int TPB = 256> __global__ void reduce(const T* in, T* out, int n) {}";
+  EXPECT_EQ(deduce(src, {device_array(DType::float32, d, {8}), device_array(DType::float32, d, {1}),
+                         integer(8)}),
+            "reduce<float>");
+  // A defaulted parameter before a deduced one is given explicitly.
+  EXPECT_EQ(deduce("template <int B = 4, typename T> __global__ void g(T* x) {}",
+                   {device_array(DType::int32, d, {1})}),
+            "g<4, int>");
+  EXPECT_EQ(deduce("template <typename T = float> __global__ void h(int n) {}", {integer(1)}),
+            "h<>");
+}
+
+TEST(JitDeduce, Failures) {
+  int d[1];
+  EXPECT_EQ(deduce("template <typename T, int TPB> __global__ void reduce(const T* in, T* out) {}",
+                   {device_array(DType::float32, d, {8}), device_array(DType::float32, d, {1})}),
+            "!cannot deduce template parameter 'TPB' of kernel 'reduce'; give it explicitly: "
+            "opts.name = \"reduce<float, 256>\"");
+  EXPECT_EQ(deduce("template <typename T> __global__ void scale(T* x, T* y) {}",
+                   {device_array(DType::float32, d, {8}), device_array(DType::int32, d, {8})}),
+            "!conflicting deductions for template parameter 'T' of kernel 'scale': float from "
+            "parameter 1 'x' and int from parameter 2 'y'");
+  // Scalars do not deduce (a Lua 2 would make T int, a surprise): the user names T.
+  EXPECT_EQ(deduce("template <typename T> __global__ void s(T v) {}", {integer(2)}),
+            "!cannot deduce template parameter 'T' of kernel 's'; give it explicitly: opts.name "
+            "= \"s<float>\"");
+}
+
+}  // namespace
+}  // namespace kiln::jit
