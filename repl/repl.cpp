@@ -192,8 +192,9 @@ class EditLineReader : public LineReader {
     el_set(el, EL_HIST, history, history_.get());
     el_set(el, EL_CLIENTDATA, this);
     el_set(el, EL_PROMPT, &EditLineReader::prompt_of);
-    el_set(el, EL_ADDFN, "kiln-complete", "complete the name before the cursor",
-           &EditLineReader::complete_key);
+    // el_wset, not el_set: the narrow form copies the two strings and never frees them.
+    el_wset(el, EL_ADDFN, L"kiln-complete", L"complete the name before the cursor",
+            &EditLineReader::complete_key);
     el_set(el, EL_BIND, "^I", "kiln-complete", nullptr);
     el_source(el, nullptr);  // the user's ~/.editrc, as readline-based programs honour theirs
   }
