@@ -2,10 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <string_view>
 #include <vector>
 
@@ -64,8 +64,10 @@ void print_fields(lua_State* L, int idx, const std::vector<std::string>& order) 
 // Where the disk cache lives when the cuda module cannot say (lua-api.md, Environment).
 std::string default_cache_dir() {
   if (const char* dir = std::getenv("KILN_CACHE_DIR"); dir && *dir) return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/kiln";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/kiln";
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/kiln";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/kiln";
   return "(unknown: HOME is not set)";
 }
 
@@ -224,7 +226,9 @@ std::string help_text() {
          "runs standard input as a script otherwise. In the REPL, :help lists its commands.\n";
 }
 
-std::string version_text() { return std::string("kiln ") + KILN_VERSION + " (" LUA_RELEASE ")"; }
+std::string version_text() {
+  return std::string("kiln ") + KILN_VERSION + " (" LUA_RELEASE ")";
+}
 
 int run(int argc, char** argv) {
   ParseResult parsed = parse(argc, argv);
@@ -256,9 +260,8 @@ int run(int argc, char** argv) {
     return status;
   }
   for (const Chunk& chunk : options.chunks) {
-    int status = chunk.kind == Chunk::Kind::code
-                     ? lua::do_string(L, chunk.text, "=(command line)")
-                     : lua::do_library(L, chunk.text.c_str());
+    int status = chunk.kind == Chunk::Kind::code ? lua::do_string(L, chunk.text, "=(command line)")
+                                                 : lua::do_library(L, chunk.text.c_str());
     if (status != LUA_OK) return 1;
   }
   if (options.script != 0 && lua::do_script(L, argv[options.script]) != LUA_OK) return 1;

@@ -11,9 +11,9 @@ namespace kiln::lua {
 namespace {
 
 constexpr std::array<std::string_view, 22> kKeywords = {
-    "and",   "break", "do",  "else", "elseif", "end",    "false", "for",
-    "function", "goto", "if", "in",  "local",  "nil",    "not",   "or",
-    "repeat", "return", "then", "true", "until", "while"};
+    "and",      "break",  "do",   "else", "elseif", "end",  "false", "for",
+    "function", "goto",   "if",   "in",   "local",  "nil",  "not",   "or",
+    "repeat",   "return", "then", "true", "until",  "while"};
 
 // tostring(v) for the argument. [-1, +1]
 int tostring_cfunction(lua_State* L) {
@@ -191,11 +191,21 @@ std::string quote(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           char buf[8];

@@ -34,11 +34,11 @@ constexpr const char* kContinuation = "  ... ";
 constexpr const char* kChunkName = "=stdin";
 
 constexpr std::array<const char*, 22> kKeywords = {
-    "and",   "break",  "do",   "else", "elseif", "end",   "false", "for",   "function", "goto",
-    "if",    "in",     "local", "nil", "not",    "or",    "repeat", "return", "then",   "true",
-    "until", "while"};
+    "and",      "break",  "do",   "else", "elseif", "end",  "false", "for",
+    "function", "goto",   "if",   "in",   "local",  "nil",  "not",   "or",
+    "repeat",   "return", "then", "true", "until",  "while"};
 
-constexpr std::array<const char*, 8> kMetaCommands = {":help", ":quit", ":exit", ":load",
+constexpr std::array<const char*, 8> kMetaCommands = {":help", ":quit",  ":exit", ":load",
                                                       ":time", ":reset", ":edit", ":q"};
 
 constexpr const char* kHelp =
@@ -114,7 +114,9 @@ class SignalScope {
 };
 
 // SIGINT in the REPL outside a chunk: only raises the flag; el_gets returns with EINTR.
-void on_prompt_sigint(int) { interrupt_flag().store(true, std::memory_order_relaxed); }
+void on_prompt_sigint(int) {
+  interrupt_flag().store(true, std::memory_order_relaxed);
+}
 
 // The terminal's width in columns (80 when unknown).
 int terminal_columns() {
@@ -190,8 +192,9 @@ class EditLineReader : public LineReader {
     el_set(el, EL_HIST, history, history_.get());
     el_set(el, EL_CLIENTDATA, this);
     el_set(el, EL_PROMPT, &EditLineReader::prompt_of);
-    el_set(el, EL_ADDFN, "kiln-complete", "complete the name before the cursor",
-           &EditLineReader::complete_key);
+    // el_wset, not el_set: the narrow form copies the two strings and never frees them.
+    el_wset(el, EL_ADDFN, L"kiln-complete", L"complete the name before the cursor",
+            &EditLineReader::complete_key);
     el_set(el, EL_BIND, "^I", "kiln-complete", nullptr);
     el_source(el, nullptr);  // the user's ~/.editrc, as readline-based programs honour theirs
   }
@@ -583,9 +586,9 @@ class Repl {
       per_loop.push_back(seconds / static_cast<double>(loops));
     }
     std::sort(per_loop.begin(), per_loop.end());
-    double median = per_loop.size() % 2 ? per_loop[per_loop.size() / 2]
-                                        : (per_loop[per_loop.size() / 2 - 1] +
-                                           per_loop[per_loop.size() / 2]) / 2;
+    double median = per_loop.size() % 2
+                        ? per_loop[per_loop.size() / 2]
+                        : (per_loop[per_loop.size() / 2 - 1] + per_loop[per_loop.size() / 2]) / 2;
     std::printf("min %s, median %s, max %s per loop (%d run%s, %lld loop%s each)\n",
                 format_duration(per_loop.front()).c_str(), format_duration(median).c_str(),
                 format_duration(per_loop.back()).c_str(), runs, runs == 1 ? "" : "s", loops,
