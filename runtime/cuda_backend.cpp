@@ -44,7 +44,8 @@ struct State {
   // Makes the context current; throws when a fault has broken it.
   void enter() const {
     if (!broken.empty()) throw Error(format_sticky(last_kernel, broken));
-    if (!context) throw Error("the CUDA context could not be recreated by cuda.reset(); restart kiln");
+    if (!context)
+      throw Error("the CUDA context could not be recreated by cuda.reset(); restart kiln");
     context->make_current();
   }
 
@@ -66,8 +67,8 @@ struct State {
     if (!driver->cuMemAllocAsync || !driver->cuMemFreeAsync || !driver->cuDeviceGetDefaultMemPool ||
         !driver->cuMemPoolSetAttribute || !driver->cuMemPoolTrimTo)
       return;
-    if (driver->cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, device) !=
-            CUDA_SUCCESS ||
+    if (driver->cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+                                     device) != CUDA_SUCCESS ||
         !supported)
       return;
     CUmemoryPool candidate = nullptr;
@@ -174,7 +175,8 @@ class CudaEvent final : public Event {
     state_->enter();
     state_->check(state_->driver->cuEventSynchronize(get()), "cuEventSynchronize");
     float ms = 0;
-    state_->check(state_->driver->cuEventElapsedTime(&ms, begin->get(), get()), "cuEventElapsedTime");
+    state_->check(state_->driver->cuEventElapsedTime(&ms, begin->get(), get()),
+                  "cuEventElapsedTime");
     return ms;
   }
 
@@ -216,9 +218,10 @@ class CudaProgram final : public Program {
     LaunchCheck check = check_launch(state.info, config, attributes_, name_);
     if (!check.error.empty()) throw Error(check.error);
     if (check.needs_optin && config.shared_bytes > optin_bytes_) {
-      state.check(state.driver->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                   static_cast<int>(config.shared_bytes)),
-                  "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) for kernel '" + name_ + "'");
+      state.check(
+          state.driver->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                           static_cast<int>(config.shared_bytes)),
+          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) for kernel '" + name_ + "'");
       optin_bytes_ = config.shared_bytes;
     }
     CUstream stream = state.stream_of(config.stream);
@@ -237,8 +240,8 @@ class CudaProgram final : public Program {
     State& state = *image_->state;
     state.enter();
     int min_grid = 0, block = 0;
-    state.check(state.driver->cuOccupancyMaxPotentialBlockSize(&min_grid, &block, function(), nullptr,
-                                                               dynamic_shared_bytes, 0),
+    state.check(state.driver->cuOccupancyMaxPotentialBlockSize(&min_grid, &block, function(),
+                                                               nullptr, dynamic_shared_bytes, 0),
                 "cuOccupancyMaxPotentialBlockSize for kernel '" + name_ + "'");
     return block;
   }
@@ -251,7 +254,8 @@ class CudaProgram final : public Program {
     CUmodule module = image_->get();
     CUresult result = state.driver->cuModuleGetFunction(&fn_, module, lowered_.c_str());
     if (result == CUDA_ERROR_NOT_FOUND)
-      throw Error("no kernel '" + name_ + "' in the compiled module (lowered name " + lowered_ + ")");
+      throw Error("no kernel '" + name_ + "' in the compiled module (lowered name " + lowered_ +
+                  ")");
     state.check(result, "cuModuleGetFunction");
     auto attribute = [&](CUfunction_attribute which) {
       int value = -1;
@@ -291,7 +295,8 @@ class CudaModule final : public Module {
     std::size_t size = 0;
     CUresult result = state.driver->cuModuleGetGlobal(&ptr, &size, image_->get(), name.c_str());
     if (result == CUDA_ERROR_NOT_FOUND)
-      throw Error("set_constant: no __constant__ or __device__ variable '" + name + "' in the module");
+      throw Error("set_constant: no __constant__ or __device__ variable '" + name +
+                  "' in the module");
     state.check(result, "cuModuleGetGlobal('" + name + "')");
     if (bytes > size)
       throw Error("set_constant: '" + name + "' holds " + std::to_string(size) + " bytes; " +
@@ -373,7 +378,8 @@ CompileResult compile_for_target(const jit::Nvrtc& nvrtc, CompileRequest request
 using cuda::State;
 
 CudaBackend::CudaBackend(std::shared_ptr<const cuda::Driver> driver,
-                         std::shared_ptr<const jit::Nvrtc> nvrtc, int device_id, cuda::Target target)
+                         std::shared_ptr<const jit::Nvrtc> nvrtc, int device_id,
+                         cuda::Target target)
     : state_(std::make_shared<State>()), nvrtc_(std::move(nvrtc)), target_(std::move(target)) {
   State& state = *state_;
   state.driver = std::move(driver);
@@ -388,16 +394,18 @@ CudaBackend::~CudaBackend() {
   pinned_.clear();  // unregisters while the context is still retained
 }
 
-const DeviceInfo& CudaBackend::device() const { return state_->info; }
+const DeviceInfo& CudaBackend::device() const {
+  return state_->info;
+}
 
 std::string CudaBackend::describe() const {
   const DeviceInfo& info = state_->info;
   return "cuda: " + info.name + " (device " + std::to_string(info.id) + ", compute capability " +
          std::to_string(info.cc_major) + "." + std::to_string(info.cc_minor) + ", " +
-         std::to_string(info.multiprocessors) + " SMs, " + cuda::format_bytes(info.total_memory, 1) +
-         "), driver CUDA " + cuda::version_string(state_->driver->version()) + ", NVRTC " +
-         nvrtc_->version() + " -> " + target_.arch + (target_.cubin ? " cubin" : " PTX") +
-         (state_->pool ? ", memory pool" : "");
+         std::to_string(info.multiprocessors) + " SMs, " +
+         cuda::format_bytes(info.total_memory, 1) + "), driver CUDA " +
+         cuda::version_string(state_->driver->version()) + ", NVRTC " + nvrtc_->version() + " -> " +
+         target_.arch + (target_.cubin ? " cubin" : " PTX") + (state_->pool ? ", memory pool" : "");
 }
 
 void* CudaBackend::alloc(std::size_t bytes) {
@@ -431,7 +439,8 @@ void CudaBackend::free(void* ptr) noexcept {
   if (!state.broken.empty() || !state.context) return;  // the fault took it; reset() reclaims it
   if (state.driver->cuCtxSetCurrent(state.context->get()) != CUDA_SUCCESS) return;
   CUdeviceptr dptr = reinterpret_cast<CUdeviceptr>(ptr);
-  CUresult result = state.pool ? state.driver->cuMemFreeAsync(dptr, nullptr) : state.driver->cuMemFree(dptr);
+  CUresult result =
+      state.pool ? state.driver->cuMemFreeAsync(dptr, nullptr) : state.driver->cuMemFree(dptr);
   if (cuda::is_sticky(result)) state.broken = state.driver->error_name(result);
 }
 
@@ -439,8 +448,9 @@ void CudaBackend::copy_to_device(void* dst, const void* src, std::size_t bytes, 
   State& state = *state_;
   state.enter();
   CUstream stream = state.stream_of(s);
-  state.check(state.driver->cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(dst), src, bytes, stream),
-              "cuMemcpyHtoDAsync");
+  state.check(
+      state.driver->cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(dst), src, bytes, stream),
+      "cuMemcpyHtoDAsync");
   // Without a stream the copy is synchronous, as Numba's to_device is.
   if (!s) state.check(state.driver->cuStreamSynchronize(nullptr), "cuStreamSynchronize");
 }
@@ -449,8 +459,9 @@ void CudaBackend::copy_to_host(void* dst, const void* src, std::size_t bytes, St
   State& state = *state_;
   state.enter();
   CUstream stream = state.stream_of(s);
-  state.check(state.driver->cuMemcpyDtoHAsync(dst, reinterpret_cast<CUdeviceptr>(src), bytes, stream),
-              "cuMemcpyDtoHAsync");
+  state.check(
+      state.driver->cuMemcpyDtoHAsync(dst, reinterpret_cast<CUdeviceptr>(src), bytes, stream),
+      "cuMemcpyDtoHAsync");
   if (!s) state.check(state.driver->cuStreamSynchronize(nullptr), "cuStreamSynchronize");
 }
 
@@ -458,22 +469,27 @@ void CudaBackend::copy_on_device(void* dst, const void* src, std::size_t bytes, 
   State& state = *state_;
   state.enter();
   state.check(state.driver->cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(dst),
-                                               reinterpret_cast<CUdeviceptr>(src), bytes,
-                                               state.stream_of(s)),
+                                              reinterpret_cast<CUdeviceptr>(src), bytes,
+                                              state.stream_of(s)),
               "cuMemcpyDtoDAsync");
 }
 
 void CudaBackend::memset(void* dst, int byte, std::size_t bytes, Stream* s) {
   State& state = *state_;
   state.enter();
-  state.check(state.driver->cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(dst),
-                                            static_cast<unsigned char>(byte), bytes, state.stream_of(s)),
-              "cuMemsetD8Async");
+  state.check(
+      state.driver->cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(dst),
+                                    static_cast<unsigned char>(byte), bytes, state.stream_of(s)),
+      "cuMemsetD8Async");
 }
 
-std::unique_ptr<Stream> CudaBackend::create_stream() { return std::make_unique<cuda::CudaStream>(state_); }
+std::unique_ptr<Stream> CudaBackend::create_stream() {
+  return std::make_unique<cuda::CudaStream>(state_);
+}
 
-std::unique_ptr<Event> CudaBackend::create_event() { return std::make_unique<cuda::CudaEvent>(state_); }
+std::unique_ptr<Event> CudaBackend::create_event() {
+  return std::make_unique<cuda::CudaEvent>(state_);
+}
 
 void CudaBackend::synchronize() {
   state_->enter();
@@ -481,7 +497,8 @@ void CudaBackend::synchronize() {
 }
 
 std::string CudaBackend::compiler_identity(const std::string& arch) const {
-  return "nvrtc " + nvrtc_->version() + " " + (arch.empty() ? target_.arch : nvrtc_->cap_arch(arch));
+  return "nvrtc " + nvrtc_->version() + " " +
+         (arch.empty() ? target_.arch : nvrtc_->cap_arch(arch));
 }
 
 CompileResult CudaBackend::compile(const CompileRequest& request) {
@@ -498,7 +515,9 @@ std::unique_ptr<Module> CudaBackend::load(const CompileResult& compiled) {
   return std::make_unique<cuda::CudaModule>(std::move(image));
 }
 
-std::uint64_t CudaBackend::generation() const { return state_->generation; }
+std::uint64_t CudaBackend::generation() const {
+  return state_->generation;
+}
 
 std::vector<DeviceInfo> CudaBackend::list_devices() const {
   int count = 0;
@@ -523,7 +542,8 @@ void CudaBackend::pinned_free(void* ptr) noexcept {
 
 int CudaBackend::occupancy_block_size(Program& program, std::size_t dynamic_shared_bytes) {
   auto* cuda_program = dynamic_cast<cuda::CudaProgram*>(&program);
-  if (!cuda_program) throw Error("occupancy_block_size: the kernel was not loaded by the cuda backend");
+  if (!cuda_program)
+    throw Error("occupancy_block_size: the kernel was not loaded by the cuda backend");
   return cuda_program->occupancy_block_size(dynamic_shared_bytes);
 }
 
@@ -547,9 +567,13 @@ void CudaBackend::reset() {
   for (auto& [data, pinned] : pinned_) pinned->register_again();
 }
 
-const std::string& CudaBackend::last_kernel() const { return state_->last_kernel; }
+const std::string& CudaBackend::last_kernel() const {
+  return state_->last_kernel;
+}
 
-bool CudaBackend::broken() const { return !state_->broken.empty(); }
+bool CudaBackend::broken() const {
+  return !state_->broken.empty();
+}
 
 void CudaBackend::trim_memory() {
   State& state = *state_;
@@ -560,11 +584,17 @@ void CudaBackend::trim_memory() {
   state.check(state.driver->cuMemPoolTrimTo(state.pool, 0), "cuMemPoolTrimTo");
 }
 
-bool CudaBackend::uses_memory_pool() const { return state_->pool != nullptr; }
+bool CudaBackend::uses_memory_pool() const {
+  return state_->pool != nullptr;
+}
 
-int CudaBackend::driver_version() const { return state_->driver->version(); }
+int CudaBackend::driver_version() const {
+  return state_->driver->version();
+}
 
-const cuda::Driver& CudaBackend::driver() const { return *state_->driver; }
+const cuda::Driver& CudaBackend::driver() const {
+  return *state_->driver;
+}
 
 std::shared_ptr<Backend> make_cuda_backend(int device_id, std::string* why) {
   std::string reason;
@@ -576,7 +606,8 @@ std::shared_ptr<Backend> make_cuda_backend(int device_id, std::string* why) {
   if (!driver) return fail(reason);
   try {
     int count = 0;
-    if (driver->cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) return fail("no CUDA device");
+    if (driver->cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0)
+      return fail("no CUDA device");
     if (device_id < 0 || device_id >= count)
       return fail("no CUDA device " + std::to_string(device_id) + " (there " +
                   (count == 1 ? "is 1 device" : "are " + std::to_string(count) + " devices") +
@@ -586,8 +617,8 @@ std::shared_ptr<Backend> make_cuda_backend(int device_id, std::string* why) {
     DeviceInfo info = cuda::query_device(*driver, device_id);
     cuda::Target target;
     if (!cuda::choose_target(info.cc_major * 10 + info.cc_minor, nvrtc->supported_archs(),
-                             driver->version(), nvrtc->major() * 1000 + nvrtc->minor() * 10, &target,
-                             &reason))
+                             driver->version(), nvrtc->major() * 1000 + nvrtc->minor() * 10,
+                             &target, &reason))
       return fail(reason);
     return std::make_shared<CudaBackend>(driver, nvrtc, device_id, target);
   } catch (const Error& e) {

@@ -77,7 +77,7 @@ class CudaBackend : public Backend {
   bool broken() const;                     // a sticky error awaits reset()
   void trim_memory();                      // returns cached pool memory to the device
   bool uses_memory_pool() const;
-  int driver_version() const;              // cuDriverGetVersion: 13000 for 13.0
+  int driver_version() const;  // cuDriverGetVersion: 13000 for 13.0
   const cuda::Driver& driver() const;
 
  private:

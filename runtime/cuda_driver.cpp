@@ -50,8 +50,9 @@ bool choose_target(int device_cc, std::vector<int> nvrtc_archs, int driver_versi
                    int nvrtc_version, Target* target, std::string* error) {
   auto arch_name = [](int cc) { return "sm_" + std::to_string(cc); };
   if (driver_version / 1000 < nvrtc_version / 1000) {
-    *error = "the CUDA driver supports CUDA " + version_string(driver_version) + " but this NVRTC is " +
-             version_string(nvrtc_version) + "; kernels it compiles need a driver for CUDA " +
+    *error = "the CUDA driver supports CUDA " + version_string(driver_version) +
+             " but this NVRTC is " + version_string(nvrtc_version) +
+             "; kernels it compiles need a driver for CUDA " +
              std::to_string(nvrtc_version / 1000) +
              ".0 or newer: update the NVIDIA driver, or point CUDA_HOME at a CUDA " +
              std::to_string(driver_version / 1000) + " toolkit";
@@ -120,12 +121,13 @@ LaunchCheck check_launch(const DeviceInfo& device, const LaunchConfig& config,
                   std::to_string(device.max_threads_per_block) + " per block";
     return check;
   }
-  if (attributes.max_threads_per_block > 0 && threads > std::uint64_t(attributes.max_threads_per_block)) {
+  if (attributes.max_threads_per_block > 0 &&
+      threads > std::uint64_t(attributes.max_threads_per_block)) {
     check.error = block + "; this kernel allows at most " +
                   std::to_string(attributes.max_threads_per_block) + " per block" +
-                  (attributes.registers > 0
-                       ? " (it uses " + std::to_string(attributes.registers) + " registers per thread)"
-                       : "");
+                  (attributes.registers > 0 ? " (it uses " + std::to_string(attributes.registers) +
+                                                  " registers per thread)"
+                                            : "");
     return check;
   }
 
@@ -205,7 +207,8 @@ struct Resolver {
     const cuuint64_t flags = CU_GET_PROC_ADDRESS_LEGACY_STREAM;
     CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SUCCESS;
     *status = v2 ? v2(name, &fn, version, flags, &found) : v1(name, &fn, version, flags);
-    if (*status == CUDA_SUCCESS && found != CU_GET_PROC_ADDRESS_SUCCESS) *status = CUDA_ERROR_NOT_FOUND;
+    if (*status == CUDA_SUCCESS && found != CU_GET_PROC_ADDRESS_SUCCESS)
+      *status = CUDA_ERROR_NOT_FOUND;
     return *status == CUDA_SUCCESS ? fn : nullptr;
   }
 };
@@ -232,11 +235,11 @@ std::shared_ptr<Driver> Driver::load(std::string* why, const std::string& librar
 
   CUresult status = CUDA_SUCCESS;
   std::string missing;
-#define KILN_CUDA_RESOLVE_REQUIRED(name, version)                                       \
+#define KILN_CUDA_RESOLVE_REQUIRED(name, version)                                                  \
   driver->name = reinterpret_cast<PFN_##name##_v##version>(resolve.find(#name, version, &status)); \
-  if (!driver->name && status == CUDA_ERROR_STUB_LIBRARY)                               \
-    return fail("no CUDA driver (" + library +                                          \
-                " is the CUDA toolkit's stub library: no NVIDIA driver is installed)");  \
+  if (!driver->name && status == CUDA_ERROR_STUB_LIBRARY)                                          \
+    return fail("no CUDA driver (" + library +                                                     \
+                " is the CUDA toolkit's stub library: no NVIDIA driver is installed)");            \
   if (!driver->name) missing += std::string(missing.empty() ? "" : ", ") + #name;
   KILN_CUDA_REQUIRED(KILN_CUDA_RESOLVE_REQUIRED)
 #undef KILN_CUDA_RESOLVE_REQUIRED
@@ -244,12 +247,13 @@ std::shared_ptr<Driver> Driver::load(std::string* why, const std::string& librar
   driver->name = reinterpret_cast<PFN_##name##_v##version>(resolve.find(#name, version, &status));
   KILN_CUDA_OPTIONAL(KILN_CUDA_RESOLVE_OPTIONAL)
 #undef KILN_CUDA_RESOLVE_OPTIONAL
-  driver->cuEventElapsedTime =
-      reinterpret_cast<PFN_cuEventElapsedTime_v2000>(resolve.find("cuEventElapsedTime", 12080, &status));
+  driver->cuEventElapsedTime = reinterpret_cast<PFN_cuEventElapsedTime_v2000>(
+      resolve.find("cuEventElapsedTime", 12080, &status));
   if (!driver->cuEventElapsedTime)
-    driver->cuEventElapsedTime =
-        reinterpret_cast<PFN_cuEventElapsedTime_v2000>(resolve.find("cuEventElapsedTime", 2000, &status));
-  if (!driver->cuEventElapsedTime) missing += std::string(missing.empty() ? "" : ", ") + "cuEventElapsedTime";
+    driver->cuEventElapsedTime = reinterpret_cast<PFN_cuEventElapsedTime_v2000>(
+        resolve.find("cuEventElapsedTime", 2000, &status));
+  if (!driver->cuEventElapsedTime)
+    missing += std::string(missing.empty() ? "" : ", ") + "cuEventElapsedTime";
   if (!missing.empty())
     return fail("the CUDA driver " + library + " lacks " + missing + ": update the NVIDIA driver");
 
@@ -278,7 +282,8 @@ std::string Driver::describe(CUresult result) const {
   const char* name = nullptr;
   const char* description = nullptr;
   if (cuGetErrorName && cuGetErrorName(result, &name) != CUDA_SUCCESS) name = nullptr;
-  if (cuGetErrorString && cuGetErrorString(result, &description) != CUDA_SUCCESS) description = nullptr;
+  if (cuGetErrorString && cuGetErrorString(result, &description) != CUDA_SUCCESS)
+    description = nullptr;
   return describe_result(result, name, description);
 }
 
@@ -311,7 +316,8 @@ DeviceInfo query_device(const Driver& driver, int ordinal) {
   info.max_grid_dim[1] = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
   info.max_grid_dim[2] = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
   info.max_shared_per_block = attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
-  info.max_shared_per_block_optin = attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  info.max_shared_per_block_optin =
+      attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
   if (info.max_shared_per_block_optin < info.max_shared_per_block)
     info.max_shared_per_block_optin = info.max_shared_per_block;
   info.warp_size = attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
@@ -336,7 +342,8 @@ PinnedHost::PinnedHost(std::shared_ptr<const Driver> driver, std::size_t bytes)
   constexpr std::size_t page = 4096;
   rounded_ = bytes == 0 ? page : (bytes + page - 1) / page * page;
   data_ = std::aligned_alloc(page, rounded_);
-  if (!data_) throw Error("out of host memory: cannot allocate " + std::to_string(bytes) + " pinned bytes");
+  if (!data_)
+    throw Error("out of host memory: cannot allocate " + std::to_string(bytes) + " pinned bytes");
   CUresult r = driver_->cuMemHostRegister(data_, rounded_, CU_MEMHOSTREGISTER_PORTABLE);
   if (r != CUDA_SUCCESS) {
     std::free(data_);

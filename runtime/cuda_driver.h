@@ -19,59 +19,58 @@
 namespace kiln::cuda {
 
 // Entry points kiln cannot work without: X(name, ABI version of the typedef used).
-#define KILN_CUDA_REQUIRED(X)                                                                     \
-  X(cuInit, 2000)                                                                                 \
-  X(cuDriverGetVersion, 2020)                                                                     \
-  X(cuGetErrorName, 6000)                                                                         \
-  X(cuGetErrorString, 6000)                                                                       \
-  X(cuDeviceGetCount, 2000)                                                                       \
-  X(cuDeviceGet, 2000)                                                                            \
-  X(cuDeviceGetName, 2000)                                                                        \
-  X(cuDeviceGetAttribute, 2000)                                                                   \
-  X(cuDeviceTotalMem, 3020)                                                                       \
-  X(cuDevicePrimaryCtxRetain, 7000)                                                               \
-  X(cuDevicePrimaryCtxRelease, 11000)                                                             \
-  X(cuDevicePrimaryCtxReset, 11000)                                                               \
-  X(cuCtxSetCurrent, 4000)                                                                        \
-  X(cuCtxSynchronize, 2000)                                                                       \
-  X(cuMemGetInfo, 3020)                                                                           \
-  X(cuMemAlloc, 3020)                                                                             \
-  X(cuMemFree, 3020)                                                                              \
-  X(cuMemHostRegister, 6050)                                                                      \
-  X(cuMemHostUnregister, 4000)                                                                    \
-  X(cuMemcpyHtoDAsync, 3020)                                                                      \
-  X(cuMemcpyDtoHAsync, 3020)                                                                      \
-  X(cuMemcpyDtoDAsync, 3020)                                                                      \
-  X(cuMemsetD8Async, 3020)                                                                        \
-  X(cuStreamCreate, 2000)                                                                         \
-  X(cuStreamDestroy, 4000)                                                                        \
-  X(cuStreamSynchronize, 2000)                                                                    \
-  X(cuEventCreate, 2000)                                                                          \
-  X(cuEventRecord, 2000)                                                                          \
-  X(cuEventSynchronize, 2000)                                                                     \
-  X(cuEventDestroy, 4000)                                                                         \
-  X(cuModuleLoadDataEx, 2010)                                                                     \
-  X(cuModuleUnload, 2000)                                                                         \
-  X(cuModuleGetFunction, 2000)                                                                    \
-  X(cuModuleGetGlobal, 3020)                                                                      \
-  X(cuLaunchKernel, 4000)                                                                         \
-  X(cuFuncGetAttribute, 2020)                                                                     \
-  X(cuFuncSetAttribute, 9000)                                                                     \
+#define KILN_CUDA_REQUIRED(X)         \
+  X(cuInit, 2000)                     \
+  X(cuDriverGetVersion, 2020)         \
+  X(cuGetErrorName, 6000)             \
+  X(cuGetErrorString, 6000)           \
+  X(cuDeviceGetCount, 2000)           \
+  X(cuDeviceGet, 2000)                \
+  X(cuDeviceGetName, 2000)            \
+  X(cuDeviceGetAttribute, 2000)       \
+  X(cuDeviceTotalMem, 3020)           \
+  X(cuDevicePrimaryCtxRetain, 7000)   \
+  X(cuDevicePrimaryCtxRelease, 11000) \
+  X(cuDevicePrimaryCtxReset, 11000)   \
+  X(cuCtxSetCurrent, 4000)            \
+  X(cuCtxSynchronize, 2000)           \
+  X(cuMemGetInfo, 3020)               \
+  X(cuMemAlloc, 3020)                 \
+  X(cuMemFree, 3020)                  \
+  X(cuMemHostRegister, 6050)          \
+  X(cuMemHostUnregister, 4000)        \
+  X(cuMemcpyHtoDAsync, 3020)          \
+  X(cuMemcpyDtoHAsync, 3020)          \
+  X(cuMemcpyDtoDAsync, 3020)          \
+  X(cuMemsetD8Async, 3020)            \
+  X(cuStreamCreate, 2000)             \
+  X(cuStreamDestroy, 4000)            \
+  X(cuStreamSynchronize, 2000)        \
+  X(cuEventCreate, 2000)              \
+  X(cuEventRecord, 2000)              \
+  X(cuEventSynchronize, 2000)         \
+  X(cuEventDestroy, 4000)             \
+  X(cuModuleLoadDataEx, 2010)         \
+  X(cuModuleUnload, 2000)             \
+  X(cuModuleGetFunction, 2000)        \
+  X(cuModuleGetGlobal, 3020)          \
+  X(cuLaunchKernel, 4000)             \
+  X(cuFuncGetAttribute, 2020)         \
+  X(cuFuncSetAttribute, 9000)         \
   X(cuOccupancyMaxPotentialBlockSize, 6050)
 
 // Entry points newer drivers have and kiln does without (nullptr when absent).
-#define KILN_CUDA_OPTIONAL(X)                                                                     \
-  X(cuMemAllocAsync, 11020)                                                                       \
-  X(cuMemFreeAsync, 11020)                                                                        \
-  X(cuDeviceGetDefaultMemPool, 11020)                                                             \
-  X(cuMemPoolSetAttribute, 11020)                                                                 \
+#define KILN_CUDA_OPTIONAL(X)         \
+  X(cuMemAllocAsync, 11020)           \
+  X(cuMemFreeAsync, 11020)            \
+  X(cuDeviceGetDefaultMemPool, 11020) \
+  X(cuMemPoolSetAttribute, 11020)     \
   X(cuMemPoolTrimTo, 11020)
 
 // "CUDA_ERROR_OUT_OF_MEMORY (out of memory)"; name and description may be null (no driver).
 std::string describe_result(int result, const char* name, const char* description);
 // "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
-std::string format_failure(const char* call, int result, const char* name,
-                           const char* description);
+std::string format_failure(const char* call, int result, const char* name, const char* description);
 // Errors after which the context is unusable until it is reset (a kernel fault).
 bool is_sticky(CUresult result);
 // "13.0" from cuDriverGetVersion's 13000.
@@ -100,8 +99,9 @@ bool choose_target(int device_cc, std::vector<int> nvrtc_archs, int driver_versi
 
 // The outcome of checking a launch against a device's limits.
 struct LaunchCheck {
-  std::string error;         // empty: the launch is valid
-  bool needs_optin = false;  // dynamic shared memory needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+  std::string error;  // empty: the launch is valid
+  bool needs_optin =
+      false;  // dynamic shared memory needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 };
 // Checks grid, block and shared memory of a launch of `kernel` before the driver sees it.
 LaunchCheck check_launch(const DeviceInfo& device, const LaunchConfig& config,
@@ -125,7 +125,8 @@ class Driver {
   // dlopens library (normally "libcuda.so.1"), resolves the entry points and calls cuInit.
   // nullptr with why filled when there is no usable driver ("no CUDA driver (libcuda.so.1 not
   // found)", "no CUDA device", the stub library, a driver too old for an entry point).
-  static std::shared_ptr<Driver> load(std::string* why, const std::string& library = "libcuda.so.1");
+  static std::shared_ptr<Driver> load(std::string* why,
+                                      const std::string& library = "libcuda.so.1");
   ~Driver();
   Driver(const Driver&) = delete;
   Driver& operator=(const Driver&) = delete;
@@ -207,9 +208,15 @@ class Owned {
   Handle handle_{};
 };
 
-inline CUresult destroy_module(const Driver& d, CUmodule m) { return d.cuModuleUnload(m); }
-inline CUresult destroy_stream(const Driver& d, CUstream s) { return d.cuStreamDestroy(s); }
-inline CUresult destroy_event(const Driver& d, CUevent e) { return d.cuEventDestroy(e); }
+inline CUresult destroy_module(const Driver& d, CUmodule m) {
+  return d.cuModuleUnload(m);
+}
+inline CUresult destroy_stream(const Driver& d, CUstream s) {
+  return d.cuStreamDestroy(s);
+}
+inline CUresult destroy_event(const Driver& d, CUevent e) {
+  return d.cuEventDestroy(e);
+}
 
 using ModuleHandle = Owned<CUmodule, destroy_module>;
 using StreamHandle = Owned<CUstream, destroy_stream>;

@@ -14,7 +14,9 @@
 namespace kiln {
 namespace {
 
-bool have_libcuda() { return dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL) != nullptr; }
+bool have_libcuda() {
+  return dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL) != nullptr;
+}
 
 // The kernel-side headers are not needed by these kernels; NVRTC gets none.
 const std::map<std::string, std::string> no_headers;
@@ -44,7 +46,9 @@ TEST(CudaBackend, FactorySaysWhyWithoutADriver) {
 }
 
 // NVRTC (no GPU needed) or a skip saying why not.
-std::shared_ptr<jit::Nvrtc> nvrtc_or_skip(std::string* why) { return jit::Nvrtc::load(why); }
+std::shared_ptr<jit::Nvrtc> nvrtc_or_skip(std::string* why) {
+  return jit::Nvrtc::load(why);
+}
 
 TEST(CudaCompile, DefaultTargetSm90GivesACubin) {
   std::string why;
@@ -54,7 +58,11 @@ TEST(CudaCompile, DefaultTargetSm90GivesACubin) {
   CompileResult result = cuda::compile_for_target(*nvrtc, saxpy_request(), target, no_headers);
   EXPECT_EQ(result.image_kind, "cubin");
   ASSERT_GT(result.image.size(), 4u);
-  EXPECT_EQ(std::memcmp(result.image.data(), "\x7f" "ELF", 4), 0);  // a cubin is an ELF file
+  EXPECT_EQ(std::memcmp(result.image.data(),
+                        "\x7f"
+                        "ELF",
+                        4),
+            0);  // a cubin is an ELF file
   EXPECT_NE(result.ptx.find(".target sm_90"), std::string::npos);
   ASSERT_EQ(result.lowered_names.size(), 1u);
   EXPECT_EQ(cuda::display_name(result.lowered_names[0]), "saxpy<float>");
@@ -150,7 +158,8 @@ TEST_F(CudaDevice, LaunchMatchesCpuReference) {
   EXPECT_GT(program->attributes().registers, 0);
   const int n = 100000;
   std::vector<float> x(n), y(n), expected(n);
-  for (int i = 0; i < n; ++i) x[i] = 0.5f * i, y[i] = float(n - i), expected[i] = 2.0f * x[i] + y[i];
+  for (int i = 0; i < n; ++i)
+    x[i] = 0.5f * i, y[i] = float(n - i), expected[i] = 2.0f * x[i] + y[i];
   void* dx = backend_->alloc(n * sizeof(float));
   void* dy = backend_->alloc(n * sizeof(float));
   backend_->copy_to_device(dx, x.data(), n * sizeof(float), nullptr);
@@ -187,7 +196,8 @@ TEST_F(CudaDevice, InvalidLaunchIsRefusedBeforeTheDriver) {
     program->launch(config, args);
     FAIL() << "launched 2048 threads per block";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("kernel 'saxpy<float>': block (2048, 1, 1)"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("kernel 'saxpy<float>': block (2048, 1, 1)"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -200,7 +210,8 @@ TEST_F(CudaDevice, OutOfMemoryNamesBytesAndFreeMemory) {
   } catch (const Error& e) {
     std::string message = e.what();
     EXPECT_EQ(message.rfind("out of device memory: cannot allocate ", 0), 0u) << message;
-    EXPECT_NE(message.find("(" + std::to_string(too_much) + " bytes)"), std::string::npos) << message;
+    EXPECT_NE(message.find("(" + std::to_string(too_much) + " bytes)"), std::string::npos)
+        << message;
     EXPECT_NE(message.find(backend_->device().name), std::string::npos) << message;
   }
   void* small = backend_->alloc(1024);  // the backend still works
@@ -223,7 +234,8 @@ TEST_F(CudaDevice, FaultBreaksContextUntilReset) {
     backend_->synchronize();
     FAIL() << "a wild write did not fault";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("broken by an earlier fault in kernel 'wild'"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("broken by an earlier fault in kernel 'wild'"),
+              std::string::npos)
         << e.what();
   }
   EXPECT_TRUE(backend_->broken());

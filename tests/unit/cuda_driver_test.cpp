@@ -57,11 +57,14 @@ TEST(CudaTarget, Table) {
   const TargetCase cases[] = {
       {"device arch supported, same versions", 90, nvrtc13, 13000, 13000, "sm_90", true, nullptr},
       {"driver newer than NVRTC", 90, nvrtc13, 13020, 13000, "sm_90", true, nullptr},
-      {"driver older minor than NVRTC: cubin, not PTX", 90, nvrtc13, 13000, 13010, "sm_90", true, nullptr},
+      {"driver older minor than NVRTC: cubin, not PTX", 90, nvrtc13, 13000, 13010, "sm_90", true,
+       nullptr},
       {"newest arch of the same major", 89, {75, 80, 86}, 12000, 12000, "sm_86", true, nullptr},
       {"device minor above NVRTC's", 121, {75, 80, 90, 120}, 13000, 13000, "sm_120", true, nullptr},
-      {"device major newer than NVRTC: PTX", 100, nvrtc124, 12080, 12040, "compute_90", false, nullptr},
-      {"Blackwell desktop on NVRTC 12.4: PTX", 120, nvrtc124, 12080, 12040, "compute_90", false, nullptr},
+      {"device major newer than NVRTC: PTX", 100, nvrtc124, 12080, 12040, "compute_90", false,
+       nullptr},
+      {"Blackwell desktop on NVRTC 12.4: PTX", 120, nvrtc124, 12080, 12040, "compute_90", false,
+       nullptr},
       {"architectures given unsorted", 86, {90, 75, 86, 80}, 13000, 13000, "sm_86", true, nullptr},
       {"driver major older than NVRTC", 90, nvrtc13, 12040, 13000, nullptr, false,
        "the CUDA driver supports CUDA 12.4 but this NVRTC is 13.0"},
@@ -125,12 +128,15 @@ TEST(CudaLaunchCheck, ZeroDimensions) {
 
 TEST(CudaLaunchCheck, TooManyThreads) {
   LaunchCheck check = check_launch(h100(), launch({1}, {32, 64, 1}), {}, "k");
-  EXPECT_EQ(check.error,
-            "kernel 'k': block (32, 64, 1) has 2048 threads; NVIDIA H100 allows at most 1024 per block");
+  EXPECT_EQ(
+      check.error,
+      "kernel 'k': block (32, 64, 1) has 2048 threads; NVIDIA H100 allows at most 1024 per block");
   check = check_launch(h100(), launch({1}, {1025}), {}, "k");
-  EXPECT_EQ(check.error, "kernel 'k': block (1025, 1, 1): dimension x is 1025; the device allows at most 1024");
+  EXPECT_EQ(check.error,
+            "kernel 'k': block (1025, 1, 1): dimension x is 1025; the device allows at most 1024");
   check = check_launch(h100(), launch({1}, {1, 1, 65}), {}, "k");
-  EXPECT_EQ(check.error, "kernel 'k': block (1, 1, 65): dimension z is 65; the device allows at most 64");
+  EXPECT_EQ(check.error,
+            "kernel 'k': block (1, 1, 65): dimension z is 65; the device allows at most 64");
 }
 
 TEST(CudaLaunchCheck, KernelThreadLimitFromRegisters) {
@@ -145,7 +151,9 @@ TEST(CudaLaunchCheck, KernelThreadLimitFromRegisters) {
 
 TEST(CudaLaunchCheck, GridTooLarge) {
   LaunchCheck check = check_launch(h100(), launch({1, 65536, 1}, {32}), {}, "k");
-  EXPECT_EQ(check.error, "kernel 'k': grid (1, 65536, 1): dimension y is 65536; the device allows at most 65535");
+  EXPECT_EQ(
+      check.error,
+      "kernel 'k': grid (1, 65536, 1): dimension y is 65536; the device allows at most 65535");
   Dim3 huge;
   huge.x = 4294967295u;
   check = check_launch(h100(), launch(huge, {32}), {}, "k");
@@ -173,9 +181,10 @@ TEST(CudaLaunchCheck, DynamicSharedMemoryAbove48KiBNeedsOptIn) {
 TEST(CudaLaunchCheck, SharedMemoryBeyondTheOptInLimit) {
   KernelAttributes attributes;
   LaunchCheck check = check_launch(h100(), launch({1}, {256}, 227 * 1024 + 1), attributes, "tile");
-  EXPECT_EQ(check.error,
-            "kernel 'tile': 232449 bytes of dynamic shared memory exceed the 232448 bytes per block "
-            "that NVIDIA H100 allows");
+  EXPECT_EQ(
+      check.error,
+      "kernel 'tile': 232449 bytes of dynamic shared memory exceed the 232448 bytes per block "
+      "that NVIDIA H100 allows");
   attributes.shared_bytes = 16;
   check = check_launch(h100(), launch({1}, {256}, 227 * 1024 - 8), attributes, "tile");
   EXPECT_EQ(check.error,
@@ -184,7 +193,8 @@ TEST(CudaLaunchCheck, SharedMemoryBeyondTheOptInLimit) {
 }
 
 TEST(CudaErrors, FailureNamesCallAndResult) {
-  EXPECT_EQ(format_failure("cuMemAlloc", CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"),
+  EXPECT_EQ(format_failure("cuMemAlloc", CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY",
+                           "out of memory"),
             "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
   // Without the driver's words (it could not say), the number still appears.
   EXPECT_EQ(format_failure("cuInit", 999, nullptr, nullptr), "cuInit failed: CUresult 999");
@@ -195,8 +205,9 @@ TEST(CudaErrors, OutOfMemoryMessage) {
   EXPECT_EQ(format_out_of_memory(16000000000ull, 79100000000ull, 79600000000ull, "NVIDIA H100"),
             "out of device memory: cannot allocate 16.00 GB (16000000000 bytes); 79.1 GB free of "
             "79.6 GB on NVIDIA H100");
-  EXPECT_EQ(format_out_of_memory(1500, 1000, 2000000, "GPU"),
-            "out of device memory: cannot allocate 1.50 kB (1500 bytes); 1.0 kB free of 2.0 MB on GPU");
+  EXPECT_EQ(
+      format_out_of_memory(1500, 1000, 2000000, "GPU"),
+      "out of device memory: cannot allocate 1.50 kB (1500 bytes); 1.0 kB free of 2.0 MB on GPU");
   EXPECT_EQ(format_bytes(999, 2), "999 bytes");
   EXPECT_EQ(format_bytes(2500000000000ull, 1), "2.5 TB");
 }
@@ -208,14 +219,15 @@ TEST(CudaErrors, StickyFaults) {
   EXPECT_FALSE(is_sticky(CUDA_ERROR_OUT_OF_MEMORY));
   EXPECT_FALSE(is_sticky(CUDA_ERROR_INVALID_VALUE));
   EXPECT_FALSE(is_sticky(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES));  // a bad launch, not a fault
-  EXPECT_EQ(format_sticky("scatter", "CUDA_ERROR_ILLEGAL_ADDRESS").rfind(
-                "the GPU context is broken by an earlier fault in kernel 'scatter' "
-                "(CUDA_ERROR_ILLEGAL_ADDRESS): call cuda.reset()",
-                0),
+  EXPECT_EQ(format_sticky("scatter", "CUDA_ERROR_ILLEGAL_ADDRESS")
+                .rfind("the GPU context is broken by an earlier fault in kernel 'scatter' "
+                       "(CUDA_ERROR_ILLEGAL_ADDRESS): call cuda.reset()",
+                       0),
             0u);
-  EXPECT_EQ(format_sticky("", "CUDA_ERROR_LAUNCH_FAILED")
-                .rfind("the GPU context is broken by an earlier fault (CUDA_ERROR_LAUNCH_FAILED)", 0),
-            0u);
+  EXPECT_EQ(
+      format_sticky("", "CUDA_ERROR_LAUNCH_FAILED")
+          .rfind("the GPU context is broken by an earlier fault (CUDA_ERROR_LAUNCH_FAILED)", 0),
+      0u);
 }
 
 TEST(CudaErrors, KernelNamesForMessages) {
