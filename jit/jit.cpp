@@ -99,6 +99,7 @@ BuildRef Jit::build(const CompileRequest& request, const std::vector<std::string
     b->result = std::move(*cached);
   } else {
     origin = Origin::compiled;
+    check_for_gpu(request, extra_key);
     b->result = backend_->compile(request);
     cache_.store(key, b->result);
   }
@@ -125,12 +126,23 @@ std::shared_ptr<Nvrtc> Jit::nvrtc(std::string* why) {
   return nvrtc_;
 }
 
+void Jit::check_for_gpu(const CompileRequest& request, const std::vector<std::string>& extra_key) {
+  if (backend_->name() == "cuda") return;
+  if (const char* env = std::getenv("KILN_NVRTC_CHECK"); env && std::string_view(env) == "0") return;
+  if (!nvrtc(nullptr)) return;
+  CompileRequest r = request;
+  r.arch.clear();  // the default GPU target, whatever the host backend's target is
+  ptx(r, extra_key);
+}
+
 std::string Jit::ptx(const CompileRequest& request, const std::vector<std::string>& extra_key) {
   std::string why;
   std::shared_ptr<Nvrtc> compiler = nvrtc(&why);
   if (!compiler) throw Error("PTX needs NVRTC, which is unavailable: " + why);
   CompileRequest r = request;
-  r.arch = compiler->cap_arch(r.arch.empty() ? "sm_80" : r.arch);
+  r.arch = compiler->cap_arch(r.arch.empty() || r.arch == "native" ? "sm_80" : r.arch);
+  // Host-compiler options NVRTC does not take (it optimises by default).
+  std::erase_if(r.options, [](const std::string& o) { return (o.size() == 3 && o.starts_with("-O")) || o == "-g"; });
   std::vector<std::string> parts = {KILN_VERSION, "ptx", compiler->version(), r.arch, r.filename,
                                     r.source, join(r.name_expressions, "\n"), join(r.options, "\n")};
   std::map<std::string, std::string> hdrs = headers();

@@ -68,6 +68,10 @@ class Jit {
                  const void* private_to);
   // PTX from NVRTC for a request, cached like any build (any backend; needs NVRTC).
   std::string ptx(const CompileRequest& request, const std::vector<std::string>& extra_key);
+  // On a backend other than cuda, also compiles the source with NVRTC (when it is there), so
+  // that code that runs on the host is known to compile for a GPU and GPU-only mistakes are
+  // reported as the cuda backend reports them. KILN_NVRTC_CHECK=0 turns it off.
+  void check_for_gpu(const CompileRequest& request, const std::vector<std::string>& extra_key);
 
   // NVRTC, loaded on first use; nullptr (why filled) without it. For k:ptx() on any backend.
   std::shared_ptr<Nvrtc> nvrtc(std::string* why);

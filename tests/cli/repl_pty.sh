@@ -117,11 +117,18 @@ wait_for 'stdin:1: boom'
 
 # Ctrl-D exits with status 0.
 wait_prompt
+# A Ctrl-D that lands while the terminal is still in cooked mode (the prompt drawn, the line
+# editor not yet reading) can be swallowed by the tty on a loaded machine: send it again.
 tm send-keys -t kiln C-d
-deadline=$((SECONDS + 10))
+deadline=$((SECONDS + 20))
+resend=$((SECONDS + 2))
 status=""
 until [[ $(tm display-message -p -t kiln '#{pane_dead}') == 1 && -n $status ]]; do
   ((SECONDS < deadline)) || fail "Ctrl-D did not end kiln"
+  if ((SECONDS >= resend)) && [[ $(tm display-message -p -t kiln '#{pane_dead}') != 1 ]]; then
+    tm send-keys -t kiln C-d
+    resend=$((SECONDS + 2))
+  fi
   sleep 0.05
   status=$(tm display-message -p -t kiln '#{pane_dead_status}')
 done
