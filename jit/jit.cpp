@@ -89,7 +89,7 @@ BuildRef Jit::build(const CompileRequest& request, const std::vector<std::string
   std::string key = hash_key(parts);
 
   std::string memory_key = key;
-  if (private_to) memory_key += "@" + std::to_string(reinterpret_cast<std::uintptr_t>(private_to));
+  if (private_to) memory_key.append("@").append(std::to_string(reinterpret_cast<std::uintptr_t>(private_to)));
   if (auto it = builds_.find(memory_key); it != builds_.end())
     if (std::shared_ptr<Build> b = it->second.lock()) return {b, Origin::memory, ms_since(start)};
 
