@@ -362,17 +362,6 @@ int cuda_cache_clear(lua_State* L) {
   return protect(L, [&] { return jit::DiskCache::from_environment(warn).clear(), 0; });
 }
 
-// Metatable tname with __gc for T, __index methods, and extra fields. [-0, +0]
-template <typename T>
-void new_class(lua_State* L, const char* tname, const luaL_Reg* methods) {
-  luaL_newmetatable(L, tname);
-  lua_pushcfunction(L, destroy_object<T>), lua_setfield(L, -2, "__gc");
-  lua_newtable(L);
-  luaL_setfuncs(L, methods, 0);
-  lua_setfield(L, -2, "__index");
-  lua_pop(L, 1);
-}
-
 }  // namespace
 
 // ------------------------------------------------------------------------------ shared API
@@ -429,20 +418,17 @@ int open_cuda(lua_State* L) {
       {"copy_to_device", device_array_copy_to_device},
       {"free", device_array_free},
       {nullptr, nullptr}};
-  luaL_newmetatable(L, kDeviceArrayMeta);
-  lua_pushcfunction(L, destroy_object<DeviceArray>), lua_setfield(L, -2, "__gc");
-  lua_pushcfunction(L, device_array_index), lua_setfield(L, -2, "__index");
+  new_metatable<DeviceArray>(L, kDeviceArrayMeta, device_array_methods, device_array_index);
   lua_pushcfunction(L, device_array_tostring), lua_setfield(L, -2, "__tostring");
-  lua_newtable(L);
-  luaL_setfuncs(L, device_array_methods, 0);
-  lua_setfield(L, -2, "__methods");
   lua_pop(L, 1);
 
   static const luaL_Reg stream_methods[] = {{"synchronize", stream_synchronize}, {nullptr, nullptr}};
-  new_class<std::unique_ptr<Stream>>(L, kStreamMeta, stream_methods);
+  new_metatable<std::unique_ptr<Stream>>(L, kStreamMeta, stream_methods, nullptr);
+  lua_pop(L, 1);
   static const luaL_Reg event_methods[] = {
       {"record", event_record}, {"synchronize", event_synchronize}, {nullptr, nullptr}};
-  new_class<std::unique_ptr<Event>>(L, kEventMeta, event_methods);
+  new_metatable<std::unique_ptr<Event>>(L, kEventMeta, event_methods, nullptr);
+  lua_pop(L, 1);
   luaL_newmetatable(L, kRuntimeKey);
   lua_pushcfunction(L, destroy_object<RuntimeBox>), lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);

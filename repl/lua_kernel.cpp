@@ -587,23 +587,6 @@ int cuda_reduce(lua_State* L) {
   });
 }
 
-// Metatable with __gc for T, and methods both as __index and as __methods. [-0, +0]
-template <typename T>
-void new_metatable(lua_State* L, const char* tname, const luaL_Reg* methods, lua_CFunction index) {
-  luaL_newmetatable(L, tname);
-  lua_pushcfunction(L, destroy_object<T>), lua_setfield(L, -2, "__gc");
-  lua_newtable(L);
-  if (methods) luaL_setfuncs(L, methods, 0);
-  if (index) {
-    lua_setfield(L, -2, "__methods");
-    lua_pushcfunction(L, index);
-  } else {
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -3, "__methods");
-  }
-  lua_setfield(L, -2, "__index");
-}
-
 }  // namespace
 
 void register_kernel_functions(lua_State* L) {

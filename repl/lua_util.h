@@ -44,6 +44,25 @@ int destroy_object(lua_State* L) {
   return 0;
 }
 
+// Creates metatable tname with __gc for T and the methods: with an index function, __index is
+// that function and the methods sit in __methods (where the REPL's completion finds them);
+// without, __index and __methods are the methods table. Leaves the metatable on the stack.
+// [-0, +1]
+template <typename T>
+void new_metatable(lua_State* L, const char* tname, const luaL_Reg* methods, lua_CFunction index) {
+  luaL_newmetatable(L, tname);
+  lua_pushcfunction(L, destroy_object<T>), lua_setfield(L, -2, "__gc");
+  lua_newtable(L);
+  if (methods) luaL_setfuncs(L, methods, 0);
+  if (index) {
+    lua_setfield(L, -2, "__methods");
+    lua_pushcfunction(L, index);
+  } else {
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "__methods");
+  }
+  lua_setfield(L, -2, "__index");
+}
 // Tells the collector that a userdata holds bytes outside Lua's heap, so that dropped arrays
 // in a loop are collected before they pile up: one incremental step per KiB allocated.
 inline void account_bytes(lua_State* L, std::size_t bytes) {
