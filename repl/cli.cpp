@@ -12,6 +12,7 @@
 #include "repl/lua_host.h"
 #include "repl/pretty.h"
 #include "repl/repl.h"
+#include "runtime/backends.h"
 
 namespace kiln::cli {
 namespace {
@@ -245,6 +246,16 @@ int run(int argc, char** argv) {
   // Before the state exists: the modules read these when they open.
   if (options.check) setenv("KILN_CHECK", "1", 1);
   if (!options.backend.empty()) setenv("KILN_BACKEND", options.backend.c_str(), 1);
+
+  // An explicit KILN_BACKEND=cuda that cannot run fails now, naming what is missing, rather
+  // than at the first kernel (auto falls back to cpu quietly, and opens nothing until used).
+  if (const char* b = std::getenv("KILN_BACKEND"); b && std::string_view(b) == "cuda" && !options.help) {
+    std::string why;
+    if (!cuda_available(&why)) {
+      std::fprintf(stderr, "kiln: KILN_BACKEND=cuda, but the cuda backend cannot run: %s\n", why.c_str());
+      return 1;
+    }
+  }
 
   bool show_banner = options.version || options.interactive;
   if (show_banner) std::printf("%s\n", version_text().c_str());

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Backend choice: auto falls back to cpu quietly; an explicit cuda without a GPU fails at
+# start-up naming what is missing; an unknown name is an error.
+set -euo pipefail
+kiln="$1"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+out=$(KILN_BACKEND=auto "$kiln" -e 'io.write(cuda.backend())' 2>&1)
+if [ "$("$kiln" -e 'io.write(tostring(cuda.is_available()))')" = false ]; then
+  [ "$out" = cpu ] || { echo "auto without a GPU: expected cpu, got '$out'"; exit 1; }
+  if KILN_BACKEND=cuda "$kiln" -e 'print("ran")' > out.txt 2> err.txt; then
+    echo "KILN_BACKEND=cuda without a GPU did not fail"; exit 1
+  fi
+  grep -q "cuda backend cannot run: " err.txt || { echo "no reason given:"; cat err.txt; exit 1; }
+  grep -q ran out.txt && { echo "the script ran anyway"; exit 1; }
+fi
+[ "$(KILN_BACKEND=cpu "$kiln" -e 'io.write(cuda.backend())')" = cpu ]
+if KILN_BACKEND=tpu "$kiln" -e 'cuda.backend()' 2> err.txt; then echo "unknown backend accepted"; exit 1; fi
+grep -q "not one of auto, cuda, cpu" err.txt || { cat err.txt; exit 1; }
+echo "backend_choice: ok"
