@@ -244,7 +244,7 @@ void Kernel::reload_if_edited() {
 
 Kernel::Specialisation& Kernel::specialise(const std::vector<ArgValue>& args) {
   if (source_->is_file()) reload_if_edited();
-  std::string key;
+  std::string key;  // short: stays in the string's own buffer
   for (const ArgValue& a : args) append_signature(key, a);
   if (auto it = by_signature_.find(key); it != by_signature_.end()) return *(last_ = it->second);
 
@@ -289,10 +289,10 @@ void Kernel::launch(Specialisation& spec, const LaunchConfig& config, const std:
   if (args.size() != spec.params.size())
     throw Error("kernel '" + decl_.name + "' takes " + std::to_string(spec.params.size()) +
                 " arguments " + describe_params(decl_) + ", got " + std::to_string(args.size()));
-  ArgPack pack;
+  pack_.clear();
   for (std::size_t i = 0; i < args.size(); ++i)
-    pack.add(decl_.name, static_cast<int>(i + 1), spec.param_names[i], spec.params[i], args[i]);
-  spec.program->launch(config, pack.pointers());
+    pack_.add(decl_.name, static_cast<int>(i + 1), spec.param_names[i], spec.params[i], args[i]);
+  spec.program->launch(config, pack_.pointers());
 }
 
 std::string Kernel::ptx(const std::vector<ArgValue>* args) {

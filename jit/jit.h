@@ -140,6 +140,7 @@ class Kernel {
   std::unordered_map<std::string, Specialisation*> by_signature_;
   Specialisation* last_ = nullptr;
   std::uint64_t built_revision_ = 0;  // the source revision the specialisations come from
+  ArgPack pack_;                      // reused by every launch (launches are synchronous)
 };
 
 // The kernels of a source selected by opts.name (or all of them when name is empty and all is

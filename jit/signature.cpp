@@ -217,19 +217,20 @@ void store_integer(DType t, long double v, std::byte* out) {
 }
 
 // Converts a scalar argument to the parameter's type into out (dtype_info(p.dtype).size bytes).
-void convert_scalar(const std::string& where, const ParamType& p, const ArgValue& v,
+template <typename Where>
+void convert_scalar(const Where& where, const ParamType& p, const ArgValue& v,
                     std::byte* out) {
   const DTypeInfo& info = dtype_info(p.dtype);
   if (p.dtype == DType::boolean) {
     if (v.kind != ArgValue::Kind::boolean)
-      throw Error(where + " expects a boolean (true or false; numbers are not converted), got " +
+      throw Error(where() + " expects a boolean (true or false; numbers are not converted), got " +
                   describe(v));
     out[0] = std::byte{v.boolean ? std::uint8_t{1} : std::uint8_t{0}};
     return;
   }
   if (v.kind != ArgValue::Kind::integer && v.kind != ArgValue::Kind::number) {
     std::string want = info.is_integer ? "an integer" : "a number";
-    throw Error(where + " expects " + want + ", got " + describe(v));
+    throw Error(where() + " expects " + want + ", got " + describe(v));
   }
   if (!info.is_integer) {
     double d = v.kind == ArgValue::Kind::integer ? static_cast<double>(v.integer) : v.number;
@@ -246,7 +247,7 @@ void convert_scalar(const std::string& where, const ParamType& p, const ArgValue
     x = static_cast<long double>(v.integer);
   } else {
     if (!std::isfinite(v.number) || std::trunc(v.number) != v.number)
-      throw Error(where + " expects an integer, got " + describe(v));
+      throw Error(where() + " expects an integer, got " + describe(v));
     x = static_cast<long double>(v.number);
   }
   long double lo, hi;
@@ -255,7 +256,7 @@ void convert_scalar(const std::string& where, const ParamType& p, const ArgValue
     std::ostringstream range;
     range.precision(20);
     range << lo << ".." << hi;
-    throw Error(where + " expects an integer in " + range.str() + ", got " + describe(v));
+    throw Error(where() + " expects an integer in " + range.str() + ", got " + describe(v));
   }
   store_integer(p.dtype, x, out);
 }
@@ -386,7 +387,8 @@ std::vector<std::string> parameter_types(std::string_view demangled) {
 
 void ArgPack::add(const std::string& kernel, int position, const std::string& param_name,
                   const ParamType& param, const ArgValue& value) {
-  std::string where = param_where(kernel, position, param_name, param);
+  // The parameter's description, made only when an error needs it (launches are hot).
+  auto where = [&] { return param_where(kernel, position, param_name, param); };
   std::size_t size = 0, align = 1;
   switch (param.kind) {
     case ParamKind::scalar:
@@ -400,24 +402,25 @@ void ArgPack::add(const std::string& kernel, int position, const std::string& pa
       align = 8;
       break;
     case ParamKind::unsupported:
-      throw Error(where +
+      throw Error(where() +
                   " has a type kiln cannot pass from Lua (it passes scalars, pointers to scalars "
                   "and kiln::Array<T, N>)");
   }
   std::byte bytes[sizeof(void*) + 8 * sizeof(long long)] = {};
-  std::string elem = std::string(dtype_info(param.dtype).name);
   if (param.kind == ParamKind::scalar) {
     convert_scalar(where, param, value, bytes);
   } else {
-    std::string article = elem.starts_with("int") ? "an " : "a ";
-    std::string want = param.kind == ParamKind::array
-                           ? (param.ndim == 8 ? "an " : "a ") + std::to_string(param.ndim) + "-d " +
-                                 elem + " array"
-                           : article + elem + " array";
     if (!is_array_value(value) || value.dtype != param.dtype ||
-        (param.kind == ParamKind::array && value.ndim != param.ndim))
-      throw Error(where + " expects " + want + ", got " +
+        (param.kind == ParamKind::array && value.ndim != param.ndim)) {
+      std::string elem = std::string(dtype_info(param.dtype).name);
+      std::string article = elem.starts_with("int") ? "an " : "a ";
+      std::string want = param.kind == ParamKind::array
+                             ? (param.ndim == 8 ? "an " : "a ") + std::to_string(param.ndim) +
+                                   "-d " + elem + " array"
+                             : article + elem + " array";
+      throw Error(where() + " expects " + want + ", got " +
                   describe(value, param.kind == ParamKind::array));
+    }
     std::memcpy(bytes, &value.data, sizeof(void*));
     if (param.kind == ParamKind::array) {
       for (int d = 0; d < param.ndim; ++d) {

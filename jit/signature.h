@@ -69,6 +69,11 @@ class ArgPack {
   void add(const std::string& kernel, int position, const std::string& param_name,
            const ParamType& param, const ArgValue& value);
   void** pointers();  // one per add(), valid until the next add()
+  // Empties the pack, keeping its memory, so a kernel can reuse one pack for every launch.
+  void clear() {
+    storage_.clear();
+    offsets_.clear();
+  }
   std::size_t count() const { return offsets_.size(); }
 
  private:
