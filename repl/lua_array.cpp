@@ -1072,6 +1072,8 @@ int open_array(lua_State* L) {
   if (luaL_newmetatable(L, kHostArrayMeta)) {
     luaL_setfuncs(L, metamethods, 0);
     luaL_newlib(L, methods);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "__methods");  // where the REPL's completion finds a:su<TAB>
     lua_pushcclosure(L, guarded<array_index>, 1);
     lua_setfield(L, -2, "__index");
   }

@@ -89,6 +89,17 @@ wait_for '^kiln> s:upper$'
 type_more '()' Enter
 wait_for '^"ABC"$'
 
+# The same for kiln's own values: an array's methods and the cuda module's functions.
+type_keys 'a = array.arange(4, "int32")' Enter
+type_keys 'a:su' Tab
+wait_for '^kiln> a:sum$'
+type_more '()' Enter
+wait_for '^6$'
+type_keys 'cuda.to_d' Tab
+wait_for '^kiln> cuda\.to_device$'
+type_more '(a):copy_to_host()' Enter
+wait_for '^array\(\[0, 1, 2, 3\], dtype=int32\)$'
+
 # Ctrl-C interrupts a running chunk; the REPL and its state survive.
 type_keys 'y = 41' Enter
 type_keys 'while true do end' Enter
