@@ -1,0 +1,230 @@
+-- Writes bench/results/<stem>.md from the figures bench/run.sh collected: the machine and
+-- versions, every figure (median, min, max over repetitions), rates and fractions of the
+-- machine's limits, and each target of the benchmark issue marked met or not met.
+-- Usage: kiln bench/report.lua figures.csv facts.txt out.md
+local csv_path, facts_path, out_path = arg[1], arg[2], arg[3]
+
+local F, FACT, ORDER = {}, {}, {}
+for line in io.lines(csv_path) do
+  local id, unit, med, lo, hi, reps = line:match("^([^,]+),([^,]*),([^,]+),([^,]+),([^,]+),([^,]*)$")
+  if id and id ~= "figure" then
+    F[id] = { unit = unit, median = tonumber(med), min = tonumber(lo), max = tonumber(hi), reps = reps }
+    ORDER[#ORDER + 1] = id
+  end
+end
+for line in io.lines(facts_path) do
+  local key, value = line:match("^FACT,([^,]+),(.*)$")
+  if key then FACT[key] = value end
+end
+
+local out = {}
+local function w(s) out[#out + 1] = s or "" end
+local function num(x, digits) if x == nil then return "–" end return ("%." .. (digits or 3) .. "g"):format(x) end
+-- Milliseconds of a figure (median, min, max), whatever unit it came in.
+local SCALE = { ns = 1e-6, us = 1e-3, ms = 1, s = 1e3 }
+local function ms(id, which) local f = F[id]; return f and f[which or "median"] * SCALE[f.unit] end
+
+local backend = FACT.backend or "?"
+local gpu = backend == "cuda"
+local IMAGE, MATMUL, N = tonumber(FACT["size.image"]), tonumber(FACT["size.matmul"]), tonumber(FACT["size.n"])
+
+-- Work per launch of each lab kernel at the benchmark sizes: bytes moved (effective: inputs read
+-- once, outputs written once) or flops.
+local WORK = {
+  copy = { bytes = 8 * N }, blur = { bytes = 8 * IMAGE * IMAGE }, blur_shared = { bytes = 8 * IMAGE * IMAGE },
+  histogram = { bytes = N }, reduce = { bytes = 4 * N }, abs_sum = { bytes = 4 * N },
+  matmul = { flops = 2 * MATMUL ^ 3 }, matmul_tiled = { flops = 2 * MATMUL ^ 3 },
+  normalize = { bytes = 3 * 8 * (N // 16) }, julia = { pixels = IMAGE * IMAGE },
+}
+local SERIAL = {
+  copy = "BM_memcpy", blur = "BM_serial_blur", blur_shared = "BM_serial_blur_tiled",
+  histogram = "BM_serial_histogram", reduce = "BM_serial_reduce", abs_sum = "BM_serial_abs_sum",
+  matmul = "BM_serial_matmul", matmul_tiled = "BM_serial_matmul_tiled",
+}
+local LABS = { "copy", "julia", "blur", "blur_shared", "histogram", "reduce", "abs_sum", "matmul", "matmul_tiled", "normalize" }
+
+-- The machine's limits: copy bandwidth (bytes/s) and, on a GPU, the peak FP32 rate.
+local limit_bw, limit_name
+if gpu and F.cuda_d2d_copy then
+  limit_bw = tonumber(FACT["cuda_d2d_copy.bytes"]) / (ms("cuda_d2d_copy") * 1e-3)
+  limit_name = "device-to-device copy"
+elseif F.BM_memcpy then
+  limit_bw = 8 * N / (ms("BM_memcpy") * 1e-3)
+  limit_name = "memcpy (one core)"
+end
+local peak = tonumber(FACT["gpu.peak_fp32_flops"])
+
+w("# kiln benchmarks: " .. (FACT.machine or "?") .. ", " .. (FACT.date or "?"))
+w()
+w("Written by `bench/run.sh` (see README, Benchmarks). Every figure is the median of repeated runs,")
+w("with the min and max beside it; the CSV beside this file has them all.")
+w()
+w("| | |")
+w("|---|---|")
+for _, k in ipairs({ "machine", "cpu", "cores", "memory", "gpu", "gpu.driver", "os", "kernel", "kiln", "compiler", "nvrtc", "git" }) do
+  if FACT[k] then w(("| %s | %s |"):format(k, FACT[k])) end
+end
+w(("| backend | %s |"):format(backend))
+w(("| sizes | images %d×%d float32; matmul %d×%d float32; copy/reduce/abs_sum N = %d float32, histogram N = %d uint8, normalize N/16 float64 |"):format(IMAGE, IMAGE, MATMUL, MATMUL, N, N))
+for k, v in pairs(FACT) do
+  if k:match("^skip%.") then w(("| skipped: %s | %s |"):format(k:sub(6), v)) end
+end
+w()
+
+-- Targets -----------------------------------------------------------------------------------
+local targets = {}
+local function target(name, value, ok, note)
+  local verdict = ok == nil and "n/a" or (ok and "**met**" or "**not met**")
+  targets[#targets + 1] = ("| %s | %s | %s | %s |"):format(name, value, verdict, note or "")
+end
+local e = ms("proc.kiln_e")
+target("`kiln -e ''` ≤ 20 ms", num(e) .. " ms", e and e <= 20)
+local worst_ratio, worst_lab
+for _, lab in ipairs(LABS) do
+  local k, b = ms("compile.ptx." .. lab), ms("nvrtc_bare/" .. lab)
+  if k and b and (not worst_ratio or k / b > worst_ratio) then worst_ratio, worst_lab = k / b, lab end
+end
+target("cold compile ≤ 1.1× bare NVRTC (kiln's NVRTC path, every lab kernel)",
+  worst_ratio and ("worst %.2f× (%s)"):format(worst_ratio, worst_lab) or "–", worst_ratio and worst_ratio <= 1.1,
+  gpu and "" or "on the cpu backend kiln's NVRTC path is k:ptx(); its own cold compile is the host compiler (table below)")
+local fl = ms("proc.cached_first_launch")
+target("cached kernel, first launch in a new process ≤ 5 ms after start", num(fl) .. " ms", fl and fl <= 5)
+if not gpu then
+  local r = ms("lab.blur") and ms("BM_serial_blur") and ms("lab.blur") / ms("BM_serial_blur")
+  target("cpu: 9×9 blur (no barriers) ≤ 1.0× serial C++ with " .. (FACT.cores or "?") .. " cores", num(r) .. "×", r and r <= 1.0)
+  local r2 = ms("lab.blur_shared") and ms("BM_serial_blur_tiled") and ms("lab.blur_shared") / ms("BM_serial_blur_tiled")
+  target("cpu: shared-memory blur (barriers) ≤ 3× serial C++", num(r2) .. "×", r2 and r2 <= 3, "serial tiled blur, same algorithm")
+  local r3 = ms("lab.matmul_tiled") and ms("BM_serial_matmul_tiled") and ms("lab.matmul_tiled") / ms("BM_serial_matmul_tiled")
+  target("cpu: tiled matmul (barriers) ≤ 3× serial C++", num(r3) .. "×", r3 and r3 <= 3, "serial tiled matmul, same algorithm")
+  local l0 = F["lua_launch/0"] and ms("lua_launch/0") * 1e3
+  target("cpu: empty launch ≤ 5 µs", num(l0) .. " µs from Lua (" .. num(F["cpu_launch/0"] and ms("cpu_launch/0") * 1e3) .. " µs from C++)", l0 and l0 <= 5, "<<<1, 32>>>, no arguments")
+  local per_px = ms("lab.blur") and ms("lab.blur") * 1e3 / (IMAGE * IMAGE)
+  local x = per_px and 285 / per_px
+  target("cpu: ≥ 1000× faster per pixel than Numba's CUDA simulator (9×9 blur)", per_px and ("%.3g µs/pixel: %.3g×"):format(per_px, x) or "–", x and x >= 1000,
+    "reference: the published figure of about 285 µs per pixel for Numba's simulator on this kind of machine (a constant, not measured here)")
+else
+  for _, n in ipairs({ 0, 1, 4, 16 }) do
+    local l, c = ms("lua_launch/" .. n), ms("cuda_launch/" .. n)
+    target(("GPU: Lua launch ≤ C++ cuLaunchKernel + 1 µs (%d args)"):format(n), l and c and ("%.3g vs %.3g µs"):format(l * 1e3, c * 1e3) or "–", l and c and l * 1e3 <= c * 1e3 + 1)
+  end
+  local function frac(lab) return ms("lab." .. lab) and limit_bw and WORK[lab].bytes / (ms("lab." .. lab) * 1e-3) / limit_bw end
+  local fr, fh, fb = frac("reduce"), frac("histogram"), frac("blur_shared")
+  target("GPU: sum reduction ≥ 85% of device-to-device copy bandwidth", fr and ("%.0f%%"):format(fr * 100) or "–", fr and fr >= 0.85)
+  target("GPU: histogram ≥ 60% of copy bandwidth", fh and ("%.0f%%"):format(fh * 100) or "–", fh and fh >= 0.60)
+  local faster = ms("lab.blur_shared") and ms("lab.blur") and ms("lab.blur_shared") < ms("lab.blur")
+  target("GPU: shared-memory blur faster than naive and ≥ 50% of its bandwidth bound", fb and ("%.0f%%, %s"):format(fb * 100, faster and "faster" or "slower") or "–", fb and faster and fb >= 0.5)
+  local t, c = ms("lab.matmul_tiled"), ms("cublas_sgemm")
+  target("GPU: tiled matmul as a fraction of cuBLAS SGEMM (reported)", t and c and ("%.1f%%"):format(100 * c / t) or "–", nil)
+end
+w("## Targets")
+w()
+w("| target | measured | verdict | note |")
+w("|---|---|---|---|")
+for _, t in ipairs(targets) do w(t) end
+w()
+
+-- Whole process -------------------------------------------------------------------------------
+w("## Whole process (timed from outside: fork/exec to exit, or to a marker in the output)")
+w()
+w("| figure | median | min | max | runs |")
+w("|---|---|---|---|---|")
+for _, p in ipairs({ { "proc.kiln_e", "`kiln -e ''` to exit" }, { "proc.repl_prompt", "`kiln` to the `kiln> ` prompt (on a pty)" },
+  { "proc.cached_first_launch", "new process, cached kernel: start to first launch returned" } }) do
+  local f = F[p[1]]
+  if f then w(("| %s | %.3g ms | %.3g ms | %.3g ms | %s |"):format(p[2], f.median, f.min, f.max, f.reps)) end
+end
+w()
+
+-- Compiles ----------------------------------------------------------------------------------------
+w("## Cold compile of each lab kernel")
+w()
+w("`kiln cold` is this backend's compile (k:info().compile_ms, empty cache" .. (gpu and ", NVRTC)" or ", the host C++ compiler)") ..
+  "; `kiln NVRTC` is k:ptx() on a fresh cache (wall time in Lua); `bare NVRTC` is NVRTC's C API called from C++ on the same source with the same options. Medians (min–max), ms.")
+w()
+w("| kernel | kiln cold | kiln NVRTC | bare NVRTC | kiln NVRTC / bare |")
+w("|---|---|---|---|---|")
+local function cell(id) local f = F[id]; if not f then return "–" end return ("%.3g (%.3g–%.3g)"):format(ms(id), ms(id, "min"), ms(id, "max")) end
+for _, lab in ipairs(LABS) do
+  local k, b = ms("compile.ptx." .. lab), ms("nvrtc_bare/" .. lab)
+  w(("| %s | %s | %s | %s | %s |"):format(lab, cell("compile.cold." .. lab), cell("compile.ptx." .. lab), cell("nvrtc_bare/" .. lab), k and b and ("%.2f×"):format(k / b) or "–"))
+end
+w()
+
+-- Launches ------------------------------------------------------------------------------------------
+w("## Launch overhead (empty <<<1, 32>>> kernel), µs per launch")
+w()
+local cxx = gpu and "cuda_launch" or "cpu_launch"
+w(("| arguments | from a Lua loop | from C++ (%s) | difference |"):format(gpu and "cuLaunchKernel" or "the cpu backend's launcher"))
+w("|---|---|---|---|")
+for _, n in ipairs({ 0, 1, 4, 16 }) do
+  local l, c = "lua_launch/" .. n, cxx .. "/" .. n
+  local d = ms(l) and ms(c) and (ms(l) - ms(c)) * 1e3
+  local function us(id) local f = F[id]; if not f then return "–" end return ("%.3g (%.3g–%.3g)"):format(ms(id) * 1e3, ms(id, "min") * 1e3, ms(id, "max") * 1e3) end
+  w(("| %d | %s | %s | %s |"):format(n, us(l), us(c), num(d)))
+end
+if F["cpu_launch/0/grid64x256"] then
+  w()
+  w(("C++, empty <<<64, 256>>> on all workers: %.3g µs (%.3g–%.3g)."):format(ms("cpu_launch/0/grid64x256") * 1e3, ms("cpu_launch/0/grid64x256", "min") * 1e3, ms("cpu_launch/0/grid64x256", "max") * 1e3))
+end
+w()
+
+-- Labs ------------------------------------------------------------------------------------------------
+w("## Lab kernels")
+w()
+w(("Rates are effective (inputs read once, outputs written once). The bandwidth limit is %s: %s GB/s%s."):format(
+  limit_name or "?", num(limit_bw and limit_bw / 1e9), peak and (("; peak FP32 %.1f TFLOP/s"):format(peak / 1e12)) or ""))
+w()
+w("| kernel | time per launch, ms (min–max) | rate | fraction of limit | serial C++ -O2, ms | kernel / serial |")
+w("|---|---|---|---|---|---|")
+for _, lab in ipairs(LABS) do
+  local t = ms("lab." .. lab)
+  local rate, frac = "–", "–"
+  local wk = WORK[lab]
+  if t and wk.bytes then
+    local bw = wk.bytes / (t * 1e-3)
+    rate = ("%.3g GB/s"):format(bw / 1e9)
+    if limit_bw then frac = ("%.0f%% of copy"):format(100 * bw / limit_bw) end
+  elseif t and wk.flops then
+    local fl = wk.flops / (t * 1e-3)
+    rate = ("%.3g GFLOP/s"):format(fl / 1e9)
+    if peak then frac = ("%.1f%% of peak"):format(100 * fl / peak) end
+    if gpu and ms("cublas_sgemm") then frac = frac .. ("; %.1f%% of cuBLAS"):format(100 * ms("cublas_sgemm") / t) end
+  elseif t and wk.pixels then
+    rate = ("%.3g Mpixel/s"):format(wk.pixels / (t * 1e-3) / 1e6)
+  end
+  local s = SERIAL[lab] and ms(SERIAL[lab])
+  w(("| %s | %s | %s | %s | %s | %s |"):format(lab, t and ("%.4g (%.4g–%.4g)"):format(t, ms("lab." .. lab, "min"), ms("lab." .. lab, "max")) or "–",
+    rate, frac, s and ("%.4g"):format(s) or "–", t and s and ("%.2f×"):format(t / s) or "–"))
+end
+w()
+if gpu and F.cublas_sgemm then
+  w(("cuBLAS SGEMM %d×%d: %.4g ms, %.3g GFLOP/s."):format(MATMUL, MATMUL, ms("cublas_sgemm"), 2 * MATMUL ^ 3 / (ms("cublas_sgemm") * 1e-3) / 1e9))
+  w()
+end
+
+-- Sweeps ------------------------------------------------------------------------------------------------
+if FACT.sweeps then
+  w("## The seed 004 sweeps")
+  w()
+  w("From `scripts/labs/reduce.lua` and `scripts/labs/abs_sum.lua` (" .. (FACT["sweeps.range"] or "") .. "):")
+  w()
+  w(("![sum reduction sweep](%s/reduce_sweep.png)"):format(FACT.sweeps))
+  w()
+  w(("![abs-sum sweep](%s/abs_sum_sweep.png)"):format(FACT.sweeps))
+  w()
+end
+
+-- Everything ----------------------------------------------------------------------------------------
+w("## Every figure")
+w()
+w("| figure | unit | median | min | max | repetitions |")
+w("|---|---|---|---|---|---|")
+for _, id in ipairs(ORDER) do
+  local f = F[id]
+  w(("| %s | %s | %.4g | %.4g | %.4g | %s |"):format(id, f.unit, f.median, f.min, f.max, f.reps))
+end
+
+local fh = assert(io.open(out_path, "w"))
+fh:write(table.concat(out, "\n"), "\n")
+fh:close()
+print("wrote " .. out_path)

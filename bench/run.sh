@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Runs every kiln benchmark on the current backend (KILN_BACKEND honoured: auto, cuda, cpu) and
+# writes bench/results/<YYYY-MM-DD>-<machine>.md (the report, every target marked met / not met)
+# and .csv (every figure: median, min, max over repetitions) beside it, with the seed 004 sweep
+# plots in bench/results/<YYYY-MM-DD>-<machine>-sweeps/.
+# Usage: bench/run.sh [--full] [--quick]
+#   --full   the sweeps to the seed's 2^27 (default 2^22) and more repetitions
+#   --quick  few repetitions (a smoke test of the pipeline; not for committed results)
+# Needs only what the build needs (Google Benchmark: Debian libbenchmark-dev); ~6 min on 2 cores.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+full=0 quick=0
+for a in "$@"; do
+  case "$a" in
+    --full) full=1 ;;
+    --quick) quick=1 ;;
+    *) echo "usage: bench/run.sh [--full] [--quick]" >&2; exit 2 ;;
+  esac
+done
+
+# Build (Release) what the benchmarks run.
+if [[ ! -f build/build.ninja ]]; then cmake --preset release >/dev/null; fi
+cmake --build build -j2 --target kiln kiln_bench_micro kiln_proc_timer >/dev/null
+kiln="$root/build/kiln"
+timer="$root/build/bench/kiln_proc_timer"
+micro="$root/build/bench/kiln_bench_micro"
+
+backend=$("$kiln" -e 'io.write(cuda.backend())')
+export KILN_BACKEND="$backend"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export KILN_CACHE_DIR="$work/cache"
+facts="$work/facts.txt" figs="$work/figures.txt"
+export KILN_BENCH_FACTS="$facts"
+: >"$facts"
+: >"$figs"
+fact() { printf 'FACT,%s,%s\n' "$1" "${2//,/;}" >>"$facts"; }
+
+# Sizes: the cpu backend's modest, a GPU's large enough to reach its bandwidth.
+if [[ "$backend" == cuda ]]; then
+  export KILN_BENCH_IMAGE=4096 KILN_BENCH_MATMUL=2048 KILN_BENCH_N=$((1 << 26))
+else
+  export KILN_BENCH_IMAGE=1024 KILN_BENCH_MATMUL=512 KILN_BENCH_N=$((1 << 24))
+fi
+reps=5 proc_reps=20 gb_reps=5 sweep_exp=22
+if ((full)); then reps=9 proc_reps=40 gb_reps=9 sweep_exp=27; fi
+if ((quick)); then reps=2 proc_reps=3 gb_reps=2 sweep_exp=16; fi
+
+# The machine and versions.
+cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+cores=$(nproc)
+gpu_name=""
+if [[ "$backend" == cuda ]] && command -v nvidia-smi >/dev/null; then
+  gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+fi
+slug() { tr 'A-Z' 'a-z' | sed -e 's/(r)//g; s/(tm)//g; s/processor//g; s/[^a-z0-9]\+/-/g; s/^-//; s/-$//'; }
+if [[ -n "$gpu_name" ]]; then machine=$(echo "$gpu_name" | slug)
+else machine="cpu-${cores}core-$(echo "$cpu" | slug)"; fi
+date=$(date +%F)
+stem="bench/results/$date-$machine"
+fact date "$date"
+fact machine "$machine"
+fact cpu "$cpu"
+fact cores "$cores"
+fact memory "$(free -g | awk '/^Mem:/ {print $2 " GiB"}')"
+[[ -n "$gpu_name" ]] && fact gpu "$gpu_name"
+fact os "$(. /etc/os-release && echo "$PRETTY_NAME")"
+fact kernel "$(uname -r)"
+fact kiln "$("$kiln" --version)"
+fact compiler "$(${KILN_CXX:-c++} --version | head -1)"
+fact git "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench/results' || echo ' (modified)')"
+fact size.image "$KILN_BENCH_IMAGE"
+fact size.matmul "$KILN_BENCH_MATMUL"
+fact size.n "$KILN_BENCH_N"
+echo "kiln benchmarks: backend $backend, machine $machine -> $stem.md"
+
+# Whole-process figures, timed from outside.
+proc() {  # id, timer options and command...
+  local id=$1; shift
+  local t
+  t=$("$timer" --reps "$proc_reps" "$@")
+  read -r med lo hi <<<"$t"
+  echo "FIG,$id,ms,$med,$lo,$hi,$proc_reps" | tee -a "$figs"
+}
+proc proc.kiln_e -- "$kiln" -e ''
+proc proc.repl_prompt --pty --until "kiln> " -- "$kiln"
+"$kiln" bench/first_launch.lua >/dev/null   # fills the disk cache
+proc proc.cached_first_launch --until KILN_BENCH_LAUNCHED -- "$kiln" bench/first_launch.lua
+
+# C++ micro-benchmarks (Google Benchmark): per-repetition aggregates as CSV -> FIG lines.
+echo "C++ micro-benchmarks ..."
+"$micro" --benchmark_repetitions="$gb_reps" --benchmark_report_aggregates_only=true \
+  --benchmark_min_time=0.2 --benchmark_format=csv >"$work/micro.csv" 2>"$work/micro.err" || {
+  cat "$work/micro.err" >&2; exit 1; }
+awk -F, '
+  /^"/ {
+    name = $1; gsub(/"/, "", name)
+    gsub(/\/(iterations|repeats):[0-9]+/, "", name); sub(/\/real_time/, "", name)
+    n = split(name, parts, "_"); stat = parts[n]
+    if (stat != "median" && stat != "min" && stat != "max") next
+    base = substr(name, 1, length(name) - length(stat) - 1)
+    if (!(base in seen)) { seen[base] = 1; order[++count] = base }
+    v[base, stat] = $3; unit[base] = $5
+  }
+  END { for (i = 1; i <= count; i++) { b = order[i]
+    printf "FIG,%s,%s,%s,%s,%s,%s\n", b, unit[b], v[b, "median"], v[b, "min"], v[b, "max"], reps } }
+' reps="$gb_reps" "$work/micro.csv" | tee -a "$figs"
+
+# Lua-side figures: cold compiles, launch overhead from Lua, the lab kernels.
+echo "Lua benchmarks ..."
+"$kiln" bench/kernels.lua --reps "$reps" | tee "$work/lua.txt"
+grep '^FIG,' "$work/lua.txt" >>"$figs"
+grep '^FACT,' "$work/lua.txt" >>"$facts"
+
+# The seed 004 sweeps, as the labs draw them.
+echo "seed 004 sweeps ..."
+sweeps="$stem-sweeps"
+mkdir -p "$sweeps"
+"$kiln" scripts/labs/reduce.lua --max-exp "$sweep_exp" --reps 3 --out "$sweeps" >"$work/reduce.txt"
+"$kiln" scripts/labs/abs_sum.lua --max-exp "$sweep_exp" --max-serial-exp "$sweep_exp" --reps 3 --out "$sweeps" >"$work/abs_sum.txt"
+fact sweeps "$(basename "$sweeps")"
+fact sweeps.range "N = 2^12 .. 2^$sweep_exp; median of 3 calls per point"
+
+# The CSV and the report.
+{ echo "figure,unit,median,min,max,repetitions"; sed 's/^FIG,//' "$figs"; } >"$stem.csv"
+"$kiln" bench/report.lua "$stem.csv" "$facts" "$stem.md"
+echo "wrote $stem.md and $stem.csv"
