@@ -5,9 +5,11 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -120,6 +122,29 @@ std::string compiler_version(const std::string& compiler) {
   } catch (const Error&) {
     return "";
   }
+}
+
+std::string compiler_fingerprint(const std::string& compiler) {
+  namespace fs = std::filesystem;
+  fs::path path = compiler;
+  if (compiler.find('/') == std::string::npos) {
+    const char* env = std::getenv("PATH");
+    std::string dirs = env ? env : "/usr/bin:/bin";
+    for (std::size_t start = 0, end; start <= dirs.size(); start = end + 1) {
+      end = std::min(dirs.find(':', start), dirs.size());
+      fs::path candidate = fs::path(dirs.substr(start, end - start)) / compiler;
+      if (::access(candidate.c_str(), X_OK) == 0) {
+        path = candidate;
+        break;
+      }
+    }
+  }
+  std::error_code ec;
+  fs::path real = fs::canonical(path, ec);
+  struct stat st {};
+  if (ec || ::stat(real.c_str(), &st) != 0) return compiler + " (not found)";
+  return real.string() + "@" + std::to_string(st.st_size) + "@" +
+         std::to_string(std::int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec);
 }
 
 }  // namespace kiln::jit

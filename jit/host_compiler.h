@@ -37,4 +37,8 @@ std::vector<char> read_file(const std::string& path);
 // The first line of `compiler --version` ("c++ (Debian 12.2.0-14) 12.2.0"), or "" on failure.
 std::string compiler_version(const std::string& compiler);
 
+// The compiler binary's identity without running it: its resolved path (through PATH and
+// symlinks), size and modification time. A new or reinstalled compiler changes it.
+std::string compiler_fingerprint(const std::string& compiler);
+
 }  // namespace kiln::jit

@@ -36,6 +36,13 @@ namespace kiln {
 
 namespace {
 
+// What decides the generated code besides the compiler and the prelude (part of cache keys).
+#if defined(__x86_64__)
+constexpr const char* kCodegenFlags = "-O2 -march=native -mtls-dialect=gnu2";
+#else
+constexpr const char* kCodegenFlags = "-O2 -march=native";
+#endif
+
 namespace fs = std::filesystem;
 
 // ---- Small helpers ---------------------------------------------------------------------------
@@ -264,9 +271,11 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
   std::unique_ptr<Event> create_event() override { return std::make_unique<CpuEvent>(); }
   void synchronize() override {}
 
+  // The compiler is named by its binary's identity (path, size, mtime) rather than by its
+  // --version line: running it costs milliseconds that a cached kernel's first launch must not.
   std::string compiler_identity(const std::string&) const override {
-    return "cpu:" + compiler_ + ":" + compiler_version() + ":-march=native:" + info_.name + ":abi" +
-           std::to_string(KILN_CPU_ABI_VERSION) + ":prelude" + prelude_hash_;
+    return "cpu:" + jit::compiler_fingerprint(compiler_) + ":" + kCodegenFlags + ":" + info_.name +
+           ":abi" + std::to_string(KILN_CPU_ABI_VERSION) + ":prelude" + prelude_hash_;
   }
   std::string default_arch() const override { return "native"; }
   CompileResult compile(const CompileRequest& request) override;
@@ -396,6 +405,11 @@ CompileResult CpuBackend::compile(const CompileRequest& request) {
                                 "-std=c++17",
                                 "-O2",
                                 "-march=native",
+#if defined(__x86_64__)
+                                // threadIdx & co. are thread-locals of a dlopen'd library: TLS
+                                // descriptors make each read a load, not a __tls_get_addr call.
+                                "-mtls-dialect=gnu2",
+#endif
                                 "-fPIC",
                                 "-shared",
                                 "-fno-semantic-interposition",
