@@ -37,11 +37,7 @@ namespace kiln {
 namespace {
 
 // What decides the generated code besides the compiler and the prelude (part of cache keys).
-#if defined(__x86_64__)
-constexpr const char* kCodegenFlags = "-O2 -march=native -mtls-dialect=gnu2";
-#else
-constexpr const char* kCodegenFlags = "-O2 -march=native";
-#endif
+constexpr const char* kCodegenFlags = "-O2 -march=native -ftls-model=local-dynamic";
 
 namespace fs = std::filesystem;
 
@@ -405,11 +401,12 @@ CompileResult CpuBackend::compile(const CompileRequest& request) {
                                 "-std=c++17",
                                 "-O2",
                                 "-march=native",
-#if defined(__x86_64__)
-                                // threadIdx & co. are thread-locals of a dlopen'd library: TLS
-                                // descriptors make each read a load, not a __tls_get_addr call.
-                                "-mtls-dialect=gnu2",
-#endif
+                                // threadIdx & co. are thread-locals of a dlopen'd library:
+                                // one __tls_get_addr per function for all of them, not one per
+                                // read. (TLS descriptors, -mtls-dialect=gnu2, would be cheaper
+                                // still, but glibc before 2.40 clobbers vector registers in
+                                // them: wrong sums.)
+                                "-ftls-model=local-dynamic",
                                 "-fPIC",
                                 "-shared",
                                 "-fno-semantic-interposition",
