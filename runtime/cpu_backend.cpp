@@ -4,6 +4,7 @@
 
 #include <cxxabi.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -36,8 +37,6 @@ namespace kiln {
 
 namespace {
 
-// What decides the generated code besides the compiler and the prelude (part of cache keys).
-constexpr const char* kCodegenFlags = "-O2 -march=native -ftls-model=local-dynamic";
 
 namespace fs = std::filesystem;
 
@@ -99,6 +98,44 @@ std::shared_ptr<SharedObject> open_object(const std::string& path, int memfd = -
   void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) throw Error(std::string("cpu backend: cannot load a kernel module: ") + ::dlerror());
   return std::make_shared<SharedObject>(h, memfd);
+}
+
+// Whether an object loaded under path is still in the process (one dlclose could not unload).
+bool still_loaded(const std::string& path) {
+  void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (h) ::dlclose(h);
+  return h != nullptr;
+}
+
+// dlopens the module in memfd (taking ownership of fd). dlopen returns an already-loaded object
+// whose name matches, and "/proc/self/fd/N" names a new module after an earlier one's fd N was
+// closed; if that earlier object is still loaded (something kept it resident), the module is
+// opened through a duplicate fd whose name is not taken.
+std::shared_ptr<SharedObject> open_memfd_object(int fd) {
+  std::vector<int> taken;  // numbers whose names are held by stale objects, closed at the end
+  auto close_taken = [&] {
+    for (int t : taken) ::close(t);
+  };
+  while (still_loaded("/proc/self/fd/" + std::to_string(fd))) {
+    int dup = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (dup < 0 || taken.size() > 64) {
+      ::close(fd);
+      if (dup >= 0) ::close(dup);
+      close_taken();
+      throw Error("cpu backend: cannot find an unused name to load a kernel module under");
+    }
+    taken.push_back(fd);
+    fd = dup;
+  }
+  try {
+    auto so = open_object("/proc/self/fd/" + std::to_string(fd), fd);  // so owns fd from here
+    close_taken();
+    return so;
+  } catch (...) {
+    ::close(fd);
+    close_taken();
+    throw;
+  }
 }
 
 template <class F>
@@ -270,8 +307,8 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
   // The compiler is named by its binary's identity (path, size, mtime) rather than by its
   // --version line: running it costs milliseconds that a cached kernel's first launch must not.
   std::string compiler_identity(const std::string&) const override {
-    return "cpu:" + jit::compiler_fingerprint(compiler_) + ":" + kCodegenFlags + ":" + info_.name +
-           ":abi" + std::to_string(KILN_CPU_ABI_VERSION) + ":prelude" + prelude_hash_;
+    return "cpu:" + jit::compiler_fingerprint(compiler_) + ":" + info_.name + ":abi" +
+           std::to_string(KILN_CPU_ABI_VERSION) + ":prelude" + prelude_hash_ + ":" + joined_flags();
   }
   std::string default_arch() const override { return "native"; }
   CompileResult compile(const CompileRequest& request) override;
@@ -286,6 +323,12 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
   std::string compiler_version() const {
     std::call_once(version_once_, [this] { version_ = jit::compiler_version(compiler_); });
     return version_;
+  }
+  std::vector<std::string> code_flags() const;
+  std::string joined_flags() const {
+    std::string out;
+    for (const auto& f : code_flags()) out += (out.empty() ? "" : " ") + f;
+    return out;
   }
   std::string translation_unit(const CompileRequest& request,
                                const std::vector<bool>& fibers) const;
@@ -337,6 +380,34 @@ CpuBackend::CpuBackend(const CpuBackendOptions& options) {
   info_.total_memory =
       std::size_t(::sysconf(_SC_PHYS_PAGES)) * std::size_t(::sysconf(_SC_PAGESIZE));
   info_.max_shared_per_block_optin = cpu::kDynamicSharedBytes;
+}
+
+// The compiler flags every kernel module is built with (part of the compiler identity).
+std::vector<std::string> CpuBackend::code_flags() const {
+  std::vector<std::string> flags{"-std=c++17",
+                                 "-O2",
+                                 "-march=native",
+                                 // threadIdx & co. are thread-locals of a dlopen'd library:
+                                 // one __tls_get_addr per function for all of them, not one per
+                                 // read. (TLS descriptors, -mtls-dialect=gnu2, would be cheaper
+                                 // still, but glibc before 2.40 clobbers vector registers in
+                                 // them: wrong sums.)
+                                 "-ftls-model=local-dynamic",
+                                 "-fPIC",
+                                 "-shared",
+                                 "-fno-semantic-interposition",
+                                 "-fno-math-errno",
+                                 "-fno-trapping-math",
+                                 "-ffp-contract=fast",  // GPUs fuse a*b+c too (nvcc --fmad=true)
+                                 "-fstack-clash-protection"};  // large frames still hit the guard
+  // GCC gives static locals of templates and inline functions (a template kernel's __shared__
+  // arrays) STB_GNU_UNIQUE binding: glibc then ignores dlclose for the module (a later module
+  // loaded under the same /proc/self/fd name got the stale one), and binds the same-named array
+  // of every later module to the first one's, whatever its size. Clang never emits it.
+  // (Told from the binary's resolved path, so that no subprocess runs for a cached kernel.)
+  if (jit::compiler_fingerprint(compiler_).find("clang") == std::string::npos)
+    flags.push_back("-fno-gnu-unique");
+  return flags;
 }
 
 // prelude, #line 1 "<file>", the user's source, then the exported entry points.
@@ -397,26 +468,9 @@ CompileResult CpuBackend::compile(const CompileRequest& request) {
   jit::TempDir dir;
   const std::string tu_path = dir.path() + "/kernel.cpp", so_path = dir.path() + "/kernel.so";
   jit::write_file(tu_path, translation_unit(request, fibers));
-  std::vector<std::string> argv{compiler_,
-                                "-std=c++17",
-                                "-O2",
-                                "-march=native",
-                                // threadIdx & co. are thread-locals of a dlopen'd library:
-                                // one __tls_get_addr per function for all of them, not one per
-                                // read. (TLS descriptors, -mtls-dialect=gnu2, would be cheaper
-                                // still, but glibc before 2.40 clobbers vector registers in
-                                // them: wrong sums.)
-                                "-ftls-model=local-dynamic",
-                                "-fPIC",
-                                "-shared",
-                                "-fno-semantic-interposition",
-                                "-fno-math-errno",
-                                "-fno-trapping-math",
-                                "-ffp-contract=fast",  // GPUs fuse a*b+c too (nvcc --fmad=true)
-                                "-fstack-clash-protection",  // large frames still hit the guard
-                                "-isystem",
-                                kernels_dir_ + "/kiln/cpu_include",
-                                "-I" + kernels_dir_};
+  std::vector<std::string> argv{compiler_};
+  for (const auto& f : code_flags()) argv.push_back(f);
+  argv.insert(argv.end(), {"-isystem", kernels_dir_ + "/kiln/cpu_include", "-I" + kernels_dir_});
   if (!request.filename.empty()) {
     fs::path parent = fs::path(request.filename).parent_path();
     if (!parent.empty() && fs::is_directory(parent)) argv.push_back("-I" + parent.string());
@@ -465,14 +519,7 @@ std::unique_ptr<Module> CpuBackend::load(const CompileResult& compiled) {
     }
     done += std::size_t(n);
   }
-  std::shared_ptr<SharedObject> so;
-  try {
-    so = open_object("/proc/self/fd/" + std::to_string(fd), fd);  // so owns fd from here
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  return std::make_unique<CpuModule>(shared_from_this(), std::move(so));
+  return std::make_unique<CpuModule>(shared_from_this(), open_memfd_object(fd));
 }
 
 // Checks a launch against a GPU's limits; the message names the kernel and the bad value.

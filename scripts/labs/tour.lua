@@ -21,18 +21,6 @@ if opts.full then pass[#pass + 1] = "--full" end
 if opts["no-pictures"] then pass[#pass + 1] = "--no-pictures" end
 
 labs.in_tour = true
--- Keep every kernel and reducer the labs make alive until the tour ends. Workaround for a cpu
--- backend bug: once a kernel module is garbage-collected (dlclose), the next module loaded in
--- the same process crashes. Arrays are still collected as usual.
-local kept = {}
-for _, f in ipairs({ "jit", "jit_file", "module", "reduce" }) do
-  local make = cuda[f]
-  cuda[f] = function(...)
-    local k = make(...)
-    kept[#kept + 1] = k
-    return k
-  end
-end
 local results, failed = {}, 0
 local saved_arg = arg
 for _, name in ipairs(LABS) do
