@@ -539,7 +539,10 @@ int reduce_call(lua_State* L) {
       return 1;
     }
     const std::int64_t threads = 256;
-    std::int64_t blocks = std::min<std::int64_t>((n + threads - 1) / threads, 1024);
+    // Enough blocks to fill the device (8 per multiprocessor, or per worker on the cpu backend,
+    // where each block's threads cost fiber switches), each folding a grid-stride slice.
+    std::int64_t fill = std::max(1, runtime(L).backend().device().multiprocessors) * 8;
+    std::int64_t blocks = std::min<std::int64_t>({(n + threads - 1) / threads, fill, 1024});
     std::size_t esize = dtype_info(dtype).size;
     auto partial = allocate_device(L, static_cast<std::size_t>(blocks) * esize);
     auto total = allocate_device(L, esize);
