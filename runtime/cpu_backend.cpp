@@ -221,8 +221,9 @@ class CpuProgram final : public Program {
 
 class CpuModule final : public Module {
  public:
-  CpuModule(std::shared_ptr<CpuBackend> backend, std::shared_ptr<SharedObject> so)
-      : backend_(std::move(backend)), so_(std::move(so)) {
+  CpuModule(std::shared_ptr<CpuBackend> backend, std::shared_ptr<SharedObject> so,
+            const cpu::Allocations* allocations)
+      : backend_(std::move(backend)), so_(std::move(so)), allocations_(allocations) {
     auto version = required_symbol<unsigned (*)()>(*so_, "kiln_abi_version");
     if (version() != KILN_CPU_ABI_VERSION)
       throw Error("cpu backend: kernel module built for ABI " + std::to_string(version()) +
@@ -243,6 +244,7 @@ class CpuModule final : public Module {
     e.name = name();
     e.tls = required_symbol<kiln_cpu::Tls* (*)()>(*so_, "kiln_tls");
     e.fibers = fibers() != 0;
+    e.allocations = allocations_;
     return std::make_unique<CpuProgram>(backend_, so_, std::move(e), static_shared_);
   }
 
@@ -264,6 +266,7 @@ class CpuModule final : public Module {
  private:
   std::shared_ptr<CpuBackend> backend_;
   std::shared_ptr<SharedObject> so_;
+  const cpu::Allocations* allocations_;  // owned by the backend, which outlives the module
   long static_shared_ = -1;
 };
 
@@ -285,9 +288,23 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
     void* p = std::aligned_alloc(64, rounded);
     if (!p)
       throw Error("cpu backend: out of memory allocating " + std::to_string(bytes) + " bytes");
+    if (check_) {
+      try {
+        allocations_.add(p, bytes);
+      } catch (...) {
+        std::free(p);
+        throw;
+      }
+    }
     return p;
   }
-  void free(void* ptr) noexcept override { std::free(ptr); }
+  void free(void* ptr) noexcept override {
+    if (check_ && ptr) allocations_.remove(ptr);
+    std::free(ptr);
+  }
+  // Check mode: kernels get bounds-checked pointers and report out-of-bounds accesses.
+  bool check() const { return check_; }
+  const cpu::Allocations* allocations() const { return check_ ? &allocations_ : nullptr; }
   void copy_to_device(void* dst, const void* src, std::size_t bytes, Stream*) override {
     if (bytes) std::memmove(dst, src, bytes);
   }
@@ -312,6 +329,8 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
   }
   std::string default_arch() const override { return "native"; }
   CompileResult compile(const CompileRequest& request) override;
+  CompileResult compile_once(const CompileRequest& request, const std::vector<bool>& fibers,
+                             const std::vector<std::string>& user, bool checked_pointers);
   std::unique_ptr<Module> load(const CompileResult& compiled) override;
 
   cpu::WorkerPool& pool() {
@@ -330,8 +349,8 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
     for (const auto& f : code_flags()) out += (out.empty() ? "" : " ") + f;
     return out;
   }
-  std::string translation_unit(const CompileRequest& request,
-                               const std::vector<bool>& fibers) const;
+  std::string translation_unit(const CompileRequest& request, const std::vector<bool>& fibers,
+                               bool checked_pointers) const;
 
   std::string kernels_dir_, compiler_, prelude_hash_;
   int workers_ = 1;
@@ -340,6 +359,8 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
   mutable std::string version_;
   std::once_flag pool_once_;
   std::unique_ptr<cpu::WorkerPool> pool_;
+  bool check_ = false;
+  cpu::Allocations allocations_;
 };
 
 CpuBackend::CpuBackend(const CpuBackendOptions& options) {
@@ -351,6 +372,8 @@ CpuBackend::CpuBackend(const CpuBackendOptions& options) {
   }
   compiler_ = !options.compiler.empty() ? options.compiler : env_or("KILN_CXX", KILN_CXX_COMPILER);
   if (compiler_.empty()) compiler_ = "c++";
+  const std::string check = env_or("KILN_CHECK", "");
+  check_ = options.check || (!check.empty() && check != "0");
   workers_ = options.workers;
   if (workers_ <= 0) {
     std::string env = env_or("KILN_CPU_THREADS", "");
@@ -407,12 +430,15 @@ std::vector<std::string> CpuBackend::code_flags() const {
   // (Told from the binary's resolved path, so that no subprocess runs for a cached kernel.)
   if (jit::compiler_fingerprint(compiler_).find("clang") == std::string::npos)
     flags.push_back("-fno-gnu-unique");
+  // Check mode: bounds checks, and line tables to name the source line of a bad access.
+  if (check_) flags.insert(flags.end(), {"-DKILN_CHECK=1", "-g"});
   return flags;
 }
 
 // prelude, #line 1 "<file>", the user's source, then the exported entry points.
 std::string CpuBackend::translation_unit(const CompileRequest& request,
-                                         const std::vector<bool>& fibers) const {
+                                         const std::vector<bool>& fibers,
+                                         bool checked_pointers) const {
   std::string filename = request.filename.empty() ? "kernel.cu" : request.filename;
   std::string quoted;
   for (char c : filename) {
@@ -420,7 +446,8 @@ std::string CpuBackend::translation_unit(const CompileRequest& request,
     quoted += c;
   }
   std::string tu = "#include <kiln/cpu_prelude.h>\n#line 1 \"" + quoted + "\"\n";
-  tu += cpu::rewrite_extern_shared(request.source);
+  std::string source = cpu::rewrite_extern_shared(request.source);
+  tu += checked_pointers ? cpu::rewrite_pointer_params(source) : source;
   tu +=
       "\n#line 1 \"<kiln entry points>\"\n#define KILN_EXPORT extern \"C\" "
       "__attribute__((visibility(\"default\")))\n";
@@ -442,8 +469,8 @@ std::string CpuBackend::translation_unit(const CompileRequest& request,
     tu += "KILN_EXPORT void kiln_run_" + id +
           "(void** a, unsigned long long f, unsigned long long l) { kiln_cpu::run< &" + expr +
           " >(a, f, l); }\n";
-    tu += "KILN_EXPORT const char* kiln_entry_" + id + "_type() { return typeid(decltype(&" + expr +
-          ")).name(); }\n";
+    tu += "KILN_EXPORT const char* kiln_entry_" + id +
+          "_type() { return typeid(kiln_cpu::RawKernel<decltype(&" + expr + ")>::type).name(); }\n";
     tu += "KILN_EXPORT const char* kiln_entry_" + id + "_name() { return \"" + escaped + "\"; }\n";
     tu += "KILN_EXPORT int kiln_entry_" + id + "_fibers() { return " + (fibers[i] ? "1" : "0") +
           "; }\n";
@@ -465,9 +492,24 @@ CompileResult CpuBackend::compile(const CompileRequest& request) {
   const std::vector<bool> fibers =
       cpu::needs_fibers(request.source, request.filename, include_dirs, request.name_expressions);
 
+  if (check_) {
+    // Kernels whose pointer parameters cannot be wrapped (e.g. reinterpret_cast of one) still
+    // build in check mode, with kiln::Array accesses checked but not their raw pointers.
+    try {
+      return compile_once(request, fibers, user, true);
+    } catch (const CompileError&) {
+    }
+  }
+  return compile_once(request, fibers, user, false);
+}
+
+CompileResult CpuBackend::compile_once(const CompileRequest& request,
+                                       const std::vector<bool>& fibers,
+                                       const std::vector<std::string>& user,
+                                       bool checked_pointers) {
   jit::TempDir dir;
   const std::string tu_path = dir.path() + "/kernel.cpp", so_path = dir.path() + "/kernel.so";
-  jit::write_file(tu_path, translation_unit(request, fibers));
+  jit::write_file(tu_path, translation_unit(request, fibers, checked_pointers));
   std::vector<std::string> argv{compiler_};
   for (const auto& f : code_flags()) argv.push_back(f);
   argv.insert(argv.end(), {"-isystem", kernels_dir_ + "/kiln/cpu_include", "-I" + kernels_dir_});
@@ -519,7 +561,7 @@ std::unique_ptr<Module> CpuBackend::load(const CompileResult& compiled) {
     }
     done += std::size_t(n);
   }
-  return std::make_unique<CpuModule>(shared_from_this(), open_memfd_object(fd));
+  return std::make_unique<CpuModule>(shared_from_this(), open_memfd_object(fd), allocations());
 }
 
 // Checks a launch against a GPU's limits; the message names the kernel and the bad value.
@@ -698,6 +740,40 @@ std::string rewrite_extern_shared(std::string_view source) {
     last = m[0].second;
   }
   out.append(last, in.cend());
+  return out;
+}
+
+std::string rewrite_pointer_params(std::string_view source) {
+  std::string text = strip_comments(source), out(source);
+  static const std::regex pointer(
+      R"(^(\s*)((?:const\s+|volatile\s+)*[A-Za-z_][\w:]*(?:\s*<[^()]*>)?(?:\s+const)?)\s*\*\s*(?:__restrict__|__restrict)?\s*([A-Za-z_]\w*)(\s*)$)");
+  // Kernels from last to first, so earlier positions stay valid.
+  std::vector<KernelBody> bodies = kernel_bodies(text);
+  for (auto k = bodies.rbegin(); k != bodies.rend(); ++k) {
+    std::size_t open = text.rfind('(', k->begin), close = text.rfind(')', k->begin);
+    if (open == std::string::npos || close == std::string::npos || close < open) continue;
+    // Top-level parameters: split at commas outside <>, (), [].
+    std::vector<std::pair<std::size_t, std::size_t>> params;
+    int depth = 0;
+    std::size_t start = open + 1;
+    for (std::size_t i = open + 1; i <= close; ++i) {
+      char c = text[i];
+      if (c == '<' || c == '(' || c == '[') ++depth;
+      if ((c == '>' || c == ')' || c == ']') && i != close) --depth;
+      if ((c == ',' && depth == 0) || i == close) {
+        params.emplace_back(start, i);
+        start = i + 1;
+      }
+    }
+    for (auto p = params.rbegin(); p != params.rend(); ++p) {
+      std::string param = text.substr(p->first, p->second - p->first);
+      std::smatch m;
+      if (param.find('\n') != std::string::npos || !std::regex_match(param, m, pointer)) continue;
+      out.replace(
+          p->first, p->second - p->first,
+          m[1].str() + "::kiln_cpu::checked_ptr<" + m[2].str() + "> " + m[3].str() + m[4].str());
+    }
+  }
   return out;
 }
 

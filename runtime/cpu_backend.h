@@ -17,6 +17,7 @@ struct CpuBackendOptions {
       kernels_dir;  // for #include <kiln.cuh>; "": $KILN_HOME/kernels_src, else KILN_KERNELS_DIR
   int workers = 0;  // worker threads; 0: $KILN_CPU_THREADS, else one per core
   std::string compiler;  // "": $KILN_CXX, else KILN_CXX_COMPILER, else "c++"
+  bool check = false;    // check mode (also when $KILN_CHECK is set and not "0")
 };
 
 // The cpu backend. Throws kiln::Error when the options are unusable.
@@ -35,6 +36,10 @@ std::vector<bool> needs_fibers(std::string_view source, const std::string& filen
 // Rewrites each `extern __shared__ T name[];` into a pointer to the block's dynamic shared
 // memory, keeping the line count unchanged.
 std::string rewrite_extern_shared(std::string_view source);
+
+// Check mode: rewrites each plain `T* name` / `const T* __restrict__ name` parameter of a
+// __global__ function into `::kiln_cpu::checked_ptr<T> name` (same line count).
+std::string rewrite_pointer_params(std::string_view source);
 
 // The compiler arguments a request's options map to; throws kiln::Error naming an option the
 // cpu backend does not accept.

@@ -2,6 +2,7 @@
 // block's threads CUDA's barrier and warp semantics (cooperative, round-robin, one OS thread).
 #include "runtime/cpu_executor.h"
 
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -12,8 +13,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <optional>
+#include <sstream>
 
+#include "jit/host_compiler.h"
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
 
@@ -34,6 +38,64 @@ std::string dims(kiln_cpu::uint3 v) {
 }
 
 }  // namespace
+
+// ---- Check mode ------------------------------------------------------------------------------
+
+void Allocations::add(const void* base, std::size_t bytes) {
+  std::lock_guard lock(mutex_);
+  ranges_[reinterpret_cast<std::uintptr_t>(base)] = bytes;
+}
+
+void Allocations::remove(const void* base) {
+  std::lock_guard lock(mutex_);
+  ranges_.erase(reinterpret_cast<std::uintptr_t>(base));
+}
+
+bool Allocations::find(const void* p, const void** lo, const void** hi) const {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  std::lock_guard lock(mutex_);
+  auto it = ranges_.upper_bound(a);
+  if (it == ranges_.begin()) return false;
+  --it;
+  if (a > it->first + it->second) return false;  // one past the end still belongs to it
+  *lo = reinterpret_cast<const void*>(it->first);
+  *hi = reinterpret_cast<const void*>(it->first + it->second);
+  return true;
+}
+
+std::string OutOfBounds::with_source_line() const {
+  Dl_info info{};
+  if (!code_ || !::dladdr(code_, &info) || !info.dli_fname) return where_ + ": " + what_;
+  std::string path = info.dli_fname;
+  if (path.rfind("/proc/self/", 0) == 0)  // addr2line runs in its own process
+    path = "/proc/" + std::to_string(::getpid()) + path.substr(10);
+  char offset[32];
+  // The return address is just after the call: step back into the access's instruction.
+  std::snprintf(
+      offset, sizeof offset, "0x%zx",
+      std::size_t(static_cast<const char*>(code_) - static_cast<const char*>(info.dli_fbase) - 1));
+  std::string line;
+  try {
+    jit::ProcessResult r = jit::run_process({"addr2line", "-i", "-e", path, offset});
+    // Innermost first: the first position outside kiln's own headers is the kernel's line.
+    std::istringstream lines(r.exit_code == 0 ? r.output : "");
+    for (std::string l; std::getline(lines, l);) {
+      if (l.empty() || l[0] == '?' || l.find("kiln/cpu_") != std::string::npos ||
+          l.find("kiln.cuh") != std::string::npos || l.find("<kiln ") != std::string::npos ||
+          l.find("<kernel ") != std::string::npos || l.find("/usr/") == 0 ||
+          (l.find("/kiln-") != std::string::npos && l.find("/kernel.cpp:") != std::string::npos))
+        continue;
+      line = l.substr(0, l.find(" ("));
+      // addr2line joins a relative #line name with the compiler's folder, this process's.
+      std::error_code ec;
+      std::string cwd = std::filesystem::current_path(ec).string() + "/";
+      if (!ec && line.rfind(cwd, 0) == 0) line = line.substr(cwd.size());
+      break;
+    }
+  } catch (const Error&) {
+  }
+  return where_ + ": " + what_ + (line.empty() ? "" : " at " + line);
+}
 
 // ---- Fiber stacks ----------------------------------------------------------------------------
 
@@ -79,6 +141,10 @@ class BlockRunner {
   int barrier(int op, int predicate);
   unsigned long long warp(int op, unsigned mask, unsigned long long value, int param, int width);
   [[noreturn]] void trap(const char* message);
+  [[noreturn]] void out_of_bounds(const char* message, const void* code) {
+    throw OutOfBounds(where(cur_), message, code);
+  }
+  const KernelEntry& kernel() const { return *kernel_; }
   bool stack_overflowed(const void* addr) const {
     return in_fibers_ && worker_.stacks.is_guard(addr);
   }
@@ -189,7 +255,17 @@ unsigned long long api_warp(void* exec, int op, unsigned mask, unsigned long lon
 void api_trap(void* exec, const char* message) {
   static_cast<BlockRunner*>(exec)->trap(message);
 }
-const kiln_cpu::Api kFiberApi{KILN_CPU_ABI_VERSION, api_barrier, api_warp, api_trap};
+int bounds_of(const KernelEntry& k, const void* p, const void** lo, const void** hi) {
+  return k.allocations && k.allocations->find(p, lo, hi) ? 1 : 0;
+}
+int api_bounds(void* exec, const void* p, const void** lo, const void** hi) {
+  return bounds_of(static_cast<BlockRunner*>(exec)->kernel(), p, lo, hi);
+}
+void api_out_of_bounds(void* exec, const char* message, const void* code) {
+  static_cast<BlockRunner*>(exec)->out_of_bounds(message, code);
+}
+const kiln_cpu::Api kFiberApi{KILN_CPU_ABI_VERSION, api_barrier,      api_warp, api_trap,
+                              api_bounds,           api_out_of_bounds};
 
 // Loop mode: the kernel was judged free of barriers; exec is the KernelEntry.
 std::string loop_where(const KernelEntry& k, const kiln_cpu::Tls& t) {
@@ -232,7 +308,15 @@ void loop_trap(void* exec, const char* message) {
   auto& k = *static_cast<const KernelEntry*>(exec);
   throw Error(loop_where(k, *k.tls()) + ": " + message);
 }
-const kiln_cpu::Api kLoopApi{KILN_CPU_ABI_VERSION, loop_barrier, loop_warp, loop_trap};
+int loop_bounds(void* exec, const void* p, const void** lo, const void** hi) {
+  return bounds_of(*static_cast<const KernelEntry*>(exec), p, lo, hi);
+}
+void loop_out_of_bounds(void* exec, const char* message, const void* code) {
+  auto& k = *static_cast<const KernelEntry*>(exec);
+  throw OutOfBounds(loop_where(k, *k.tls()), message, code);
+}
+const kiln_cpu::Api kLoopApi{KILN_CPU_ABI_VERSION, loop_barrier,      loop_warp, loop_trap,
+                             loop_bounds,          loop_out_of_bounds};
 
 }  // namespace
 
@@ -635,7 +719,13 @@ void WorkerPool::launch(const KernelEntry& k, const LaunchConfig& cfg, void** ar
     job_ = nullptr;
   }
   std::fflush(stdout);  // device printf output appears by the time the launch returns
-  if (job.error) std::rethrow_exception(job.error);
+  if (job.error) {
+    try {
+      std::rethrow_exception(job.error);
+    } catch (const OutOfBounds& e) {
+      throw Error(e.with_source_line());
+    }
+  }
   if (job.interrupted) {
     check_interrupt();
     throw Interrupted();

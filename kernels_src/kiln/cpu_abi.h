@@ -4,7 +4,7 @@
 // stale cached module is refused instead of misread.
 #pragma once
 
-#define KILN_CPU_ABI_VERSION 2
+#define KILN_CPU_ABI_VERSION 3
 
 namespace kiln_cpu {
 
@@ -42,6 +42,11 @@ struct Api {
   unsigned long long (*warp)(void* exec, int op, unsigned mask, unsigned long long value, int param,
                              int width);
   void (*trap)(void* exec, const char* message);  // does not return
+  // Check mode: the device allocation holding p as [*lo, *hi); 0 when p is in none.
+  int (*bounds)(void* exec, const void* p, const void** lo, const void** hi);
+  // Check mode: an out-of-bounds access; code is an address in the module at the access, which
+  // the runtime maps to a source line. Does not return.
+  void (*out_of_bounds)(void* exec, const char* message, const void* code);
 };
 
 // One per OS thread per module: who the running CUDA thread is. The runtime writes it (per block,

@@ -1,0 +1,119 @@
+// Check mode (KILN_CHECK=1): out-of-bounds accesses through kernel pointer parameters and
+// kiln::Array elements are errors naming the kernel, block, thread and source line.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cpu_test_util.h"
+#include "runtime/error.h"
+
+namespace kiln::cpu_test {
+namespace {
+
+// A backend in check mode, shared by these tests.
+std::shared_ptr<Backend> checking() {
+  static std::shared_ptr<Backend> b = [] {
+    CpuBackendOptions o;
+    o.check = true;
+    return make_cpu_backend(o);
+  }();
+  return b;
+}
+
+struct Checked {
+  CompileResult result;
+  std::unique_ptr<Module> module;
+  std::unique_ptr<Program> kernel;
+};
+
+Checked build_checked(const std::string& source, const std::string& name) {
+  CompileRequest req;
+  req.source = source;
+  req.filename = "check_kernel.cu";
+  req.name_expressions = {name};
+  Checked c;
+  c.result = checking()->compile(req);
+  c.module = checking()->load(c.result);
+  c.kernel = c.module->kernel(c.result.lowered_names[0]);
+  return c;
+}
+
+// The message of the error a launch throws, or "" when it succeeds.
+template <class... A>
+std::string launch_error(Program& k, Dim3 grid, Dim3 block, A... args) {
+  try {
+    launch(k, grid, block, 0, args...);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+constexpr const char* kCopies = R"(__global__ void offbyone(const float* in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i <= n) out[i] = in[i];
+}
+__global__ void twice(const float* __restrict__ in, float* __restrict__ out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = 2 * in[i];
+})";
+
+TEST(CpuCheck, OffByOneIsReportedWithKernelBlockThreadAndLine) {
+  Checked k = build_checked(kCopies, "offbyone");
+  EXPECT_EQ(k.result.signatures[0], "void (*)(float const*, float*, int)");
+  const int n = 1000;
+  float* in = static_cast<float*>(checking()->alloc(n * sizeof(float)));
+  float* out = static_cast<float*>(checking()->alloc(n * sizeof(float)));
+  std::string m =
+      launch_error(*k.kernel, {8, 1, 1}, {128, 1, 1}, static_cast<const float*>(in), out, n);
+  // Only i == 1000 is out of range: block 7, thread 104.
+  EXPECT_NE(m.find("kernel 'offbyone'"), std::string::npos) << m;
+  EXPECT_NE(m.find("thread (104,0,0) of block (7,0,0)"), std::string::npos) << m;
+  EXPECT_NE(m.find("element 1000 of a device array of 1000"), std::string::npos) << m;
+  EXPECT_NE(m.find("check_kernel.cu:3"), std::string::npos) << m;
+  checking()->free(in);
+  checking()->free(out);
+}
+
+TEST(CpuCheck, CorrectKernelIsUnaffected) {
+  Checked k = build_checked(kCopies, "twice");
+  EXPECT_EQ(k.result.signatures[0], "void (*)(float const*, float*, int)");
+  const int n = 1000;
+  float* in = static_cast<float*>(checking()->alloc(n * sizeof(float)));
+  float* out = static_cast<float*>(checking()->alloc(n * sizeof(float)));
+  for (int i = 0; i < n; ++i) in[i] = float(i);
+  EXPECT_EQ(launch_error(*k.kernel, {8, 1, 1}, {128, 1, 1}, static_cast<const float*>(in), out, n),
+            "");
+  for (int i = 0; i < n; ++i) ASSERT_EQ(out[i], 2.0f * float(i)) << i;
+  checking()->free(in);
+  checking()->free(out);
+}
+
+TEST(CpuCheck, ArrayOutOfRangeIsReported) {
+  Checked k = build_checked(R"(#include <kiln.cuh>
+__global__ void fill(kiln::Array<float, 1> a) {
+  __syncthreads();
+  a[threadIdx.x] = 1.0f;
+})",
+                            "fill");
+  struct {
+    float* data;
+    long long shape[1];
+  } a{static_cast<float*>(checking()->alloc(32 * sizeof(float))), {32}};
+  std::string m = launch_error(*k.kernel, {1, 1, 1}, {64, 1, 1}, a);
+  EXPECT_NE(m.find("kernel 'fill'"), std::string::npos) << m;
+  EXPECT_NE(m.find("of block (0,0,0)"), std::string::npos) << m;
+  EXPECT_NE(m.find("of dimension 0 of a kiln::Array whose extent there is 32"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("check_kernel.cu:4"), std::string::npos) << m;
+  checking()->free(a.data);
+}
+
+TEST(CpuCheck, CheckModeIsPartOfTheCompilerIdentity) {
+  EXPECT_NE(checking()->compiler_identity(""), backend()->compiler_identity(""));
+  EXPECT_NE(checking()->compiler_identity("").find("-DKILN_CHECK=1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln::cpu_test
