@@ -484,6 +484,9 @@ int array_from(lua_State* L) {
   if (!lua_istable(L, 1) && lua_type(L, 1) != LUA_TNUMBER && lua_type(L, 1) != LUA_TBOOLEAN)
     luaL_typeerror(L, 1, "table");
   lua_settop(L, 2);
+  // The walks below push one value per level, up to kMaxDims of them: past LUA_MINSTACK,
+  // without this the stack overflowed and corrupted the heap.
+  luaL_checkstack(L, kMaxDims + 4, "from: tables nested too deep");
   lua_pushvalue(L, 1);  // the walks work on the top of the stack
   Shape shape;
   for (int depth = 0; lua_istable(L, -1); ++depth) {  // the shape, from t, t[1], t[1][1], ...

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <limits>
 
 #include "jit/cache.h"
 #include "jit/nvrtc.h"
@@ -255,13 +256,23 @@ int cuda_to_device(lua_State* L) {
   });
 }
 
+// The bytes of a device array of this shape and dtype; an Error when that overflows size_t
+// (2^62 float64 elements would otherwise wrap to a 0-byte buffer).
+std::size_t device_bytes(const Shape& shape, DType dtype) {
+  std::int64_t n = shape_size(shape);
+  std::size_t elem = dtype_info(dtype).size;
+  if (static_cast<std::uint64_t>(n) > std::numeric_limits<std::size_t>::max() / elem / 2)
+    throw Error("device array: cannot allocate " + std::to_string(n) + " elements (shape " +
+                shape_string(shape) + ", " + std::string(dtype_info(dtype).name) + "): too large");
+  return static_cast<std::size_t>(n) * elem;
+}
+
 // cuda.device_array(shape [, dtype]) -> an uninitialised device array. [-0, +1]
 int cuda_device_array(lua_State* L) {
   Shape shape = check_shape(L, 1);
   DType dtype = opt_dtype(L, 2, DType::float64);
   return protect(L, [&] {
-    std::int64_t n = shape_size(shape);
-    DeviceArray d{allocate_device(L, static_cast<std::size_t>(n) * dtype_info(dtype).size), dtype, shape};
+    DeviceArray d{allocate_device(L, device_bytes(shape, dtype)), dtype, shape};
     push_device_array(L, std::move(d));
     return 1;
   });
@@ -278,7 +289,7 @@ int cuda_device_array_like(lua_State* L) {
     shape = h.shape(), dtype = h.dtype();
   }
   return protect(L, [&] {
-    DeviceArray d{allocate_device(L, static_cast<std::size_t>(shape_size(shape)) * dtype_info(dtype).size), dtype, shape};
+    DeviceArray d{allocate_device(L, device_bytes(shape, dtype)), dtype, shape};
     push_device_array(L, std::move(d));
     return 1;
   });
@@ -292,7 +303,7 @@ int cuda_pinned_array(lua_State* L) {
 #ifdef KILN_HAVE_CUDA
     std::shared_ptr<Backend> backend = runtime(L).backend_ptr();
     if (auto* c = dynamic_cast<CudaBackend*>(backend.get())) {
-      std::size_t bytes = static_cast<std::size_t>(shape_size(shape)) * dtype_info(dtype).size;
+      std::size_t bytes = device_bytes(shape, dtype);
       void* data = c->pinned_alloc(bytes);
       std::memset(data, 0, bytes);
       // The free callback holds the backend, so pinned arrays may outlive everything else.

@@ -164,7 +164,7 @@ std::vector<jit::ArgValue> collect_args(lua_State* L, int first, std::vector<Sta
 // A launch dimension: a positive integer or {x [, y [, z]]}.
 Dim3 check_dim(lua_State* L, int idx, const char* what) {
   auto component = [&](lua_Integer v) -> std::uint32_t {
-    if (v < 0 || v > 0xffffffffLL) luaL_error(L, "launch %s dimension %d is out of range", what, int(v));
+    if (v < 0 || v > 0xffffffffLL) luaL_error(L, "launch %s dimension %I is out of range", what, static_cast<LUA_INTEGER>(v));
     return static_cast<std::uint32_t>(v);
   };
   auto integer = [&](int i) -> lua_Integer {
