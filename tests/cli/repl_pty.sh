@@ -130,6 +130,7 @@ wait_for 'stdin:1: boom'
 wait_prompt
 # A Ctrl-D that lands while the terminal is still in cooked mode (the prompt drawn, the line
 # editor not yet reading) can be swallowed by the tty on a loaded machine: send it again.
+sleep 0.5  # let the line editor take the terminal (raw mode) before the key arrives
 tm send-keys -t kiln C-d
 deadline=$((SECONDS + 20))
 resend=$((SECONDS + 2))
