@@ -86,7 +86,16 @@ struct SharedObject {
   explicit SharedObject(void* h, int memfd = -1) : handle(h), fd(memfd) {}
   ~SharedObject() {
     if (handle) ::dlclose(handle);
-    if (fd >= 0) ::close(fd);
+    if (fd >= 0 && !still_loaded()) ::close(fd);
+  }
+  // Whether the loader kept the object after dlclose (C++ inline statics are STB_GNU_UNIQUE
+  // symbols, which make dlclose a no-op). Its "/proc/self/fd/N" name then stays bound, so the
+  // fd must stay open: a reused N would make a later dlopen return this old module.
+  bool still_loaded() const {
+    std::string path = "/proc/self/fd/" + std::to_string(fd);
+    void* again = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (again) ::dlclose(again);
+    return again != nullptr;
   }
   SharedObject(const SharedObject&) = delete;
   SharedObject& operator=(const SharedObject&) = delete;

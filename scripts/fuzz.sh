@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Builds kiln's libFuzzer targets (tests/fuzz/*.cpp) with Debian's clang++ and AddressSanitizer +
+# UndefinedBehaviorSanitizer into build-fuzz/, then runs each for FUZZ_SECONDS (default 30)
+# over its corpus in tests/fuzz/corpus/<target>/. New inputs go to build-fuzz/corpus/<target>/
+# (copy interesting ones into the committed corpus by hand); a crash leaves its input in
+# build-fuzz/ and makes this script fail.
+# Usage: scripts/fuzz.sh [target...]   (targets: kernel_decl cache_entry array_from)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT="$ROOT/build-fuzz"
+SECONDS_EACH=${FUZZ_SECONDS:-30}
+CXX=${FUZZ_CXX:-clang++}
+mkdir -p "$OUT"
+# kiln's version, as CMake defines it: the committed cache entries carry it.
+VERSION=$(sed -n 's/^project(kiln VERSION \([0-9.]*\).*/\1/p' "$ROOT/CMakeLists.txt")
+FLAGS=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+       -I"$ROOT" -I/usr/include/lua5.4 -DKILN_VERSION=\"$VERSION\")
+
+# Compiles one target from its sources, only when a source is newer than the binary.
+build() {
+  local name=$1; shift
+  local bin="$OUT/fuzz_$name" newer=0
+  for s in "$@" "$0"; do [ "$s" -nt "$bin" ] && newer=1; done
+  ((newer)) || return 0
+  echo "fuzz.sh: building $name"
+  "$CXX" "${FLAGS[@]}" "$@" -o "$bin" "${LIBS[@]}"
+}
+cd "$ROOT"
+LIBS=()
+build kernel_decl tests/fuzz/fuzz_kernel_decl.cpp jit/kernel_decl.cpp
+LIBS=(-lxxhash)
+build cache_entry tests/fuzz/fuzz_cache_entry.cpp jit/cache.cpp
+LIBS=(-llua5.4)
+build array_from tests/fuzz/fuzz_array_from.cpp repl/lua_array.cpp runtime/host_array.cpp \
+  runtime/dtype.cpp runtime/image.cpp
+
+targets=("$@")
+((${#targets[@]})) || targets=(kernel_decl cache_entry array_from)
+for t in "${targets[@]}"; do
+  mkdir -p "$OUT/corpus/$t"
+  echo "fuzz.sh: running $t for $SECONDS_EACH s"
+  (cd "$OUT" && "./fuzz_$t" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=4096 \
+     -max_len=65536 -print_final_stats=1 "corpus/$t" "$ROOT/tests/fuzz/corpus/$t") \
+    > "$OUT/$t.log" 2>&1 || { echo "fuzz.sh: $t FAILED (see $OUT/$t.log)"; tail -40 "$OUT/$t.log"; exit 1; }
+  grep -E "^Done|stat::number_of_executed_units" "$OUT/$t.log" | head -2
+done
+echo "fuzz.sh: ok"

@@ -1,0 +1,16 @@
+// libFuzzer target: jit::find_kernels and jit::uses_barriers on arbitrary source text. They
+// must never crash, hang or read out of bounds, whatever the text (scripts/fuzz.sh runs it).
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "jit/kernel_decl.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::string_view source(reinterpret_cast<const char*>(data), size);
+  auto kernels = kiln::jit::find_kernels(source);
+  for (const auto& k : kernels)
+    if (k.line < 1 || k.name.empty()) __builtin_trap();  // every kernel found has a name and a line
+  (void)kiln::jit::uses_barriers(source);
+  return 0;
+}
