@@ -315,6 +315,7 @@ int kernel_info(lua_State* L) {
       field("shared_bytes", a.shared_bytes);
       field("local_bytes", a.local_bytes);
       field("max_threads_per_block", a.max_threads_per_block);
+      if (!a.threads.empty()) lua_pushstring(L, a.threads.c_str()), lua_setfield(L, -2, "threads");
       lua_pushnumber(L, s->build.ms), lua_setfield(L, -2, "compile_ms");
       lua_pushstring(L, jit::origin_name(s->build.origin)), lua_setfield(L, -2, "cache");
       lua_pushstring(L, s->name_expression.c_str()), lua_setfield(L, -2, "name_expression");

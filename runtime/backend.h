@@ -58,6 +58,7 @@ struct KernelAttributes {
   long shared_bytes = -1;  // static shared memory
   long local_bytes = -1;
   int max_threads_per_block = -1;
+  std::string threads;  // cpu: how a block's threads run ("loop", "fibers", "coroutines")
 };
 
 // What a backend compiles: one translation unit and the kernels to instantiate in it.

@@ -202,6 +202,7 @@ class CpuEvent final : public Event {
 };
 
 class CpuBackend;
+using Mode = kiln_cpu::ThreadMode;
 
 // ---- Programs and modules --------------------------------------------------------------------
 
@@ -218,6 +219,9 @@ class CpuProgram final : public Program {
     KernelAttributes a;
     a.shared_bytes = static_shared_;
     a.max_threads_per_block = 1024;
+    a.threads = entry_.mode == kiln_cpu::mode_loop     ? "loop"
+                : entry_.mode == kiln_cpu::mode_fibers ? "fibers"
+                                                       : "coroutines";
     return a;
   }
 
@@ -247,12 +251,14 @@ class CpuModule final : public Module {
     e.run = reinterpret_cast<kiln_cpu::RunFn>(
         so_->symbol("kiln_run_" + lowered_name.substr(lowered_name.rfind('_') + 1)));
     auto name = reinterpret_cast<const char* (*)()>(so_->symbol(lowered_name + "_name"));
-    auto fibers = reinterpret_cast<int (*)()>(so_->symbol(lowered_name + "_fibers"));
-    if (!e.entry || !e.run || !name || !fibers || lowered_name.rfind("kiln_entry_", 0) != 0)
+    auto mode = reinterpret_cast<int (*)()>(so_->symbol(lowered_name + "_mode"));
+    if (!e.entry || !e.run || !name || !mode || lowered_name.rfind("kiln_entry_", 0) != 0)
       throw Error("cpu backend: the module has no kernel '" + lowered_name + "'");
     e.name = name();
     e.tls = required_symbol<kiln_cpu::Tls* (*)()>(*so_, "kiln_tls");
-    e.fibers = fibers() != 0;
+    e.mode = kiln_cpu::ThreadMode(mode());
+    if (e.mode == kiln_cpu::mode_coroutines)
+      e.start = required_symbol<kiln_cpu::StartFn>(*so_, "kiln_start_" + lowered_name.substr(11));
     e.allocations = allocations_;
     return std::make_unique<CpuProgram>(backend_, so_, std::move(e), static_shared_);
   }
@@ -338,7 +344,7 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
   }
   std::string default_arch() const override { return "native"; }
   CompileResult compile(const CompileRequest& request) override;
-  CompileResult compile_once(const CompileRequest& request, const std::vector<bool>& fibers,
+  CompileResult compile_once(const CompileRequest& request, const std::vector<Mode>& modes,
                              const std::vector<std::string>& user, bool checked_pointers);
   std::unique_ptr<Module> load(const CompileResult& compiled) override;
 
@@ -358,7 +364,7 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
     for (const auto& f : code_flags()) out += (out.empty() ? "" : " ") + f;
     return out;
   }
-  std::string translation_unit(const CompileRequest& request, const std::vector<bool>& fibers,
+  std::string translation_unit(const CompileRequest& request, const std::vector<Mode>& modes,
                                bool checked_pointers) const;
 
   std::string kernels_dir_, compiler_, prelude_hash_;
@@ -417,7 +423,7 @@ CpuBackend::CpuBackend(const CpuBackendOptions& options) {
 // The compiler flags every kernel module is built with (part of the compiler identity).
 std::vector<std::string> CpuBackend::code_flags() const {
   std::vector<std::string> flags{"-std=c++17",
-                                 "-O2",
+                                 "-O3",
                                  "-march=native",
                                  // threadIdx & co. are thread-locals of a dlopen'd library:
                                  // one __tls_get_addr per function for all of them, not one per
@@ -446,7 +452,7 @@ std::vector<std::string> CpuBackend::code_flags() const {
 
 // prelude, #line 1 "<file>", the user's source, then the exported entry points.
 std::string CpuBackend::translation_unit(const CompileRequest& request,
-                                         const std::vector<bool>& fibers,
+                                         const std::vector<Mode>& modes,
                                          bool checked_pointers) const {
   std::string filename = request.filename.empty() ? "kernel.cu" : request.filename;
   std::string quoted;
@@ -454,8 +460,12 @@ std::string CpuBackend::translation_unit(const CompileRequest& request,
     if (c == '"' || c == '\\') quoted += '\\';
     quoted += c;
   }
-  std::string tu = "#include <kiln/cpu_prelude.h>\n#line 1 \"" + quoted + "\"\n";
+  const bool coroutines =
+      std::find(modes.begin(), modes.end(), kiln_cpu::mode_coroutines) != modes.end();
+  std::string tu = coroutines ? "#define KILN_COROUTINES 1\n" : "";
+  tu += "#include <kiln/cpu_prelude.h>\n#line 1 \"" + quoted + "\"\n";
   std::string source = cpu::rewrite_extern_shared(request.source);
+  if (coroutines) source = cpu::rewrite_coroutine_returns(source);
   tu += checked_pointers ? cpu::rewrite_pointer_params(source) : source;
   tu +=
       "\n#line 1 \"<kiln entry points>\"\n#define KILN_EXPORT extern \"C\" "
@@ -481,8 +491,11 @@ std::string CpuBackend::translation_unit(const CompileRequest& request,
     tu += "KILN_EXPORT const char* kiln_entry_" + id +
           "_type() { return typeid(kiln_cpu::RawKernel<decltype(&" + expr + ")>::type).name(); }\n";
     tu += "KILN_EXPORT const char* kiln_entry_" + id + "_name() { return \"" + escaped + "\"; }\n";
-    tu += "KILN_EXPORT int kiln_entry_" + id + "_fibers() { return " + (fibers[i] ? "1" : "0") +
+    tu += "KILN_EXPORT int kiln_entry_" + id + "_mode() { return " + std::to_string(int(modes[i])) +
           "; }\n";
+    if (modes[i] == kiln_cpu::mode_coroutines)
+      tu += "KILN_EXPORT void* kiln_start_" + id + "(void** a) { return kiln_cpu::start< &" + expr +
+            " >(a); }\n";
   }
   return tu;
 }
@@ -498,29 +511,47 @@ CompileResult CpuBackend::compile(const CompileRequest& request) {
   std::vector<std::string> include_dirs{kernels_dir_};
   for (const auto& o : user)
     if (o.rfind("-I", 0) == 0) include_dirs.push_back(o.substr(2));
-  const std::vector<bool> fibers =
-      cpu::needs_fibers(request.source, request.filename, include_dirs, request.name_expressions);
-
+  std::vector<Mode> modes =
+      cpu::thread_modes(request.source, request.filename, include_dirs, request.name_expressions);
+  // The scan cannot see everything a compiler does (a `return` from a macro, say): a module
+  // that fails to build as coroutines is built again with fibers, which run any kernel.
+  auto build = [&](bool checked_pointers) {
+    try {
+      return compile_once(request, modes, user, checked_pointers);
+    } catch (const CompileError& e) {
+      const bool coroutine_trouble = e.log().find("coroutine") != std::string::npos ||
+                                     e.log().find("co_return") != std::string::npos ||
+                                     e.log().find("co_await") != std::string::npos;
+      if (!coroutine_trouble) throw;
+      for (auto& m : modes)
+        if (m == kiln_cpu::mode_coroutines) m = kiln_cpu::mode_fibers;
+      return compile_once(request, modes, user, checked_pointers);
+    }
+  };
   if (check_) {
     // Kernels whose pointer parameters cannot be wrapped (e.g. reinterpret_cast of one) still
     // build in check mode, with kiln::Array accesses checked but not their raw pointers.
     try {
-      return compile_once(request, fibers, user, true);
+      return build(true);
     } catch (const CompileError&) {
     }
   }
-  return compile_once(request, fibers, user, false);
+  return build(false);
 }
 
 CompileResult CpuBackend::compile_once(const CompileRequest& request,
-                                       const std::vector<bool>& fibers,
+                                       const std::vector<Mode>& modes,
                                        const std::vector<std::string>& user,
                                        bool checked_pointers) {
   jit::TempDir dir;
   const std::string tu_path = dir.path() + "/kernel.cpp", so_path = dir.path() + "/kernel.so";
-  jit::write_file(tu_path, translation_unit(request, fibers, checked_pointers));
+  jit::write_file(tu_path, translation_unit(request, modes, checked_pointers));
   std::vector<std::string> argv{compiler_};
   for (const auto& f : code_flags()) argv.push_back(f);
+  // Coroutines need C++20, whose headers cost every other module ~15% more compile time. (The
+  // source decides the mode, and the source is in the cache key.)
+  if (std::find(modes.begin(), modes.end(), kiln_cpu::mode_coroutines) != modes.end())
+    argv.push_back("-std=c++20");
   argv.insert(argv.end(), {"-isystem", kernels_dir_ + "/kiln/cpu_include", "-I" + kernels_dir_});
   if (!request.filename.empty()) {
     fs::path parent = fs::path(request.filename).parent_path();
@@ -702,7 +733,7 @@ bool scan_for_barriers(std::string_view source, const fs::path& dir,
 
 namespace cpu {
 
-std::vector<bool> needs_fibers(std::string_view source, const std::string& filename,
+std::vector<Mode> thread_modes(std::string_view source, const std::string& filename,
                                const std::vector<std::string>& include_dirs,
                                const std::vector<std::string>& name_expressions) {
   std::string text = strip_comments(source);
@@ -713,21 +744,60 @@ std::vector<bool> needs_fibers(std::string_view source, const std::string& filen
     for (std::size_t i = k.begin; i < k.end && i < outside.size(); ++i) outside[i] = ' ';
   std::set<std::string> seen;
   fs::path dir = filename.empty() ? fs::path(".") : fs::path(filename).parent_path();
-  const bool all = scan_for_barriers(outside, dir, include_dirs, seen, 0);
-  std::vector<bool> result;
+  const bool anywhere = scan_for_barriers(outside, dir, include_dirs, seen, 0);
+  // Coroutines only when every synchronising body qualifies: its only such calls are
+  // __syncthreads*, and it has no lambda (whose `return` must stay a return).
+  static const std::regex lambda(R"(\]\s*(\(|\{|mutable\b|->))");
+  bool coroutines = !anywhere;
+  for (const auto& k : bodies) {
+    std::string body = text.substr(k.begin, k.end - k.begin);
+    if (!has_sync_token(body)) continue;
+    std::string others = body;
+    replace_all(others, "__syncthreads", "");
+    if (has_sync_token(others) || std::regex_search(body, lambda)) coroutines = false;
+  }
+  const Mode sync_mode = coroutines ? kiln_cpu::mode_coroutines : kiln_cpu::mode_fibers;
+  std::vector<Mode> result;
   for (const auto& expr : name_expressions) {
     std::string base = expr.substr(0, expr.find('<'));
     base.erase(base.find_last_not_of(" \t") + 1);
     if (auto colons = base.rfind("::"); colons != std::string::npos) base = base.substr(colons + 2);
-    bool found = false, fibers = all;
+    bool found = false, sync = anywhere;
     for (const auto& k : bodies) {
       if (k.name != base) continue;
       found = true;
-      if (has_sync_token(std::string_view(text).substr(k.begin, k.end - k.begin))) fibers = true;
+      if (has_sync_token(std::string_view(text).substr(k.begin, k.end - k.begin))) sync = true;
     }
-    result.push_back(fibers || (!found && has_sync_token(text)));
+    if (!found && has_sync_token(text))
+      result.push_back(kiln_cpu::mode_fibers);  // a body the scan did not find
+    else
+      result.push_back(sync ? sync_mode : kiln_cpu::mode_loop);
   }
   return result;
+}
+
+std::string rewrite_coroutine_returns(std::string_view source) {
+  std::string text = strip_comments(source), out(source);
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::vector<KernelBody> bodies = kernel_bodies(text);
+  for (auto k = bodies.rbegin(); k != bodies.rend(); ++k) {  // last first: positions stay valid
+    if (!has_sync_token(std::string_view(text).substr(k->begin, k->end - k->begin))) continue;
+    std::vector<std::size_t> at;
+    for (std::size_t i = k->begin; i < k->end && i < text.size(); ++i) {
+      const char c = text[i];
+      if (c == '"' || c == '\'') {  // skip a string or character literal
+        for (++i; i < text.size() && text[i] != c && text[i] != '\n'; ++i)
+          if (text[i] == '\\') ++i;
+      } else if (ident(c)) {
+        std::size_t j = i;
+        while (j < text.size() && ident(text[j])) ++j;
+        if (text.compare(i, j - i, "return") == 0) at.push_back(i);
+        i = j - 1;
+      }
+    }
+    for (auto p = at.rbegin(); p != at.rend(); ++p) out.insert(*p, "co_");
+  }
+  return out;
 }
 
 std::string rewrite_extern_shared(std::string_view source) {

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kiln/cpu_abi.h"
 #include "runtime/backend.h"
 
 namespace kiln {
@@ -25,13 +26,19 @@ std::shared_ptr<Backend> make_cpu_backend(const CpuBackendOptions& options = {})
 
 namespace cpu {
 
-// For each name expression, whether that kernel may use block barriers or warp operations, so
-// its threads must run as fibers. A token scan with comments ignored: a kernel needs fibers when
-// its own body names one, or when anything outside the __global__ bodies does (device
-// functions, the headers it includes with quotes or as <kiln...> from include_dirs).
-std::vector<bool> needs_fibers(std::string_view source, const std::string& filename,
-                               const std::vector<std::string>& include_dirs,
-                               const std::vector<std::string>& name_expressions);
+// For each name expression, how that kernel's threads run, from a token scan (comments ignored):
+// - mode_loop: nothing it can reach names a barrier or a warp operation;
+// - mode_coroutines: its body names __syncthreads*, and every barrier of the source is a
+//   __syncthreads* written in a __global__ body without a lambda (the module is built one way);
+// - mode_fibers: otherwise (warp operations, cooperative groups, barriers in device functions or
+//   in the headers the source includes with quotes or as <kiln...> from include_dirs).
+std::vector<kiln_cpu::ThreadMode> thread_modes(std::string_view source, const std::string& filename,
+                                               const std::vector<std::string>& include_dirs,
+                                               const std::vector<std::string>& name_expressions);
+
+// Coroutine mode: each `return` in a __global__ body that names a barrier becomes `co_return`
+// (columns shift; lines stay).
+std::string rewrite_coroutine_returns(std::string_view source);
 
 // Rewrites each `extern __shared__ T name[];` into a pointer to the block's dynamic shared
 // memory, keeping the line count unchanged.

@@ -1,5 +1,6 @@
-// Worker pool, fiber stacks with guard pages, and the per-block fiber scheduler that gives a
-// block's threads CUDA's barrier and warp semantics (cooperative, round-robin, one OS thread).
+// Worker pool, fiber stacks with guard pages, and the per-block scheduler that gives a block's
+// threads CUDA's barrier and warp semantics (cooperative, round-robin, one OS thread), the
+// threads being fibers or coroutines.
 #include "runtime/cpu_executor.h"
 
 #include <dlfcn.h>
@@ -10,6 +11,7 @@
 
 #include <boost/context/detail/fcontext.hpp>
 #include <cerrno>
+#include <coroutine>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -118,7 +120,7 @@ void FiberStacks::reserve(unsigned count) {
 }
 
 void* FiberStacks::top(unsigned i) const {
-  return bases_[i] + kGuardBytes + kFiberStackBytes;
+  return bases_[i] + kGuardBytes + kFiberStackBytes - (i % 64) * 64;
 }
 
 bool FiberStacks::is_guard(const void* addr) const {
@@ -139,6 +141,7 @@ class BlockRunner {
   void run(const KernelEntry& k, kiln_cpu::Tls* tls, void** args, kiln_cpu::uint3 block);
 
   int barrier(int op, int predicate);
+  void* frame_alloc(std::size_t bytes);
   unsigned long long warp(int op, unsigned mask, unsigned long long value, int param, int width);
   [[noreturn]] void trap(const char* message);
   [[noreturn]] void out_of_bounds(const char* message, const void* code) {
@@ -166,6 +169,12 @@ class BlockRunner {
   };
 
   static void fiber_main(ctx::transfer_t t);
+  static void sweep_main(ctx::transfer_t t);
+  void run_fibers();
+  void start_coroutines();
+  void sweep();
+  void destroy_coroutines();
+  [[noreturn]] void not_in_coroutines(const char* what);
   bool ready(unsigned i) const;
   unsigned find_ready(unsigned from) const;
   void switch_to(ctx::fcontext_t* save, unsigned next);
@@ -192,6 +201,12 @@ class BlockRunner {
   int res_count_ = 0, res_and_ = 1, res_or_ = 0;
   bool aborted_ = false;
   bool in_fibers_ = false;
+  bool coroutines_ = false;
+  std::vector<void*> frames_;           // coroutine mode: each thread's coroutine frame
+  std::vector<unsigned> live_list_;     // coroutine mode: the threads not yet returned
+  // Coroutine mode: the frames' memory, chunks reused block after block.
+  std::vector<std::vector<std::max_align_t>> arena_;
+  std::size_t arena_chunk_ = 0, arena_used_ = 0;
   std::exception_ptr error_;
   sigjmp_buf overflow_jmp_;
 };
@@ -252,6 +267,9 @@ unsigned long long api_warp(void* exec, int op, unsigned mask, unsigned long lon
                             int width) {
   return static_cast<BlockRunner*>(exec)->warp(op, mask, v, param, width);
 }
+void* api_frame_alloc(void* exec, unsigned long bytes) {
+  return static_cast<BlockRunner*>(exec)->frame_alloc(bytes);
+}
 void api_trap(void* exec, const char* message) {
   static_cast<BlockRunner*>(exec)->trap(message);
 }
@@ -264,8 +282,9 @@ int api_bounds(void* exec, const void* p, const void** lo, const void** hi) {
 void api_out_of_bounds(void* exec, const char* message, const void* code) {
   static_cast<BlockRunner*>(exec)->out_of_bounds(message, code);
 }
-const kiln_cpu::Api kFiberApi{KILN_CPU_ABI_VERSION, api_barrier,      api_warp, api_trap,
-                              api_bounds,           api_out_of_bounds};
+const kiln_cpu::Api kFiberApi{KILN_CPU_ABI_VERSION, api_barrier, api_warp,
+                              api_trap,             api_bounds,  api_out_of_bounds,
+                              api_frame_alloc};
 
 // Loop mode: the kernel was judged free of barriers; exec is the KernelEntry.
 std::string loop_where(const KernelEntry& k, const kiln_cpu::Tls& t) {
@@ -315,8 +334,12 @@ void loop_out_of_bounds(void* exec, const char* message, const void* code) {
   auto& k = *static_cast<const KernelEntry*>(exec);
   throw OutOfBounds(loop_where(k, *k.tls()), message, code);
 }
-const kiln_cpu::Api kLoopApi{KILN_CPU_ABI_VERSION, loop_barrier,      loop_warp, loop_trap,
-                             loop_bounds,          loop_out_of_bounds};
+void* loop_frame_alloc(void* exec, unsigned long) {
+  loop_unsupported(exec, "a coroutine");
+}
+const kiln_cpu::Api kLoopApi{KILN_CPU_ABI_VERSION, loop_barrier, loop_warp,
+                             loop_trap,            loop_bounds,  loop_out_of_bounds,
+                             loop_frame_alloc};
 
 }  // namespace
 
@@ -332,7 +355,8 @@ void BlockRunner::run(const KernelEntry& k, kiln_cpu::Tls* tls, void** args,
   args_ = args;
   const kiln_cpu::dim3 b = tls->block_dim;
   n_ = b.x * b.y * b.z;
-  worker_.stacks.reserve(n_);
+  coroutines_ = k.mode == kiln_cpu::mode_coroutines;
+  worker_.stacks.reserve(coroutines_ ? 1 : n_);
   fibers_.resize(n_);
   for (unsigned i = 0; i < n_; ++i)
     fibers_[i] = Fiber{nullptr, {i % b.x, (i / b.x) % b.y, i / (b.x * b.y)}, State::ready, 0};
@@ -351,27 +375,120 @@ void BlockRunner::run(const KernelEntry& k, kiln_cpu::Tls* tls, void** args,
   tls->block_idx = block;
   tls->exec = this;
   tls->api = &kFiberApi;
+  if (coroutines_) start_coroutines();
 
   t_runner = this;
-  if (sigsetjmp(overflow_jmp_, 0) != 0) {  // a fiber ran into its guard page
+  if (sigsetjmp(overflow_jmp_, 0) != 0) {  // a thread ran into its stack's guard page
     in_fibers_ = false;
     t_runner = nullptr;
+    frames_.clear();  // a frame that was running cannot be destroyed; the arena is reused
     throw Error(where(cur_) + ": overflowed its " + std::to_string(kFiberStackBytes / 1024) +
                 " KiB fiber stack (deep recursion or large local arrays)");
   }
   in_fibers_ = true;
-  while (done_ < n_ && !aborted_) {
-    unsigned next = find_ready(0);
-    if (next == n_) {
-      in_fibers_ = false;
-      t_runner = nullptr;
-      throw Error(deadlock_message());
-    }
-    switch_to(&sched_ctx_, next);
+  if (coroutines_) {
+    // The sweeps run on a guarded stack too, so that deep recursion is an error, not a crash.
+    ctx::jump_fcontext(ctx::make_fcontext(worker_.stacks.top(0), kFiberStackBytes, sweep_main),
+                       this);
+  } else {
+    run_fibers();
   }
   in_fibers_ = false;
   t_runner = nullptr;
+  if (coroutines_) destroy_coroutines();
   if (error_) std::rethrow_exception(error_);
+  if (done_ < n_ && !aborted_) throw Error(deadlock_message());
+}
+
+// Fiber mode: runs ready fibers until all are done or none can go on.
+void BlockRunner::run_fibers() {
+  while (done_ < n_ && !aborted_) {
+    unsigned next = find_ready(0);
+    if (next == n_) return;  // deadlock
+    switch_to(&sched_ctx_, next);
+  }
+}
+
+// Coroutine mode: creates every thread of the block, each suspended before its first statement.
+void BlockRunner::start_coroutines() {
+  arena_chunk_ = arena_used_ = 0;
+  frames_.resize(n_);
+  for (unsigned i = 0; i < n_; ++i) {
+    cur_ = i;
+    tls_->thread_idx = fibers_[i].tid;
+    frames_[i] = kernel_->start(args_);
+  }
+}
+
+// Coroutine mode, on the sweep stack: sweeps and jumps back to run().
+void BlockRunner::sweep_main(ctx::transfer_t t) {
+  auto* self = static_cast<BlockRunner*>(t.data);
+  self->sched_ctx_ = t.fctx;
+  self->sweep();
+  ctx::jump_fcontext(self->sched_ctx_, nullptr);
+  std::abort();  // never resumed
+}
+
+// Coroutine mode: rounds in which every live thread runs to its next barrier or its end, until
+// none is left or one failed. A round ends with every live thread at a barrier (those that
+// returned count as arrived, as on a GPU): the barrier is released, its values published.
+// Barriers alone cannot deadlock here; warp operations, which could, run as fibers.
+void BlockRunner::sweep() {
+  live_list_.resize(n_);
+  for (unsigned i = 0; i < n_; ++i) live_list_[i] = i;
+  kiln_cpu::Tls& tls = *tls_;
+  tls.round_count = tls.round_or = 0;
+  tls.round_and = 1;
+  while (!live_list_.empty()) {
+    std::size_t kept = 0;
+    for (unsigned i : live_list_) {
+      cur_ = i;
+      tls.thread_idx = fibers_[i].tid;
+      auto thread = std::coroutine_handle<>::from_address(frames_[i]);
+      try {
+        thread.resume();
+      } catch (...) {
+        error_ = std::current_exception();
+        aborted_ = true;
+        return;
+      }
+      if (!thread.done()) live_list_[kept++] = i;
+    }
+    live_list_.resize(kept);
+    tls.barrier_count = tls.round_count;
+    tls.barrier_and = tls.round_and;
+    tls.barrier_or = tls.round_or;
+    tls.round_count = tls.round_or = 0;
+    tls.round_and = 1;
+  }
+  done_ = n_;
+}
+
+// Coroutine mode: destroys every thread's frame (finished or suspended at a barrier).
+void BlockRunner::destroy_coroutines() {
+  for (void* frame : frames_) std::coroutine_handle<>::from_address(frame).destroy();
+  frames_.clear();
+}
+
+void* BlockRunner::frame_alloc(std::size_t bytes) {
+  const std::size_t units = (bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
+  constexpr std::size_t kChunkUnits = (64 * 1024) / sizeof(std::max_align_t);
+  for (;; ++arena_chunk_, arena_used_ = 0) {
+    if (arena_chunk_ == arena_.size()) arena_.emplace_back(std::max(units, kChunkUnits));
+    auto& chunk = arena_[arena_chunk_];
+    if (arena_used_ == 0 && chunk.size() < units) chunk.resize(units);
+    if (arena_used_ + units <= chunk.size()) {
+      void* p = chunk.data() + arena_used_;
+      arena_used_ += units;
+      return p;
+    }
+  }
+}
+
+[[noreturn]] void BlockRunner::not_in_coroutines(const char* what) {
+  throw Error(where(cur_) + ": " + what +
+              " reached outside the kernel's own body, but the cpu backend compiled the kernel "
+              "as coroutines that suspend only at the __syncthreads in __global__ bodies");
 }
 
 std::string BlockRunner::deadlock_message() const {
@@ -458,7 +575,7 @@ void BlockRunner::finish_current() {
   if (arrived_ > 0 && arrived_ == live_) release_barrier();
   Warp& w = warps_[me / 32];
   w.live &= ~(1u << (me % 32));
-  for (unsigned lane = 0; lane < 32; ++lane)
+  for (unsigned lane = 0; w.waiting && lane < 32; ++lane)
     if (w.waiting & (1u << lane)) try_complete(w, w.mask[lane]);
 }
 
@@ -473,6 +590,7 @@ void BlockRunner::release_barrier() {
 }
 
 int BlockRunner::barrier(int op, int predicate) {
+  if (coroutines_) not_in_coroutines("__syncthreads");
   acc_count_ += predicate;
   acc_and_ &= predicate;
   acc_or_ |= predicate;
@@ -498,6 +616,7 @@ int BlockRunner::barrier(int op, int predicate) {
 
 unsigned long long BlockRunner::warp(int op, unsigned mask, unsigned long long value, int param,
                                      int width) {
+  if (coroutines_) not_in_coroutines("a warp operation");
   unsigned me = cur_, lane = me % 32;
   Warp& w = warps_[me / 32];
   if (op == kiln_cpu::warp_activemask) mask = 0xffffffffu;
@@ -614,7 +733,7 @@ void run_blocks(Worker& worker, const KernelEntry& k, const LaunchConfig& cfg, v
   tls->block_dim = kiln_cpu::dim3(cfg.block.x, cfg.block.y, cfg.block.z);
   tls->grid_dim = kiln_cpu::dim3(cfg.grid.x, cfg.grid.y, cfg.grid.z);
   tls->dyn_smem = worker.dyn_smem;
-  if (!k.fibers) {
+  if (k.mode == kiln_cpu::mode_loop) {
     tls->api = &kLoopApi;
     tls->exec = const_cast<KernelEntry*>(&k);
     k.run(args, first, last);
@@ -692,16 +811,17 @@ void WorkerPool::launch(const KernelEntry& k, const LaunchConfig& cfg, void** ar
   job.blocks = blocks;
   const std::uint64_t threads_per_block = cfg.block.count();
   // Chunks: small enough to balance and to stop soon on Ctrl-C, large enough to amortise.
-  std::uint64_t per_worker_chunks = k.fibers ? 16 : 8;
+  const bool loop = k.mode == kiln_cpu::mode_loop;
+  std::uint64_t per_worker_chunks = loop ? 8 : 16;
   job.chunk = std::max<std::uint64_t>(1, blocks / (std::uint64_t(size()) * per_worker_chunks));
-  if (!k.fibers && threads_per_block * job.chunk < 256)
+  if (loop && threads_per_block * job.chunk < 256)
     job.chunk = std::min<std::uint64_t>(blocks, (256 + threads_per_block - 1) / threads_per_block);
   int helpers = int(
       std::min<std::uint64_t>(std::uint64_t(size() - 1), (blocks + job.chunk - 1) / job.chunk - 1));
   // Waking a helper costs microseconds: tiny loop-mode grids run on the caller alone.
-  if (!k.fibers && blocks * threads_per_block <= 4096) helpers = 0;
+  if (loop && blocks * threads_per_block <= 4096) helpers = 0;
   std::optional<ScopedAltStack> alt;
-  if (k.fibers) {
+  if (!loop) {
     install_fault_handler();
     alt.emplace(workers_[0]->altstack);
   }

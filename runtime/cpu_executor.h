@@ -1,6 +1,7 @@
 // The cpu backend's executor: a pool of worker threads that run a grid's blocks, and per worker a
-// block runner that runs one block's threads as fibers with GPU barrier and warp semantics.
-// Kernels without barriers or warp operations skip the fibers: the module's own loop runs them.
+// block runner that runs one block's threads as fibers or coroutines with GPU barrier and warp
+// semantics. Kernels without barriers or warp operations skip both: the module's own loop runs
+// them.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -53,8 +54,9 @@ struct KernelEntry {
   std::string name;                          // the name expression, for messages
   kiln_cpu::EntryFn entry = nullptr;         // one thread (fiber mode)
   kiln_cpu::RunFn run = nullptr;             // a range of blocks (loop mode)
+  kiln_cpu::StartFn start = nullptr;         // creates one thread (coroutine mode)
   kiln_cpu::Tls* (*tls)() = nullptr;         // the calling thread's identity record in the module
-  bool fibers = false;                       // threads need barriers / warp operations
+  kiln_cpu::ThreadMode mode = kiln_cpu::mode_loop;
   const Allocations* allocations = nullptr;  // check mode: the backend's live allocations
 };
 

@@ -4,7 +4,7 @@
 // stale cached module is refused instead of misread.
 #pragma once
 
-#define KILN_CPU_ABI_VERSION 3
+#define KILN_CPU_ABI_VERSION 4
 
 namespace kiln_cpu {
 
@@ -18,6 +18,12 @@ struct dim3 {
   constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
   constexpr operator uint3() const { return uint3{x, y, z}; }
 };
+
+// How a kernel's threads run (kiln_entry_<i>_mode): one after another in a loop (no barriers or
+// warp operations), as fibers (each with its own stack), or as C++20 coroutines that suspend at
+// each __syncthreads (the host compiler splits the kernel at its barriers; far cheaper than a
+// fiber switch).
+enum ThreadMode { mode_loop = 0, mode_fibers = 1, mode_coroutines = 2 };
 
 // Operations a kernel thread asks of the runtime's block scheduler.
 enum BarrierOp { barrier_plain = 0, barrier_count = 1, barrier_and = 2, barrier_or = 3 };
@@ -47,6 +53,8 @@ struct Api {
   // Check mode: an out-of-bounds access; code is an address in the module at the access, which
   // the runtime maps to a source line. Does not return.
   void (*out_of_bounds)(void* exec, const char* message, const void* code);
+  // Coroutine mode: memory for a thread's coroutine frame, valid until the block ends.
+  void* (*frame_alloc)(void* exec, unsigned long bytes);
 };
 
 // One per OS thread per module: who the running CUDA thread is. The runtime writes it (per block,
@@ -59,6 +67,13 @@ struct Tls {
   unsigned char* dyn_smem;  // this worker's dynamic shared memory; never moves for a thread
   const Api* api;
   void* exec;  // the runtime's block executor for the running block
+  // Coroutine mode. A thread suspends at every __syncthreads; the runtime resumes each live
+  // thread once per round, so when a round ends every live thread has arrived: the barrier is
+  // released. Threads add their predicates to the round's count/and/or as they arrive; the
+  // runtime moves them to the results when it releases the barrier.
+  void* coroutine;  // the frame of the thread kiln_start_<i> just created
+  int round_count, round_and, round_or;
+  int barrier_count, barrier_and, barrier_or;
 };
 
 // Exported by every module (extern "C"):
@@ -66,12 +81,15 @@ struct Tls {
 //   Tls*         kiln_tls();                     the calling thread's Tls
 //   unsigned     kiln_entry_count();
 //   void         kiln_entry_<i>(void** args);    one thread of kernel i (fiber mode)
+//   void*        kiln_start_<i>(void** args);    coroutine mode: creates one thread of kernel i,
+//                 suspended before its first statement; returns its coroutine frame address
 //   void         kiln_run_<i>(void** args, unsigned long long first, unsigned long long last);
 //                 blocks [first, last) of kernel i, threads as a loop (loop mode)
 //   const char*  kiln_entry_<i>_type();         typeid(decltype(&kernel)).name()
 //   const char*  kiln_entry_<i>_name();         the name expression
-//   int          kiln_entry_<i>_fibers();       1: run its threads as fibers (barriers, warps)
+//   int          kiln_entry_<i>_mode();         its ThreadMode
 using EntryFn = void (*)(void** args);
+using StartFn = void* (*)(void** args);
 using RunFn = void (*)(void** args, unsigned long long first, unsigned long long last);
 
 }  // namespace kiln_cpu

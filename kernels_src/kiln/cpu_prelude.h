@@ -663,3 +663,68 @@ inline void run(void** args, unsigned long long first, unsigned long long last) 
   P::template run<f>(args, first, last, std::make_index_sequence<P::count>{});
 }
 }  // namespace kiln_cpu
+
+// ---- Coroutine mode ------------------------------------------------------------------------
+// Defined by the backend when this module's kernels with barriers can run as coroutines: every
+// __syncthreads in a __global__ body becomes a co_await (and its `return`s co_return), so the
+// compiler splits each kernel at its barriers and a block's threads take turns without a stack
+// each. See docs/cpu-backend.md.
+#ifdef KILN_COROUTINES
+#include <coroutine>
+namespace kiln_cpu {
+// __syncthreads_count/and/or(p): the thread adds p to the round and suspends; the barrier's
+// value is read once the runtime has released it.
+struct BarrierAwait {
+  int predicate;
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<>) const noexcept {
+    tls.round_count += predicate;
+    tls.round_and &= predicate;
+    tls.round_or |= predicate;
+  }
+};
+struct CountAwait : BarrierAwait {
+  int await_resume() const noexcept { return tls.barrier_count; }
+};
+struct AndAwait : BarrierAwait {
+  int await_resume() const noexcept { return tls.barrier_and; }
+};
+struct OrAwait : BarrierAwait {
+  int await_resume() const noexcept { return tls.barrier_or; }
+};
+// __syncthreads(): suspends until the runtime's next round.
+struct SyncAwait {
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<>) const noexcept {}
+  void await_resume() const noexcept {}
+};
+// The promise of a kernel thread: created suspended (the runtime resumes it), its frame in the
+// runtime's per-block arena, its exceptions (traps, check-mode reports) passed to the resumer.
+struct ThreadPromise {
+  ThreadPromise() { tls.coroutine = std::coroutine_handle<ThreadPromise>::from_promise(*this).address(); }
+  static void* operator new(std::size_t bytes) { return tls.api->frame_alloc(tls.exec, bytes); }
+  static void operator delete(void*) noexcept {}  // the arena is reset after the block
+  void get_return_object() noexcept {}
+  std::suspend_always initial_suspend() noexcept { return {}; }
+  std::suspend_always final_suspend() noexcept { return {}; }
+  void return_void() noexcept {}
+  void unhandled_exception() { throw; }
+};
+// Creates one thread of kernel f, suspended; returns its frame address.
+template <auto f>
+inline void* start(void** args) {
+  invoke<f>(args);
+  return tls.coroutine;
+}
+}  // namespace kiln_cpu
+// A void function with a co_await (only kernels here: the backend checked that no barrier is
+// named outside a __global__ body) is a kernel thread.
+template <class... A>
+struct std::coroutine_traits<void, A...> {
+  using promise_type = ::kiln_cpu::ThreadPromise;
+};
+#define __syncthreads() (co_await ::kiln_cpu::SyncAwait{})
+#define __syncthreads_count(p) (co_await ::kiln_cpu::CountAwait{{(p) != 0}})
+#define __syncthreads_and(p) (co_await ::kiln_cpu::AndAwait{{(p) != 0}})
+#define __syncthreads_or(p) (co_await ::kiln_cpu::OrAwait{{(p) != 0}})
+#endif

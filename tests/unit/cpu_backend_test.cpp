@@ -193,19 +193,44 @@ __global__ void k(int* x) { x[threadIdx.x] = 1; CAT(__sync, threads)(); })",
 }
 
 TEST(CpuBackend, SourceScanAndRewrite) {
+  using M = std::vector<kiln_cpu::ThreadMode>;
+  constexpr auto loop = kiln_cpu::mode_loop, fibers = kiln_cpu::mode_fibers,
+                 coroutines = kiln_cpu::mode_coroutines;
   const char* two = R"(
 __global__ void plain(float* x) { x[0] = 1; }
 template <int N> __global__ void tiled(float* x) { __shared__ float s[N]; s[0] = x[0]; __syncthreads(); }
 __global__ void comment(float* x) { /* __syncthreads() */ x[0] = 2; } // __shfl_sync
 )";
-  EXPECT_EQ(cpu::needs_fibers(two, "", {}, {"plain", "tiled<4>", "comment"}),
-            (std::vector<bool>{false, true, false}));
+  EXPECT_EQ(cpu::thread_modes(two, "", {}, {"plain", "tiled<4>", "comment"}),
+            (M{loop, coroutines, loop}));
   const char* helper = R"(
 __device__ float warp_sum(float v) { return v + __shfl_xor_sync(0xffffffff, v, 1); }
 __global__ void k(float* x) { x[0] = warp_sum(x[0]); }
 __global__ void j(float* x) { x[0] = 1; }
 )";
-  EXPECT_EQ(cpu::needs_fibers(helper, "", {}, {"k", "j"}), (std::vector<bool>{true, true}));
+  EXPECT_EQ(cpu::thread_modes(helper, "", {}, {"k", "j"}), (M{fibers, fibers}));
+  // A warp operation, or a lambda beside a barrier, in any kernel: the module's barriers are
+  // fibers (it is built one way), while kernels that synchronise not at all stay loops.
+  const char* warp = R"(
+__global__ void b(float* x) { __syncthreads(); x[0] = 1; }
+__global__ void w(float* x) { x[0] = __shfl_down_sync(0xffffffff, x[0], 1); }
+__global__ void p(float* x) { x[0] = 2; }
+)";
+  EXPECT_EQ(cpu::thread_modes(warp, "", {}, {"b", "w", "p"}), (M{fibers, fibers, loop}));
+  const char* lambda = R"(
+__global__ void l(float* x) { auto f = [](float v) { return v * 2; }; __syncthreads(); x[0] = f(x[0]); }
+)";
+  EXPECT_EQ(cpu::thread_modes(lambda, "", {}, {"l"}), (M{fibers}));
+
+  // Each `return` of a synchronising kernel body becomes co_return; nothing else changes.
+  const char* returns = R"(__device__ int f(int v) { return v; }
+__global__ void r(int* x, int n) { // return
+  if (threadIdx.x >= n) return;
+  printf("return\n"); __syncthreads(); x[0] = f(n); int return_value = 0; (void)return_value; }
+__global__ void q(int* x) { if (!x) return; x[0] = 1; })";
+  std::string rewritten = cpu::rewrite_coroutine_returns(returns);
+  EXPECT_EQ(rewritten, std::string(returns).replace(std::string(returns).find(">= n) return"),
+                                                    12, ">= n) co_return"));
   std::string src = "extern __shared__ __align__(16) float\n  buf[];\nint y;";
   std::string out = cpu::rewrite_extern_shared(src);
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2);

@@ -76,6 +76,27 @@ TEST(CpuCheck, OffByOneIsReportedWithKernelBlockThreadAndLine) {
   checking()->free(out);
 }
 
+// A kernel with barriers (run as coroutines) reports its bad access the same way.
+TEST(CpuCheck, OutOfBoundsAfterABarrierIsReported) {
+  Checked k = build_checked(R"(__global__ void shift(const int* in, int* out, int n) {
+  __shared__ int s[32];
+  int t = threadIdx.x;
+  s[t] = in[t];
+  __syncthreads();
+  out[t + 1] = s[t];
+})",
+                            "shift");
+  EXPECT_EQ(k.kernel->attributes().threads, "coroutines");
+  int* in = static_cast<int*>(checking()->alloc(32 * sizeof(int)));
+  int* out = static_cast<int*>(checking()->alloc(32 * sizeof(int)));
+  std::string m = launch_error(*k.kernel, {1, 1, 1}, {32, 1, 1}, static_cast<const int*>(in), out, 32);
+  EXPECT_NE(m.find("kernel 'shift'"), std::string::npos) << m;
+  EXPECT_NE(m.find("thread (31,0,0) of block (0,0,0)"), std::string::npos) << m;
+  EXPECT_NE(m.find("check_kernel.cu:6"), std::string::npos) << m;
+  checking()->free(in);
+  checking()->free(out);
+}
+
 TEST(CpuCheck, CorrectKernelIsUnaffected) {
   Checked k = build_checked(kCopies, "twice");
   EXPECT_EQ(k.result.signatures[0], "void (*)(float const*, float*, int)");
