@@ -22,6 +22,26 @@ add[{math.ceil(n / 128), 128}](da, db, dout, n)
 local out = dout:copy_to_host()
 for i = 1, n do assert(out[i] == (i - 1) + 0.5, "add: element " .. i) end
 assert(add:info().cache ~= nil and add:info().name == "add")
+if cuda.backend() == "cpu" then
+  -- How the cpu backend runs a block's threads: a loop, coroutines (barriers only) or fibers.
+  assert(add:info().threads == "loop", add:info().threads)
+  local sync = cuda.jit [[
+__global__ void rev(int* x) {
+  __shared__ int s[64];
+  s[threadIdx.x] = x[threadIdx.x];
+  __syncthreads();
+  x[threadIdx.x] = s[63 - threadIdx.x];
+}]]
+  local warp = cuda.jit [[
+__global__ void bcast(int* x) { x[threadIdx.x] = __shfl_sync(0xffffffff, x[threadIdx.x], 3); }]]
+  local x = cuda.to_device(array.arange(64, "int32"))
+  sync[{1, 64}](x)
+  warp[{1, 64}](x)
+  local h = x:copy_to_host()
+  for i = 1, 64 do assert(h[i] == (i <= 32 and 60 or 28), "rev+bcast element " .. i) end
+  assert(sync:info().threads == "coroutines", sync:info().threads)
+  assert(warp:info().threads == "fibers", warp:info().threads)
+end
 
 -- Host arrays are copied in and back (Numba's semantics).
 local hout = array.zeros(n, "float32")
