@@ -715,6 +715,24 @@ void BlockRunner::trap(const char* message) {
 
 // ---- Workers and the pool --------------------------------------------------------------------
 
+kiln_cpu::Tls* KernelEntry::tls() const {
+  void* block = nullptr;
+  if (::dlinfo(module, RTLD_DI_TLS_DATA, &block) != 0 || !block) {
+    touch_tls();  // this thread has not used the module's thread-locals yet
+    if (::dlinfo(module, RTLD_DI_TLS_DATA, &block) != 0 || !block)
+      throw Error("cpu backend: cannot find the kernel module's thread-local data");
+  }
+  return reinterpret_cast<kiln_cpu::Tls*>(static_cast<char*>(block) + tls_offset);
+}
+
+kiln_cpu::Tls* Worker::tls_of(const KernelEntry& k) {
+  if (k.module_id != tls_module_) {
+    tls_ = k.tls();
+    tls_module_ = k.module_id;
+  }
+  return tls_;
+}
+
 Worker::Worker() {
   dyn_smem = static_cast<unsigned char*>(std::aligned_alloc(128, kDynamicSharedBytes));
   altstack = std::malloc(kAltStackBytes);
@@ -729,7 +747,7 @@ Worker::~Worker() {
 
 void run_blocks(Worker& worker, const KernelEntry& k, const LaunchConfig& cfg, void** args,
                 std::uint64_t first, std::uint64_t last) {
-  kiln_cpu::Tls* tls = k.tls();
+  kiln_cpu::Tls* tls = worker.tls_of(k);
   tls->block_dim = kiln_cpu::dim3(cfg.block.x, cfg.block.y, cfg.block.z);
   tls->grid_dim = kiln_cpu::dim3(cfg.grid.x, cfg.grid.y, cfg.grid.z);
   tls->dyn_smem = worker.dyn_smem;

@@ -55,7 +55,12 @@ struct KernelEntry {
   kiln_cpu::EntryFn entry = nullptr;         // one thread (fiber mode)
   kiln_cpu::RunFn run = nullptr;             // a range of blocks (loop mode)
   kiln_cpu::StartFn start = nullptr;         // creates one thread (coroutine mode)
-  kiln_cpu::Tls* (*tls)() = nullptr;         // the calling thread's identity record in the module
+  void* module = nullptr;                    // the module's dlopen handle
+  std::uint64_t module_id = 0;               // unique per loaded module (worker caches' key)
+  std::size_t tls_offset = 0;                // of kiln_cpu::tls in the module's TLS block
+  void (*touch_tls)() = nullptr;             // allocates the calling thread's TLS block
+  // The calling thread's identity record in the module (dlinfo; prefer Worker::tls_of).
+  kiln_cpu::Tls* tls() const;
   kiln_cpu::ThreadMode mode = kiln_cpu::mode_loop;
   const Allocations* allocations = nullptr;  // check mode: the backend's live allocations
 };
@@ -89,6 +94,12 @@ struct Worker {
   unsigned char* dyn_smem = nullptr;  // kDynamicSharedBytes, 128-aligned, fixed for life
   std::unique_ptr<BlockRunner> runner;
   void* altstack = nullptr;  // the signal stack used when a fiber overflows
+  // This worker's Tls in k's module, remembered for the last module it ran.
+  kiln_cpu::Tls* tls_of(const KernelEntry& k);
+
+ private:
+  std::uint64_t tls_module_ = 0;
+  kiln_cpu::Tls* tls_ = nullptr;
 };
 
 // Runs the blocks of one launch on the worker: blocks [first, last) of kernel k.

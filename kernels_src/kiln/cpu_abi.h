@@ -4,7 +4,7 @@
 // stale cached module is refused instead of misread.
 #pragma once
 
-#define KILN_CPU_ABI_VERSION 4
+#define KILN_CPU_ABI_VERSION 5
 
 namespace kiln_cpu {
 
@@ -78,7 +78,11 @@ struct Tls {
 
 // Exported by every module (extern "C"):
 //   unsigned     kiln_abi_version();
-//   Tls*         kiln_tls();                     the calling thread's Tls
+//   void         kiln_touch_tls();               allocates the calling thread's Tls. No function
+//                 returns its address: the runtime finds it with dlinfo(RTLD_DI_TLS_DATA) and
+//                 the offset of the symbol kiln_cpu::tls in the module's symbol table. (An
+//                 address that escapes makes the compiler reload thread identity from memory
+//                 and call __tls_get_addr per thread in loop mode, and stops vectorisation.)
 //   unsigned     kiln_entry_count();
 //   void         kiln_entry_<i>(void** args);    one thread of kernel i (fiber mode)
 //   void*        kiln_start_<i>(void** args);    coroutine mode: creates one thread of kernel i,

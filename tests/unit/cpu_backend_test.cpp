@@ -39,6 +39,35 @@ namespace kiln::cpu_test {
 namespace {
 
 // Written in the style of NVIDIA's NVRTC saxpy sample: extern "C", grid-stride loop, size_t n.
+// Loop mode keeps thread identity in registers and vectorises across threads: every thread of
+// every block shape must still see its own indices, each element written once.
+TEST(CpuBackend, LoopModeThreadIdentityForEveryBlockShape) {
+  Built b = build(R"(
+__global__ void ids(long long* out) {
+  long long block = blockIdx.x + (long long)gridDim.x * (blockIdx.y + (long long)gridDim.y * blockIdx.z);
+  long long t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  long long i = block * (blockDim.x * blockDim.y * blockDim.z) + t;
+  out[i] += 1 + 10 * threadIdx.x + 1000 * threadIdx.y + 100000 * threadIdx.z + 10000000 * block;
+})",
+                  "ids");
+  EXPECT_EQ(b.kernel->attributes().threads, "loop");
+  for (Dim3 block : {Dim3{1, 1, 1}, Dim3{3, 1, 1}, Dim3{33, 1, 1}, Dim3{7, 5, 1}, Dim3{4, 3, 5},
+                     Dim3{1024, 1, 1}}) {
+    for (Dim3 grid : {Dim3{1, 1, 1}, Dim3{5, 1, 1}, Dim3{3, 2, 2}}) {
+      const std::size_t threads = block.count(), n = grid.count() * threads;
+      Buffer<long long> out(n, 0);
+      launch(*b.kernel, grid, block, 0, out.p);
+      auto o = out.host();
+      for (std::size_t i = 0; i < n; ++i) {
+        const long long t = (long long)(i % threads), blk = (long long)(i / threads);
+        const long long x = t % block.x, y = t / block.x % block.y, z = t / (block.x * block.y);
+        ASSERT_EQ(o[i], 1 + 10 * x + 1000 * y + 100000 * z + 10000000 * blk)
+            << "element " << i << " block (" << block.x << "," << block.y << "," << block.z << ")";
+      }
+    }
+  }
+}
+
 TEST(CpuBackend, NvrtcStyleSaxpyRunsUnmodified) {
   Built b = build(R"(
 #include <cuda_runtime.h>
