@@ -468,9 +468,12 @@ int module_set_constant(lua_State* L) {
 
 // ------------------------------------------------------------------------------ reductions
 
-// A reduction kernel for one binary expression in a and b (Numba's @cuda.reduce): each block
-// folds a grid-stride slice and then its threads' values in shared memory; a second launch of
-// one block folds the blocks' results and init.
+// A reduction kernel for one binary expression in a and b (Numba's @cuda.reduce): each thread
+// folds its slice of the input, each block then its threads' values in shared memory, and a
+// second launch of one block folds the blocks' results and init. A thread's slice is
+// grid-strided on a GPU (neighbouring threads read neighbouring elements: coalesced) and
+// contiguous on the cpu backend, where a block's threads run one after another on one core and
+// strided reads would touch a new cache line for every element.
 constexpr const char* kReduceSource = R"(
 template <typename T>
 __device__ __forceinline__ T kiln_reduce_op(T a, T b) { return (KILN_REDUCE_EXPR); }
@@ -483,10 +486,21 @@ __global__ void kiln_reduce(const T* in, T* out, long long n, T init, int use_in
   long long i = (long long)blockIdx.x * blockDim.x + t;
   const long long stride = (long long)gridDim.x * blockDim.x;
   T acc = T();
-  bool have = i < n;
+#ifdef KILN_CPU
+  const long long chunk = (n + stride - 1) / stride;
+  i *= chunk;
+  const long long end = i + chunk < n ? i + chunk : n;
+#else
+  const long long end = n;
+#endif
+  bool have = i < end;
   if (have) {
     acc = in[i];
+#ifdef KILN_CPU
+    for (++i; i < end; ++i) acc = kiln_reduce_op<T>(acc, in[i]);
+#else
     for (i += stride; i < n; i += stride) acc = kiln_reduce_op<T>(acc, in[i]);
+#endif
   }
   value[t] = acc;
   has[t] = have;

@@ -43,6 +43,15 @@ local r = array.random.uniform(12345, { seed = 3, dtype = "float32" })
 assert(maxr(r) == r:max())
 local f = array.random.uniform(1000, { seed = 4 })
 assert(math.abs(sum(f) - f:sum()) < 1e-9)
+-- Sizes around the slices each thread folds (contiguous on the cpu backend): every element
+-- counted once, the last one included.
+for _, n in ipairs { 1, 2, 255, 256, 257, 4095, 4096, 4097, 65537, 1000003 } do
+  local x = array.arange(n, "int64")
+  assert(sum(x) == n * (n - 1) // 2, "sum of arange(" .. n .. ")")
+  assert(maxr(x) == n - 1, "max of arange(" .. n .. ")")
+  local minr = cuda.reduce "a < b ? a : b"
+  assert(minr(cuda.to_device(x)) == 0, "min of arange(" .. n .. ")")
+end
 assert(sum(array.from({ 7 }, "int32")) == 7)
 
 -- Hot edit: a kernel file changes, its next launch recompiles; a broken edit keeps the old build.
