@@ -278,8 +278,9 @@ class CpuModule final : public Module {
       throw Error("cpu backend: kernel module built for ABI " + std::to_string(version()) +
                   ", this kiln uses " + std::to_string(KILN_CPU_ABI_VERSION) + " (stale cache?)");
     if (tls_offset_ < 0) throw Error("cpu backend: the kernel module has no kiln_cpu::tls symbol");
-    long tls = tls_segment_bytes(*so_);
-    static_shared_ = tls < 0 ? -1 : std::max(0L, tls - long(sizeof(kiln_cpu::Tls)));
+    tls_bytes_ = tls_segment_bytes(*so_);
+    static_shared_ =
+        tls_bytes_ < 0 ? -1 : std::max(0L, tls_bytes_ - long(sizeof(kiln_cpu::Tls)));
   }
 
   std::unique_ptr<Program> kernel(const std::string& lowered_name) override {
@@ -295,6 +296,7 @@ class CpuModule final : public Module {
     e.module = so_->handle;
     e.module_id = id_;
     e.tls_offset = std::size_t(tls_offset_);
+    e.tls_bytes = std::size_t(std::max(0L, tls_bytes_));
     e.touch_tls = required_symbol<void (*)()>(*so_, "kiln_touch_tls");
     e.mode = kiln_cpu::ThreadMode(mode());
     if (e.mode == kiln_cpu::mode_coroutines)
@@ -323,6 +325,7 @@ class CpuModule final : public Module {
   std::shared_ptr<SharedObject> so_;
   const cpu::Allocations* allocations_;  // owned by the backend, which outlives the module
   long tls_offset_;                      // of kiln_cpu::tls in the module's TLS block
+  long tls_bytes_ = -1;                  // its TLS block; -1: unknown
   std::uint64_t id_;                     // unique among this backend's modules
   long static_shared_ = -1;
 };

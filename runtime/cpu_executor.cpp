@@ -751,6 +751,9 @@ void run_blocks(Worker& worker, const KernelEntry& k, const LaunchConfig& cfg, v
   tls->block_dim = kiln_cpu::dim3(cfg.block.x, cfg.block.y, cfg.block.z);
   tls->grid_dim = kiln_cpu::dim3(cfg.grid.x, cfg.grid.y, cfg.grid.z);
   tls->dyn_smem = worker.dyn_smem;
+  tls->dyn_smem_bytes = kDynamicSharedBytes;
+  tls->smem_lo = reinterpret_cast<std::uintptr_t>(tls) - k.tls_offset;
+  tls->smem_bytes = k.tls_bytes;
   if (k.mode == kiln_cpu::mode_loop) {
     tls->api = &kLoopApi;
     tls->exec = const_cast<KernelEntry*>(&k);

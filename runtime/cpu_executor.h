@@ -58,6 +58,7 @@ struct KernelEntry {
   void* module = nullptr;                    // the module's dlopen handle
   std::uint64_t module_id = 0;               // unique per loaded module (worker caches' key)
   std::size_t tls_offset = 0;                // of kiln_cpu::tls in the module's TLS block
+  std::size_t tls_bytes = 0;                 // the module's TLS block (static shared memory)
   void (*touch_tls)() = nullptr;             // allocates the calling thread's TLS block
   // The calling thread's identity record in the module (dlinfo; prefer Worker::tls_of).
   kiln_cpu::Tls* tls() const;

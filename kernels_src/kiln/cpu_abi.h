@@ -4,7 +4,7 @@
 // stale cached module is refused instead of misread.
 #pragma once
 
-#define KILN_CPU_ABI_VERSION 5
+#define KILN_CPU_ABI_VERSION 6
 
 namespace kiln_cpu {
 
@@ -65,6 +65,8 @@ struct Tls {
   dim3 block_dim;
   dim3 grid_dim;
   unsigned char* dyn_smem;  // this worker's dynamic shared memory; never moves for a thread
+  unsigned long dyn_smem_bytes;
+  unsigned long smem_lo, smem_bytes;  // the module's thread-local block: static shared memory
   const Api* api;
   void* exec;  // the runtime's block executor for the running block
   // Coroutine mode. A thread suspends at every __syncthreads; the runtime resumes each live

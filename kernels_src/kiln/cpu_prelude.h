@@ -327,9 +327,30 @@ inline void* __cvta_generic_to_shared(const void* p) { return const_cast<void*>(
 
 // ---- Atomics (relaxed, as CUDA's; each returns the old value) ---------------------------------
 namespace kiln_cpu {
+// Whether p is in the running block's shared memory (static: the module's thread-local block;
+// dynamic: the worker's buffer). Only that block's threads touch it, on one OS thread, switching
+// only at barriers and warp operations: an update there needs no bus lock (a locked
+// read-modify-write costs ~20 cycles, and shared-memory histograms are made of them).
+inline bool block_local(const void* p) {
+  const unsigned long a = (unsigned long)p;
+  return a - tls.smem_lo < tls.smem_bytes || a - (unsigned long)tls.dyn_smem < tls.dyn_smem_bytes;
+}
+// *p = f(*p), returning the old value: plainly in shared memory, else atomically.
+template <class T, class F, class A>
+inline __attribute__((always_inline)) T rmw(T* p, F f, A atomic) {
+  if (!block_local(p)) return atomic();
+  T old = *p;
+  *p = f(old);
+  return old;
+}
 // Applies f to *p atomically through a compare-and-swap loop on its bits.
 template <class T, class F>
 inline T atomic_update(T* p, F f) {
+  if (block_local(p)) {
+    T old = *p;
+    *p = f(old);
+    return old;
+  }
   T old = __atomic_load_n(p, __ATOMIC_RELAXED);
   while (!__atomic_compare_exchange_n(p, &old, f(old), true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
@@ -337,6 +358,11 @@ inline T atomic_update(T* p, F f) {
 }
 template <class T, class B, class F>
 inline T atomic_update_bits(T* p, F f) {
+  if (block_local(p)) {
+    T old = *p;
+    *p = f(old);
+    return old;
+  }
   B* bp = reinterpret_cast<B*>(p);
   B old = __atomic_load_n(bp, __ATOMIC_RELAXED);
   while (!__atomic_compare_exchange_n(bp, &old, bit_cast<B>(f(bit_cast<T>(old))), true,
@@ -347,12 +373,30 @@ inline T atomic_update_bits(T* p, F f) {
 }  // namespace kiln_cpu
 
 #define KILN_ATOMIC_INT(T)                                                                    \
-  inline T atomicAdd(T* p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }        \
-  inline T atomicSub(T* p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }        \
-  inline T atomicExch(T* p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }      \
-  inline T atomicAnd(T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }        \
-  inline T atomicOr(T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }          \
-  inline T atomicXor(T* p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }        \
+  inline T atomicAdd(T* p, T v) {                                                             \
+    return kiln_cpu::rmw(p, [v](T o) { return static_cast<T>(o + v); },                                   \
+                         [&] { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); });         \
+  }                                                                                           \
+  inline T atomicSub(T* p, T v) {                                                             \
+    return kiln_cpu::rmw(p, [v](T o) { return static_cast<T>(o - v); },                                   \
+                         [&] { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); });         \
+  }                                                                                           \
+  inline T atomicExch(T* p, T v) {                                                            \
+    return kiln_cpu::rmw(p, [v](T) { return v; },                                             \
+                         [&] { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); });        \
+  }                                                                                           \
+  inline T atomicAnd(T* p, T v) {                                                             \
+    return kiln_cpu::rmw(p, [v](T o) { return static_cast<T>(o & v); },                                   \
+                         [&] { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); });         \
+  }                                                                                           \
+  inline T atomicOr(T* p, T v) {                                                              \
+    return kiln_cpu::rmw(p, [v](T o) { return static_cast<T>(o | v); },                                   \
+                         [&] { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); });          \
+  }                                                                                           \
+  inline T atomicXor(T* p, T v) {                                                             \
+    return kiln_cpu::rmw(p, [v](T o) { return static_cast<T>(o ^ v); },                                   \
+                         [&] { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); });         \
+  }                                                                                           \
   inline T atomicMin(T* p, T v) {                                                             \
     return kiln_cpu::atomic_update(p, [v](T o) { return o < v ? o : v; });                    \
   }                                                                                           \

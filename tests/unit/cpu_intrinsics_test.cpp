@@ -108,6 +108,49 @@ __global__ void k(unsigned* inc, unsigned* dec, int* sum, float* fsum, double* d
   EXPECT_EQ(bits.host()[0], 0xffffffffu);
 }
 
+// Atomics on shared memory (static and dynamic) take the cpu backend's unlocked path: every
+// update must still count, for each kind of update, with threads that switch at barriers.
+TEST(CpuAtomics, SharedMemoryUpdatesAllCount) {
+  Built b = build(R"(
+__global__ void k(unsigned* out, float* fout, int rounds) {
+  __shared__ unsigned bins[8];
+  __shared__ float fsum;
+  __shared__ int lo, hi;
+  extern __shared__ unsigned long long dyn[];
+  const int t = threadIdx.x;
+  if (t < 8) bins[t] = 0;
+  if (t == 0) { fsum = 0; lo = 1 << 30; hi = -1; dyn[0] = 0; dyn[1] = ~0ull; }
+  __syncthreads();
+  for (int r = 0; r < rounds; ++r) {
+    atomicAdd(&bins[(t + r) % 8], 1u);
+    atomicAdd(&fsum, 0.5f);
+    atomicMin(&lo, t + r);
+    atomicMax(&hi, t * r);
+    atomicAdd(&dyn[0], 3ull);
+    atomicAnd(&dyn[1], ~(1ull << ((t + r) % 64)));
+    if (r % 2) __syncthreads();
+  }
+  __syncthreads();
+  if (t < 8) atomicAdd(&out[t], bins[t]);
+  if (t == 0) {
+    atomicAdd(fout, fsum);
+    out[8] = lo; out[9] = hi; out[10] = (unsigned)dyn[0]; out[11] = (unsigned)(dyn[1] != 0);
+  }
+})",
+                  "k");
+  const int threads = 96, blocks = 5, rounds = 6;
+  Buffer<unsigned> out(12, 0);
+  Buffer<float> fout(1, 0.0f);
+  launch(*b.kernel, {blocks}, {threads}, 2 * sizeof(unsigned long long), out.p, fout.p, rounds);
+  auto o = out.host();
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(o[i], unsigned(blocks * threads * rounds / 8)) << i;
+  EXPECT_EQ(fout.host()[0], 0.5f * threads * rounds * blocks);
+  EXPECT_EQ(o[8], 0u);
+  EXPECT_EQ(o[9], unsigned((threads - 1) * (rounds - 1)));
+  EXPECT_EQ(o[10], unsigned(3 * threads * rounds));
+  EXPECT_EQ(o[11], 0u);  // every bit cleared by some thread
+}
+
 TEST(CpuAtomics, IncWrapsAtLimit) {
   Built b = build(R"(
 __global__ void k(unsigned* p, unsigned* old) { old[threadIdx.x] = atomicInc(p, 2u); })",
