@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The cross-backend harness (tests/gpu/cross_backend.sh) on the cpu backend against itself: every
+# case runs and the cpu backend gives the same results twice (atomics across workers included).
+# On a GPU machine the same harness compares cpu with cuda (ctest label gpu).
+# Usage: bash cross_harness.sh /path/to/kiln
+set -euo pipefail
+CROSS_SECOND=cpu exec bash "$(dirname "$0")/../gpu/cross_backend.sh" "$1"

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Cross-backend equivalence (label gpu): runs tests/gpu/lib/cross_cases.lua on the cpu backend and on
+# the cuda backend and compares the results (integers identical, floats within each case's
+# tolerance). Exits 77 (skipped) without a CUDA device. CROSS_SECOND=cpu compares the cpu
+# backend with itself, to check the harness on a machine without a GPU.
+# Usage: bash cross_backend.sh /path/to/kiln
+set -euo pipefail
+kiln=$(realpath "$1")
+here=$(cd "$(dirname "$0")" && pwd)
+second=${CROSS_SECOND:-cuda}
+if [ "$second" = cuda ] && ! KILN_BACKEND=cuda "$kiln" -e '' >/dev/null 2>&1; then
+  echo "SKIP: no CUDA device"
+  exit 77
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+KILN_BACKEND=cpu "$kiln" "$here/lib/cross_cases.lua" run "$work/cpu.lua"
+KILN_BACKEND="$second" "$kiln" "$here/lib/cross_cases.lua" run "$work/second.lua"
+"$kiln" "$here/lib/cross_cases.lua" compare "$work/cpu.lua" "$work/second.lua"

@@ -1,0 +1,185 @@
+-- Cross-backend equivalence: the same kernels with the same inputs on the cpu backend and on a
+-- GPU. `kiln cross_cases.lua run OUT` runs every case on the current backend and writes its
+-- results to OUT (a Lua chunk); `kiln cross_cases.lua compare A B` checks two such files:
+-- integer results identical, float results within each case's stated tolerance. Run by
+-- cross_backend.sh (ctest label gpu).
+local mode, a_path, b_path = arg[1], arg[2], arg[3]
+local function blocks(n, t) return (n + t - 1) // t end
+
+-- Each case: name, tolerance (relative, for |x| > 1; 0: bit-identical), a function returning a
+-- host array, and optionally the fraction of elements allowed to differ beyond it. Sizes are odd
+-- on purpose (partial blocks, tiles and warps).
+local CASES = {}
+local function case(name, tol, run, mismatch)
+  CASES[#CASES + 1] = { name = name, tol = tol, run = run, mismatch = mismatch or 0 }
+end
+local function host(d) return d:copy_to_host() end
+local function lab(file, defines) return cuda.jit_file(file, { defines = defines or {} }) end
+
+-- The labs (kernels_src/).
+local N = 100003
+case("copy", 0, function()
+  local out = cuda.device_array(N, "float32")
+  lab("copy.cu")[{ blocks(N, 256), 256 }](cuda.to_device(array.random.uniform(N, { dtype = "float32", seed = 1 })), out)
+  return host(out)
+end)
+case("julia", 0, function()
+  local d = cuda.device_array({ 45, 67 }, "int32")
+  lab("julia.cu")[{ { blocks(67, 16), blocks(45, 16) }, { 16, 16 } }](d, -0.8, 0.156, -1.6, 1.6, -1.2, 1.2)
+  return host(d)
+end, 0.01)  -- where compilers fuse a*b+c differs, which can change a boundary pixel's count
+for _, b in ipairs { { "blur", "blur.cu", { RADIUS = 4 } }, { "blur_shared", "blur_shared.cu", { RADIUS = 4, TILE = 16 } } } do
+  case(b[1], 1e-5, function()
+    local img = cuda.to_device(array.random.uniform({ 45, 67 }, { dtype = "float32", seed = 2 }))
+    local out = cuda.device_array({ 45, 67 }, "float32")
+    lab(b[2], b[3])[{ { blocks(67, 16), blocks(45, 16) }, { 16, 16 } }](img, out)
+    return host(out)
+  end)
+end
+case("histogram", 0, function()
+  local bins = cuda.to_device(array.zeros(256, "uint32"))
+  lab("histogram.cu", { BINS = 256 })[{ 7, 256 }](cuda.to_device(array.random.integers(0, 256, N, { dtype = "uint8", seed = 3 })), bins)
+  return host(bins)
+end)
+for _, r in ipairs { { "reduce", "reduce.cu" }, { "abs_sum", "abs_sum.cu" } } do
+  case(r[1], 1e-4, function()
+    local x = cuda.to_device(array.random.uniform(N, { low = -1, dtype = "float32", seed = 4 }))
+    local nb = 37
+    local partial, total = cuda.device_array(nb, "float32"), cuda.device_array(1, "float32")
+    local k = lab(r[2], { TPB = 256 })
+    k[{ nb, 256 }](x, partial)
+    k[{ 1, 256 }](partial, total)
+    return host(total)
+  end)
+end
+for _, m in ipairs { { "matmul", "matmul.cu", {} }, { "matmul_tiled", "matmul_tiled.cu", { TPB = 16 } } } do
+  case(m[1], 1e-4, function()
+    local a = cuda.to_device(array.random.uniform({ 37, 53 }, { dtype = "float32", seed = 6 }))
+    local b = cuda.to_device(array.random.uniform({ 53, 29 }, { dtype = "float32", seed = 7 }))
+    local c = cuda.device_array({ 37, 29 }, "float32")
+    lab(m[2], m[3])[{ { blocks(29, 16), blocks(37, 16) }, { 16, 16 } }](a, b, c)
+    return host(c)
+  end)
+end
+case("normalize", 1e-12, function()
+  local y = cuda.device_array(N, "float64")
+  lab("normalize.cu", { TPB = 256 })[{ 1, 256 }](cuda.to_device(array.random.uniform(N, { dtype = "float64", seed = 8 })), y)
+  return host(y)
+end)
+
+-- Warp operations, barriers and atomics, as the cpu backend's unit tests use them.
+case("warp", 0, function()
+  local k = cuda.jit [[
+__global__ void warp(int* out) {
+  const int t = threadIdx.x, lane = t % 32;
+  int v = t * 7 + 3;
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  int up = __shfl_up_sync(0xffffffffu, t, 3), down = __shfl_down_sync(0xffffffffu, t, 5);
+  int seg = __shfl_sync(0xffffffffu, t, 2, 8);
+  unsigned ballot = __ballot_sync(0xffffffffu, t % 3 == 0);
+  int any = __any_sync(0xffffffffu, t == 40), all = __all_sync(0xffffffffu, t < 1000);
+  int base = t * 8;
+  out[base] = v; out[base + 1] = up; out[base + 2] = down; out[base + 3] = seg;
+  out[base + 4] = (int)ballot; out[base + 5] = any; out[base + 6] = all; out[base + 7] = lane;
+}]]
+  local out = cuda.device_array(96 * 8, "int32")
+  k[{ 1, 96 }](out)
+  return host(out)
+end)
+case("barriers", 0, function()
+  local k = cuda.jit [[
+__global__ void barriers(int* out, int n) {
+  __shared__ int s[128];
+  const int t = threadIdx.x;
+  int acc = 0;
+  for (int r = 0; r < 6; ++r) {
+    const int live = 128 - 16 * r;
+    if (t >= live) { out[blockIdx.x * 128 + t] = acc; return; }
+    s[t] = t * (r + 1) + blockIdx.x;
+    __syncthreads();
+    int v = s[(t + 1) % live];
+    int c = __syncthreads_count(t % 3 == 0);
+    int a = __syncthreads_and(t < n), o = __syncthreads_or(t == r);
+    acc += v + c + 10 * a + 100 * o;
+  }
+  out[blockIdx.x * 128 + t] = acc;
+}]]
+  local out = cuda.device_array(3 * 128, "int32")
+  k[{ 3, 128 }](out, 100)
+  return host(out)
+end)
+case("atomics", 0, function()
+  local k = cuda.jit [[
+__global__ void atomics(unsigned* out, int n) {
+  __shared__ unsigned bins[16];
+  const int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  if (t < 16) bins[t] = 0;
+  __syncthreads();
+  if (i < n) {
+    atomicAdd(&bins[(i * 7) % 16], 1u);
+    atomicAdd(&out[0], (unsigned)i);
+    atomicMax(&out[1], (unsigned)((i * 37) % 1001));
+    atomicMin(&out[2], (unsigned)((i * 13) % 997 + 5));
+    atomicInc(&out[3], 100u);
+    atomicOr(&out[4], 1u << (i % 32));
+    atomicXor(&out[5], (unsigned)i);
+  }
+  __syncthreads();
+  if (t < 16) atomicAdd(&out[8 + t], bins[t]);
+}]]
+  local init = array.zeros(24, "uint32")
+  init[3] = 4000000000
+  local out = cuda.to_device(init)
+  k[{ blocks(5000, 128), 128 }](out, 5000)
+  return host(out)  -- each result is independent of the order of the updates
+end)
+
+-- Writes a result table as a Lua chunk: name = { dtype, v1, v2, ... }.
+local function write(path, results)
+  local f = assert(io.open(path, "w"))
+  f:write("return {\n")
+  for _, c in ipairs(CASES) do
+    local h = results[c.name]
+    local flat = h:reshape({ h.size })
+    local parts = {}
+    for i = 1, flat.size do parts[i] = ("%.17g"):format(flat[i]) end
+    f:write(("  [%q] = { %q, %s },\n"):format(c.name, h.dtype, table.concat(parts, ", ")))
+  end
+  f:write("}\n")
+  f:close()
+end
+
+if mode == "run" then
+  local results = {}
+  for _, c in ipairs(CASES) do results[c.name] = c.run() end
+  write(a_path, results)
+  print(("cross_cases: %d cases on %s -> %s"):format(#CASES, cuda.backend(), a_path))
+elseif mode == "compare" then
+  local a, b = dofile(a_path), dofile(b_path)
+  local failed = 0
+  for _, c in ipairs(CASES) do
+    local x, y = a[c.name], b[c.name]
+    local why
+    if not x or not y then
+      why = "missing"
+    elseif #x ~= #y or x[1] ~= y[1] then
+      why = ("shape or dtype differ (%s %d, %s %d)"):format(x[1], #x - 1, y[1], #y - 1)
+    else
+      local differ, first = 0, nil
+      for i = 2, #x do
+        if math.abs(x[i] - y[i]) > c.tol * math.max(1, math.abs(x[i])) then
+          differ = differ + 1
+          first = first or ("element %d: %.9g vs %.9g"):format(i - 1, x[i], y[i])
+        end
+      end
+      if differ > c.mismatch * (#x - 1) then
+        why = ("%d of %d elements beyond tolerance %g (first: %s)"):format(differ, #x - 1, c.tol, first)
+      end
+    end
+    print(("%-14s %s"):format(c.name, why or "same"))
+    if why then failed = failed + 1 end
+  end
+  assert(failed == 0, failed .. " case(s) differ between the backends")
+else
+  error("usage: kiln cross_cases.lua run OUT | compare A B")
+end
