@@ -22,18 +22,8 @@ local seed_reduce = cuda.reduce("b < 0 ? a - b : a + b")
 local abs_reduce = cuda.reduce("(a < 0 ? -a : a) + (b < 0 ? -b : b)")
 local k = cuda.jit_file("abs_sum.cu", { defines = { TPB = TPB } })
 
-local scratch = {}
-local function hand_abs_sum(d)
-  local blocks = math.min(1024, labs.blocks(d.size, TPB))
-  local s = scratch[blocks]
-  if not s then
-    s = { partial = cuda.device_array(blocks, d.dtype), result = cuda.device_array(1, d.dtype) }
-    scratch[blocks] = s
-  end
-  k[{ blocks, TPB }](d, s.partial)
-  k[{ 1, TPB }](s.partial, s.result) -- the partials are >= 0, so |p| = p
-  return s.result:copy_to_host()[1]
-end
+-- Pass 2 folds the partials with the same kernel: they are >= 0, so |p| = p.
+local hand_abs_sum = labs.two_pass(k, TPB)
 
 -- The serial host loop: what numpy_reduce / an unparallelised loop does.
 local function serial_abs_sum(values)

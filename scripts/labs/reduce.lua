@@ -17,18 +17,7 @@ local sum_reduce = cuda.reduce("a + b")
 local k = cuda.jit_file("reduce.cu", { defines = { TPB = TPB } })
 
 -- The hand-written reduction: pass 1 leaves one partial sum per block, pass 2 adds them.
-local scratch = {}
-local function hand_sum(d)
-  local blocks = math.min(1024, labs.blocks(d.size, TPB))
-  local s = scratch[blocks]
-  if not s then
-    s = { partial = cuda.device_array(blocks, d.dtype), result = cuda.device_array(1, d.dtype) }
-    scratch[blocks] = s
-  end
-  k[{ blocks, TPB }](d, s.partial)
-  k[{ 1, TPB }](s.partial, s.result)
-  return s.result:copy_to_host()[1]
-end
+local hand_sum = labs.two_pass(k, TPB)
 
 -- The blank run the seed recommends: compile on tiny data first.
 local blank = sum_reduce(array.from({ 1, 2, 3, 4, 5, 6, 7, 8, 9 }, "float32"))

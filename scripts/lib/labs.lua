@@ -157,6 +157,25 @@ function M.blocks(n, tpb)
   return (n + tpb - 1) // tpb
 end
 
+-- A two-pass block reduction with kernel k, tpb threads per block: pass 1 leaves one partial
+-- result per block (at most 1024 blocks), pass 2 folds them in one block. Returns f(d) -> the
+-- result as a Lua value; the scratch arrays are made once per block count and dtype.
+function M.two_pass(k, tpb)
+  local scratch = {}
+  return function(d)
+    local blocks = math.min(1024, M.blocks(d.size, tpb))
+    local key = blocks .. " " .. d.dtype
+    local s = scratch[key]
+    if not s then
+      s = { partial = cuda.device_array(blocks, d.dtype), result = cuda.device_array(1, d.dtype) }
+      scratch[key] = s
+    end
+    k[{ blocks, tpb }](d, s.partial)
+    k[{ 1, tpb }](s.partial, s.result)
+    return s.result:copy_to_host()[1]
+  end
+end
+
 -- Writes rows (a list of tables) to a CSV file with the given column names.
 function M.write_csv(path, columns, rows)
   local f = assert(io.open(path, "w"))
