@@ -20,9 +20,12 @@ for a in "$@"; do
   esac
 done
 
-# Build (Release) what the benchmarks run.
-if [[ ! -f build/build.ninja ]]; then cmake --preset release >/dev/null; fi
-cmake --build build -j2 --target kiln kiln_bench_micro kiln_proc_timer >/dev/null
+# Build (Release) what the benchmarks run, unless KILN_BENCH_NO_BUILD=1 (binaries built elsewhere:
+# scripts/gpu_bundle.sh).
+if [[ "${KILN_BENCH_NO_BUILD:-0}" != 1 ]]; then
+  if [[ ! -f build/build.ninja ]]; then cmake --preset release >/dev/null; fi
+  cmake --build build -j2 --target kiln kiln_bench_micro kiln_proc_timer >/dev/null
+fi
 kiln="$root/build/kiln"
 timer="$root/build/bench/kiln_proc_timer"
 micro="$root/build/bench/kiln_bench_micro"

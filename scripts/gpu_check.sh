@@ -4,6 +4,7 @@
 # --full) and the benchmarks (bench/run.sh), and writes everything to
 # bench/results/<date>-<gpu name>.md. Exits non-zero when a test failed.
 # Usage: scripts/gpu_check.sh [--no-build] [--no-bench]
+# On a machine that cannot install kiln's packages, build here first: scripts/gpu_bundle.sh.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -50,6 +51,7 @@ if ((build)); then
     exit 1
   fi
 fi
+((build)) || export KILN_BENCH_NO_BUILD=1  # bench/run.sh uses the binaries as they are
 kiln="$root/build/kiln"
 { echo "## kiln --info"; echo; fenced <("$kiln" --info 2>&1 || true); echo; } >>"$report"
 

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Prepares a GPU check on a machine that cannot install packages (the device machines lent to
+# kiln's sessions start bare, with the CUDA toolkit, CMake and a C++ compiler but no Lua, Boost or
+# libedit): builds build/ here and copies the shared libraries kiln's binaries need beyond the
+# C and C++ runtimes into .gpu/lib (git-ignored). Then, on that machine, with build/ and .gpu
+# carried beside the source tree, one command runs the whole check:
+#   ln -sfn "$PWD" /work/main; export LD_LIBRARY_PATH=$PWD/.gpu/lib; scripts/gpu_check.sh --no-build
+# (the link because build/ names this checkout's absolute paths). See docs/cuda-backend.md.
+# Usage: scripts/gpu_bundle.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh >/dev/null
+cmake --build --preset release --target kiln kiln_unit_tests kiln_bench_micro kiln_proc_timer >/dev/null
+rm -rf .gpu
+mkdir -p .gpu/lib
+binaries=(build/kiln build/tests/kiln_unit_tests build/bench/kiln_bench_micro build/bench/kiln_proc_timer)
+# Every library ldd resolves, except the C and C++ runtimes (the other machine has its own,
+# as new or newer: it must not get these).
+ldd "${binaries[@]}" | awk '/=>/ && $3 ~ /^\// {print $3}' | sort -u | while read -r lib; do
+  case "$(basename "$lib")" in
+    libc.so.* | libm.so.* | libstdc++.so.* | libgcc_s.so.* | ld-linux* | libpthread.so.* | libdl.so.* | librt.so.*) ;;
+    *) cp -L "$lib" .gpu/lib/ ;;
+  esac
+done
+echo "gpu_bundle: $(ls .gpu/lib | wc -l) libraries in .gpu/lib ($(du -sh .gpu | cut -f1)); build/ is $(du -sh build | cut -f1)"
+echo "gpu_bundle: on the GPU machine, carry build and .gpu, then run:"
+echo '  ln -sfn "$PWD" '"$PWD"'; export LD_LIBRARY_PATH=$PWD/.gpu/lib; scripts/gpu_check.sh --no-build'
