@@ -158,7 +158,7 @@ F required_symbol(const SharedObject& so, const std::string& name) {
 // Bytes of the module's thread-local segment (its static __shared__ arrays live there).
 long tls_segment_bytes(const SharedObject& so) {
   Dl_info info{};
-  void* sym = so.symbol("kiln_touch_tls");
+  void* sym = so.symbol("kiln_set_launch");
   if (!sym || !::dladdr(sym, &info)) return -1;
   struct Query {
     void* base;
@@ -178,37 +178,6 @@ long tls_segment_bytes(const SharedObject& so) {
       },
       &q);
   return q.bytes;
-}
-
-// The offset in the module's thread-local block of its `kiln_cpu::tls` (a static, so a local
-// symbol of the ELF symbol table, whose value for a TLS symbol is that offset); -1 when the
-// image has no such symbol. Every read is bounds-checked: the image may come from disk.
-long tls_symbol_offset(std::string_view image) {
-  auto read = [&](std::size_t at, auto& out) {
-    if (at > image.size() || image.size() - at < sizeof out) return false;
-    std::memcpy(&out, image.data() + at, sizeof out);
-    return true;
-  };
-  ElfW(Ehdr) eh;
-  if (!read(0, eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
-      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(ElfW(Shdr)))
-    return -1;
-  for (std::size_t i = 0; i < eh.e_shnum; ++i) {
-    ElfW(Shdr) symtab, strtab;
-    if (!read(eh.e_shoff + i * sizeof symtab, symtab)) return -1;
-    if (symtab.sh_type != SHT_SYMTAB || symtab.sh_entsize != sizeof(ElfW(Sym)) ||
-        !read(eh.e_shoff + std::size_t(symtab.sh_link) * sizeof strtab, strtab))
-      continue;
-    for (std::size_t k = 0; k < symtab.sh_size / sizeof(ElfW(Sym)); ++k) {
-      ElfW(Sym) sym;
-      if (!read(symtab.sh_offset + k * sizeof sym, sym)) return -1;
-      if (ELF64_ST_TYPE(sym.st_info) != STT_TLS || sym.st_name >= strtab.sh_size) continue;
-      std::string_view names = image.substr(std::min<std::size_t>(strtab.sh_offset, image.size()));
-      std::string_view name = names.substr(std::min<std::size_t>(sym.st_name, names.size()));
-      if (name.substr(0, name.find('\0')) == "_ZN8kiln_cpuL3tlsE") return long(sym.st_value);
-    }
-  }
-  return -1;
 }
 
 // ---- Streams and events ----------------------------------------------------------------------
@@ -267,17 +236,15 @@ class CpuProgram final : public Program {
 class CpuModule final : public Module {
  public:
   CpuModule(std::shared_ptr<CpuBackend> backend, std::shared_ptr<SharedObject> so,
-            const cpu::Allocations* allocations, long tls_offset, std::uint64_t id)
+            const cpu::Allocations* allocations, std::uint64_t id)
       : backend_(std::move(backend)),
         so_(std::move(so)),
         allocations_(allocations),
-        tls_offset_(tls_offset),
         id_(id) {
     auto version = required_symbol<unsigned (*)()>(*so_, "kiln_abi_version");
     if (version() != KILN_CPU_ABI_VERSION)
       throw Error("cpu backend: kernel module built for ABI " + std::to_string(version()) +
                   ", this kiln uses " + std::to_string(KILN_CPU_ABI_VERSION) + " (stale cache?)");
-    if (tls_offset_ < 0) throw Error("cpu backend: the kernel module has no kiln_cpu::tls symbol");
     tls_bytes_ = tls_segment_bytes(*so_);
     static_shared_ =
         tls_bytes_ < 0 ? -1 : std::max(0L, tls_bytes_ - long(sizeof(kiln_cpu::Tls)));
@@ -295,12 +262,15 @@ class CpuModule final : public Module {
     e.name = name();
     e.module = so_->handle;
     e.module_id = id_;
-    e.tls_offset = std::size_t(tls_offset_);
     e.tls_bytes = std::size_t(std::max(0L, tls_bytes_));
-    e.touch_tls = required_symbol<void (*)()>(*so_, "kiln_touch_tls");
+    e.set_launch = required_symbol<void (*)(const kiln_cpu::Tls*)>(*so_, "kiln_set_launch");
+    e.set_thread = required_symbol<void (*)(kiln_cpu::uint3)>(*so_, "kiln_set_thread");
+    e.get_launch = required_symbol<void (*)(kiln_cpu::Tls*)>(*so_, "kiln_get_launch");
     e.mode = kiln_cpu::ThreadMode(mode());
-    if (e.mode == kiln_cpu::mode_coroutines)
+    if (e.mode == kiln_cpu::mode_coroutines) {
       e.start = required_symbol<kiln_cpu::StartFn>(*so_, "kiln_start_" + lowered_name.substr(11));
+      e.resume = required_symbol<int (*)(void*, kiln_cpu::uint3)>(*so_, "kiln_resume");
+    }
     e.allocations = allocations_;
     return std::make_unique<CpuProgram>(backend_, so_, std::move(e), static_shared_);
   }
@@ -324,7 +294,6 @@ class CpuModule final : public Module {
   std::shared_ptr<CpuBackend> backend_;
   std::shared_ptr<SharedObject> so_;
   const cpu::Allocations* allocations_;  // owned by the backend, which outlives the module
-  long tls_offset_;                      // of kiln_cpu::tls in the module's TLS block
   long tls_bytes_ = -1;                  // its TLS block; -1: unknown
   std::uint64_t id_;                     // unique among this backend's modules
   long static_shared_ = -1;
@@ -517,7 +486,11 @@ std::string CpuBackend::translation_unit(const CompileRequest& request,
       "\n#line 1 \"<kiln entry points>\"\n#define KILN_EXPORT extern \"C\" "
       "__attribute__((visibility(\"default\")))\n";
   tu += "KILN_EXPORT unsigned kiln_abi_version() { return KILN_CPU_ABI_VERSION; }\n";
-  tu += "KILN_EXPORT void kiln_touch_tls() { kiln_cpu::tls.coroutine = nullptr; }\n";
+  tu += "KILN_EXPORT void kiln_set_launch(const kiln_cpu::Tls* t) { kiln_cpu::tls = *t; }\n";
+  tu += "KILN_EXPORT void kiln_set_thread(kiln_cpu::uint3 t) { kiln_cpu::tls.thread_idx = t; }\n";
+  tu += "KILN_EXPORT void kiln_get_launch(kiln_cpu::Tls* t) { *t = kiln_cpu::tls; }\n";
+  if (coroutines)
+    tu += "KILN_EXPORT int kiln_resume(void* f, kiln_cpu::uint3 t) { return kiln_cpu::resume(f, t); }\n";
   tu += "KILN_EXPORT unsigned kiln_entry_count() { return " +
         std::to_string(request.name_expressions.size()) + "; }\n";
   for (std::size_t i = 0; i < request.name_expressions.size(); ++i) {
@@ -648,7 +621,6 @@ std::unique_ptr<Module> CpuBackend::load(const CompileResult& compiled) {
     done += std::size_t(n);
   }
   return std::make_unique<CpuModule>(shared_from_this(), open_memfd_object(fd), allocations(),
-                                     tls_symbol_offset({compiled.image.data(), compiled.image.size()}),
                                      ++modules_loaded_);
 }
 

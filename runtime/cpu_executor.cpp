@@ -138,7 +138,10 @@ bool FiberStacks::is_guard(const void* addr) const {
 class BlockRunner {
  public:
   explicit BlockRunner(Worker& worker) : worker_(worker) {}
-  void run(const KernelEntry& k, kiln_cpu::Tls* tls, void** args, kiln_cpu::uint3 block);
+  // Runs one block; launch holds the launch's thread identity record (block_idx is set here).
+  void run(const KernelEntry& k, const kiln_cpu::Tls& launch, void** args, kiln_cpu::uint3 block);
+  void barrier_vote(int predicate);
+  int barrier_value(int op) const;
 
   int barrier(int op, int predicate);
   void* frame_alloc(std::size_t bytes);
@@ -188,7 +191,7 @@ class BlockRunner {
 
   Worker& worker_;
   const KernelEntry* kernel_ = nullptr;
-  kiln_cpu::Tls* tls_ = nullptr;
+  kiln_cpu::Tls launch_{};  // what the module's Tls holds for this block
   void** args_ = nullptr;
   std::vector<Fiber> fibers_;
   std::vector<Warp> warps_;
@@ -270,6 +273,12 @@ unsigned long long api_warp(void* exec, int op, unsigned mask, unsigned long lon
 void* api_frame_alloc(void* exec, unsigned long bytes) {
   return static_cast<BlockRunner*>(exec)->frame_alloc(bytes);
 }
+void api_barrier_vote(void* exec, int predicate) {
+  static_cast<BlockRunner*>(exec)->barrier_vote(predicate);
+}
+int api_barrier_result(void* exec, int op) {
+  return static_cast<BlockRunner*>(exec)->barrier_value(op);
+}
 void api_trap(void* exec, const char* message) {
   static_cast<BlockRunner*>(exec)->trap(message);
 }
@@ -282,9 +291,9 @@ int api_bounds(void* exec, const void* p, const void** lo, const void** hi) {
 void api_out_of_bounds(void* exec, const char* message, const void* code) {
   static_cast<BlockRunner*>(exec)->out_of_bounds(message, code);
 }
-const kiln_cpu::Api kFiberApi{KILN_CPU_ABI_VERSION, api_barrier, api_warp,
-                              api_trap,             api_bounds,  api_out_of_bounds,
-                              api_frame_alloc};
+const kiln_cpu::Api kFiberApi{KILN_CPU_ABI_VERSION, api_barrier,      api_warp,
+                              api_trap,             api_bounds,       api_out_of_bounds,
+                              api_frame_alloc,      api_barrier_vote, api_barrier_result};
 
 // Loop mode: the kernel was judged free of barriers; exec is the KernelEntry.
 std::string loop_where(const KernelEntry& k, const kiln_cpu::Tls& t) {
@@ -293,12 +302,15 @@ std::string loop_where(const KernelEntry& k, const kiln_cpu::Tls& t) {
 bool single_thread(const kiln_cpu::Tls& t) {
   return t.block_dim.x * t.block_dim.y * t.block_dim.z == 1;
 }
-kiln_cpu::Tls& loop_tls(void* exec) {
-  return *static_cast<const KernelEntry*>(exec)->tls();
+// Loop mode: the module's Tls (who the running thread is, the launch's shape).
+kiln_cpu::Tls loop_tls(void* exec) {
+  kiln_cpu::Tls t{};
+  static_cast<const KernelEntry*>(exec)->get_launch(&t);
+  return t;
 }
 [[noreturn]] void loop_unsupported(void* exec, const char* what) {
   auto& k = *static_cast<const KernelEntry*>(exec);
-  throw Error(loop_where(k, *k.tls()) + ": " + what +
+  throw Error(loop_where(k, loop_tls(exec)) + ": " + what +
               " reached, but the cpu backend found no barrier or warp operation in the kernel's "
               "source and runs its threads one after another; write the call in the kernel's own "
               "source (or a header it includes with quotes)");
@@ -325,35 +337,41 @@ unsigned long long loop_warp(void* exec, int op, unsigned, unsigned long long v,
 }
 void loop_trap(void* exec, const char* message) {
   auto& k = *static_cast<const KernelEntry*>(exec);
-  throw Error(loop_where(k, *k.tls()) + ": " + message);
+  throw Error(loop_where(k, loop_tls(exec)) + ": " + message);
 }
 int loop_bounds(void* exec, const void* p, const void** lo, const void** hi) {
   return bounds_of(*static_cast<const KernelEntry*>(exec), p, lo, hi);
 }
 void loop_out_of_bounds(void* exec, const char* message, const void* code) {
   auto& k = *static_cast<const KernelEntry*>(exec);
-  throw OutOfBounds(loop_where(k, *k.tls()), message, code);
+  throw OutOfBounds(loop_where(k, loop_tls(exec)), message, code);
 }
 void* loop_frame_alloc(void* exec, unsigned long) {
   loop_unsupported(exec, "a coroutine");
 }
-const kiln_cpu::Api kLoopApi{KILN_CPU_ABI_VERSION, loop_barrier, loop_warp,
-                             loop_trap,            loop_bounds,  loop_out_of_bounds,
-                             loop_frame_alloc};
+void loop_barrier_vote(void* exec, int) {
+  loop_unsupported(exec, "a coroutine's barrier");
+}
+int loop_barrier_result(void* exec, int) {
+  loop_unsupported(exec, "a coroutine's barrier");
+}
+const kiln_cpu::Api kLoopApi{KILN_CPU_ABI_VERSION, loop_barrier,      loop_warp,
+                             loop_trap,            loop_bounds,       loop_out_of_bounds,
+                             loop_frame_alloc,     loop_barrier_vote, loop_barrier_result};
 
 }  // namespace
 
 std::string BlockRunner::where(unsigned fiber) const {
   return "kernel '" + kernel_->name + "': thread " + dims(fibers_[fiber].tid) + " of block " +
-         dims(tls_->block_idx);
+         dims(launch_.block_idx);
 }
 
-void BlockRunner::run(const KernelEntry& k, kiln_cpu::Tls* tls, void** args,
+void BlockRunner::run(const KernelEntry& k, const kiln_cpu::Tls& launch, void** args,
                       kiln_cpu::uint3 block) {
   kernel_ = &k;
-  tls_ = tls;
   args_ = args;
-  const kiln_cpu::dim3 b = tls->block_dim;
+  launch_ = launch;
+  const kiln_cpu::dim3 b = launch.block_dim;
   n_ = b.x * b.y * b.z;
   coroutines_ = k.mode == kiln_cpu::mode_coroutines;
   worker_.stacks.reserve(coroutines_ ? 1 : n_);
@@ -372,9 +390,10 @@ void BlockRunner::run(const KernelEntry& k, kiln_cpu::Tls* tls, void** args,
   acc_and_ = 1;
   aborted_ = false;
   error_ = nullptr;
-  tls->block_idx = block;
-  tls->exec = this;
-  tls->api = &kFiberApi;
+  launch_.block_idx = block;
+  launch_.exec = this;
+  launch_.api = &kFiberApi;
+  k.set_launch(&launch_);
   if (coroutines_) start_coroutines();
 
   t_runner = this;
@@ -415,7 +434,6 @@ void BlockRunner::start_coroutines() {
   frames_.resize(n_);
   for (unsigned i = 0; i < n_; ++i) {
     cur_ = i;
-    tls_->thread_idx = fibers_[i].tid;
     frames_[i] = kernel_->start(args_);
   }
 }
@@ -436,32 +454,45 @@ void BlockRunner::sweep_main(ctx::transfer_t t) {
 void BlockRunner::sweep() {
   live_list_.resize(n_);
   for (unsigned i = 0; i < n_; ++i) live_list_[i] = i;
-  kiln_cpu::Tls& tls = *tls_;
-  tls.round_count = tls.round_or = 0;
-  tls.round_and = 1;
   while (!live_list_.empty()) {
     std::size_t kept = 0;
     for (unsigned i : live_list_) {
       cur_ = i;
-      tls.thread_idx = fibers_[i].tid;
-      auto thread = std::coroutine_handle<>::from_address(frames_[i]);
+      int returned;
       try {
-        thread.resume();
+        returned = kernel_->resume(frames_[i], fibers_[i].tid);
       } catch (...) {
         error_ = std::current_exception();
         aborted_ = true;
         return;
       }
-      if (!thread.done()) live_list_[kept++] = i;
+      if (!returned) live_list_[kept++] = i;
     }
     live_list_.resize(kept);
-    tls.barrier_count = tls.round_count;
-    tls.barrier_and = tls.round_and;
-    tls.barrier_or = tls.round_or;
-    tls.round_count = tls.round_or = 0;
-    tls.round_and = 1;
+    release_barrier();
   }
   done_ = n_;
+}
+
+// Coroutine mode: the running thread's predicate at the barrier it arrives at.
+void BlockRunner::barrier_vote(int predicate) {
+  acc_count_ += predicate;
+  acc_and_ &= predicate;
+  acc_or_ |= predicate;
+}
+
+// The value of the barrier passed last (op: a kiln_cpu::BarrierOp).
+int BlockRunner::barrier_value(int op) const {
+  switch (op) {
+    case kiln_cpu::barrier_count:
+      return res_count_;
+    case kiln_cpu::barrier_and:
+      return res_and_;
+    case kiln_cpu::barrier_or:
+      return res_or_;
+    default:
+      return 0;
+  }
 }
 
 // Coroutine mode: destroys every thread's frame (finished or suspended at a barrier).
@@ -497,7 +528,7 @@ std::string BlockRunner::deadlock_message() const {
     if (fibers_[i].state == State::barrier && at_barrier++ == 0) first_barrier = i;
     if (fibers_[i].state == State::warp && at_warp++ == 0) first_warp = i;
   }
-  std::string m = "kernel '" + kernel_->name + "': deadlock in block " + dims(tls_->block_idx) +
+  std::string m = "kernel '" + kernel_->name + "': deadlock in block " + dims(launch_.block_idx) +
                   ": " + std::to_string(at_barrier) + " thread(s) wait at __syncthreads";
   if (first_barrier < n_) m += " (first: thread " + dims(fibers_[first_barrier].tid) + ")";
   m += ", " + std::to_string(at_warp) + " at a warp operation";
@@ -535,7 +566,7 @@ void BlockRunner::switch_to(ctx::fcontext_t* save, unsigned next) {
     Fiber& f = fibers_[next];
     if (!f.ctx) f.ctx = ctx::make_fcontext(worker_.stacks.top(next), kFiberStackBytes, fiber_main);
     f.state = State::running;
-    tls_->thread_idx = f.tid;
+    kernel_->set_thread(f.tid);
     target = f.ctx;
   }
   cur_ = next;
@@ -602,16 +633,7 @@ int BlockRunner::barrier(int op, int predicate) {
     f.gen = gen_;
     wait();
   }
-  switch (op) {
-    case kiln_cpu::barrier_count:
-      return res_count_;
-    case kiln_cpu::barrier_and:
-      return res_and_;
-    case kiln_cpu::barrier_or:
-      return res_or_;
-    default:
-      return 0;
-  }
+  return barrier_value(op);
 }
 
 unsigned long long BlockRunner::warp(int op, unsigned mask, unsigned long long value, int param,
@@ -715,22 +737,17 @@ void BlockRunner::trap(const char* message) {
 
 // ---- Workers and the pool --------------------------------------------------------------------
 
-kiln_cpu::Tls* KernelEntry::tls() const {
-  void* block = nullptr;
-  if (::dlinfo(module, RTLD_DI_TLS_DATA, &block) != 0 || !block) {
-    touch_tls();  // this thread has not used the module's thread-locals yet
-    if (::dlinfo(module, RTLD_DI_TLS_DATA, &block) != 0 || !block)
+std::uintptr_t Worker::static_shared_of(const KernelEntry& k) {
+  if (k.module_id != smem_module_) {
+    const kiln_cpu::Tls blank{};
+    k.set_launch(&blank);  // the module's thread-locals exist for this thread once it has run
+    void* block = nullptr;
+    if (::dlinfo(k.module, RTLD_DI_TLS_DATA, &block) != 0 || !block)
       throw Error("cpu backend: cannot find the kernel module's thread-local data");
+    smem_ = reinterpret_cast<std::uintptr_t>(block);
+    smem_module_ = k.module_id;
   }
-  return reinterpret_cast<kiln_cpu::Tls*>(static_cast<char*>(block) + tls_offset);
-}
-
-kiln_cpu::Tls* Worker::tls_of(const KernelEntry& k) {
-  if (k.module_id != tls_module_) {
-    tls_ = k.tls();
-    tls_module_ = k.module_id;
-  }
-  return tls_;
+  return smem_;
 }
 
 Worker::Worker() {
@@ -747,23 +764,24 @@ Worker::~Worker() {
 
 void run_blocks(Worker& worker, const KernelEntry& k, const LaunchConfig& cfg, void** args,
                 std::uint64_t first, std::uint64_t last) {
-  kiln_cpu::Tls* tls = worker.tls_of(k);
-  tls->block_dim = kiln_cpu::dim3(cfg.block.x, cfg.block.y, cfg.block.z);
-  tls->grid_dim = kiln_cpu::dim3(cfg.grid.x, cfg.grid.y, cfg.grid.z);
-  tls->dyn_smem = worker.dyn_smem;
-  tls->dyn_smem_bytes = kDynamicSharedBytes;
-  tls->smem_lo = reinterpret_cast<std::uintptr_t>(tls) - k.tls_offset;
-  tls->smem_bytes = k.tls_bytes;
+  kiln_cpu::Tls launch{};
+  launch.block_dim = kiln_cpu::dim3(cfg.block.x, cfg.block.y, cfg.block.z);
+  launch.grid_dim = kiln_cpu::dim3(cfg.grid.x, cfg.grid.y, cfg.grid.z);
+  launch.dyn_smem = worker.dyn_smem;
+  launch.dyn_smem_bytes = kDynamicSharedBytes;
+  launch.api = &kLoopApi;
+  launch.exec = const_cast<KernelEntry*>(&k);
+  launch.smem_lo = worker.static_shared_of(k);
+  launch.smem_bytes = k.tls_bytes;
   if (k.mode == kiln_cpu::mode_loop) {
-    tls->api = &kLoopApi;
-    tls->exec = const_cast<KernelEntry*>(&k);
+    k.set_launch(&launch);
     k.run(args, first, last);
     return;
   }
   const std::uint64_t gx = cfg.grid.x, gy = cfg.grid.y;
   for (std::uint64_t b = first; b < last; ++b)
     worker.runner->run(
-        k, tls, args,
+        k, launch, args,
         kiln_cpu::uint3{unsigned(b % gx), unsigned(b / gx % gy), unsigned(b / (gx * gy))});
 }
 

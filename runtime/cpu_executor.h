@@ -57,11 +57,13 @@ struct KernelEntry {
   kiln_cpu::StartFn start = nullptr;         // creates one thread (coroutine mode)
   void* module = nullptr;                    // the module's dlopen handle
   std::uint64_t module_id = 0;               // unique per loaded module (worker caches' key)
-  std::size_t tls_offset = 0;                // of kiln_cpu::tls in the module's TLS block
   std::size_t tls_bytes = 0;                 // the module's TLS block (static shared memory)
-  void (*touch_tls)() = nullptr;             // allocates the calling thread's TLS block
-  // The calling thread's identity record in the module (dlinfo; prefer Worker::tls_of).
-  kiln_cpu::Tls* tls() const;
+  // The module's thread identity record (kiln_cpu::Tls) for the calling thread, reached only
+  // through these (cpu_abi.h says why).
+  void (*set_launch)(const kiln_cpu::Tls*) = nullptr;
+  void (*set_thread)(kiln_cpu::uint3) = nullptr;
+  void (*get_launch)(kiln_cpu::Tls*) = nullptr;
+  int (*resume)(void* frame, kiln_cpu::uint3 thread) = nullptr;  // coroutine mode
   kiln_cpu::ThreadMode mode = kiln_cpu::mode_loop;
   const Allocations* allocations = nullptr;  // check mode: the backend's live allocations
 };
@@ -95,12 +97,13 @@ struct Worker {
   unsigned char* dyn_smem = nullptr;  // kDynamicSharedBytes, 128-aligned, fixed for life
   std::unique_ptr<BlockRunner> runner;
   void* altstack = nullptr;  // the signal stack used when a fiber overflows
-  // This worker's Tls in k's module, remembered for the last module it ran.
-  kiln_cpu::Tls* tls_of(const KernelEntry& k);
+  // Where k's module keeps this worker's thread-locals (its static shared memory), remembered
+  // for the last module the worker ran.
+  std::uintptr_t static_shared_of(const KernelEntry& k);
 
  private:
-  std::uint64_t tls_module_ = 0;
-  kiln_cpu::Tls* tls_ = nullptr;
+  std::uint64_t smem_module_ = 0;
+  std::uintptr_t smem_ = 0;
 };
 
 // Runs the blocks of one launch on the worker: blocks [first, last) of kernel k.

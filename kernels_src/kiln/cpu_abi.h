@@ -4,7 +4,7 @@
 // stale cached module is refused instead of misread.
 #pragma once
 
-#define KILN_CPU_ABI_VERSION 6
+#define KILN_CPU_ABI_VERSION 7
 
 namespace kiln_cpu {
 
@@ -55,6 +55,10 @@ struct Api {
   void (*out_of_bounds)(void* exec, const char* message, const void* code);
   // Coroutine mode: memory for a thread's coroutine frame, valid until the block ends.
   void* (*frame_alloc)(void* exec, unsigned long bytes);
+  // Coroutine mode: adds the running thread's predicate to the barrier it arrives at
+  // (__syncthreads_count/and/or), and reads that barrier's value once it is released.
+  void (*barrier_vote)(void* exec, int predicate);
+  int (*barrier_result)(void* exec, int op);
 };
 
 // One per OS thread per module: who the running CUDA thread is. The runtime writes it (per block,
@@ -65,26 +69,24 @@ struct Tls {
   dim3 block_dim;
   dim3 grid_dim;
   unsigned char* dyn_smem;  // this worker's dynamic shared memory; never moves for a thread
-  unsigned long dyn_smem_bytes;
-  unsigned long smem_lo, smem_bytes;  // the module's thread-local block: static shared memory
   const Api* api;
   void* exec;  // the runtime's block executor for the running block
-  // Coroutine mode. A thread suspends at every __syncthreads; the runtime resumes each live
-  // thread once per round, so when a round ends every live thread has arrived: the barrier is
-  // released. Threads add their predicates to the round's count/and/or as they arrive; the
-  // runtime moves them to the results when it releases the barrier.
-  void* coroutine;  // the frame of the thread kiln_start_<i> just created
-  int round_count, round_and, round_or;
-  int barrier_count, barrier_and, barrier_or;
+  void* coroutine;  // coroutine mode: the frame of the thread kiln_start_<i> just created
+  unsigned long dyn_smem_bytes;
+  unsigned long smem_lo, smem_bytes;  // the module's thread-local block: static shared memory
 };
 
 // Exported by every module (extern "C"):
 //   unsigned     kiln_abi_version();
-//   void         kiln_touch_tls();               allocates the calling thread's Tls. No function
-//                 returns its address: the runtime finds it with dlinfo(RTLD_DI_TLS_DATA) and
-//                 the offset of the symbol kiln_cpu::tls in the module's symbol table. (An
-//                 address that escapes makes the compiler reload thread identity from memory
-//                 and call __tls_get_addr per thread in loop mode, and stops vectorisation.)
+//   void         kiln_set_launch(const Tls* t);  the calling thread's Tls = *t
+//   void         kiln_set_thread(uint3 t);      its threadIdx = t (a fiber switch)
+//   void         kiln_get_launch(Tls* t);       *t = the calling thread's Tls
+//                 The runtime reads and writes a module's Tls only through these: no function
+//                 hands out its address, so the compiler knows every write (none are hidden
+//                 from it, so it folds none away) and keeps thread identity in registers: it
+//                 vectorises loop-mode kernels across threads.
+//   int          kiln_resume(void* frame, uint3 t);  coroutine modules: threadIdx = t, resumes
+//                 the thread, returns 1 when it has returned
 //   unsigned     kiln_entry_count();
 //   void         kiln_entry_<i>(void** args);    one thread of kernel i (fiber mode)
 //   void*        kiln_start_<i>(void** args);    coroutine mode: creates one thread of kernel i,

@@ -716,25 +716,13 @@ inline void run(void** args, unsigned long long first, unsigned long long last) 
 #ifdef KILN_COROUTINES
 #include <coroutine>
 namespace kiln_cpu {
-// __syncthreads_count/and/or(p): the thread adds p to the round and suspends; the barrier's
-// value is read once the runtime has released it.
+// __syncthreads_count/and/or(p): the thread votes and suspends; the barrier's value is read
+// once the runtime has released it.
 struct BarrierAwait {
-  int predicate;
+  int op, predicate;
   bool await_ready() const noexcept { return false; }
-  void await_suspend(std::coroutine_handle<>) const noexcept {
-    tls.round_count += predicate;
-    tls.round_and &= predicate;
-    tls.round_or |= predicate;
-  }
-};
-struct CountAwait : BarrierAwait {
-  int await_resume() const noexcept { return tls.barrier_count; }
-};
-struct AndAwait : BarrierAwait {
-  int await_resume() const noexcept { return tls.barrier_and; }
-};
-struct OrAwait : BarrierAwait {
-  int await_resume() const noexcept { return tls.barrier_or; }
+  void await_suspend(std::coroutine_handle<>) const { tls.api->barrier_vote(tls.exec, predicate); }
+  int await_resume() const { return tls.api->barrier_result(tls.exec, op); }
 };
 // __syncthreads(): suspends until the runtime's next round.
 struct SyncAwait {
@@ -760,6 +748,13 @@ inline void* start(void** args) {
   invoke<f>(args);
   return tls.coroutine;
 }
+// Resumes the thread whose frame is given as thread t; whether it has returned.
+inline int resume(void* frame, uint3 t) {
+  tls.thread_idx = t;
+  auto thread = std::coroutine_handle<>::from_address(frame);
+  thread.resume();
+  return thread.done() ? 1 : 0;
+}
 }  // namespace kiln_cpu
 // A void function with a co_await (only kernels here: the backend checked that no barrier is
 // named outside a __global__ body) is a kernel thread.
@@ -768,7 +763,7 @@ struct std::coroutine_traits<void, A...> {
   using promise_type = ::kiln_cpu::ThreadPromise;
 };
 #define __syncthreads() (co_await ::kiln_cpu::SyncAwait{})
-#define __syncthreads_count(p) (co_await ::kiln_cpu::CountAwait{{(p) != 0}})
-#define __syncthreads_and(p) (co_await ::kiln_cpu::AndAwait{{(p) != 0}})
-#define __syncthreads_or(p) (co_await ::kiln_cpu::OrAwait{{(p) != 0}})
+#define __syncthreads_count(p) (co_await ::kiln_cpu::BarrierAwait{::kiln_cpu::barrier_count, (p) != 0})
+#define __syncthreads_and(p) (co_await ::kiln_cpu::BarrierAwait{::kiln_cpu::barrier_and, (p) != 0})
+#define __syncthreads_or(p) (co_await ::kiln_cpu::BarrierAwait{::kiln_cpu::barrier_or, (p) != 0})
 #endif
