@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Ctrl-C during a kernel compile, through the REPL on a real terminal (tmux): a kernel whose
+# compile takes minutes (a constexpr loop of 2e9 steps for the host compiler; one step for the
+# NVRTC check that comes first) is launched on the cpu backend; Ctrl-C must stop the compile at once with a Lua error that says so, kill the
+# compiler, remove its temporary folder, and leave the REPL, its globals and the JIT working.
+# Usage: bash repl_interrupt.sh /path/to/kiln
+set -euo pipefail
+KILN=$(realpath "$1")
+WORK=$(mktemp -d)
+trap 'tmux -S "$WORK/tmux.sock" kill-server 2>/dev/null || true; rm -rf "$WORK"' EXIT
+source "$(dirname "$0")/lib/pty.sh"
+mkdir "$WORK/tmp"
+
+cat > "$WORK/slow.cu" <<'CU'
+#ifdef KILN_CPU
+constexpr long kOuter = 20000;
+#else
+constexpr long kOuter = 1;
+#endif
+__host__ __device__ constexpr long burn() {
+  long s = 0;
+  for (long i = 0; i < kOuter; ++i)
+    for (long j = 0; j < 100000; ++j) s += (i ^ j) & 3;
+  return s;
+}
+__global__ void slow(int* out) {
+  constexpr long v = burn();
+  out[0] = static_cast<int>(v & 1);
+}
+CU
+
+start_kiln KILN_BACKEND=cpu "KILN_CACHE_DIR=$WORK/cache" "TMPDIR=$WORK/tmp"
+pid=$(kiln_pid)
+type_keys 'g = 41' Enter
+type_keys "slow = cuda.jit_file('$WORK/slow.cu')" Enter
+type_keys 'd = cuda.device_array(1, "int32")' Enter
+type_keys 'slow[{1, 1}](d)' Enter
+
+# Ctrl-C once the compiler runs: its translation unit is written and kiln has a child process.
+deadline=$((SECONDS + 20))
+until compgen -G "$WORK/tmp/kiln-*/kernel.cpp" > /dev/null && pgrep -P "$pid" > /dev/null; do
+  ((SECONDS < deadline)) || fail "the compile of slow.cu never started"
+  sleep 0.05
+done
+tm send-keys -t kiln C-c
+wait_for 'compile of .*slow\.cu \(kernels: slow\) interrupted by Ctrl-C'
+
+# The REPL is back with its state; the compiler is gone and so is its folder.
+type_keys 'g + 1' Enter
+wait_for '^42$'
+pgrep -P "$pid" > /dev/null && fail "the compiler still runs after Ctrl-C"
+[[ -z $(ls -A "$WORK/tmp") ]] || fail "compile folder left behind: $(ls -A "$WORK/tmp")"
+
+# The JIT still works: a new kernel compiles and gives the right answer (3 * (0 + ... + 31)).
+type_keys 'fast = cuda.jit("__global__ void fast(int* x) { x[threadIdx.x] = 3 * threadIdx.x; }")' Enter
+type_keys 'e = cuda.device_array(32, "int32"); fast[{1, 32}](e); print(e:copy_to_host():sum())' Enter
+wait_for '^1488$'
+echo "repl_interrupt: ok"
