@@ -60,3 +60,27 @@ start_kiln() {
 
 # The process id of kiln in the pane (env execs it).
 kiln_pid() { tm display-message -p -t kiln '#{pane_pid}'; }
+# Waits (20 s deadline) until kiln, process $1, has exited and prints its exit status. tmux's
+# #{pane_dead_status} alone is not enough: tmux links libutempter, whose record removal at the
+# pane's end briefly replaces tmux's SIGCHLD handler; a kiln that exits in that window is never
+# reaped, #{pane_dead} is 1 and #{pane_dead_status} stays empty (about 1 run in 4 on a loaded
+# machine). Such a zombie still shows its status in /proc/PID/stat (field 52, as waitpid gives it).
+wait_exit_status() {
+  local pid=$1 deadline=$((SECONDS + 20)) status stat fields
+  for (( ; ; )); do
+    status=$(tm display-message -p -t kiln '#{pane_dead_status}')
+    if [[ -n $status ]]; then
+      echo "$status"
+      return
+    fi
+    if stat=$(cat "/proc/$pid/stat" 2> /dev/null); then
+      read -ra fields <<< "${stat##*) }"  # fields from the 3rd (state) on
+      if [[ ${fields[0]} == Z ]]; then
+        echo $((fields[49] >> 8))
+        return
+      fi
+    fi
+    ((SECONDS < deadline)) || fail "kiln (pid $pid) did not exit"
+    sleep 0.05
+  done
+}
