@@ -60,6 +60,16 @@ start_kiln() {
 
 # The process id of kiln in the pane (env execs it).
 kiln_pid() { tm display-message -p -t kiln '#{pane_pid}'; }
+# Prints the ids of the processes whose parent is $1 (from /proc: no procps needed).
+children_of() {
+  local stat line fields
+  for stat in /proc/[0-9]*/stat; do
+    read -r line < "$stat" 2> /dev/null || continue
+    read -ra fields <<< "${line##*) }"  # fields from the 3rd (state) on; the 4th is the parent
+    [[ ${fields[1]} == "$1" ]] && echo "${stat//[^0-9]/}"
+  done
+  return 0
+}
 # Waits (20 s deadline) until kiln, process $1, has exited and prints its exit status. tmux's
 # #{pane_dead_status} alone is not enough: tmux links libutempter, whose record removal at the
 # pane's end briefly replaces tmux's SIGCHLD handler; a kiln that exits in that window is never
