@@ -3,7 +3,7 @@
 # compile takes minutes (a constexpr loop of 2e9 steps for the host compiler; one step for the
 # NVRTC check that comes first) is launched on the cpu backend; Ctrl-C must stop the compile at once with a Lua error that says so, kill the
 # compiler, remove its temporary folder, and leave the REPL, its globals and the JIT working.
-# Usage: bash repl_interrupt.sh /path/to/kiln
+# Then the same for a long kernel launch (about 20 s of work on 2 cores). Usage: bash repl_interrupt.sh /path/to/kiln
 set -euo pipefail
 KILN=$(realpath "$1")
 WORK=$(mktemp -d)
@@ -55,4 +55,19 @@ wait_for '^42$'
 type_keys 'fast = cuda.jit("__global__ void fast(int* x) { x[threadIdx.x] = 3 * threadIdx.x; }")' Enter
 type_keys 'e = cuda.device_array(32, "int32"); fast[{1, 32}](e); print(e:copy_to_host():sum())' Enter
 wait_for '^1488$'
+
+# Ctrl-C during a long cpu-backend kernel (seconds of work per chunk of blocks; an LCG chain per
+# thread that the compiler cannot shorten) stops the launch at its next chunk with the launch's
+# own error, and the REPL goes on. A first launch with n = 1 compiles it, so that the Ctrl-C
+# lands in the long launch, not in a compile.
+type_keys 'spin = cuda.jit("__global__ void spin(unsigned long long* out, long n) { unsigned long long x = threadIdx.x; for (long i = 0; i < n; ++i) x = x * 6364136223846793005ULL + 1442695040888963407ULL; out[blockIdx.x * blockDim.x + threadIdx.x] = x; }")' Enter
+type_keys 'o = cuda.device_array(256 * 64, "uint64"); spin[{256, 64}](o, 1); print("compiled")' Enter
+wait_for '^compiled$'
+type_keys 'spin[{256, 64}](o, 2500000); print("finished")' Enter
+sleep 0.5
+tm send-keys -t kiln C-c
+wait_for 'kiln: stdin:1: interrupted$'
+pane | grep -q '^finished$' && fail "the launch finished instead of stopping"
+type_keys 'g + 2' Enter
+wait_for '^43$'
 echo "repl_interrupt: ok"
