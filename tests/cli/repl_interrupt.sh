@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Ctrl-C during a kernel compile, through the REPL on a real terminal (tmux): a kernel whose
-# compile takes minutes (a constexpr loop of 2e9 steps for the host compiler; one step for the
-# NVRTC check that comes first) is launched on the cpu backend; Ctrl-C must stop the compile at once with a Lua error that says so, kill the
-# compiler, remove its temporary folder, and leave the REPL, its globals and the JIT working.
-# Then the same for a long kernel launch (about 20 s of work on 2 cores). Usage: bash repl_interrupt.sh /path/to/kiln
+# Ctrl-C through the REPL on a real terminal (tmux), on the cpu backend. First during a compile
+# that would take minutes (a constexpr loop of 2e9 steps for the host compiler; one step for the
+# NVRTC check that comes first): the compile stops at once with a Lua error that says so, the
+# compiler is killed, its temporary folder removed, and the REPL, its globals and the JIT keep
+# working. Then during a long kernel launch (about 20 s of work on 2 cores): it stops at its
+# next chunk of blocks with the launch's error. Usage: bash repl_interrupt.sh /path/to/kiln
 set -euo pipefail
 KILN=$(realpath "$1")
 WORK=$(mktemp -d)
