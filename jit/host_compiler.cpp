@@ -61,8 +61,25 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv) {
+namespace {
+
+// This process's environment with TMPDIR replaced by tmpdir (unchanged when tmpdir is empty).
+std::vector<std::string> environment_with_tmpdir(const std::string& tmpdir) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    if (tmpdir.empty() || std::strncmp(*e, "TMPDIR=", 7) != 0) env.emplace_back(*e);
+  if (!tmpdir.empty()) env.push_back("TMPDIR=" + tmpdir);
+  return env;
+}
+
+}  // namespace
+
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& tmpdir) {
   if (argv.empty()) throw Error("run_process: empty argv");
+  std::vector<std::string> env = environment_with_tmpdir(tmpdir);
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(std::string("pipe: ") + std::strerror(errno));
   Fd read_end{fds[0]}, write_end{fds[1]};
@@ -76,7 +93,7 @@ ProcessResult run_process(const std::vector<std::string>& argv) {
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw Error("cannot run '" + argv[0] + "': " + std::strerror(rc));
   write_end.reset();
@@ -119,6 +136,8 @@ std::string compiler_version(const std::string& compiler) {
     ProcessResult r = run_process({compiler, "--version"});
     if (r.exit_code != 0) return "";
     return r.output.substr(0, r.output.find('\n'));
+  } catch (const Interrupted&) {
+    throw;  // Ctrl-C stops the work that needed the version too
   } catch (const Error&) {
     return "";
   }

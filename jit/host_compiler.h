@@ -26,8 +26,9 @@ struct ProcessResult {
 
 // Runs argv[0] (searched in PATH) with argv, waits for it and captures its output. Polls the
 // Ctrl-C flag: an interrupted run is killed and throws kiln::Interrupted. Throws kiln::Error when
-// the program cannot be started.
-ProcessResult run_process(const std::vector<std::string>& argv);
+// the program cannot be started. A non-empty tmpdir becomes the program's TMPDIR (a compiler's
+// own temporary files then live, and die, in kiln's private compile folder).
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& tmpdir = {});
 
 // Writes bytes to path (created or truncated); throws kiln::Error naming the path on failure.
 void write_file(const std::string& path, const std::string& bytes);

@@ -146,7 +146,9 @@ std::shared_ptr<Nvrtc> Nvrtc::load(std::string* why) {
       std::string path = dir.empty() ? name : dir + "/" + name;
       std::error_code ec;
       if (!dir.empty() && !fs::exists(path, ec)) continue;
-      void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      // RTLD_NODELETE: libnvrtc links its own libstdc++, whose startup allocations would be
+      // orphaned (LeakSanitizer reports them) if dlclose unmapped it; it stays until exit.
+      void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
       tried += (tried.empty() ? "" : ", ") + path;
       if (!handle) {
         if (const char* e = ::dlerror()) last_error = e;

@@ -269,9 +269,9 @@ std::size_t device_bytes(const Shape& shape, DType dtype) {
 
 // cuda.device_array(shape [, dtype]) -> an uninitialised device array. [-0, +1]
 int cuda_device_array(lua_State* L) {
-  Shape shape = check_shape(L, 1);
   DType dtype = opt_dtype(L, 2, DType::float64);
   return protect(L, [&] {
+    Shape shape = check_shape(L, 1);  // its Lua error comes before any C++ object exists
     DeviceArray d{allocate_device(L, device_bytes(shape, dtype)), dtype, shape};
     push_device_array(L, std::move(d));
     return 1;
@@ -280,15 +280,11 @@ int cuda_device_array(lua_State* L) {
 
 // cuda.device_array_like(a) -> a device array of a's shape and dtype. [-0, +1]
 int cuda_device_array_like(lua_State* L) {
-  Shape shape;
-  DType dtype;
-  if (DeviceArray* d = test_device_array(L, 1)) {
-    shape = d->shape, dtype = d->dtype;
-  } else {
-    HostArray& h = check_host_array(L, 1);
-    shape = h.shape(), dtype = h.dtype();
-  }
+  DeviceArray* like = test_device_array(L, 1);
+  HostArray* host = like ? nullptr : &check_host_array(L, 1);
   return protect(L, [&] {
+    const Shape& shape = like ? like->shape : host->shape();
+    DType dtype = like ? like->dtype : host->dtype();
     DeviceArray d{allocate_device(L, device_bytes(shape, dtype)), dtype, shape};
     push_device_array(L, std::move(d));
     return 1;
@@ -297,9 +293,9 @@ int cuda_device_array_like(lua_State* L) {
 
 // cuda.pinned_array(shape [, dtype]) -> a host array (page-locked where the backend has it). [-0, +1]
 int cuda_pinned_array(lua_State* L) {
-  Shape shape = check_shape(L, 1);
   DType dtype = opt_dtype(L, 2, DType::float64);
   return protect(L, [&] {
+    Shape shape = check_shape(L, 1);  // its Lua error comes before any C++ object exists
 #ifdef KILN_HAVE_CUDA
     std::shared_ptr<Backend> backend = runtime(L).backend_ptr();
     if (auto* c = dynamic_cast<CudaBackend*>(backend.get())) {

@@ -27,11 +27,12 @@ int msghandler(lua_State* L) {
   return 1;
 }
 
-// Hook set by the SIGINT handler: stops the running Lua code with an error (lua.c's lstop).
+// Hook set by the SIGINT handler: stops the running Lua code with an error (lua.c's lstop),
+// unless C++ code polling the flag (a compile, a cpu kernel) already lowered it and turned the
+// Ctrl-C into its own error, which must not be replaced by this one.
 void stop_hook(lua_State* L, lua_Debug*) {
   lua_sethook(L, nullptr, 0, 0);
-  interrupt_flag().store(false, std::memory_order_relaxed);
-  luaL_error(L, "interrupted!");
+  if (interrupt_flag().exchange(false, std::memory_order_relaxed)) luaL_error(L, "interrupted!");
 }
 
 // SIGINT while a chunk runs: raises the flag that C++ code polls and makes the Lua VM stop at

@@ -49,48 +49,74 @@ std::string caller_position(lua_State* L) {
   return where.empty() ? "a cuda.jit string" : "the cuda.jit string at " + where;
 }
 
-// The string form of a define's value (numbers as Lua prints them, booleans as 1/0).
+// The string form of a define's value (numbers as Lua prints them, booleans as 1/0). Throws
+// kiln::Error (callers run inside protect: a longjmp would skip the destructors of C++ locals).
 std::string define_value(lua_State* L, int idx, const char* name) {
   switch (lua_type(L, idx)) {
     case LUA_TBOOLEAN: return lua_toboolean(L, idx) ? "1" : "0";
     case LUA_TNUMBER:
     case LUA_TSTRING: return lua_tostring(L, idx);
-    default: luaL_error(L, "defines: the value of %s must be a number, string or boolean", name);
+    default:
+      throw Error(std::string("defines: the value of ") + name +
+                  " must be a number, string or boolean");
   }
-  return {};
 }
 
-// opts = {name=, defines=, options=, arch=} at idx (may be nil). Unknown keys are errors.
+// The string at idx for kernel option key; throws kiln::Error when it is not one.
+std::string option_string(lua_State* L, int idx, const char* key) {
+  if (!lua_isstring(L, idx))
+    throw Error(std::string("kernel option '") + key + "' must be a string, got " +
+                luaL_typename(L, idx));
+  return lua_tostring(L, idx);
+}
+
+// Throws kiln::Error unless the value at idx, kernel option key, is a table.
+void option_table(lua_State* L, int idx, const char* key) {
+  if (lua_type(L, idx) != LUA_TTABLE)
+    throw Error(std::string("kernel option '") + key + "' must be a table, got " +
+                luaL_typename(L, idx));
+}
+
+// Raises the Lua argument error unless argument idx is nil, absent or a table (before any C++
+// object exists: luaL_argerror does not return). [-0, +0]
+void check_options_arg(lua_State* L, int idx) {
+  if (!lua_isnoneornil(L, idx)) luaL_checktype(L, idx, LUA_TTABLE);
+}
+
+// opts = {name=, defines=, options=, arch=} at idx (nil or a table, see check_options_arg).
+// Unknown keys are errors. Throws kiln::Error: call it inside protect.
 jit::KernelOptions check_options(lua_State* L, int idx) {
   jit::KernelOptions o;
   if (lua_isnoneornil(L, idx)) return o;
-  luaL_checktype(L, idx, LUA_TTABLE);
+  idx = lua_absindex(L, idx);
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     const char* key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
     if (std::strcmp(key, "name") == 0) {
-      o.name = luaL_checkstring(L, -1);
+      o.name = option_string(L, -1, key);
     } else if (std::strcmp(key, "arch") == 0) {
-      o.arch = luaL_checkstring(L, -1);
+      o.arch = option_string(L, -1, key);
     } else if (std::strcmp(key, "defines") == 0) {
-      luaL_checktype(L, -1, LUA_TTABLE);
+      option_table(L, -1, key);
       lua_pushnil(L);
       while (lua_next(L, -2)) {
-        if (lua_type(L, -2) != LUA_TSTRING) luaL_error(L, "defines: keys must be macro names");
+        if (lua_type(L, -2) != LUA_TSTRING) throw Error("defines: keys must be macro names");
         const char* name = lua_tostring(L, -2);
         o.defines.emplace_back(name, define_value(L, -1, name));
         lua_pop(L, 1);
       }
     } else if (std::strcmp(key, "options") == 0) {
-      luaL_checktype(L, -1, LUA_TTABLE);
-      for (lua_Integer i = 1, n = luaL_len(L, -1); i <= n; ++i) {
-        lua_geti(L, -1, i);
-        if (!lua_isstring(L, -1)) luaL_error(L, "options[%d] must be a string", int(i));
+      option_table(L, -1, key);
+      for (lua_Integer i = 1, n = static_cast<lua_Integer>(lua_rawlen(L, -1)); i <= n; ++i) {
+        lua_rawgeti(L, -1, i);
+        if (!lua_isstring(L, -1))
+          throw Error("options[" + std::to_string(i) + "] must be a string");
         o.options.emplace_back(lua_tostring(L, -1));
         lua_pop(L, 1);
       }
     } else {
-      luaL_error(L, "unknown kernel option '%s' (expected name, defines, options, arch)", key);
+      throw Error(std::string("unknown kernel option '") + key +
+                  "' (expected name, defines, options, arch)");
     }
     lua_pop(L, 1);
   }
@@ -99,25 +125,29 @@ jit::KernelOptions check_options(lua_State* L, int idx) {
 }
 
 // A kernel file: the path as given, else a file of that name in kernels_src/.
+// A name the file system refuses (too long, say) is no file: callers report it as missing.
 std::filesystem::path resolve_kernel_file(const std::string& path) {
+  std::error_code ec;
   std::filesystem::path p(path);
-  if (std::filesystem::exists(p) || p.has_parent_path()) return p;
+  if (std::filesystem::exists(p, ec) || p.has_parent_path()) return p;
   for (const char* ext : {"", ".cu", ".cuh"}) {
     std::filesystem::path candidate = jit::default_kernels_dir() / (path + ext);
-    if (std::filesystem::exists(candidate)) return candidate;
+    if (std::filesystem::exists(candidate, ec)) return candidate;
   }
   return p;
 }
 
 // ------------------------------------------------------------------------------ arguments
 
-// What the Lua value at idx is, for specialisation and marshalling.
+// What the Lua value at idx is, for specialisation and marshalling. Throws kiln::Error (it runs
+// inside protect, with C++ locals whose destructors a longjmp would skip).
 jit::ArgValue arg_value(lua_State* L, int idx) {
   jit::ArgValue v;
   if (DeviceArray* d = test_device_array(L, idx)) {
-    if (d->buffer->freed()) luaL_error(L, "argument %d: the device array was freed", idx - 1);
+    const std::string which = "argument " + std::to_string(idx - 1);
+    if (d->buffer->freed()) throw Error(which + ": the device array was freed");
     if (d->buffer->stale())
-      luaL_error(L, "argument %d: the device array is invalid: it was made before cuda.reset()", idx - 1);
+      throw Error(which + ": the device array is invalid: it was made before cuda.reset()");
     v.kind = jit::ArgValue::Kind::device_array;
     v.dtype = d->dtype, v.ndim = static_cast<int>(d->shape.size()), v.shape = d->shape;
     v.data = d->buffer->ptr();
@@ -350,10 +380,12 @@ std::vector<KernelRef> make_kernels(lua_State* L, std::shared_ptr<jit::SourceTex
 
 // cuda.jit(source [, opts]) -> kernel. [-0, +1]
 int cuda_jit(lua_State* L) {
-  std::string text = luaL_checkstring(L, 1);
-  jit::KernelOptions opts = check_options(L, 2);
-  std::string origin = caller_position(L);
+  luaL_checkstring(L, 1);
+  check_options_arg(L, 2);
   return protect(L, [&] {
+    std::string text = lua_tostring(L, 1);
+    jit::KernelOptions opts = check_options(L, 2);
+    std::string origin = caller_position(L);
     auto source = std::make_shared<jit::SourceText>(jit::SourceText::from_string(text, origin));
     push_kernel(L, make_kernels(L, source, opts, false, std::make_shared<jit::Globals>()).front());
     return 1;
@@ -362,9 +394,11 @@ int cuda_jit(lua_State* L) {
 
 // cuda.jit_file(path [, opts]) -> kernel, recompiled when the file changes. [-0, +1]
 int cuda_jit_file(lua_State* L) {
-  std::string path = luaL_checkstring(L, 1);
-  jit::KernelOptions opts = check_options(L, 2);
+  luaL_checkstring(L, 1);
+  check_options_arg(L, 2);
   return protect(L, [&] {
+    std::string path = lua_tostring(L, 1);
+    jit::KernelOptions opts = check_options(L, 2);
     auto source = std::make_shared<jit::SourceText>(jit::SourceText::from_file(resolve_kernel_file(path)));
     push_kernel(L, make_kernels(L, source, opts, false, std::make_shared<jit::Globals>()).front());
     return 1;
@@ -373,26 +407,33 @@ int cuda_jit_file(lua_State* L) {
 
 // cuda.kernel_path(name) -> the path of a kernel file in kernels_src/ (or nil). [-0, +1]
 int cuda_kernel_path(lua_State* L) {
-  std::filesystem::path p = resolve_kernel_file(luaL_checkstring(L, 1));
-  if (!std::filesystem::exists(p)) return lua_pushnil(L), 1;
-  return lua_pushstring(L, p.c_str()), 1;
+  const char* name = luaL_checkstring(L, 1);
+  return protect(L, [&] {
+    std::filesystem::path p = resolve_kernel_file(name);
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec)) return lua_pushnil(L), 1;
+    return lua_pushstring(L, p.c_str()), 1;
+  });
 }
 
 // ------------------------------------------------------------------------------ modules
 
 // cuda.module(source | {file=path} [, opts]) -> module; m.name is each kernel. [-0, +1]
 int cuda_module(lua_State* L) {
-  std::string text, file;
-  if (lua_type(L, 1) == LUA_TTABLE) {
-    lua_getfield(L, 1, "file");
-    file = luaL_checkstring(L, -1);
-    lua_pop(L, 1);
+  check_options_arg(L, 2);
+  lua_settop(L, 2);
+  const bool from_file = lua_type(L, 1) == LUA_TTABLE;
+  if (from_file) {
+    lua_getfield(L, 1, "file");  // at 3, below whatever protect's work pushes
+    if (!lua_isstring(L, 3)) luaL_argerror(L, 1, "expected a source string or {file = path}");
   } else {
-    text = luaL_checkstring(L, 1);
+    luaL_checkstring(L, 1);
   }
-  jit::KernelOptions opts = check_options(L, 2);
-  std::string origin = caller_position(L);
   return protect(L, [&] {
+    std::string text = from_file ? std::string() : lua_tostring(L, 1);
+    std::string file = from_file ? lua_tostring(L, 3) : std::string();
+    jit::KernelOptions opts = check_options(L, 2);
+    std::string origin = caller_position(L);
     auto source = std::make_shared<jit::SourceText>(
         file.empty() ? jit::SourceText::from_string(text, origin)
                      : jit::SourceText::from_file(resolve_kernel_file(file)));
@@ -437,12 +478,13 @@ std::pair<DType, long> declared_global(const std::string& text, const std::strin
 // m:set_constant(name, number_or_array): sets a __constant__ / __device__ global. [-0, +0]
 int module_set_constant(lua_State* L) {
   auto* m = static_cast<ModuleBox*>(luaL_checkudata(L, 1, kModuleMeta));
-  std::string name = luaL_checkstring(L, 2);
+  luaL_checkstring(L, 2);
   HostArray* values = test_host_array(L, 3);
   if (!values && lua_type(L, 3) != LUA_TNUMBER && lua_type(L, 3) != LUA_TBOOLEAN)
     luaL_argerror(L, 3, "expected a number, boolean or host array");
-  jit::ArgValue scalar = arg_value(L, 3);
   return protect(L, [&] {
+    std::string name = lua_tostring(L, 2);
+    jit::ArgValue scalar = arg_value(L, 3);
     auto [dtype, extent] = declared_global(m->source->text(), name);
     std::vector<char> bytes;
     if (values) {
@@ -529,8 +571,8 @@ int reduce_call(lua_State* L) {
   HostArray* h = d ? nullptr : &check_host_array(L, 2);
   if (d && d->buffer->freed()) luaL_argerror(L, 2, "the device array was freed");
   bool has_init = !lua_isnoneornil(L, 3);
-  jit::ArgValue init = arg_value(L, 3);
   return protect(L, [&] {
+    jit::ArgValue init = arg_value(L, 3);
     DType dtype = d ? d->dtype : h->dtype();
     std::int64_t n = d ? d->size() : h->size();
     KernelRef& k = r->kernels[dtype];
@@ -595,9 +637,10 @@ int reduce_call(lua_State* L) {
 
 // cuda.reduce("a + b" [, opts]) -> a reduction callable. [-0, +1]
 int cuda_reduce(lua_State* L) {
-  std::string expr = luaL_checkstring(L, 1);
-  if (expr.find_first_of("\n\r") != std::string::npos) luaL_argerror(L, 1, "the expression must be one line");
+  const char* line = luaL_checkstring(L, 1);
+  if (std::strpbrk(line, "\n\r") != nullptr) luaL_argerror(L, 1, "the expression must be one line");
   return protect(L, [&] {
+    std::string expr = line;
     auto source = std::make_shared<jit::SourceText>(
         jit::SourceText::from_string(kReduceSource, "cuda.reduce(\"" + expr + "\")"));
     new_object<Reducer>(L, kReduceMeta, Reducer{expr, source, {}});

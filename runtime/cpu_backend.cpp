@@ -26,6 +26,7 @@
 #include "jit/host_compiler.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/error.h"
+#include "runtime/interrupt.h"
 
 #ifndef KILN_KERNELS_DIR
 #define KILN_KERNELS_DIR ""
@@ -578,13 +579,21 @@ CompileResult CpuBackend::compile_once(const CompileRequest& request,
   }
   argv.insert(argv.end(), user.begin(), user.end());
   argv.insert(argv.end(), {"-o", so_path, tu_path});
-  jit::ProcessResult r = jit::run_process(argv);
+  std::string names;
+  for (const auto& n : request.name_expressions) names += (names.empty() ? "" : ", ") + n;
+  jit::ProcessResult r;
+  try {
+    r = jit::run_process(argv, dir.path());
+  } catch (const Interrupted&) {  // Ctrl-C: run_process killed the compiler
+    throw Interrupted("cpu backend: compile of " +
+                      (request.filename.empty() ? std::string("kernel source") : request.filename) +
+                      " (kernels: " + names +
+                      ") interrupted by Ctrl-C; it compiles again at the next launch");
+  }
   std::string log = r.output;
   replace_all(log, tu_path, "<kiln translation unit>");
   replace_all(log, dir.path() + "/", "");
 
-  std::string names;
-  for (const auto& n : request.name_expressions) names += (names.empty() ? "" : ", ") + n;
   if (r.exit_code != 0)
     throw CompileError(
         "cpu backend: cannot compile " +

@@ -23,6 +23,20 @@
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
 
+// AddressSanitizer must be told of every stack switch (fiber switches, the overflow jump back to
+// the scheduler): otherwise an exception thrown on a fiber stack makes it warn "ignoring
+// __asan_handle_no_return", and false reports may follow.
+#if defined(__SANITIZE_ADDRESS__)
+#define KILN_ASAN_FIBERS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KILN_ASAN_FIBERS 1
+#endif
+#endif
+#ifdef KILN_ASAN_FIBERS
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 namespace kiln::cpu {
 
 namespace ctx = boost::context::detail;
@@ -30,6 +44,23 @@ namespace ctx = boost::context::detail;
 namespace {
 
 constexpr std::size_t kGuardBytes = 4096;
+
+// Tells ASan (when built with it) the running code moves to the stack [bottom, bottom + size);
+// fake is null when the stack being left is finished with.
+inline void asan_start_switch([[maybe_unused]] void** fake, [[maybe_unused]] const void* bottom,
+                              [[maybe_unused]] std::size_t size) {
+#ifdef KILN_ASAN_FIBERS
+  __sanitizer_start_switch_fiber(fake, bottom, size);
+#endif
+}
+
+// Tells ASan the switch completed; stores the stack that was left in *bottom and *size.
+inline void asan_finish_switch([[maybe_unused]] void* fake, [[maybe_unused]] const void** bottom,
+                               [[maybe_unused]] std::size_t* size) {
+#ifdef KILN_ASAN_FIBERS
+  __sanitizer_finish_switch_fiber(fake, bottom, size);
+#endif
+}
 constexpr std::size_t kAltStackBytes = 64 * 1024;
 
 // "(x,y,z)" (snprintf: GCC 12 warns falsely on the string-concatenation form).
@@ -154,7 +185,10 @@ class BlockRunner {
   bool stack_overflowed(const void* addr) const {
     return in_fibers_ && worker_.stacks.is_guard(addr);
   }
-  [[noreturn]] void overflow_jump() { siglongjmp(overflow_jmp_, 1); }
+  [[noreturn]] void overflow_jump() {
+    asan_start_switch(nullptr, sched_bottom_, sched_size_);
+    siglongjmp(overflow_jmp_, 1);
+  }
 
  private:
   enum class State : unsigned char { ready, running, barrier, warp, done };
@@ -180,7 +214,8 @@ class BlockRunner {
   [[noreturn]] void not_in_coroutines(const char* what);
   bool ready(unsigned i) const;
   unsigned find_ready(unsigned from) const;
-  void switch_to(ctx::fcontext_t* save, unsigned next);
+  void switch_to(ctx::fcontext_t* save, unsigned next, bool finishing = false);
+  void arrived(void* fake);
   void wait();
   void finish_current();
   void release_barrier();
@@ -198,6 +233,8 @@ class BlockRunner {
   unsigned n_ = 0, cur_ = 0, live_ = 0, done_ = 0;
   ctx::fcontext_t sched_ctx_ = nullptr;
   ctx::fcontext_t* from_slot_ = nullptr;  // where the context that jumped last gets saved
+  const void* sched_bottom_ = nullptr;    // the scheduler's (worker thread's) stack, for ASan
+  std::size_t sched_size_ = 0;
   // __syncthreads state
   unsigned arrived_ = 0, gen_ = 0;
   int acc_count_ = 0, acc_and_ = 1, acc_or_ = 0;
@@ -398,6 +435,7 @@ void BlockRunner::run(const KernelEntry& k, const kiln_cpu::Tls& launch, void** 
 
   t_runner = this;
   if (sigsetjmp(overflow_jmp_, 0) != 0) {  // a thread ran into its stack's guard page
+    asan_finish_switch(nullptr, nullptr, nullptr);
     in_fibers_ = false;
     t_runner = nullptr;
     frames_.clear();  // a frame that was running cannot be destroyed; the arena is reused
@@ -407,8 +445,12 @@ void BlockRunner::run(const KernelEntry& k, const kiln_cpu::Tls& launch, void** 
   in_fibers_ = true;
   if (coroutines_) {
     // The sweeps run on a guarded stack too, so that deep recursion is an error, not a crash.
+    void* fake = nullptr;
+    asan_start_switch(&fake, static_cast<char*>(worker_.stacks.top(0)) - kFiberStackBytes,
+                      kFiberStackBytes);
     ctx::jump_fcontext(ctx::make_fcontext(worker_.stacks.top(0), kFiberStackBytes, sweep_main),
                        this);
+    asan_finish_switch(fake, nullptr, nullptr);
   } else {
     run_fibers();
   }
@@ -441,8 +483,10 @@ void BlockRunner::start_coroutines() {
 // Coroutine mode, on the sweep stack: sweeps and jumps back to run().
 void BlockRunner::sweep_main(ctx::transfer_t t) {
   auto* self = static_cast<BlockRunner*>(t.data);
+  asan_finish_switch(nullptr, &self->sched_bottom_, &self->sched_size_);
   self->sched_ctx_ = t.fctx;
   self->sweep();
+  asan_start_switch(nullptr, self->sched_bottom_, self->sched_size_);  // this stack is done
   ctx::jump_fcontext(self->sched_ctx_, nullptr);
   std::abort();  // never resumed
 }
@@ -558,22 +602,38 @@ unsigned BlockRunner::find_ready(unsigned from) const {
 }
 
 // Saves the running context into *save and resumes fiber next (or the scheduler when next == n).
-void BlockRunner::switch_to(ctx::fcontext_t* save, unsigned next) {
+// A finishing fiber is never resumed: ASan may drop what it keeps for its stack.
+void BlockRunner::switch_to(ctx::fcontext_t* save, unsigned next, bool finishing) {
   ctx::fcontext_t target;
+  void* fake = nullptr;
   if (next == n_) {
     target = sched_ctx_;
+    asan_start_switch(finishing ? nullptr : &fake, sched_bottom_, sched_size_);
   } else {
     Fiber& f = fibers_[next];
     if (!f.ctx) f.ctx = ctx::make_fcontext(worker_.stacks.top(next), kFiberStackBytes, fiber_main);
     f.state = State::running;
     kernel_->set_thread(f.tid);
     target = f.ctx;
+    asan_start_switch(finishing ? nullptr : &fake,
+                      static_cast<char*>(worker_.stacks.top(next)) - kFiberStackBytes,
+                      kFiberStackBytes);
   }
   cur_ = next;
   from_slot_ = save;
   ctx::transfer_t t = ctx::jump_fcontext(target, this);
   auto* self = static_cast<BlockRunner*>(t.data);
+  self->arrived(fake);
   *self->from_slot_ = t.fctx;
+}
+
+// After a jump landed here: completes ASan's switch and, when the scheduler jumped, remembers
+// its stack (the first jump of every block comes from it).
+void BlockRunner::arrived(void* fake) {
+  const void* bottom = nullptr;
+  std::size_t size = 0;
+  asan_finish_switch(fake, &bottom, &size);
+  if (from_slot_ == &sched_ctx_) sched_bottom_ = bottom, sched_size_ = size;
 }
 
 // The running fiber waits (its state already says for what) until the scheduler resumes it.
@@ -584,6 +644,7 @@ void BlockRunner::wait() {
 
 void BlockRunner::fiber_main(ctx::transfer_t t) {
   auto* self = static_cast<BlockRunner*>(t.data);
+  self->arrived(nullptr);
   *self->from_slot_ = t.fctx;
   try {
     self->kernel_->entry(self->args_);
@@ -593,7 +654,7 @@ void BlockRunner::fiber_main(ctx::transfer_t t) {
   }
   self->finish_current();
   ctx::fcontext_t discard;
-  self->switch_to(&discard, self->aborted_ ? self->n_ : self->find_ready(self->cur_ + 1));
+  self->switch_to(&discard, self->aborted_ ? self->n_ : self->find_ready(self->cur_ + 1), true);
   std::abort();  // a finished fiber is never resumed
 }
 

@@ -12,6 +12,8 @@ namespace kiln {
 class Interrupted : public Error {
  public:
   Interrupted() : Error("interrupted") {}
+  // What was interrupted, for the message ("cpu backend: compile of ... interrupted").
+  explicit Interrupted(const std::string& what) : Error(what) {}
 };
 
 inline std::atomic<bool>& interrupt_flag() {

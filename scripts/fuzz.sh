@@ -5,11 +5,14 @@
 # (copy interesting ones into the committed corpus by hand); a crash leaves its input in
 # build-fuzz/ and makes this script fail.
 # Usage: scripts/fuzz.sh [target...]   (targets: kernel_decl cache_entry array_from)
+# CI (.ci/run) runs every target for FUZZ_SECONDS=15.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT="$ROOT/build-fuzz"
 SECONDS_EACH=${FUZZ_SECONDS:-30}
 CXX=${FUZZ_CXX:-clang++}
+command -v "$CXX" > /dev/null ||
+  { echo "fuzz.sh: no $CXX; scripts/setup.sh installs clang and libclang-rt-14-dev" >&2; exit 1; }
 mkdir -p "$OUT"
 # kiln's version, as CMake defines it: the committed cache entries carry it.
 VERSION=$(sed -n 's/^project(kiln VERSION \([0-9.]*\).*/\1/p' "$ROOT/CMakeLists.txt")

@@ -5,62 +5,8 @@
 set -euo pipefail
 KILN=$(realpath "$1")
 WORK=$(mktemp -d)
-SOCKET="$WORK/tmux.sock"
-mkdir "$WORK/home"
-trap 'tmux -S "$SOCKET" kill-server 2>/dev/null || true; rm -rf "$WORK"' EXIT
-
-tm() { tmux -S "$SOCKET" "$@"; }
-pane() { tm capture-pane -p -t kiln; }
-fail() {
-  echo "FAIL: $*" >&2
-  echo "--- pane ---" >&2
-  pane >&2 || true
-  exit 1
-}
-# Waits (polling, 10 s deadline) until the pane matches the extended regex $1 on some line.
-wait_for() {
-  local deadline=$((SECONDS + 10))
-  until pane | grep -Eq -- "$1"; do
-    ((SECONDS < deadline)) || fail "no line matching /$1/"
-    sleep 0.05
-  done
-}
-# Waits until the consecutive lines in $1 (a fixed string) appear in the pane.
-wait_for_block() {
-  local deadline=$((SECONDS + 10))
-  until pane | tr '\n' '\r' | grep -Fq -- "$(printf '%s' "$1" | tr '\n' '\r')"; do
-    ((SECONDS < deadline)) || fail "no block: $1"
-    sleep 0.05
-  done
-}
-# Waits until the last non-blank line of the pane is an empty prompt ("kiln>" or "  ..."):
-# keys typed ahead of the prompt are echoed by the terminal driver and garble the display.
-wait_prompt() {
-  local deadline=$((SECONDS + 10))
-  until pane | grep -v '^$' | tail -n 1 | grep -Eq '^(kiln>|  \.\.\.)$'; do
-    ((SECONDS < deadline)) || fail "no prompt"
-    sleep 0.02
-  done
-}
-# At the next prompt, types text literally, then optionally presses keys (Enter, Tab, ...).
-type_keys() {
-  wait_prompt
-  type_more "$@"
-}
-# Types more of the current line (no wait), then optionally presses keys.
-type_more() {
-  tm send-keys -t kiln -l -- "$1"
-  shift
-  if (($#)); then tm send-keys -t kiln "$@"; fi
-}
-# Starts kiln in a fresh tmux server with a private HOME.
-start_kiln() {
-  tm kill-server 2>/dev/null || true
-  tm -f /dev/null new-session -d -s kiln -x 200 -y 50 \
-    "env -u KILN_HISTORY HOME=$WORK/home TERM=xterm $KILN"
-  tm set-option -t kiln remain-on-exit on >/dev/null
-  wait_for '^kiln>$'  # capture-pane drops trailing blanks
-}
+trap 'tmux -S "$WORK/tmux.sock" kill-server 2>/dev/null || true; rm -rf "$WORK"' EXIT
+source "$(dirname "$0")/lib/pty.sh"
 
 start_kiln
 type_keys '1+1' Enter
@@ -126,24 +72,12 @@ pane | grep -q 'abc6' && fail "Ctrl-C did not clear the line"
 type_keys 'error("boom")' Enter
 wait_for 'stdin:1: boom'
 
-# Ctrl-D exits with status 0.
+# Ctrl-D at an empty prompt exits with status 0 (libedit echoes it as ^D).
+pid=$(kiln_pid)
 wait_prompt
-# A Ctrl-D that lands while the terminal is still in cooked mode (the prompt drawn, the line
-# editor not yet reading) can be swallowed by the tty on a loaded machine: send it again.
-sleep 0.5  # let the line editor take the terminal (raw mode) before the key arrives
 tm send-keys -t kiln C-d
-deadline=$((SECONDS + 20))
-resend=$((SECONDS + 2))
-status=""
-until [[ $(tm display-message -p -t kiln '#{pane_dead}') == 1 && -n $status ]]; do
-  ((SECONDS < deadline)) || fail "Ctrl-D did not end kiln"
-  if ((SECONDS >= resend)) && [[ $(tm display-message -p -t kiln '#{pane_dead}') != 1 ]]; then
-    tm send-keys -t kiln C-d
-    resend=$((SECONDS + 2))
-  fi
-  sleep 0.05
-  status=$(tm display-message -p -t kiln '#{pane_dead_status}')
-done
+wait_for '^kiln> \^D$'
+status=$(wait_exit_status "$pid")
 [[ $status == 0 ]] || fail "exit status $status, not 0"
 
 # The history file holds the lines typed (libedit encodes blanks as \040).

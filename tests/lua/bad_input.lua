@@ -112,6 +112,16 @@ assert(err:find(path .. ":4", 1, true) or err:find(path .. "(4)", 1, true), "fil
 os.remove(path)
 bad("kernel file '/nonexistent/kiln/missing.cu' does not exist", cuda.jit_file, "/nonexistent/kiln/missing.cu")
 bad("kernel file 'no_such_kernel_anywhere.cu' does not exist", cuda.jit_file, "no_such_kernel_anywhere.cu")
+-- A name longer than the file system allows is a missing file, not a crash (it threw
+-- std::filesystem_error through Lua and ended kiln).
+local long_name = string.rep("k", 5000)
+assert(cuda.kernel_path(long_name) == nil, "kernel_path of an over-long name")
+bad("does not exist", cuda.jit_file, long_name)
+-- Bad kernel options: errors raised once C++ objects exist (found leaking under LeakSanitizer).
+bad("kernel option 'name' must be a string, got table", cuda.jit, "__global__ void a(int*){}", { name = {} })
+bad("options[2] must be a string", cuda.jit, "__global__ void a(int*){}", { options = { "-O2", {} } })
+bad("the value of N must be a number, string or boolean", cuda.jit_file, "no_such.cu", { defines = { N = {} } })
+bad("expected a source string or {file = path}", cuda.module, { file = 3 > 2 })
 local reduce_bad = cuda.reduce "a +* b"
 bad("did not compile", reduce_bad, array.ones(10))
 bad("reduce of an empty array needs an initial value", cuda.reduce "a + b", array.zeros(0))

@@ -163,6 +163,25 @@ TEST_F(ReplHost, SigintRaisesTheFlagThatCppCodePolls) {
   EXPECT_THAT(lua_tostring(L, -1), ::testing::HasSubstr("interrupted!"));
 }
 
+TEST_F(ReplHost, AnInterruptCppCodeTurnedIntoItsErrorIsNotReplaced) {
+  // A C function that consumes the flag and raises its own error, as an interrupted compile
+  // does: pcall gets that error, and the Lua hook the Ctrl-C set does not raise "interrupted!"
+  // over it afterwards.
+  lua_register(L, "consume_flag", [](lua_State* L) {
+    while (!kiln::interrupt_flag().exchange(false)) std::this_thread::yield();
+    return luaL_error(L, "compile of k interrupted by Ctrl-C");
+  });
+  std::thread interrupter([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    kill(getpid(), SIGINT);
+  });
+  ASSERT_EQ(luaL_loadstring(L, "local ok, e = pcall(consume_flag) return e"), LUA_OK);
+  int status = kiln::lua::docall(L, 0, 1);
+  interrupter.join();
+  ASSERT_EQ(status, LUA_OK) << lua_tostring(L, -1);
+  EXPECT_THAT(lua_tostring(L, -1), ::testing::HasSubstr("compile of k interrupted by Ctrl-C"));
+}
+
 TEST_F(ReplHost, PrettyScalarsAndStrings) {
   EXPECT_EQ(pretty_of("return 42"), "42");
   EXPECT_EQ(pretty_of("return 1.5"), "1.5");
