@@ -367,9 +367,10 @@ void DiskCache::store(const std::string& key, const CompileResult& result) {
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
   Fd fd(::mkostemp(name.data(), O_CLOEXEC));  // O_CREAT | O_EXCL, mode 0600
+  const bool created = fd.get() >= 0;
   auto fail = [&](const char* what) {
     std::string msg = std::strerror(errno);
-    if (fd.get() >= 0) ::unlink(name.data());
+    if (created) ::unlink(name.data());  // a partial file (also after a failed close)
     disable("kiln: cache folder " + dir_.string() + " is not writable (" + what + ": " + msg +
             "); continuing without the disk cache");
   };

@@ -1,9 +1,12 @@
 #include "jit/cache.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 #include <xxhash.h>
 
 #include <cstdlib>
@@ -287,6 +290,32 @@ TEST(JitDiskCache, UnwritableFolderWarnsOnceAndDisables) {
       << w.messages[0];
   EXPECT_NE(w.messages[0].find("continuing without the disk cache"), std::string::npos);
   EXPECT_FALSE(cache.enabled());
+}
+
+// A write that runs out of room (here the file-size limit, which binds root too, standing in for
+// a full disk: both fail the write midway): one warning, no partial file left, no entry.
+TEST(JitDiskCache, FullDiskLeavesNoPartialEntry) {
+  TempDir tmp;
+  Warnings w;
+  DiskCache cache(tmp.path() / "cache", 1 << 24, true, w.sink());
+  cache.store(hash_key({"small"}), sample("s", 64));
+  ASSERT_TRUE(cache.load(hash_key({"small"})));
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails, EFBIG
+  rlimit small = old;
+  small.rlim_cur = 16 * 1024;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  cache.store(hash_key({"big"}), sample("b", 256 * 1024));
+  cache.store(hash_key({"big2"}), sample("c", 256 * 1024));
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  ASSERT_EQ(w.messages.size(), 1u);
+  EXPECT_NE(w.messages[0].find("is not writable (writing: "), std::string::npos) << w.messages[0];
+  EXPECT_FALSE(cache.load(hash_key({"big"})));
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(tmp.path() / "cache")) files += e.is_regular_file();
+  EXPECT_EQ(files, 1) << "only the small entry: the partial write was removed";
 }
 
 TEST(JitDiskCache, ReadOnlyFolderWarnsOnceAndDisables) {
