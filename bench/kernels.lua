@@ -191,6 +191,7 @@ if wanted("labs") then
     local launch = l.setup(true)
     launch(k)  -- compiles (or loads from the cache), warms caches
     cuda.synchronize()
+    if k:info().threads then print(("FACT,threads.%s,%s"):format(l.lab, k:info().threads)) end
     local reps = (l.lab:find("matmul") and cuda.backend() == "cpu") and 3 or opts.reps
     local samples = {}
     for r = 1, reps do samples[r] = wall_ms(function() launch(k) end) end

@@ -174,8 +174,13 @@ w()
 w(("Rates are effective (inputs read once, outputs written once). The bandwidth limit is %s: %s GB/s%s."):format(
   limit_name or "?", num(limit_bw and limit_bw / 1e9), peak and (("; peak FP32 %.1f TFLOP/s"):format(peak / 1e12)) or ""))
 w()
-w("| kernel | time per launch, ms (min–max) | rate | fraction of limit | serial C++ -O2, ms | kernel / serial |")
-w("|---|---|---|---|---|---|")
+if not gpu then
+  w("On the cpu backend, *threads* says how a block's threads ran (k:info().threads): a loop, coroutines")
+  w("(only __syncthreads) or fibers (warp operations). See docs/cpu-backend.md.")
+  w()
+end
+w("| kernel | time per launch, ms (min–max) | rate | fraction of limit | serial C++ -O2, ms | kernel / serial |" .. (gpu and "" or " threads |"))
+w("|---|---|---|---|---|---|" .. (gpu and "" or "---|"))
 for _, lab in ipairs(LABS) do
   local t = ms("lab." .. lab)
   local rate, frac = "–", "–"
@@ -194,7 +199,8 @@ for _, lab in ipairs(LABS) do
   end
   local s = SERIAL[lab] and ms(SERIAL[lab])
   w(("| %s | %s | %s | %s | %s | %s |"):format(lab, t and ("%.4g (%.4g–%.4g)"):format(t, ms("lab." .. lab, "min"), ms("lab." .. lab, "max")) or "–",
-    rate, frac, s and ("%.4g"):format(s) or "–", t and s and ("%.2f×"):format(t / s) or "–"))
+    rate, frac, s and ("%.4g"):format(s) or "–", t and s and ("%.2f×"):format(t / s) or "–")
+    .. (gpu and "" or (" %s |"):format(FACT["threads." .. lab] or "–")))
 end
 w()
 if gpu and F.cublas_sgemm then
