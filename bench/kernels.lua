@@ -2,7 +2,8 @@
 -- figure: "FIG,id,unit,median,min,max,reps" (bench/run.sh collects them into the CSV), and
 -- "FACT,key,value" lines. Figures:
 --   compile.cold.<lab>   cold compile of each lab kernel on this backend (k:info().compile_ms)
---   compile.ptx.<lab>    kiln's NVRTC path, k:ptx(), wall time (compare with nvrtc_bare/<lab>)
+--   compile.ptx.<lab>    kiln's NVRTC path from Lua, k:ptx(), wall time (the target compares
+--                        nvrtc_kiln/<lab> with nvrtc_bare/<lab>, both in bench/micro.cpp's process)
 --   lua_launch/<n>       an empty <<<1, 32>>> launch from a Lua loop with n = 0, 1, 4, 16 arguments
 --   lab.<lab>            each lab kernel's time per launch at the benchmark sizes
 -- Every compile gets a fresh -DKILN_BENCH_NONCE so neither cache can answer; run.sh also points

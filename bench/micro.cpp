@@ -22,6 +22,8 @@
 
 #include "bench/serial_refs.h"
 #include "jit/headers.h"
+#include "jit/jit.h"
+#include "jit/cache.h"
 #include "jit/nvrtc.h"
 #include "runtime/cpu_backend.h"
 #include "runtime/error.h"
@@ -310,6 +312,30 @@ void register_nvrtc() {
     benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
       static int nonce = 0;
       for (auto _ : state) bare_compile(*api, source, lab, include_dirs, *headers, ++nonce);
+    })->Iterations(1)->Repetitions(3)->Unit(benchmark::kMillisecond)->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); })->ComputeStatistics("max", [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); })->UseRealTime();
+    // kiln's own NVRTC path (Jit::ptx: headers, cache key, compile, disk-cache store), in this
+    // same process: on this kind of machine a process's speed varies by 20-40% from one process
+    // to the next, so only a same-process pair measures kiln's overhead.
+    std::string kiln_name = std::string("nvrtc_kiln/") + lab.lab;
+    benchmark::RegisterBenchmark(kiln_name.c_str(), [=](benchmark::State& state) {
+      static int nonce = 0;
+      static kiln::jit::Jit jit = [] {
+        char tmpl[] = "/tmp/kiln-bench-cache-XXXXXX";
+        std::string dir = ::mkdtemp(tmpl) ? tmpl : "/tmp";
+        return kiln::jit::Jit(kiln::make_cpu_backend({}),
+                              kiln::jit::DiskCache(dir, 1ull << 30, true, [](const std::string&) {}),
+                              KILN_KERNELS_DIR);
+      }();
+      kiln::CompileRequest request;
+      request.source = source;
+      request.filename = lab.file;
+      request.name_expressions = {lab.name_expression};
+      request.arch = "sm_80";
+      for (auto _ : state) {
+        request.options = lab.defines;
+        request.options.push_back("-DKILN_BENCH_NONCE=" + std::to_string(++nonce));
+        benchmark::DoNotOptimize(jit.ptx(request, {}));
+      }
     })->Iterations(1)->Repetitions(3)->Unit(benchmark::kMillisecond)->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); })->ComputeStatistics("max", [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); })->UseRealTime();
   }
 }
