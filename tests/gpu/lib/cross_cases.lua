@@ -86,6 +86,28 @@ __global__ void warp(int* out) {
   k[{ 1, 96 }](out)
   return host(out)
 end)
+case("cooperative_groups", 0, function()
+  local k = cuda.jit [[
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+__global__ void groups(const int* in, int* out) {
+  cg::thread_block block = cg::this_thread_block();
+  auto t32 = cg::tiled_partition<32>(block);
+  auto t8 = cg::tiled_partition<8>(block);
+  const int r = block.thread_rank(), v = in[blockIdx.x * blockDim.x + r];
+  int s32 = cg::reduce(t32, v, cg::plus<int>());
+  int m8 = cg::reduce(t8, v, cg::greater<int>());
+  int x8 = t8.shfl_xor(v, 3);
+  block.sync();
+  int* o = out + (blockIdx.x * blockDim.x + r) * 4;
+  o[0] = s32; o[1] = m8; o[2] = x8; o[3] = t8.thread_rank() + 10 * t8.meta_group_rank();
+}]]
+  local input = cuda.to_device(array.random.integers(-1000, 1000, 4 * 128, { dtype = "int32", seed = 9 }))
+  local out = cuda.device_array(4 * 128 * 4, "int32")
+  k[{ 4, 128 }](input, out)
+  return host(out)
+end)
 case("barriers", 0, function()
   local k = cuda.jit [[
 __global__ void barriers(int* out, int n) {
