@@ -61,6 +61,15 @@ local SMS = dev.multiprocessors or 8
 
 -- Each lab kernel: file, defines, and a function making its arguments for a size factor
 -- (false: tiny, for compiles; true: the benchmark size) and returning a launch function.
+-- Both matrix multiplies: square float32 matrices, 16 x 16 blocks.
+local function matmul_setup(big)
+  local m = big and MATMUL or 16
+  local a = cuda.to_device(array.random.uniform({ m, m }, { dtype = "float32", seed = 6 }))
+  local b = cuda.to_device(array.random.uniform({ m, m }, { dtype = "float32", seed = 7 }))
+  local c = cuda.device_array({ m, m }, "float32")
+  return function(k) k[{ { blocks(m, 16), blocks(m, 16) }, { 16, 16 } }](a, b, c) end, { a, b, c }
+end
+
 local LABS = {
   { lab = "copy", file = "copy.cu", defines = {}, setup = function(big)
       local n = big and N or 1024
@@ -103,20 +112,8 @@ local LABS = {
       local partial, result = cuda.device_array(nb, "float32"), cuda.device_array(1, "float32")
       return function(k) k[{ nb, 256 }](a, partial); k[{ 1, 256 }](partial, result) end, { a, partial }
     end },
-  { lab = "matmul", file = "matmul.cu", defines = {}, setup = function(big)
-      local m = big and MATMUL or 16
-      local a = cuda.to_device(array.random.uniform({ m, m }, { dtype = "float32", seed = 6 }))
-      local b = cuda.to_device(array.random.uniform({ m, m }, { dtype = "float32", seed = 7 }))
-      local c = cuda.device_array({ m, m }, "float32")
-      return function(k) k[{ { blocks(m, 16), blocks(m, 16) }, { 16, 16 } }](a, b, c) end, { a, b, c }
-    end },
-  { lab = "matmul_tiled", file = "matmul_tiled.cu", defines = { TPB = 16 }, setup = function(big)
-      local m = big and MATMUL or 16
-      local a = cuda.to_device(array.random.uniform({ m, m }, { dtype = "float32", seed = 6 }))
-      local b = cuda.to_device(array.random.uniform({ m, m }, { dtype = "float32", seed = 7 }))
-      local c = cuda.device_array({ m, m }, "float32")
-      return function(k) k[{ { blocks(m, 16), blocks(m, 16) }, { 16, 16 } }](a, b, c) end, { a, b, c }
-    end },
+  { lab = "matmul", file = "matmul.cu", defines = {}, setup = matmul_setup },
+  { lab = "matmul_tiled", file = "matmul_tiled.cu", defines = { TPB = 16 }, setup = matmul_setup },
   { lab = "normalize", file = "normalize.cu", defines = { TPB = 256 }, setup = function(big)
       local n = big and (N // 16) or 1024
       local x, y = cuda.to_device(array.random.uniform(n, { dtype = "float64", seed = 8 })), cuda.device_array(n, "float64")

@@ -309,15 +309,15 @@ void register_nvrtc() {
   for (const LabKernel& lab : lab_kernels()) {
     std::string source = read_file(std::string(KILN_KERNELS_DIR) + "/" + lab.file);
     std::string name = std::string("nvrtc_bare/") + lab.lab;
-    benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+    with_range(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
       static int nonce = 0;
       for (auto _ : state) bare_compile(*api, source, lab, include_dirs, *headers, ++nonce);
-    })->Iterations(1)->Repetitions(3)->Unit(benchmark::kMillisecond)->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); })->ComputeStatistics("max", [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); })->UseRealTime();
+    })->Iterations(1)->Repetitions(3)->Unit(benchmark::kMillisecond));
     // kiln's own NVRTC path (Jit::ptx: headers, cache key, compile, disk-cache store), in this
     // same process: on this kind of machine a process's speed varies by 20-40% from one process
     // to the next, so only a same-process pair measures kiln's overhead.
     std::string kiln_name = std::string("nvrtc_kiln/") + lab.lab;
-    benchmark::RegisterBenchmark(kiln_name.c_str(), [=](benchmark::State& state) {
+    with_range(benchmark::RegisterBenchmark(kiln_name.c_str(), [=](benchmark::State& state) {
       static int nonce = 0;
       static kiln::jit::Jit jit = [] {
         char tmpl[] = "/tmp/kiln-bench-cache-XXXXXX";
@@ -336,7 +336,7 @@ void register_nvrtc() {
         request.options.push_back("-DKILN_BENCH_NONCE=" + std::to_string(++nonce));
         benchmark::DoNotOptimize(jit.ptx(request, {}));
       }
-    })->Iterations(1)->Repetitions(3)->Unit(benchmark::kMillisecond)->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); })->ComputeStatistics("max", [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); })->UseRealTime();
+    })->Iterations(1)->Repetitions(3)->Unit(benchmark::kMillisecond));
   }
 }
 
