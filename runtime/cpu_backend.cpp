@@ -270,7 +270,7 @@ class CpuModule final : public Module {
     e.mode = kiln_cpu::ThreadMode(mode());
     if (e.mode == kiln_cpu::mode_coroutines) {
       e.start = required_symbol<kiln_cpu::StartFn>(*so_, "kiln_start_" + lowered_name.substr(11));
-      e.resume = required_symbol<int (*)(void*, kiln_cpu::uint3)>(*so_, "kiln_resume");
+      e.round = required_symbol<kiln_cpu::RoundFn>(*so_, "kiln_round");
     }
     e.allocations = allocations_;
     return std::make_unique<CpuProgram>(backend_, so_, std::move(e), static_shared_);
@@ -491,7 +491,8 @@ std::string CpuBackend::translation_unit(const CompileRequest& request,
   tu += "KILN_EXPORT void kiln_set_thread(kiln_cpu::uint3 t) { kiln_cpu::tls.thread_idx = t; }\n";
   tu += "KILN_EXPORT void kiln_get_launch(kiln_cpu::Tls* t) { *t = kiln_cpu::tls; }\n";
   if (coroutines)
-    tu += "KILN_EXPORT int kiln_resume(void* f, kiln_cpu::uint3 t) { return kiln_cpu::resume(f, t); }\n";
+    tu += "KILN_EXPORT unsigned kiln_round(void* const* f, const kiln_cpu::uint3* t, unsigned* l, "
+          "unsigned c, unsigned* r) { return kiln_cpu::round(f, t, l, c, r); }\n";
   tu += "KILN_EXPORT unsigned kiln_entry_count() { return " +
         std::to_string(request.name_expressions.size()) + "; }\n";
   for (std::size_t i = 0; i < request.name_expressions.size(); ++i) {

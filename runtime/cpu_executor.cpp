@@ -243,6 +243,7 @@ class BlockRunner {
   bool in_fibers_ = false;
   bool coroutines_ = false;
   std::vector<void*> frames_;           // coroutine mode: each thread's coroutine frame
+  std::vector<kiln_cpu::uint3> tids_;   // coroutine mode: each thread's threadIdx
   std::vector<unsigned> live_list_;     // coroutine mode: the threads not yet returned
   // Coroutine mode: the frames' memory, chunks reused block after block.
   std::vector<std::vector<std::max_align_t>> arena_;
@@ -474,8 +475,10 @@ void BlockRunner::run_fibers() {
 void BlockRunner::start_coroutines() {
   arena_chunk_ = arena_used_ = 0;
   frames_.resize(n_);
+  tids_.resize(n_);
   for (unsigned i = 0; i < n_; ++i) {
     cur_ = i;
+    tids_[i] = fibers_[i].tid;
     frames_[i] = kernel_->start(args_);
   }
 }
@@ -498,21 +501,14 @@ void BlockRunner::sweep_main(ctx::transfer_t t) {
 void BlockRunner::sweep() {
   live_list_.resize(n_);
   for (unsigned i = 0; i < n_; ++i) live_list_[i] = i;
-  while (!live_list_.empty()) {
-    std::size_t kept = 0;
-    for (unsigned i : live_list_) {
-      cur_ = i;
-      int returned;
-      try {
-        returned = kernel_->resume(frames_[i], fibers_[i].tid);
-      } catch (...) {
-        error_ = std::current_exception();
-        aborted_ = true;
-        return;
-      }
-      if (!returned) live_list_[kept++] = i;
+  for (unsigned live = n_; live > 0;) {
+    try {
+      live = kernel_->round(frames_.data(), tids_.data(), live_list_.data(), live, &cur_);
+    } catch (...) {
+      error_ = std::current_exception();
+      aborted_ = true;
+      return;
     }
-    live_list_.resize(kept);
     release_barrier();
   }
   done_ = n_;

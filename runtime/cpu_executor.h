@@ -63,7 +63,7 @@ struct KernelEntry {
   void (*set_launch)(const kiln_cpu::Tls*) = nullptr;
   void (*set_thread)(kiln_cpu::uint3) = nullptr;
   void (*get_launch)(kiln_cpu::Tls*) = nullptr;
-  int (*resume)(void* frame, kiln_cpu::uint3 thread) = nullptr;  // coroutine mode
+  kiln_cpu::RoundFn round = nullptr;         // one round of a block (coroutine mode)
   kiln_cpu::ThreadMode mode = kiln_cpu::mode_loop;
   const Allocations* allocations = nullptr;  // check mode: the backend's live allocations
 };

@@ -4,7 +4,7 @@
 // stale cached module is refused instead of misread.
 #pragma once
 
-#define KILN_CPU_ABI_VERSION 7
+#define KILN_CPU_ABI_VERSION 8
 
 namespace kiln_cpu {
 
@@ -85,8 +85,12 @@ struct Tls {
 //                 hands out its address, so the compiler knows every write (none are hidden
 //                 from it, so it folds none away) and keeps thread identity in registers: it
 //                 vectorises loop-mode kernels across threads.
-//   int          kiln_resume(void* frame, uint3 t);  coroutine modules: threadIdx = t, resumes
-//                 the thread, returns 1 when it has returned
+//   unsigned     kiln_round(void* const* frames, const uint3* tids, unsigned* live,
+//                           unsigned count, unsigned* running);
+//                 coroutine modules: one round of a block. Resumes threads live[0..count) in
+//                 turn (thread i: frames[i], threadIdx = tids[i], *running = i while it runs)
+//                 and keeps, in order at the front of live, those that have not returned;
+//                 returns how many. The loop is the module's so that a resume is one call.
 //   unsigned     kiln_entry_count();
 //   void         kiln_entry_<i>(void** args);    one thread of kernel i (fiber mode)
 //   void*        kiln_start_<i>(void** args);    coroutine mode: creates one thread of kernel i,
@@ -99,5 +103,7 @@ struct Tls {
 using EntryFn = void (*)(void** args);
 using StartFn = void* (*)(void** args);
 using RunFn = void (*)(void** args, unsigned long long first, unsigned long long last);
+using RoundFn = unsigned (*)(void* const* frames, const uint3* tids, unsigned* live,
+                             unsigned count, unsigned* running);
 
 }  // namespace kiln_cpu

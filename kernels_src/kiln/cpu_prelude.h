@@ -748,12 +748,21 @@ inline void* start(void** args) {
   invoke<f>(args);
   return tls.coroutine;
 }
-// Resumes the thread whose frame is given as thread t; whether it has returned.
-inline int resume(void* frame, uint3 t) {
-  tls.thread_idx = t;
-  auto thread = std::coroutine_handle<>::from_address(frame);
-  thread.resume();
-  return thread.done() ? 1 : 0;
+// One round of a block (cpu_abi.h, kiln_round): resumes each live thread to its next barrier or
+// its end; returns how many are still live, kept at the front of live.
+inline unsigned round(void* const* frames, const uint3* tids, unsigned* live, unsigned count,
+                      unsigned* running) {
+  uint3* const thread_idx = &tls.thread_idx;  // one TLS lookup per round, not per resume
+  unsigned kept = 0;
+  for (unsigned j = 0; j < count; ++j) {
+    const unsigned i = live[j];
+    *running = i;  // names the thread in a trap's message
+    *thread_idx = tids[i];
+    auto thread = std::coroutine_handle<>::from_address(frames[i]);
+    thread.resume();
+    if (!thread.done()) live[kept++] = i;
+  }
+  return kept;
 }
 }  // namespace kiln_cpu
 // A void function with a co_await (only kernels here: the backend checked that no barrier is
