@@ -25,6 +25,7 @@
 
 #include "jit/host_compiler.h"
 #include "runtime/cpu_executor.h"
+#include "runtime/cpu_regions.h"
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
 
@@ -221,9 +222,10 @@ class CpuProgram final : public Program {
     KernelAttributes a;
     a.shared_bytes = static_shared_;
     a.max_threads_per_block = 1024;
-    a.threads = entry_.mode == kiln_cpu::mode_loop     ? "loop"
-                : entry_.mode == kiln_cpu::mode_fibers ? "fibers"
-                                                       : "coroutines";
+    a.threads = entry_.mode == kiln_cpu::mode_loop         ? "loop"
+                : entry_.mode == kiln_cpu::mode_fibers     ? "fibers"
+                : entry_.mode == kiln_cpu::mode_regions    ? "regions"
+                                                           : "coroutines";
     return a;
   }
 
@@ -355,7 +357,8 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
   // --version line: running it costs milliseconds that a cached kernel's first launch must not.
   std::string compiler_identity(const std::string&) const override {
     return "cpu:" + jit::compiler_fingerprint(compiler_) + ":" + info_.name + ":abi" +
-           std::to_string(KILN_CPU_ABI_VERSION) + ":prelude" + prelude_hash_ + ":" + joined_flags();
+           std::to_string(KILN_CPU_ABI_VERSION) + ":prelude" + prelude_hash_ + ":" + joined_flags() +
+           (regions_ ? "" : ":no-regions");
   }
   std::string default_arch() const override { return "native"; }
   CompileResult compile(const CompileRequest& request) override;
@@ -390,6 +393,7 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
   std::once_flag pool_once_;
   std::unique_ptr<cpu::WorkerPool> pool_;
   bool check_ = false;
+  bool regions_ = true;  // part of the compiler identity: it decides how modules are built
   cpu::Allocations allocations_;
   std::atomic<std::uint64_t> modules_loaded_{0};  // numbers each loaded module
 };
@@ -405,6 +409,7 @@ CpuBackend::CpuBackend(const CpuBackendOptions& options) {
   if (compiler_.empty()) compiler_ = "c++";
   const std::string check = env_or("KILN_CHECK", "");
   check_ = options.check || (!check.empty() && check != "0");
+  regions_ = options.regions && env_or("KILN_REGIONS", "1") != "0";
   workers_ = options.workers;
   if (workers_ <= 0) {
     std::string env = env_or("KILN_CPU_THREADS", "");
@@ -507,7 +512,8 @@ std::string CpuBackend::translation_unit(const CompileRequest& request,
     tu += "KILN_EXPORT void kiln_entry_" + id + "(void** a) { kiln_cpu::invoke< &" + expr +
           " >(a); }\n";
     tu += "KILN_EXPORT void kiln_run_" + id +
-          "(void** a, unsigned long long f, unsigned long long l) { kiln_cpu::run< &" + expr +
+          "(void** a, unsigned long long f, unsigned long long l) { kiln_cpu::" +
+          (modes[i] == kiln_cpu::mode_regions ? "run_regions" : "run") + "< &" + expr +
           " >(a, f, l); }\n";
     tu += "KILN_EXPORT const char* kiln_entry_" + id +
           "_type() { return typeid(kiln_cpu::RawKernel<decltype(&" + expr + ")>::type).name(); }\n";
@@ -549,6 +555,24 @@ CompileResult CpuBackend::compile(const CompileRequest& request) {
       return compile_once(request, modes, user, checked_pointers);
     }
   };
+  // Kernels that can run as coroutines run as regions when the rewrite takes them (not in check
+  // mode, which must see every thread reach each barrier); any compile failure of the rewritten
+  // module builds it again as coroutines, where the user's own mistakes are reported.
+  const bool coroutines =
+      std::find(modes.begin(), modes.end(), kiln_cpu::mode_coroutines) != modes.end();
+  if (coroutines && regions_ && !check_) {
+    if (auto rewritten = cpu::form_regions(request.source)) {
+      CompileRequest regions = request;
+      regions.source = std::move(*rewritten);
+      std::vector<Mode> region_modes = modes;
+      for (auto& m : region_modes)
+        if (m == kiln_cpu::mode_coroutines) m = kiln_cpu::mode_regions;
+      try {
+        return compile_once(regions, region_modes, user, false);
+      } catch (const CompileError&) {
+      }
+    }
+  }
   if (check_) {
     // Kernels whose pointer parameters cannot be wrapped (e.g. reinterpret_cast of one) still
     // build in check mode, with kiln::Array accesses checked but not their raw pointers.

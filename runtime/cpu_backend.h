@@ -19,6 +19,8 @@ struct CpuBackendOptions {
   int workers = 0;  // worker threads; 0: $KILN_CPU_THREADS, else one per core
   std::string compiler;  // "": $KILN_CXX, else KILN_CXX_COMPILER, else "c++"
   bool check = false;    // check mode (also when $KILN_CHECK is set and not "0")
+  bool regions = true;   // kernels with barriers as regions where they qualify (cpu_regions.h);
+                         // also off when $KILN_REGIONS is "0"
 };
 
 // The cpu backend. Throws kiln::Error when the options are unusable.

@@ -133,17 +133,17 @@ std::string OutOfBounds::with_source_line() const {
 // ---- Fiber stacks ----------------------------------------------------------------------------
 
 FiberStacks::~FiberStacks() {
-  for (char* base : bases_) ::munmap(base, kGuardBytes + kFiberStackBytes);
+  for (char* base : bases_) ::munmap(base, kGuardBytes + bytes_);
 }
 
 void FiberStacks::reserve(unsigned count) {
   while (bases_.size() < count) {
-    void* p = ::mmap(nullptr, kGuardBytes + kFiberStackBytes, PROT_READ | PROT_WRITE,
+    void* p = ::mmap(nullptr, kGuardBytes + bytes_, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
       throw Error("cpu backend: cannot map a fiber stack: " + std::string(std::strerror(errno)));
     if (::mprotect(p, kGuardBytes, PROT_NONE) != 0) {
-      ::munmap(p, kGuardBytes + kFiberStackBytes);
+      ::munmap(p, kGuardBytes + bytes_);
       throw Error("cpu backend: cannot protect a fiber stack's guard page");
     }
     bases_.push_back(static_cast<char*>(p));
@@ -151,7 +151,7 @@ void FiberStacks::reserve(unsigned count) {
 }
 
 void* FiberStacks::top(unsigned i) const {
-  return bases_[i] + kGuardBytes + kFiberStackBytes - (i % 64) * 64;
+  return bases_[i] + kGuardBytes + bytes_ - (i % 64) * 64;
 }
 
 bool FiberStacks::is_guard(const void* addr) const {
@@ -182,8 +182,12 @@ class BlockRunner {
     throw OutOfBounds(where(cur_), message, code);
   }
   const KernelEntry& kernel() const { return *kernel_; }
+  // Region mode: blocks [first, last) on the worker's region stack.
+  void run_regions(const KernelEntry& k, const kiln_cpu::Tls& launch, void** args,
+                   std::uint64_t first, std::uint64_t last);
   bool stack_overflowed(const void* addr) const {
-    return in_fibers_ && worker_.stacks.is_guard(addr);
+    return (in_fibers_ && worker_.stacks.is_guard(addr)) ||
+           (in_regions_ && worker_.region_stack.is_guard(addr));
   }
   [[noreturn]] void overflow_jump() {
     asan_start_switch(nullptr, sched_bottom_, sched_size_);
@@ -207,6 +211,7 @@ class BlockRunner {
 
   static void fiber_main(ctx::transfer_t t);
   static void sweep_main(ctx::transfer_t t);
+  static void regions_main(ctx::transfer_t t);
   void run_fibers();
   void start_coroutines();
   void sweep();
@@ -241,6 +246,8 @@ class BlockRunner {
   int res_count_ = 0, res_and_ = 1, res_or_ = 0;
   bool aborted_ = false;
   bool in_fibers_ = false;
+  bool in_regions_ = false;
+  std::uint64_t first_ = 0, last_ = 0;  // region mode: the blocks to run
   bool coroutines_ = false;
   std::vector<void*> frames_;           // coroutine mode: each thread's coroutine frame
   std::vector<kiln_cpu::uint3> tids_;   // coroutine mode: each thread's threadIdx
@@ -481,6 +488,53 @@ void BlockRunner::start_coroutines() {
     tids_[i] = fibers_[i].tid;
     frames_[i] = kernel_->start(args_);
   }
+}
+
+void BlockRunner::run_regions(const KernelEntry& k, const kiln_cpu::Tls& launch, void** args,
+                              std::uint64_t first, std::uint64_t last) {
+  kernel_ = &k;
+  args_ = args;
+  first_ = first;
+  last_ = last;
+  error_ = nullptr;
+  worker_.region_stack.reserve(1);
+  k.set_launch(&launch);
+  t_runner = this;
+  if (sigsetjmp(overflow_jmp_, 0) != 0) {  // the block ran into the stack's guard page
+    asan_finish_switch(nullptr, nullptr, nullptr);
+    in_regions_ = false;
+    t_runner = nullptr;
+    kiln_cpu::Tls now{};
+    k.get_launch(&now);
+    throw Error("kernel '" + k.name + "': thread " + dims(now.thread_idx) + " of block " +
+                dims(now.block_idx) + ": overflowed its block's " +
+                std::to_string(kRegionStackBytes >> 20) +
+                " MiB stack (deep recursion or large local arrays)");
+  }
+  in_regions_ = true;
+  void* fake = nullptr;
+  void* top = worker_.region_stack.top(0);
+  asan_start_switch(&fake, static_cast<char*>(top) - kRegionStackBytes, kRegionStackBytes);
+  ctx::jump_fcontext(ctx::make_fcontext(top, kRegionStackBytes, regions_main), this);
+  asan_finish_switch(fake, nullptr, nullptr);
+  in_regions_ = false;
+  t_runner = nullptr;
+  if (error_) std::rethrow_exception(error_);
+}
+
+// Region mode, on the region stack: runs the blocks and jumps back to run_regions().
+void BlockRunner::regions_main(ctx::transfer_t t) {
+  auto* self = static_cast<BlockRunner*>(t.data);
+  asan_finish_switch(nullptr, &self->sched_bottom_, &self->sched_size_);
+  self->sched_ctx_ = t.fctx;
+  try {
+    self->kernel_->run(self->args_, self->first_, self->last_);
+  } catch (...) {  // never across the context switch
+    self->error_ = std::current_exception();
+  }
+  asan_start_switch(nullptr, self->sched_bottom_, self->sched_size_);
+  ctx::jump_fcontext(self->sched_ctx_, nullptr);
+  std::abort();  // never resumed
 }
 
 // Coroutine mode, on the sweep stack: sweeps and jumps back to run().
@@ -835,6 +889,10 @@ void run_blocks(Worker& worker, const KernelEntry& k, const LaunchConfig& cfg, v
     k.run(args, first, last);
     return;
   }
+  if (k.mode == kiln_cpu::mode_regions) {
+    worker.runner->run_regions(k, launch, args, first, last);
+    return;
+  }
   const std::uint64_t gx = cfg.grid.x, gy = cfg.grid.y;
   for (std::uint64_t b = first; b < last; ++b)
     worker.runner->run(
@@ -907,7 +965,7 @@ void WorkerPool::launch(const KernelEntry& k, const LaunchConfig& cfg, void** ar
   job.blocks = blocks;
   const std::uint64_t threads_per_block = cfg.block.count();
   // Chunks: small enough to balance and to stop soon on Ctrl-C, large enough to amortise.
-  const bool loop = k.mode == kiln_cpu::mode_loop;
+  const bool loop = k.mode == kiln_cpu::mode_loop || k.mode == kiln_cpu::mode_regions;
   std::uint64_t per_worker_chunks = loop ? 8 : 16;
   job.chunk = std::max<std::uint64_t>(1, blocks / (std::uint64_t(size()) * per_worker_chunks));
   if (loop && threads_per_block * job.chunk < 256)
@@ -917,7 +975,7 @@ void WorkerPool::launch(const KernelEntry& k, const LaunchConfig& cfg, void** ar
   // Waking a helper costs microseconds: tiny loop-mode grids run on the caller alone.
   if (loop && blocks * threads_per_block <= 4096) helpers = 0;
   std::optional<ScopedAltStack> alt;
-  if (!loop) {
+  if (k.mode != kiln_cpu::mode_loop) {  // a guarded stack's overflow is reported
     install_fault_handler();
     alt.emplace(workers_[0]->altstack);
   }

@@ -69,13 +69,15 @@ struct KernelEntry {
 };
 
 inline constexpr std::size_t kFiberStackBytes = 64 * 1024;
+// Region mode: a block's threads share one stack, their barrier-level variables one array each.
+inline constexpr std::size_t kRegionStackBytes = 8 * 1024 * 1024;
 inline constexpr std::size_t kDynamicSharedBytes = 227 * 1024;  // the opt-in limit we offer
 
 // One worker's fiber stacks, each with a guard page below it; made on first need and reused for
 // every later block (no system calls per block).
 class FiberStacks {
  public:
-  FiberStacks() = default;
+  explicit FiberStacks(std::size_t bytes = kFiberStackBytes) : bytes_(bytes) {}
   ~FiberStacks();
   FiberStacks(const FiberStacks&) = delete;
   FiberStacks& operator=(const FiberStacks&) = delete;
@@ -84,7 +86,8 @@ class FiberStacks {
   bool is_guard(const void* addr) const;  // async-signal-safe
 
  private:
-  std::vector<char*> bases_;  // each: guard page, then kFiberStackBytes of stack
+  std::size_t bytes_;
+  std::vector<char*> bases_;  // each: guard page, then bytes_ of stack
 };
 
 class BlockRunner;
@@ -94,6 +97,7 @@ struct Worker {
   Worker();
   ~Worker();
   FiberStacks stacks;
+  FiberStacks region_stack{kRegionStackBytes};  // region-mode blocks run on it (guarded too)
   unsigned char* dyn_smem = nullptr;  // kDynamicSharedBytes, 128-aligned, fixed for life
   std::unique_ptr<BlockRunner> runner;
   void* altstack = nullptr;  // the signal stack used when a fiber overflows

@@ -22,8 +22,9 @@ struct dim3 {
 // How a kernel's threads run (kiln_entry_<i>_mode): one after another in a loop (no barriers or
 // warp operations), as fibers (each with its own stack), or as C++20 coroutines that suspend at
 // each __syncthreads (the host compiler splits the kernel at its barriers; far cheaper than a
-// fiber switch).
-enum ThreadMode { mode_loop = 0, mode_fibers = 1, mode_coroutines = 2 };
+// fiber switch), or as regions: the block is one call in which the code between barriers loops
+// over the threads (runtime/cpu_regions.h; the runtime runs it as it runs loop mode).
+enum ThreadMode { mode_loop = 0, mode_fibers = 1, mode_coroutines = 2, mode_regions = 3 };
 
 // Operations a kernel thread asks of the runtime's block scheduler.
 enum BarrierOp { barrier_plain = 0, barrier_count = 1, barrier_and = 2, barrier_or = 3 };

@@ -693,6 +693,18 @@ template <class... P> struct Params<void (*)(P...)> {
           }
     }
   }
+// Runs blocks [first, last), one call of f each (region mode: f loops over its threads).
+  template <auto f, std::size_t... K>
+  __attribute__((flatten)) static void run_blocks(void** args, unsigned long long first,
+                                                  unsigned long long last, std::index_sequence<K...>) {
+    std::tuple<Arg<P>...> a{Arg<P>(*static_cast<typename RawArg<Arg<P>>::type*>(args[K]))...};
+    const dim3 g = tls.grid_dim;
+    for (unsigned long long blk = first; blk < last; ++blk) {
+      tls.block_idx = uint3{unsigned(blk % g.x), unsigned((blk / g.x) % g.y),
+                            unsigned(blk / (g.x * (unsigned long long)g.y))};
+      f(std::get<K>(a)...);
+    }
+  }
 };
 // One thread of kernel f (fiber mode).
 template <auto f>
@@ -706,7 +718,54 @@ inline void run(void** args, unsigned long long first, unsigned long long last) 
   using P = Params<decltype(f)>;
   P::template run<f>(args, first, last, std::make_index_sequence<P::count>{});
 }
+// Blocks [first, last) of kernel f (region mode).
+template <auto f>
+inline void run_regions(void** args, unsigned long long first, unsigned long long last) {
+  using P = Params<decltype(f)>;
+  P::template run_blocks<f>(args, first, last, std::make_index_sequence<P::count>{});
+}
+
+// ---- Region mode: the helpers of kernels rewritten by runtime/cpu_regions.cpp ----------------
+// What a region returns: a plain `return;` (one the rewrite did not see) does not compile.
+struct RegionEnd {};
+// A `return` in a region: the thread has returned; later regions skip it.
+inline RegionEnd returned(bool* done, unsigned t) {
+  done[t] = true;
+  return {};
+}
+// Clears a block's returned-thread flags; returns them.
+inline bool* cleared(bool* done, unsigned n) {
+  for (unsigned t = 0; t < n; ++t) done[t] = false;
+  return done;
+}
+// The first thread of the block that has not returned (n when all have; none can when done is
+// null): whose values the header of a loop or if with a barrier reads.
+inline unsigned leader(unsigned n, const bool* done) {
+  unsigned t = 0;
+  if (done)
+    while (t < n && done[t]) ++t;
+  return t;
+}
+// Runs region f(t) for each thread t of the block that has not returned, in threadIdx order.
+template <class F>
+inline __attribute__((always_inline)) void each_thread(dim3 b, const bool* done, F&& f) {
+  unsigned t = 0;
+  for (unsigned z = 0; z < b.z; ++z)
+    for (unsigned y = 0; y < b.y; ++y)
+      for (unsigned x = 0; x < b.x; ++x, ++t)
+        if (!done || !done[t]) {
+          tls.thread_idx = uint3{x, y, z};
+          f(t);
+        }
+}
 }  // namespace kiln_cpu
+// The leader's index in a loop or if header; leaves the kernel when every thread has returned.
+#define KILN_LEAD                                                          \
+  ({                                                                       \
+    const unsigned kiln_l_ = ::kiln_cpu::leader(kiln_n_, kiln_done_);      \
+    if (kiln_l_ == kiln_n_) return;                                        \
+    kiln_l_;                                                               \
+  })
 
 // ---- Coroutine mode ------------------------------------------------------------------------
 // Defined by the backend when this module's kernels with barriers can run as coroutines: every

@@ -23,7 +23,8 @@ local out = dout:copy_to_host()
 for i = 1, n do assert(out[i] == (i - 1) + 0.5, "add: element " .. i) end
 assert(add:info().cache ~= nil and add:info().name == "add")
 if cuda.backend() == "cpu" then
-  -- How the cpu backend runs a block's threads: a loop, coroutines (barriers only) or fibers.
+  -- How the cpu backend runs a block's threads: a loop, regions (barrier statements only),
+  -- coroutines (barriers the rewrite into regions declines) or fibers.
   assert(add:info().threads == "loop", add:info().threads)
   local sync = cuda.jit [[
 __global__ void rev(int* x) {
@@ -39,7 +40,7 @@ __global__ void bcast(int* x) { x[threadIdx.x] = __shfl_sync(0xffffffff, x[threa
   warp[{1, 64}](x)
   local h = x:copy_to_host()
   for i = 1, 64 do assert(h[i] == (i <= 32 and 60 or 28), "rev+bcast element " .. i) end
-  assert(sync:info().threads == "coroutines", sync:info().threads)
+  assert(sync:info().threads == "regions", sync:info().threads)
   assert(warp:info().threads == "fibers", warp:info().threads)
 end
 

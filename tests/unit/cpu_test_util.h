@@ -17,6 +17,16 @@ inline std::shared_ptr<Backend> backend() {
   return b;
 }
 
+// Another, with region mode off: kernels with barriers run as coroutines where they can.
+inline std::shared_ptr<Backend> backend_without_regions() {
+  static std::shared_ptr<Backend> b = [] {
+    CpuBackendOptions o;
+    o.regions = false;
+    return make_cpu_backend(o);
+  }();
+  return b;
+}
+
 // A compiled and loaded module with its first kernel.
 struct Built {
   CompileResult result;
@@ -25,15 +35,16 @@ struct Built {
 };
 
 inline Built build(const std::string& source, const std::string& name,
-                   std::vector<std::string> options = {}) {
+                   std::vector<std::string> options = {},
+                   const std::shared_ptr<Backend>& on = backend()) {
   CompileRequest req;
   req.source = source;
   req.filename = "test_kernel.cu";
   req.name_expressions = {name};
   req.options = std::move(options);
   Built b;
-  b.result = backend()->compile(req);
-  b.module = backend()->load(b.result);
+  b.result = on->compile(req);
+  b.module = on->load(b.result);
   b.kernel = b.module->kernel(b.result.lowered_names[0]);
   return b;
 }

@@ -1,0 +1,589 @@
+// Region formation over jit/lexer.h's tokens. For each __global__ body naming __syncthreads:
+//   - a barrier-level statement list (the body, and the bodies of loops and ifs holding
+//     barriers) is cut at each `__syncthreads();` into regions;
+//   - each region becomes `::kiln_cpu::each_thread(kiln_b_, kiln_done_, [&](unsigned kiln_t_) {
+//     <region> });`, a loop over the block's threads in threadIdx order;
+//   - a variable declared at barrier level is replicated, one per thread
+//     (`std::remove_cv_t<T> kiln_r<N>_<name>[kiln_n_]` before its region's loop), and every
+//     region's lambda binds the name to the running thread's copy;
+//   - a `return` in a region marks the thread returned (kiln_done_), and later regions skip it;
+//     a region's lambda returns a RegionEnd, so that a `return;` the rewrite cannot see (from a
+//     macro) fails to compile instead of silently ending only the region;
+//   - a loop or if holding a barrier is evaluated once per block: its header reads the values of
+//     the first thread that has not returned (KILN_LEAD), so it may only name such variables,
+//     the loop's own variables and thread-independent things (no calls, no threadIdx).
+// Anything else (a barrier in an expression or a switch, `auto`, references, brace-initialised
+// arrays, a header that writes or calls) is refused: the kernel then runs as coroutines. What is
+// accepted but wrong C++ after the rewrite (say, `break` at a region's top level, which no loop
+// encloses any more) fails to compile, and the backend then builds coroutines too.
+#include "runtime/cpu_regions.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+#include "jit/lexer.h"
+
+namespace kiln::cpu {
+namespace {
+
+using jit::is_ident;
+using jit::is_punct;
+using jit::Token;
+
+constexpr std::size_t kMaxReplicated = 16;  // per kernel: at most 16 x 64 B x 1024 threads
+
+// Why a body cannot be rewritten.
+struct Refused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Edit {
+  std::size_t begin, end;  // source offsets replaced
+  std::string text;
+};
+
+// A barrier-level scope: its replicated variables and the loop variables of its header.
+struct Scope {
+  std::vector<std::pair<std::string, std::string>> replicated;  // name, storage
+  std::vector<std::string> uniform;
+};
+
+bool is_keyword_type(const std::string& s) {
+  static const std::set<std::string> words{"unsigned", "signed", "short", "long",  "int",
+                                           "char",     "float",  "double", "bool", "void",
+                                           "half",     "__half", "wchar_t"};
+  return words.count(s) > 0;
+}
+bool is_qualifier(const std::string& s) {
+  return s == "const" || s == "volatile" || s == "register" || s == "__restrict__";
+}
+// Statements left in place between thread loops: they declare nothing per thread.
+bool is_hoistable(const std::string& s) {
+  static const std::set<std::string> words{"__shared__", "extern", "using", "typedef",
+                                           "static_assert", "constexpr", "static", "struct",
+                                           "enum", "union", "class"};
+  return words.count(s) > 0;
+}
+bool is_statement_keyword(const std::string& s) {
+  static const std::set<std::string> words{
+      "return", "if",   "for",     "while",   "do",       "switch",  "break", "continue",
+      "goto",   "case", "default", "else",    "try",      "throw",   "auto",  "extern",
+      "thread_local",  "typename", "template", "operator", "co_return", "co_await", "new",
+      "delete", "sizeof", "this"};
+  return words.count(s) > 0;
+}
+
+class BodyWriter {
+ public:
+  BodyWriter(std::string_view src, const std::vector<Token>& toks,
+             const std::set<std::string>& thread_macros, int& counter)
+      : src_(src), t_(toks), thread_macros_(thread_macros), counter_(counter) {}
+
+  // Rewrites the body whose braces are tokens open and close; appends the edits.
+  void body(std::size_t open, std::size_t close, std::vector<Edit>& out) {
+    match_.assign(t_.size(), 0);
+    std::vector<std::size_t> stack;
+    for (std::size_t i = open; i <= close; ++i) {
+      if (t_[i].directive) throw Refused("a preprocessor line inside the kernel");
+      const Token& t = t_[i];
+      if (t.kind != Token::punct) continue;
+      if (t.text == "(" || t.text == "[" || t.text == "{") stack.push_back(i);
+      if (t.text == ")" || t.text == "]" || t.text == "}") {
+        if (stack.empty()) throw Refused("unbalanced brackets");
+        match_[stack.back()] = i;
+        match_[i] = stack.back();
+        stack.pop_back();
+      }
+    }
+    if (!stack.empty()) throw Refused("unbalanced brackets");
+    for (std::size_t i = open; i < close; ++i)
+      if (t_[i].kind == Token::ident && t_[i].text.starts_with("__syncthreads_"))
+        throw Refused(t_[i].text + " (its value needs every thread's vote)");
+    const std::size_t prologue_at = edits_.size();  // first: it precedes what follows the brace
+    edits_.push_back({t_[open].end, t_[open].end, ""});
+    statements(open + 1, close, false);
+    std::string prologue =
+        " const ::kiln_cpu::dim3 kiln_b_ = blockDim; const unsigned kiln_n_ = kiln_b_.x * "
+        "kiln_b_.y * kiln_b_.z; (void)kiln_n_;";
+    prologue += returns_ ? " bool kiln_done_s_[kiln_n_]; bool* const kiln_done_ = "
+                           "::kiln_cpu::cleared(kiln_done_s_, kiln_n_);"
+                         : " constexpr bool* kiln_done_ = nullptr;";
+    edits_[prologue_at].text = prologue;
+    out.insert(out.end(), edits_.begin(), edits_.end());
+  }
+
+ private:
+  // One past the statement starting at token i.
+  std::size_t statement_end(std::size_t i) const {
+    const Token& t = t_[i];
+    if (is_punct(t, "{")) return match_[i] + 1;
+    if (is_punct(t, ";")) return i + 1;
+    if ((is_ident(t, "for") || is_ident(t, "while") || is_ident(t, "switch")) &&
+        is_punct(t_[i + 1], "("))
+      return statement_end(match_[i + 1] + 1);
+    if (is_ident(t, "if") && is_punct(t_[i + 1], "(")) {
+      std::size_t k = statement_end(match_[i + 1] + 1);
+      return is_ident(t_[k], "else") ? statement_end(k + 1) : k;
+    }
+    if (is_ident(t, "do")) {
+      std::size_t k = statement_end(i + 1);
+      if (!is_ident(t_[k], "while") || !is_punct(t_[k + 1], "("))
+        throw Refused("a do without while");
+      return match_[k + 1] + 2;
+    }
+    for (std::size_t k = i;; ++k) {
+      if (is_punct(t_[k], "}")) throw Refused("a statement without ';'");
+      if (is_punct(t_[k], "(") || is_punct(t_[k], "[") || is_punct(t_[k], "{")) k = match_[k];
+      if (is_punct(t_[k], ";")) return k + 1;
+    }
+  }
+
+  bool has_barrier(std::size_t b, std::size_t e) const {
+    for (std::size_t i = b; i < e; ++i)
+      if (is_ident(t_[i], "__syncthreads")) return true;
+    return false;
+  }
+
+  // A barrier-level statement list [b, e): regions cut at barriers, loops and ifs with barriers
+  // recursed into.
+  void statements(std::size_t b, std::size_t e, bool loop_body) {
+    scopes_.emplace_back();
+    if (loop_body && b > 0)  // all threads returned: a `while (true)` must still end
+      edits_.push_back({t_[b - 1].end, t_[b - 1].end,
+                        " if (::kiln_cpu::leader(kiln_n_, kiln_done_) == kiln_n_) return;"});
+    std::size_t region = e;  // first statement of the open region
+    auto flush = [&](std::size_t end) {
+      if (region != e) write_region(region, end);
+      region = e;
+    };
+    for (std::size_t i = b; i < e;) {
+      const std::size_t next = statement_end(i);
+      if (next > e) throw Refused("a statement crossing its block");
+      if (!has_barrier(i, next)) {
+        if (t_[i].kind == Token::ident && is_hoistable(t_[i].text)) {
+          flush(i);
+        } else if (region == e) {
+          region = i;
+        }
+        i = next;
+        continue;
+      }
+      flush(i);
+      barrier_statement(i, next);
+      i = next;
+    }
+    flush(e);
+    scopes_.pop_back();
+  }
+
+  // A statement holding a barrier: the barrier itself, or a loop, if or block around one.
+  void barrier_statement(std::size_t i, std::size_t next) {
+    const Token& t = t_[i];
+    if (is_ident(t, "__syncthreads")) {
+      if (next != i + 4 || !is_punct(t_[i + 1], "(") || !is_punct(t_[i + 2], ")"))
+        throw Refused("__syncthreads() inside an expression");
+      edits_.push_back({t.begin, t_[i + 2].end, ""});
+      return;
+    }
+    if (is_punct(t, "{")) {
+      statements(i + 1, match_[i], false);
+      return;
+    }
+    if (is_ident(t, "for") || is_ident(t, "while")) {
+      const std::size_t open = i + 1, close = match_[open];
+      scopes_.emplace_back();  // the header's own variables
+      if (is_ident(t, "for")) {
+        for_header(open, close);
+      } else {
+        header_part(open + 1, close, {});
+      }
+      sub_statement(close + 1, next, true);
+      scopes_.pop_back();
+      return;
+    }
+    if (is_ident(t, "if")) {
+      const std::size_t open = i + 1, close = match_[open];
+      header_part(open + 1, close, {});
+      std::size_t then_end = statement_end(close + 1);
+      sub_statement(close + 1, then_end, false);
+      if (then_end < next) sub_statement(then_end + 1, next, false);  // after `else`
+      return;
+    }
+    throw Refused("a barrier inside `" + t.text + "`");
+  }
+
+  // The body of a loop or if: a block, or a single statement given braces.
+  void sub_statement(std::size_t b, std::size_t e, bool loop_body) {
+    if (is_punct(t_[b], "{") && match_[b] + 1 == e) {
+      statements(b + 1, e - 1, loop_body);
+      return;
+    }
+    edits_.push_back({t_[b].begin, t_[b].begin, "{"});
+    if (loop_body)
+      edits_.push_back({t_[b].begin, t_[b].begin,
+                        " if (::kiln_cpu::leader(kiln_n_, kiln_done_) == kiln_n_) return;"});
+    statements(b, e, false);
+    edits_.push_back({t_[e - 1].end, t_[e - 1].end, "}"});
+  }
+
+  // `for (init; cond; step)`: init may declare the loop's (uniform) variables.
+  void for_header(std::size_t open, std::size_t close) {
+    std::vector<std::size_t> semis;
+    for (std::size_t k = open + 1; k < close; ++k) {
+      if (is_punct(t_[k], "(") || is_punct(t_[k], "[") || is_punct(t_[k], "{")) k = match_[k];
+      if (is_punct(t_[k], ";")) semis.push_back(k);
+      if (is_punct(t_[k], ":")) throw Refused("a range-for around a barrier");
+    }
+    if (semis.size() != 2) throw Refused("a for header without two ';'");
+    std::vector<std::string> own;
+    std::size_t init = open + 1;
+    if (auto d = declarator_names(init, semis[0])) {
+      own = *d;
+      init = first_declarator_;
+    }
+    header_part(init, semis[0], own, true);
+    for (const auto& n : own) scopes_.back().uniform.push_back(n);
+    header_part(semis[0] + 1, semis[1], {});
+    header_part(semis[1] + 1, close, own);
+  }
+
+  // A header expression [b, e), read once per block: refuses calls, threadIdx and writes (except
+  // to `writable`, the loop's own variables); replicated names read the leader's copy.
+  void header_part(std::size_t b, std::size_t e, const std::vector<std::string>& writable,
+                   bool declares = false) {
+    for (std::size_t k = b; k < e; ++k) {
+      const Token& t = t_[k];
+      if (is_punct(t, "(") && k > b) {
+        const Token& p = t_[k - 1];
+        if (p.kind == Token::ident && !is_keyword_type(p.text) && !is_qualifier(p.text))
+          throw Refused("a call in the header of a loop or if with a barrier");
+        if (is_punct(p, ")") || is_punct(p, "]") || is_punct(p, ">"))
+          throw Refused("a call in the header of a loop or if with a barrier");
+      }
+      if (t.kind != Token::ident || member_name(k)) continue;
+      if (t.text == "threadIdx" || thread_macros_.count(t.text))
+        throw Refused("threadIdx in the header of a loop or if with a barrier");
+      if (writes(k) && !(declares && k == b) &&
+          std::find(writable.begin(), writable.end(), t.text) == writable.end())
+        throw Refused("a header that writes '" + t.text + "'");
+      if (auto storage = replicated(t.text))
+        edits_.push_back({t.begin, t.end, "(" + *storage + "[KILN_LEAD])"});
+    }
+  }
+
+  // Whether token k names a member (after . or -> or ::) rather than a variable.
+  bool member_name(std::size_t k) const {
+    if (k == 0) return false;
+    const Token& p = t_[k - 1];
+    return is_punct(p, ".") || is_punct(p, "::") ||
+           (is_punct(p, ">") && k >= 2 && is_punct(t_[k - 2], "-") && t_[k - 2].end == p.begin);
+  }
+
+  // Whether the identifier at k is written there: assigned (=, op=), incremented, decremented
+  // or has its address taken (after any .member / [index] postfixes).
+  bool writes(std::size_t k) const {
+    auto adjacent = [&](std::size_t a) { return t_[a].end == t_[a + 1].begin; };
+    auto punct = [&](std::size_t a, const char* p) { return a < t_.size() && is_punct(t_[a], p); };
+    if (k >= 2 && adjacent(k - 2) &&
+        ((punct(k - 2, "+") && punct(k - 1, "+")) || (punct(k - 2, "-") && punct(k - 1, "-"))))
+      return true;
+    if (k >= 1 && punct(k - 1, "&") &&  // unary &: not after an operand, not part of &&
+        !(k >= 2 && (t_[k - 2].kind == Token::ident || t_[k - 2].kind == Token::number ||
+                     punct(k - 2, ")") || punct(k - 2, "]") ||
+                     (punct(k - 2, "&") && adjacent(k - 2)))))
+      return true;
+    std::size_t j = k + 1;
+    while (j < t_.size()) {
+      if (punct(j, ".") && j + 1 < t_.size()) {
+        j += 2;
+      } else if (punct(j, "-") && punct(j + 1, ">") && adjacent(j)) {
+        j += 3;
+      } else if (punct(j, "[")) {
+        j = match_[j] + 1;
+      } else {
+        break;
+      }
+    }
+    if (j + 1 >= t_.size()) return false;
+    if (punct(j, "=")) return !punct(j + 1, "=");
+    if ((punct(j, "+") && punct(j + 1, "+")) || (punct(j, "-") && punct(j + 1, "-")))
+      return adjacent(j);
+    static const char* const ops[] = {"+", "-", "*", "/", "%", "&", "|", "^"};
+    for (const char* op : ops)
+      if (punct(j, op) && punct(j + 1, "=") && adjacent(j) && !punct(j + 2, "=")) return true;
+    if ((punct(j, "<") || punct(j, ">")) && punct(j + 1, t_[j].text.c_str()) &&
+        punct(j + 2, "=") && adjacent(j) && adjacent(j + 1))
+      return true;
+    return false;
+  }
+
+  // The storage of a replicated variable visible here by that name (nullopt: none, or a loop's
+  // own variable hides it).
+  std::optional<std::string> replicated(const std::string& name) const {
+    for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s) {
+      for (const auto& u : s->uniform)
+        if (u == name) return std::nullopt;
+      for (auto r = s->replicated.rbegin(); r != s->replicated.rend(); ++r)
+        if (r->first == name) return r->second;
+    }
+    return std::nullopt;
+  }
+
+  // A declaration [b, e) (e at its ';'): the declared names, first_declarator_ set to the
+  // token after its type; nullopt when it is not a declaration. Refuses what cannot be
+  // replicated.
+  std::optional<std::vector<std::string>> declarator_names(std::size_t b, std::size_t e) {
+    std::size_t k = b;
+    bool type = false;
+    while (k < e && t_[k].kind == Token::ident) {
+      const std::string& w = t_[k].text;
+      if (is_qualifier(w)) {
+        ++k;
+      } else if (is_keyword_type(w)) {
+        type = true;
+        ++k;
+      } else if (!type && !is_statement_keyword(w) && !is_hoistable(w)) {
+        ++k;  // a type name: ident (:: ident)* <...>?
+        while (k + 1 < e && is_punct(t_[k], "::") && t_[k + 1].kind == Token::ident) k += 2;
+        if (k < e && is_punct(t_[k], "<")) k = angle_end(k, e);
+        type = true;
+      } else {
+        break;
+      }
+    }
+    if (!type || k >= e) return std::nullopt;
+    std::size_t first = k;
+    while (first < e && is_punct(t_[first], "*")) ++first;
+    if (first < e && is_punct(t_[first], "&")) throw Refused("a reference declared at barrier level");
+    if (first >= e || t_[first].kind != Token::ident || is_statement_keyword(t_[first].text) ||
+        is_keyword_type(t_[first].text))
+      return std::nullopt;
+    const Token& after = t_[first + 1];
+    if (!(is_punct(after, "=") || is_punct(after, ";") || is_punct(after, ",") ||
+          is_punct(after, "[") || is_punct(after, "(") || is_punct(after, "{")))
+      return std::nullopt;
+    if (is_punct(after, "=") && is_punct(t_[first + 2], "=")) return std::nullopt;  // a == b
+    first_declarator_ = k;
+    std::vector<std::string> names;
+    for (std::size_t d = k; d < e;) {
+      std::size_t n = d;
+      while (n < e && is_punct(t_[n], "*")) ++n;
+      if (n < e && is_punct(t_[n], "&")) throw Refused("a reference declared at barrier level");
+      if (n >= e || t_[n].kind != Token::ident) throw Refused("a declarator kiln cannot read");
+      names.push_back(t_[n].text);
+      std::size_t x = n + 1;
+      while (x < e && !is_punct(t_[x], ",")) {
+        if (is_punct(t_[x], "(") || is_punct(t_[x], "[") || is_punct(t_[x], "{")) x = match_[x];
+        ++x;
+      }
+      d = x + 1;
+    }
+    return names;
+  }
+
+  // One past the '>' closing the template argument list opened at k (k itself when unclosed).
+  std::size_t angle_end(std::size_t k, std::size_t e) const {
+    int depth = 0;
+    for (std::size_t j = k; j < e; ++j) {
+      if (is_punct(t_[j], "(") || is_punct(t_[j], "[")) j = match_[j];
+      if (is_punct(t_[j], "<")) ++depth;
+      if (is_punct(t_[j], ">") && --depth == 0) return j + 1;
+      if (is_punct(t_[j], ";") || is_punct(t_[j], "{")) break;
+    }
+    return k;
+  }
+
+  // Text [a, b) of the source with every run of whitespace one space.
+  std::string text(std::size_t a, std::size_t b) const {
+    std::string out;
+    for (std::size_t i = t_[a].begin; i < t_[b - 1].end; ++i) {
+      char c = src_[i];
+      bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
+      if (space) {
+        if (!out.empty() && out.back() != ' ') out += ' ';
+      } else {
+        out += c;
+      }
+    }
+    return out;
+  }
+
+  // Blanks [begin, end) of the source, keeping its newlines (lines must not move).
+  void blank(std::size_t begin, std::size_t end, std::string replacement = "") {
+    for (std::size_t i = begin; i < end; ++i)
+      if (src_[i] == '\n') replacement += '\n';
+    edits_.push_back({begin, end, replacement});
+  }
+
+  // A declaration at a region's top level [b, e): storage declared before the region's loop,
+  // the statement itself turned into assignments to the running thread's copies.
+  void replicate(std::size_t b, std::size_t e, std::string& storage) {
+    const std::string type = text(b, first_declarator_);
+    blank(t_[b].begin, t_[first_declarator_].begin);
+    for (std::size_t d = first_declarator_; d < e;) {
+      std::size_t n = d;
+      std::string stars;
+      for (; is_punct(t_[n], "*"); ++n) stars += '*';
+      std::size_t x = n + 1, dims_end = n + 1;
+      while (is_punct(t_[dims_end], "[")) dims_end = match_[dims_end] + 1;
+      const std::string dims = dims_end > n + 1 ? text(n + 1, dims_end) : "";
+      x = dims_end;
+      std::size_t end = x;
+      while (end < e && !is_punct(t_[end], ",")) {
+        if (is_punct(t_[end], "(") || is_punct(t_[end], "[") || is_punct(t_[end], "{"))
+          end = match_[end];
+        ++end;
+      }
+      const std::string value_type = "std::remove_cv_t<" + type + stars + ">";
+      const std::string name = t_[n].text;
+      const std::string store = "kiln_r" + std::to_string(++counter_) + "_" + name;
+      storage += " " + value_type + " " + store + "[kiln_n_]" + dims + "; static_assert(sizeof(" +
+                 value_type + dims + ") <= 64, \"kiln: large per-thread variable\");";
+      scopes_.back().replicated.emplace_back(name, store);
+      if (++replicated_count_ > kMaxReplicated) throw Refused("too many barrier-level variables");
+      if (n > d) blank(t_[d].begin, t_[n].begin);  // the stars
+      if (x == end) {  // no initialiser
+        blank(t_[n].begin, t_[end - 1].end, "(void)" + name);
+      } else if (is_punct(t_[x], "=")) {
+        if (!dims.empty()) throw Refused("an initialised array at barrier level");
+        if (is_punct(t_[x + 1], "{")) throw Refused("a braced initialiser at barrier level");
+      } else if (is_punct(t_[x], "(") || is_punct(t_[x], "{")) {
+        if (!dims.empty()) throw Refused("an initialised array at barrier level");
+        edits_.push_back({t_[x].begin, t_[x].begin, " = " + value_type});
+      } else {
+        throw Refused("a declarator kiln cannot read");
+      }
+      if (end < e) blank(t_[end].begin, t_[end].end, ";");  // the comma between declarators
+      d = end + 1;
+    }
+  }
+
+  // The region [b, e) of statements: replicated declarations, returns, then the thread loop.
+  void write_region(std::size_t b, std::size_t e) {
+    std::string storage;
+    for (std::size_t s = b; s < e;) {
+      const std::size_t next = statement_end(s);
+      if (t_[s].kind == Token::ident && !is_statement_keyword(t_[s].text)) {
+        if (auto names = declarator_names(s, next - 1)) {
+          if (is_ident(t_[s], "auto")) throw Refused("`auto` at barrier level");
+          replicate(s, next - 1, storage);
+        }
+      } else if (is_ident(t_[s], "auto")) {
+        throw Refused("`auto` at barrier level");
+      }
+      s = next;
+    }
+    for (std::size_t k = b; k < e; ++k) {
+      const Token& t = t_[k];
+      if (t.kind != Token::ident || member_name(k)) continue;
+      if (t.text == "return") {
+        if (!is_punct(t_[k + 1], ";")) throw Refused("a return with a value");
+        edits_.push_back({t.end, t.end, " ::kiln_cpu::returned(kiln_done_, kiln_t_)"});
+        returns_ = true;
+      }
+      for (const auto& scope : scopes_)
+        for (const auto& u : scope.uniform)
+          if (u == t.text && writes(k) && !replicated(u))
+            throw Refused("a region writes the loop variable '" + u + "'");
+    }
+    std::string binds;
+    std::set<std::string> bound;
+    for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s) {
+      for (auto r = s->replicated.rbegin(); r != s->replicated.rend(); ++r)
+        if (bound.insert(r->first).second)
+          binds += " [[maybe_unused]] auto& " + r->first + " = " + r->second + "[kiln_t_];";
+      for (const auto& u : s->uniform) bound.insert(u);  // a loop variable hides outer names
+    }
+    edits_.push_back({t_[b].begin, t_[b].begin,
+                      storage + " ::kiln_cpu::each_thread(kiln_b_, kiln_done_, [&](unsigned "
+                                "kiln_t_) -> ::kiln_cpu::RegionEnd {" + binds + " "});
+    edits_.push_back({t_[e - 1].end, t_[e - 1].end, " return {}; });"});
+  }
+
+  std::string_view src_;
+  const std::vector<Token>& t_;
+  const std::set<std::string>& thread_macros_;
+  int& counter_;
+  std::vector<std::size_t> match_;
+  std::vector<Scope> scopes_;
+  std::vector<Edit> edits_;
+  std::size_t first_declarator_ = 0;
+  std::size_t replicated_count_ = 0;
+  bool returns_ = false;
+};
+
+// Object-like macros of the source whose expansion names threadIdx (or such a macro).
+std::set<std::string> thread_macros(const std::vector<Token>& toks) {
+  std::set<std::string> out{"threadIdx"};
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (std::size_t i = 0; i + 2 < toks.size(); ++i) {
+      if (!toks[i].directive || !is_ident(toks[i], "define") || !toks[i + 1].directive) continue;
+      const int line = toks[i].line;
+      for (std::size_t k = i + 2; k < toks.size() && toks[k].directive && toks[k].line == line; ++k)
+        if (out.count(toks[k].text) && out.insert(toks[i + 1].text).second) grew = true;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> form_regions(std::string_view source, std::string* why) {
+  std::vector<Token> toks = jit::lex(source);
+  const std::set<std::string> macros = thread_macros(toks);
+  // Sentinels (empty punctuators) so that lookahead past the end stays in range.
+  for (int s = 0; s < 4; ++s) toks.push_back({Token::punct, "", source.size(), source.size(), 0, false});
+  std::vector<Edit> edits;
+  int counter = 0;
+  try {
+    for (std::size_t i = 0; i < toks.size(); ++i) {
+      if (toks[i].directive || !is_ident(toks[i], "__global__")) continue;
+      std::size_t k = i;  // the body: the first '{' after the parameter list, before any ';'
+      int depth = 0;
+      for (; k < toks.size() && !toks[k].text.empty(); ++k) {
+        if (toks[k].directive) continue;
+        if (is_punct(toks[k], "(")) ++depth;
+        if (is_punct(toks[k], ")")) --depth;
+        if (depth == 0 && (is_punct(toks[k], "{") || is_punct(toks[k], ";"))) break;
+      }
+      if (k >= toks.size() || !is_punct(toks[k], "{")) continue;  // a declaration
+      std::size_t close = k;
+      for (int d = 0; close < toks.size() && !toks[close].text.empty(); ++close) {
+        if (toks[close].directive) continue;
+        if (is_punct(toks[close], "{")) ++d;
+        if (is_punct(toks[close], "}") && --d == 0) break;
+      }
+      if (close >= toks.size() || toks[close].text.empty()) throw Refused("an unclosed kernel body");
+      bool barrier = false;
+      for (std::size_t j = k; j < close; ++j)
+        barrier = barrier || (toks[j].kind == Token::ident && toks[j].text.starts_with("__syncthreads"));
+      if (barrier) BodyWriter(source, toks, macros, counter).body(k, close, edits);
+      i = close;
+    }
+  } catch (const Refused& r) {
+    if (why) *why = r.what();
+    return std::nullopt;
+  }
+  // By offset; at one offset, insertions (in the order made) before a replacement.
+  std::stable_sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) {
+    return a.begin != b.begin ? a.begin < b.begin : (a.end == a.begin && b.end != b.begin);
+  });
+  std::string out;
+  std::size_t at = 0;
+  for (const Edit& e : edits) {
+    if (e.begin < at) {
+      if (why) *why = "overlapping rewrites";
+      return std::nullopt;
+    }
+    out.append(source.substr(at, e.begin - at));
+    out += e.text;
+    at = e.end;
+  }
+  out.append(source.substr(at));
+  return out;
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,22 @@
+// Region formation for the cpu backend (MCUDA's "thread loops", POCL's work-item loops): a kernel
+// whose only synchronisation is `__syncthreads();` statements runs each block as one call, in
+// which every stretch of code between barriers (a region) is a loop over the block's threads.
+// The host compiler then sees the threads of a region side by side: it keeps their work in
+// registers, overlaps their dependency chains and can vectorise across them, which it cannot do
+// across the resumes of coroutines. docs/cpu-backend.md says what qualifies and why.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kiln::cpu {
+
+// source with every __global__ body that names __syncthreads rewritten into regions (lines
+// kept, so compiler messages and check-mode reports name the user's lines), or nullopt, with
+// *why saying what stopped it, when some such body does not fit the pattern (the kernel then
+// runs as coroutines). The rewrite relies on CUDA's rule that a barrier is reached by all the
+// block's threads or by none: a loop or `if` containing a barrier is evaluated once per block,
+// with the values of the first thread that has not returned.
+std::optional<std::string> form_regions(std::string_view source, std::string* why = nullptr);
+
+}  // namespace kiln::cpu

@@ -1,0 +1,196 @@
+// Region mode (runtime/cpu_regions.h): what the rewrite takes and declines, and kernels that
+// exercise its corners (returned leaders, per-thread arrays, loops all threads leave), checked
+// against host references.
+#include <algorithm>
+
+#include "cpu_test_util.h"
+#include "runtime/cpu_regions.h"
+#include "runtime/error.h"
+
+namespace kiln::cpu_test {
+namespace {
+
+// Why form_regions declines source ("" when it takes it).
+std::string declined(const std::string& source) {
+  std::string why;
+  return cpu::form_regions(source, &why) ? "" : why;
+}
+
+TEST(CpuRegions, RewriteKeepsLinesAndLeavesOtherKernelsAlone) {
+  const std::string src = R"(__global__ void plain(int* x) { x[threadIdx.x] = 1; }
+__global__ void k(float* out) {
+  __shared__ float s[32];
+  const int t = threadIdx.x, u = 31 - t;
+  float v[2];
+  v[0] = t; v[1] = u;
+  s[t] = v[0];
+  __syncthreads();
+  out[t] = s[u] + v[1];
+})";
+  auto r = cpu::form_regions(src);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(std::count(r->begin(), r->end(), '\n'), std::count(src.begin(), src.end(), '\n'));
+  EXPECT_NE(r->find("__global__ void plain(int* x) { x[threadIdx.x] = 1; }\n"), std::string::npos);
+  EXPECT_NE(r->find("each_thread"), std::string::npos);
+  EXPECT_EQ(r->find("__syncthreads"), std::string::npos);
+}
+
+TEST(CpuRegions, DeclinesWhatItCannotRewriteSafely) {
+  auto kernel = [](const std::string& body) {
+    return "#define TID threadIdx.x\n__global__ void k(int* x, int n) {\n" + body + "\n}";
+  };
+  // Each case: a body, and a word of the reason.
+  const std::pair<std::string, std::string> cases[] = {
+      {"int c = __syncthreads_count(x[0]);", "__syncthreads_count"},
+      {"if (__syncthreads(), n) x[0] = 1;", "header"},
+      {"switch (n) { case 1: __syncthreads(); }", "switch"},
+      {"do { __syncthreads(); } while (0);", "do"},
+      {"auto t = threadIdx.x; __syncthreads(); x[t] = 1;", "auto"},
+      {"int& r = x[0]; __syncthreads(); r = 1;", "reference"},
+      {"int a[2] = {1, 2}; __syncthreads(); x[0] = a[1];", "array"},
+      {"for (int i = threadIdx.x; i < n; ++i) __syncthreads();", "threadIdx"},
+      {"for (int i = TID; i < n; ++i) __syncthreads();", "threadIdx"},
+      {"for (int i = 0; i < min(n, 4); ++i) __syncthreads();", "call"},
+      {"int s = n; for (; s > 0; s >>= 1) __syncthreads();", "writes 's'"},
+      {"while (n-- > 0) __syncthreads();", "writes 'n'"},
+      {"for (int i = 0; i < n; ++i) { ++i; __syncthreads(); }", "loop variable 'i'"},
+      {"for (int i = 0; i < n; ++i) { int* p = &i; __syncthreads(); x[0] = *p; }",
+       "loop variable 'i'"},
+      {"#if 1\n__syncthreads();\n#endif", "preprocessor"},
+  };
+  for (const auto& [body, reason] : cases) {
+    const std::string why = declined(kernel(body));
+    EXPECT_NE(why.find(reason), std::string::npos) << body << " -> \"" << why << "\"";
+  }
+  // Taken: reads of loop variables, && (not an address), a loop's own step.
+  EXPECT_EQ(declined(kernel("for (int i = 0; i < n; i += 2) { x[i] = i && n; __syncthreads(); }")),
+            "");
+}
+
+// The first threads return before the variable the loop header reads is set: the header must
+// read the first thread still running, not thread 0.
+TEST(CpuRegions, HeaderReadsTheFirstThreadStillRunning) {
+  Built b = build(R"(
+__global__ void k(int* out, const int* reps_of) {
+  __shared__ int s[64];
+  const int t = threadIdx.x;
+  if (t < 5) return;
+  const int reps = reps_of[0];
+  int acc = 0;
+  for (int r = 0; r < reps; ++r) {
+    s[t] = t * (r + 1);
+    __syncthreads();
+    acc += s[t == 63 ? 5 : t + 1];
+    __syncthreads();
+  }
+  out[t] = acc;
+})",
+                  "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  Buffer<int> out(64, -1), reps(std::vector<int>{3});
+  launch(*b.kernel, {1}, {64}, 0, out.p, reps.p);
+  auto o = out.host();
+  for (int t = 0; t < 64; ++t) {
+    int acc = 0;
+    for (int r = 0; r < 3; ++r) acc += (t == 63 ? 5 : t + 1) * (r + 1);
+    ASSERT_EQ(o[t], t < 5 ? -1 : acc) << t;
+  }
+}
+
+// A loop that never ends by its header ends when every thread has returned, as on a GPU.
+TEST(CpuRegions, EndlessLoopEndsWhenAllThreadsReturn) {
+  Built b = build(R"(
+__global__ void k(int* out) {
+  __shared__ int s[32];
+  int steps = 0;
+  while (true) {
+    s[threadIdx.x] = steps;
+    __syncthreads();
+    if (steps == (int)threadIdx.x) { out[threadIdx.x] = s[31 - threadIdx.x] + 100; return; }
+    ++steps;
+    __syncthreads();
+  }
+})",
+                  "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  Buffer<int> out(32, -1);
+  launch(*b.kernel, {2}, {32}, 0, out.p);
+  auto o = out.host();
+  // Thread t returns at step t; thread 31 - t wrote step t there, or its final step if earlier.
+  for (int t = 0; t < 32; ++t) ASSERT_EQ(o[t], std::min(t, 31 - t) + 100) << t;
+}
+
+// Per-thread arrays, pointers and direct initialisation survive barriers; a 3-D block's
+// threads keep their own copies.
+TEST(CpuRegions, PerThreadValuesAcrossBarriersIn3DBlocks) {
+  Built b = build(R"(
+struct P { int a, b; };
+__global__ void k(int* out, const int* in) {
+  __shared__ int s[4][4][4];
+  const int x = threadIdx.x, y = threadIdx.y, z = threadIdx.z;
+  int v[3];
+  const int* p = in + x, *q(in + y);
+  P pair{z, x};
+  v[0] = *p; v[1] = *q; v[2] = z;
+  s[z][y][x] = v[0] + 10 * v[1];
+  __syncthreads();
+  out[(z * 4 + y) * 4 + x] = s[x][z][y] * 1000 + v[2] * 100 + pair.a * 10 + pair.b;
+})",
+                  "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  Buffer<int> out(64, -1), in(std::vector<int>{7, 8, 9, 6});
+  launch(*b.kernel, {1}, {4, 4, 4}, 0, out.p, in.p);
+  auto o = out.host();
+  const int values[4] = {7, 8, 9, 6};
+  for (int z = 0; z < 4; ++z)
+    for (int y = 0; y < 4; ++y)
+      for (int x = 0; x < 4; ++x) {
+        // s[x][z][y] was written by thread (y, z, x): values[y] + 10 * values[z].
+        const int shared = values[y] + 10 * values[z];
+        ASSERT_EQ(o[(z * 4 + y) * 4 + x], shared * 1000 + z * 100 + z * 10 + x) << x << y << z;
+      }
+}
+
+// What the rewrite takes but the compiler refuses (a `break` no loop encloses any more) builds
+// as coroutines instead, with the same answer.
+TEST(CpuRegions, CompileFailureFallsBackToCoroutines) {
+  Built b = build(R"(
+__global__ void k(int* out) {
+  __shared__ int s[32];
+  for (int r = 0; r < 4; ++r) {
+    s[threadIdx.x] = r;
+    __syncthreads();
+    if (r == 2) break;
+    __syncthreads();
+  }
+  out[threadIdx.x] = s[31 - threadIdx.x];
+})",
+                  "k");
+  EXPECT_EQ(b.kernel->attributes().threads, "coroutines");
+  Buffer<int> out(32, -1);
+  launch(*b.kernel, {1}, {32}, 0, out.p);
+  for (int v : out.host()) ASSERT_EQ(v, 2);
+}
+
+// Traps name the thread and block in region mode too.
+TEST(CpuRegions, TrapNamesThreadAndBlock) {
+  Built b = build(R"(
+__global__ void k(int bad) {
+  __shared__ int s[8];
+  s[threadIdx.x] = 1;
+  __syncthreads();
+  if ((int)threadIdx.x == bad && blockIdx.x == 1) __trap();
+})",
+                  "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  try {
+    launch(*b.kernel, {2}, {8}, 0, 3);
+    FAIL() << "no trap";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("thread (3,0,0) of block (1,0,0)"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kiln::cpu_test
