@@ -515,10 +515,10 @@ SyncUse scan_sync(std::string_view source) {
   static constexpr std::string_view kBlockBarriers[] = {"__syncthreads", "__syncthreads_count",
                                                         "__syncthreads_and", "__syncthreads_or"};
   static constexpr std::string_view kOtherPrefixes[] = {
-      "__syncthreads",     "__syncwarp",        "__shfl",         "__ballot_sync",
-      "__any_sync",        "__all_sync",        "__uni_sync",     "__activemask",
-      "__match_",          "__reduce_",         "__barrier_sync", "cooperative_groups",
-      "tiled_partition",   "this_thread_block", "coalesced_threads"};
+      "__syncthreads",   "__syncwarp",        "__shfl",           "__ballot_sync",
+      "__any_sync",      "__all_sync",        "__uni_sync",       "__activemask",
+      "__match_",        "__reduce_",         "__barrier_sync",   "cooperative_groups",
+      "tiled_partition", "this_thread_block", "coalesced_threads"};
   std::vector<Token> toks = Lexer(source).run();  // directives count: macros and #includes
   auto punct_at = [&](std::size_t k, std::string_view p) {
     return k < toks.size() && is_punct(toks[k], p);
@@ -546,7 +546,9 @@ SyncUse scan_sync(std::string_view source) {
   return use;
 }
 
-bool uses_barriers(std::string_view source) { return scan_sync(source).any(); }
+bool uses_barriers(std::string_view source) {
+  return scan_sync(source).any();
+}
 
 std::vector<std::size_t> find_identifier(std::string_view source, std::string_view word) {
   std::vector<std::size_t> at;

@@ -726,7 +726,8 @@ std::vector<Mode> thread_modes(std::string_view source, const std::string& filen
                                const std::vector<std::string>& name_expressions) {
   std::vector<jit::KernelBody> bodies = jit::find_kernel_bodies(source);
   std::vector<jit::SyncUse> uses;
-  for (const auto& k : bodies) uses.push_back(jit::scan_sync(source.substr(k.open, k.close - k.open)));
+  for (const auto& k : bodies)
+    uses.push_back(jit::scan_sync(source.substr(k.open, k.close - k.open)));
   // Everything but the kernel bodies: device functions, globals, includes.
   std::string outside(source);
   for (const auto& k : bodies)

@@ -251,10 +251,9 @@ __global__ void l(float* x) { auto f = [](float v) { return v * 2; }; __syncthre
 )";
   EXPECT_EQ(cpu::thread_modes(lambda, "", {}, {"l"}), (M{fibers}));
   // Tokens in strings and comments do not count; __syncthreads_or alone is a block barrier.
-  const char* quiet = R"(
-__global__ void s(const char** x) { x[0] = "__syncwarp() g.sync()"; /* __shfl_sync */ }
-__global__ void o(int* x) { x[0] = __syncthreads_or(x[threadIdx.x]); }
-)";
+  const char* quiet =
+      "__global__ void s(const char** x) { x[0] = \"__syncwarp() g.sync()\"; /* __shfl_sync */ }\n"
+      "__global__ void o(int* x) { x[0] = __syncthreads_or(x[threadIdx.x]); }\n";
   EXPECT_EQ(cpu::thread_modes(quiet, "", {}, {"s", "o"}), (M{loop, coroutines}));
   // Warp and cooperative-groups operations make the module's synchronising kernels fibers.
   const char* warp_sync = R"(

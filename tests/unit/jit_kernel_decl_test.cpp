@@ -325,8 +325,9 @@ __global__ void open(int* x) { x[0] = 1;)";
 }
 
 TEST(JitFindIdentifier, SkipsCommentsLiteralsAndLongerNames) {
-  const std::string src = "return 1; // return\n\"return\"; return_value; co_return; R\"(return)\";"
-                          "\n#define R return";
+  const std::string src =
+      "return 1; // return\n\"return\"; return_value; co_return; R\"(return)\";"
+      "\n#define R return";
   std::vector<std::size_t> at = find_identifier(src, "return");
   ASSERT_EQ(at.size(), 2u);
   EXPECT_EQ(at[0], 0u);
