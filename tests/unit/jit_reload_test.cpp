@@ -2,12 +2,10 @@
 // reported once and the previous build runs on; an edit whose compile Ctrl-C interrupted is
 // compiled again at the next call.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -15,30 +13,13 @@
 #include "jit/headers.h"
 #include "jit/jit.h"
 #include "runtime/interrupt.h"
+#include "temp_dir.h"
 
 namespace kiln::jit {
 namespace {
 namespace fs = std::filesystem;
 using cpu_test::backend;
 using cpu_test::Buffer;
-
-// A fresh private folder, removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "kiln-reload-test-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // Replaces the file's contents.
 void write(const fs::path& path, const std::string& text) {
@@ -79,34 +60,35 @@ struct FileKernel {
   Kernel kernel;
 };
 
-TEST(JitReload, InterruptedCompileOfAnEditIsRetried) {
-  TempDir dir;
-  const fs::path path = dir.path() / "k.cu";
-  write(path, storing("7"));
-  FileKernel f(path);
-  Buffer<int> out(4, 0);
-  EXPECT_EQ(f.run(out), std::vector<int>(4, 7));
+// A kernel file storing 7, built and run once.
+class JitReload : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write(path, storing("7"));
+    kernel = std::make_unique<FileKernel>(path);
+    ASSERT_EQ(kernel->run(out), std::vector<int>(4, 7));
+  }
 
+  test::TempDir dir;
+  fs::path path = dir.path() / "k.cu";
+  std::unique_ptr<FileKernel> kernel;
+  Buffer<int> out{4, 0};
+};
+
+TEST_F(JitReload, InterruptedCompileOfAnEditIsRetried) {
   write(path, storing("1234"));
   interrupt_flag().store(true);  // Ctrl-C arrives while the edit compiles
-  EXPECT_THROW(f.run(out), Interrupted);
+  EXPECT_THROW(kernel->run(out), Interrupted);
   EXPECT_FALSE(interrupt_flag().load());
-  EXPECT_EQ(f.run(out), std::vector<int>(4, 1234));  // the same edit, compiled this time
+  EXPECT_EQ(kernel->run(out), std::vector<int>(4, 1234));  // the same edit, compiled this time
 }
 
-TEST(JitReload, BrokenEditIsReportedOnceAndThePreviousBuildRunsOn) {
-  TempDir dir;
-  const fs::path path = dir.path() / "k.cu";
-  write(path, storing("7"));
-  FileKernel f(path);
-  Buffer<int> out(4, 0);
-  EXPECT_EQ(f.run(out), std::vector<int>(4, 7));
-
+TEST_F(JitReload, BrokenEditIsReportedOnceAndThePreviousBuildRunsOn) {
   write(path, storing("7 +* no_such_name"));
-  EXPECT_THROW(f.run(out), CompileError);
-  EXPECT_EQ(f.run(out), std::vector<int>(4, 7));
+  EXPECT_THROW(kernel->run(out), CompileError);
+  EXPECT_EQ(kernel->run(out), std::vector<int>(4, 7));
   write(path, storing("-5"));
-  EXPECT_EQ(f.run(out), std::vector<int>(4, -5));
+  EXPECT_EQ(kernel->run(out), std::vector<int>(4, -5));
 }
 
 }  // namespace
