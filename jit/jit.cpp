@@ -6,6 +6,7 @@
 #include "jit/headers.h"
 #include "jit/nvrtc.h"
 #include "runtime/error.h"
+#include "runtime/interrupt.h"
 
 namespace kiln::jit {
 namespace {
@@ -225,14 +226,19 @@ void Kernel::apply_globals_to_builds() const {
 void Kernel::reload_if_edited() {
   source_->refresh();
   if (source_->revision() == built_revision_) return;
-  // Whether or not the edit compiles, it is reported once; until the file changes again the
-  // previous build stays loaded.
-  built_revision_ = source_->revision();
+  // An edit that does not compile is reported once; until the file changes again the previous
+  // build stays loaded. An interrupted compile (Ctrl-C) says nothing of the edit: the next call
+  // tries it again.
+  const std::uint64_t previous_revision = std::exchange(built_revision_, source_->revision());
   std::vector<KernelDecl> decls = select_kernels(*source_, decl_.name, false);
   std::unordered_map<std::string, std::unique_ptr<Specialisation>> rebuilt;
   KernelDecl previous = std::exchange(decl_, decls.front());
   try {
     for (const auto& [expr, spec] : by_name_expression_) rebuilt[expr] = compile(expr);
+  } catch (const Interrupted&) {
+    decl_ = std::move(previous);
+    built_revision_ = previous_revision;
+    throw;
   } catch (...) {
     decl_ = std::move(previous);
     throw;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -207,13 +208,16 @@ void merge(KernelDecl& first, const KernelDecl& again, bool again_is_definition)
   first.extern_c = first.extern_c || again.extern_c;
 }
 
-}  // namespace
+// One __global__ declaration or definition as written, before redeclarations are merged.
+struct KernelSite {
+  KernelDecl decl;
+  std::size_t body = kNone;  // token index of the body's '{'; kNone for a declaration
+};
 
-std::vector<KernelDecl> find_kernels(std::string_view source) {
-  std::vector<Token> toks = code_tokens(source);
-  std::vector<std::size_t> match = pair_brackets(toks);
-  std::vector<KernelDecl> found;
-  std::vector<bool> found_defined;
+// Every __global__ function declaration and definition in toks, in order of appearance.
+std::vector<KernelSite> kernel_sites(std::string_view source, const std::vector<Token>& toks,
+                                     const std::vector<std::size_t>& match) {
+  std::vector<KernelSite> found;
   std::vector<Scope> scopes;
   std::size_t stmt_start = 0;  // first token of the current declaration
   const std::size_t n = toks.size();
@@ -279,41 +283,95 @@ std::vector<KernelDecl> find_kernels(std::string_view source) {
              !is_punct(toks[after], "}"))
         ++after;
       bool defined = after < n && is_punct(toks[after], "{");
-      bool merged = false;
-      for (std::size_t f = 0; f < found.size(); ++f) {
-        if (found[f].name != d.name || found[f].params.size() != d.params.size()) continue;
-        merge(found[f], d, defined && !found_defined[f]);
-        found_defined[f] = found_defined[f] || defined;
-        merged = true;
-        break;
-      }
-      if (!merged) {
-        found.push_back(std::move(d));
-        found_defined.push_back(defined);
-      }
+      found.push_back({std::move(d), defined ? after : kNone});
       k = close;  // the body, if any, is scanned on: its braces keep the scope stack right
     }
   }
   return found;
 }
 
-bool uses_barriers(std::string_view source) {
-  static constexpr std::string_view kPrefixes[] = {
-      "__syncthreads",     "__syncwarp",    "__shfl",   "__ballot_sync",      "__any_sync",
-      "__all_sync",        "__activemask",  "__match_", "cooperative_groups", "tiled_partition",
-      "this_thread_block", "__barrier_sync"};
+}  // namespace
+
+std::vector<KernelDecl> find_kernels(std::string_view source) {
+  std::vector<Token> toks = code_tokens(source);
+  std::vector<KernelDecl> found;
+  std::vector<bool> found_defined;
+  for (KernelSite& site : kernel_sites(source, toks, pair_brackets(toks))) {
+    const bool defined = site.body != kNone;
+    bool merged = false;
+    for (std::size_t f = 0; f < found.size(); ++f) {
+      if (found[f].name != site.decl.name || found[f].params.size() != site.decl.params.size())
+        continue;
+      merge(found[f], site.decl, defined && !found_defined[f]);
+      found_defined[f] = found_defined[f] || defined;
+      merged = true;
+      break;
+    }
+    if (!merged) {
+      found.push_back(std::move(site.decl));
+      found_defined.push_back(defined);
+    }
+  }
+  return found;
+}
+
+std::vector<KernelBody> find_kernel_bodies(std::string_view source) {
+  std::vector<Token> toks = code_tokens(source);
+  std::vector<std::size_t> match = pair_brackets(toks);
+  std::vector<KernelBody> out;
+  for (const KernelSite& site : kernel_sites(source, toks, match)) {
+    if (site.body == kNone) continue;
+    std::size_t close = match[site.body];
+    out.push_back({site.decl.name, toks[site.body].begin,
+                   close < toks.size() ? toks[close].begin : source.size()});
+  }
+  return out;
+}
+
+SyncUse scan_sync(std::string_view source) {
+  static constexpr std::string_view kBlockBarriers[] = {"__syncthreads", "__syncthreads_count",
+                                                        "__syncthreads_and", "__syncthreads_or"};
+  static constexpr std::string_view kOtherPrefixes[] = {
+      "__syncthreads",   "__syncwarp",        "__shfl",           "__ballot_sync",
+      "__any_sync",      "__all_sync",        "__uni_sync",       "__activemask",
+      "__match_",        "__reduce_",         "__barrier_sync",   "cooperative_groups",
+      "tiled_partition", "this_thread_block", "coalesced_threads"};
   std::vector<Token> toks = lex(source);  // directives count: macros and #includes
+  auto punct_at = [&](std::size_t k, std::string_view p) {
+    return k < toks.size() && is_punct(toks[k], p);
+  };
+  SyncUse use;
   for (std::size_t k = 0; k < toks.size(); ++k) {
     const Token& t = toks[k];
+    if (is_punct(t, "]")) {  // "](", "]{", "] mutable", "] ->": a lambda's introducer ends
+      use.lambda = use.lambda || punct_at(k + 1, "(") || punct_at(k + 1, "{") ||
+                   (k + 1 < toks.size() && is_ident(toks[k + 1], "mutable")) ||
+                   (punct_at(k + 1, "-") && punct_at(k + 2, ">"));
+      continue;
+    }
     if (t.kind != Token::ident) continue;
-    for (std::string_view p : kPrefixes)
-      if (std::string_view(t.text).starts_with(p)) return true;
-    if (t.text.starts_with("__reduce_") && t.text.ends_with("_sync")) return true;
-    if (t.text == "sync" && k > 0 && is_punct(toks[k - 1], ".") && k + 1 < toks.size() &&
-        is_punct(toks[k + 1], "("))
-      return true;  // cooperative groups: g.sync()
+    if (std::find(std::begin(kBlockBarriers), std::end(kBlockBarriers), t.text) !=
+        std::end(kBlockBarriers)) {
+      use.block_barriers = true;
+      continue;
+    }
+    for (std::string_view p : kOtherPrefixes)
+      if (std::string_view(t.text).starts_with(p)) use.other_sync = true;
+    if (t.text == "sync" && k > 0 && is_punct(toks[k - 1], ".") && punct_at(k + 1, "("))
+      use.other_sync = true;  // cooperative groups: g.sync()
   }
-  return false;
+  return use;
+}
+
+bool uses_barriers(std::string_view source) {
+  return scan_sync(source).any();
+}
+
+std::vector<std::size_t> find_identifier(std::string_view source, std::string_view word) {
+  std::vector<std::size_t> at;
+  for (const Token& t : lex(source))
+    if (t.kind == Token::ident && t.text == word) at.push_back(t.begin);
+  return at;
 }
 
 }  // namespace kiln::jit

@@ -1,7 +1,9 @@
-// Finding __global__ kernels in CUDA C++ source text: names, linkage, template and function
-// parameters, and the line they start on. A light lexer (comments, strings, preprocessor lines
-// skipped; balanced brackets), not a C++ parser: enough for kernel declarations.
+// Finding __global__ kernels in CUDA C++ source text (names, linkage, template and function
+// parameters, the line they start on, where their bodies are) and the synchronisation it names.
+// A light lexer (comments, strings, preprocessor lines skipped; balanced brackets), not a C++
+// parser: enough for kernel declarations.
 #pragma once
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,9 +33,36 @@ struct KernelDecl {
 // declared and later defined is listed once).
 std::vector<KernelDecl> find_kernels(std::string_view source);
 
-// Whether the source (and the headers it includes) needs block barriers or warp operations:
-// __syncthreads*, __syncwarp, __shfl*, __ballot/any/all_sync, __activemask, __match*,
-// cooperative_groups. The cpu backend runs such kernels' threads as fibers.
+// Where a __global__ function's body is in the source text.
+struct KernelBody {
+  std::string name;
+  std::size_t open = 0;   // offset of the body's '{'
+  std::size_t close = 0;  // offset of its '}' (the source's size when it is never closed)
+};
+
+// The body of every __global__ function defined in source, in order (overloads each listed).
+std::vector<KernelBody> find_kernel_bodies(std::string_view source);
+
+// The synchronisation a piece of source names. Comments and string literals do not count;
+// preprocessor lines do (macros, #include <cooperative_groups.h>).
+struct SyncUse {
+  bool block_barriers = false;  // __syncthreads, __syncthreads_count / _and / _or
+  bool other_sync = false;      // __syncwarp, __shfl*, __ballot/any/all/uni_sync, __activemask,
+                                // __match_*, __reduce_*, __barrier_sync, cooperative groups
+                                // (cooperative_groups, tiled_partition, this_thread_block,
+                                // coalesced_threads, g.sync())
+  bool lambda = false;          // a lambda expression (a `return` there is the lambda's own)
+  // Whether any barrier, warp operation or cooperative-groups construct appears.
+  bool any() const { return block_barriers || other_sync; }
+};
+SyncUse scan_sync(std::string_view source);
+
+// Whether the source needs block barriers or warp operations: scan_sync(source).any(). The cpu
+// backend runs such kernels' threads as fibers or coroutines.
 bool uses_barriers(std::string_view source);
+
+// The offset of each occurrence of the identifier word in source outside comments and literals
+// (preprocessor lines included).
+std::vector<std::size_t> find_identifier(std::string_view source, std::string_view word);
 
 }  // namespace kiln::jit

@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "jit/host_compiler.h"
+#include "jit/kernel_decl.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/cpu_regions.h"
 #include "runtime/error.h"
@@ -713,54 +714,12 @@ std::string strip_comments(std::string_view s) {
   return out;
 }
 
-// Whether text names a barrier, a warp operation or cooperative groups.
-bool has_sync_token(std::string_view text) {
-  static const char* const tokens[] = {
-      "__syncthreads",    "__syncwarp",        "__shfl",           "__ballot_sync",
-      "__any_sync",       "__all_sync",        "__uni_sync",       "__activemask",
-      "__match_any_sync", "__match_all_sync",  "__reduce_",        "cooperative_groups",
-      "tiled_partition",  "this_thread_block", "coalesced_threads"};
-  for (const char* t : tokens)
-    if (text.find(t) != std::string_view::npos) return true;
-  return false;
-}
-
-// The bodies of the __global__ functions in comment-free text: name -> [open brace, close brace].
-struct KernelBody {
-  std::string name;
-  std::size_t begin, end;
-};
-std::vector<KernelBody> kernel_bodies(const std::string& text) {
-  std::vector<KernelBody> out;
-  for (std::size_t p = text.find("__global__"); p != std::string::npos;
-       p = text.find("__global__", p + 1)) {
-    std::size_t paren = text.find('(', p), brace = text.find_first_of("{;", p);
-    if (paren == std::string::npos || brace == std::string::npos || text[brace] != '{' ||
-        paren > brace)
-      continue;
-    std::size_t e = paren;
-    while (e > p && std::isspace(static_cast<unsigned char>(text[e - 1]))) --e;
-    std::size_t b = e;
-    while (b > p && (std::isalnum(static_cast<unsigned char>(text[b - 1])) || text[b - 1] == '_'))
-      --b;
-    int depth = 0;
-    std::size_t q = brace;
-    for (; q < text.size(); ++q) {
-      if (text[q] == '{') ++depth;
-      if (text[q] == '}' && --depth == 0) break;
-    }
-    out.push_back({text.substr(b, e - b), brace, q});
-    p = q == text.size() ? q - 1 : q;
-  }
-  return out;
-}
-
 bool scan_for_barriers(std::string_view source, const fs::path& dir,
                        const std::vector<std::string>& include_dirs, std::set<std::string>& seen,
                        int depth) {
-  std::string text = strip_comments(source);
-  if (has_sync_token(text)) return true;
+  if (jit::uses_barriers(source)) return true;
   if (depth > 8) return false;
+  const std::string text = strip_comments(source);  // for the #include lines
   static const std::regex include(R"(^\s*#\s*include\s*([<"])([^>"]+)[>"])", std::regex::multiline);
   for (auto it = std::sregex_iterator(text.begin(), text.end(), include);
        it != std::sregex_iterator(); ++it) {
@@ -790,26 +749,23 @@ namespace cpu {
 std::vector<Mode> thread_modes(std::string_view source, const std::string& filename,
                                const std::vector<std::string>& include_dirs,
                                const std::vector<std::string>& name_expressions) {
-  std::string text = strip_comments(source);
-  std::vector<KernelBody> bodies = kernel_bodies(text);
-  // Everything but the kernel bodies: device functions, globals, includes.
-  std::string outside = text;
+  std::vector<jit::KernelBody> bodies = jit::find_kernel_bodies(source);
+  std::vector<jit::SyncUse> uses;
   for (const auto& k : bodies)
-    for (std::size_t i = k.begin; i < k.end && i < outside.size(); ++i) outside[i] = ' ';
+    uses.push_back(jit::scan_sync(source.substr(k.open, k.close - k.open)));
+  // Everything but the kernel bodies: device functions, globals, includes.
+  std::string outside(source);
+  for (const auto& k : bodies)
+    for (std::size_t i = k.open; i < k.close; ++i)
+      if (outside[i] != '\n') outside[i] = ' ';
   std::set<std::string> seen;
   fs::path dir = filename.empty() ? fs::path(".") : fs::path(filename).parent_path();
   const bool anywhere = scan_for_barriers(outside, dir, include_dirs, seen, 0);
   // Coroutines only when every synchronising body qualifies: its only such calls are
   // __syncthreads*, and it has no lambda (whose `return` must stay a return).
-  static const std::regex lambda(R"(\]\s*(\(|\{|mutable\b|->))");
   bool coroutines = !anywhere;
-  for (const auto& k : bodies) {
-    std::string body = text.substr(k.begin, k.end - k.begin);
-    if (!has_sync_token(body)) continue;
-    std::string others = body;
-    replace_all(others, "__syncthreads", "");
-    if (has_sync_token(others) || std::regex_search(body, lambda)) coroutines = false;
-  }
+  for (const auto& use : uses)
+    if (use.other_sync || (use.block_barriers && use.lambda)) coroutines = false;
   const Mode sync_mode = coroutines ? kiln_cpu::mode_coroutines : kiln_cpu::mode_fibers;
   std::vector<Mode> result;
   for (const auto& expr : name_expressions) {
@@ -817,12 +773,12 @@ std::vector<Mode> thread_modes(std::string_view source, const std::string& filen
     base.erase(base.find_last_not_of(" \t") + 1);
     if (auto colons = base.rfind("::"); colons != std::string::npos) base = base.substr(colons + 2);
     bool found = false, sync = anywhere;
-    for (const auto& k : bodies) {
-      if (k.name != base) continue;
+    for (std::size_t i = 0; i < bodies.size(); ++i) {
+      if (bodies[i].name != base) continue;
       found = true;
-      if (has_sync_token(std::string_view(text).substr(k.begin, k.end - k.begin))) sync = true;
+      sync = sync || uses[i].any();
     }
-    if (!found && has_sync_token(text))
+    if (!found && jit::uses_barriers(source))
       result.push_back(kiln_cpu::mode_fibers);  // a body the scan did not find
     else
       result.push_back(sync ? sync_mode : kiln_cpu::mode_loop);
@@ -831,25 +787,13 @@ std::vector<Mode> thread_modes(std::string_view source, const std::string& filen
 }
 
 std::string rewrite_coroutine_returns(std::string_view source) {
-  std::string text = strip_comments(source), out(source);
-  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  std::vector<KernelBody> bodies = kernel_bodies(text);
-  for (auto k = bodies.rbegin(); k != bodies.rend(); ++k) {  // last first: positions stay valid
-    if (!has_sync_token(std::string_view(text).substr(k->begin, k->end - k->begin))) continue;
-    std::vector<std::size_t> at;
-    for (std::size_t i = k->begin; i < k->end && i < text.size(); ++i) {
-      const char c = text[i];
-      if (c == '"' || c == '\'') {  // skip a string or character literal
-        for (++i; i < text.size() && text[i] != c && text[i] != '\n'; ++i)
-          if (text[i] == '\\') ++i;
-      } else if (ident(c)) {
-        std::size_t j = i;
-        while (j < text.size() && ident(text[j])) ++j;
-        if (text.compare(i, j - i, "return") == 0) at.push_back(i);
-        i = j - 1;
-      }
-    }
-    for (auto p = at.rbegin(); p != at.rend(); ++p) out.insert(*p, "co_");
+  std::string out(source);
+  std::vector<jit::KernelBody> bodies = jit::find_kernel_bodies(source);
+  for (auto k = bodies.rbegin(); k != bodies.rend(); ++k) {  // last first: offsets stay valid
+    std::string_view body = source.substr(k->open, k->close - k->open);
+    if (!jit::uses_barriers(body)) continue;
+    std::vector<std::size_t> at = jit::find_identifier(body, "return");
+    for (auto p = at.rbegin(); p != at.rend(); ++p) out.insert(k->open + *p, "co_");
   }
   return out;
 }
@@ -881,9 +825,9 @@ std::string rewrite_pointer_params(std::string_view source) {
   static const std::regex pointer(
       R"(^(\s*)((?:const\s+|volatile\s+)*[A-Za-z_][\w:]*(?:\s*<[^()]*>)?(?:\s+const)?)\s*\*\s*(?:__restrict__|__restrict)?\s*([A-Za-z_]\w*)(\s*)$)");
   // Kernels from last to first, so earlier positions stay valid.
-  std::vector<KernelBody> bodies = kernel_bodies(text);
+  std::vector<jit::KernelBody> bodies = jit::find_kernel_bodies(source);
   for (auto k = bodies.rbegin(); k != bodies.rend(); ++k) {
-    std::size_t open = text.rfind('(', k->begin), close = text.rfind(')', k->begin);
+    std::size_t open = text.rfind('(', k->open), close = text.rfind(')', k->open);
     if (open == std::string::npos || close == std::string::npos || close < open) continue;
     // Top-level parameters: split at commas outside <>, (), [].
     std::vector<std::pair<std::size_t, std::size_t>> params;

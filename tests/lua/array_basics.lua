@@ -1,10 +1,7 @@
 -- Host arrays: constructors, dtypes, properties, element access, copy/reshape/astype/fill/totable.
 
-local function fails(needle, f, ...)
-  local ok, err = pcall(f, ...)
-  assert(not ok, "expected an error containing '" .. needle .. "'")
-  assert(tostring(err):find(needle, 1, true), "error '" .. tostring(err) .. "' lacks '" .. needle .. "'")
-end
+package.path = arg[0]:gsub("[^/]*$", "") .. "lib/?.lua;" .. package.path
+local fails = require("expect").error
 
 -- Every dtype and alias; a.dtype is the long name.
 local names = {float32 = "f32", float64 = "f64", int8 = "i8", uint8 = "u8", int16 = "i16",

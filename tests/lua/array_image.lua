@@ -1,10 +1,7 @@
 -- load_image / save_image: PNG round trips through a temporary file, and the errors.
 
-local function fails(needle, f, ...)
-  local ok, err = pcall(f, ...)
-  assert(not ok, "expected an error containing '" .. needle .. "'")
-  assert(tostring(err):find(needle, 1, true), "error '" .. tostring(err) .. "' lacks '" .. needle .. "'")
-end
+package.path = arg[0]:gsub("[^/]*$", "") .. "lib/?.lua;" .. package.path
+local fails = require("expect").error
 
 local base = os.tmpname()
 local path = base .. ".png"

@@ -1,10 +1,7 @@
 -- array.random: reproducible streams and the statistics of 1e5 samples.
 
-local function fails(needle, f, ...)
-  local ok, err = pcall(f, ...)
-  assert(not ok, "expected an error containing '" .. needle .. "'")
-  assert(tostring(err):find(needle, 1, true), "error '" .. tostring(err) .. "' lacks '" .. needle .. "'")
-end
+package.path = arg[0]:gsub("[^/]*$", "") .. "lib/?.lua;" .. package.path
+local fails = require("expect").error
 
 local function std(a)
   local m, s = a:mean(), 0

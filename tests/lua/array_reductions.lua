@@ -1,10 +1,7 @@
 -- Reductions and comparisons, against known answers.
 
-local function fails(needle, f, ...)
-  local ok, err = pcall(f, ...)
-  assert(not ok, "expected an error containing '" .. needle .. "'")
-  assert(tostring(err):find(needle, 1, true), "error '" .. tostring(err) .. "' lacks '" .. needle .. "'")
-end
+package.path = arg[0]:gsub("[^/]*$", "") .. "lib/?.lua;" .. package.path
+local fails = require("expect").error
 
 -- Integer dtypes give Lua integers, exactly.
 local r = array.arange(101, "i64")

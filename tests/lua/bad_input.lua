@@ -4,13 +4,8 @@
 -- grid, no/several/unknown kernels, bad defines and options, a freed array in a launch, a
 -- compile error's line in a string) are not repeated here.
 
-local function expect_error(pattern, f, ...)
-  local ok, err = pcall(f, ...)
-  assert(not ok, "expected an error matching '" .. pattern .. "'")
-  err = tostring(err)
-  assert(err:find(pattern, 1, true), "error '" .. err .. "' lacks '" .. pattern .. "'")
-  return err
-end
+package.path = arg[0]:gsub("[^/]*$", "") .. "lib/?.lua;" .. package.path
+local expect_error = require("expect").error
 
 -- The good launch every bad case is followed by: out = a + b, checked element by element.
 local add = cuda.jit [[

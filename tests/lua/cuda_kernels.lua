@@ -1,12 +1,8 @@
 -- Kernels from strings: compile on first launch, specialise per argument types, marshal
 -- arguments exactly, report bad input clearly. Runs on the cpu backend in CI.
 
-local function expect_error(pattern, f, ...)
-  local ok, err = pcall(f, ...)
-  assert(not ok, "expected an error matching '" .. pattern .. "'")
-  assert(tostring(err):find(pattern, 1, true), "error '" .. tostring(err) .. "' lacks '" .. pattern .. "'")
-  return err
-end
+package.path = arg[0]:gsub("[^/]*$", "") .. "lib/?.lua;" .. package.path
+local expect_error = require("expect").error
 
 -- A plain C++ kernel, a host reference, and device arrays.
 local add = cuda.jit [[

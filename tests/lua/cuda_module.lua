@@ -1,8 +1,6 @@
 -- cuda.module, constants, streams and events, cuda.reduce, hot edit of kernel files.
-local function expect_error(pattern, f, ...)
-  local ok, err = pcall(f, ...)
-  assert(not ok and tostring(err):find(pattern, 1, true), "expected '" .. pattern .. "', got " .. tostring(err))
-end
+package.path = arg[0]:gsub("[^/]*$", "") .. "lib/?.lua;" .. package.path
+local expect_error = require("expect").error
 
 local m = cuda.module [[
 __constant__ float weights[4];

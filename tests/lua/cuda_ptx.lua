@@ -5,11 +5,8 @@ if not info.nvrtc:find("^%d") then
   return
 end
 
-local function expect_error(pattern, f, ...)
-  local ok, err = pcall(f, ...)
-  assert(not ok and tostring(err):find(pattern, 1, true), "expected '" .. pattern .. "', got " .. tostring(err))
-  return err
-end
+package.path = arg[0]:gsub("[^/]*$", "") .. "lib/?.lua;" .. package.path
+local expect_error = require("expect").error
 
 -- PTX for a C++, an extern "C" and a templated kernel.
 local plain = cuda.jit "__global__ void plain(float* x) { x[threadIdx.x] *= 2.0f; }"

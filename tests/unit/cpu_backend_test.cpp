@@ -250,16 +250,35 @@ __global__ void p(float* x) { x[0] = 2; }
 __global__ void l(float* x) { auto f = [](float v) { return v * 2; }; __syncthreads(); x[0] = f(x[0]); }
 )";
   EXPECT_EQ(cpu::thread_modes(lambda, "", {}, {"l"}), (M{fibers}));
+  // Tokens in strings and comments do not count; __syncthreads_or alone is a block barrier.
+  const char* quiet =
+      "__global__ void s(const char** x) { x[0] = \"__syncwarp() g.sync()\"; /* __shfl_sync */ }\n"
+      "__global__ void o(int* x) { x[0] = __syncthreads_or(x[threadIdx.x]); }\n";
+  EXPECT_EQ(cpu::thread_modes(quiet, "", {}, {"s", "o"}), (M{loop, coroutines}));
+  // Warp and cooperative-groups operations make the module's synchronising kernels fibers.
+  const char* warp_sync = R"(
+__global__ void w(int* x) { __syncwarp(); x[0] = 1; }
+__global__ void t(int* x) { __syncthreads(); x[0] = 1; }
+)";
+  EXPECT_EQ(cpu::thread_modes(warp_sync, "", {}, {"w", "t"}), (M{fibers, fibers}));
+  for (const char* body : {"auto g = coalesced_threads(); x[0] = g.size();",
+                           "x[0] = __uni_sync(~0u, x[0]);", "grid.sync(); x[0] = 1;"}) {
+    std::string src = std::string("__global__ void k(int* x) { ") + body + " }";
+    EXPECT_EQ(cpu::thread_modes(src, "", {}, {"k"}), (M{fibers})) << body;
+  }
 
   // Each `return` of a synchronising kernel body becomes co_return; nothing else changes.
   const char* returns = R"(__device__ int f(int v) { return v; }
 __global__ void r(int* x, int n) { // return
   if (threadIdx.x >= n) return;
   printf("return\n"); __syncthreads(); x[0] = f(n); int return_value = 0; (void)return_value; }
-__global__ void q(int* x) { if (!x) return; x[0] = 1; })";
+__global__ void q(int* x) { if (!x) return; x[0] = 1; }
+__global__ void __launch_bounds__(64) s(int* x) { /* return */ if (!x) return; __syncthreads_and(1); })";
   std::string rewritten = cpu::rewrite_coroutine_returns(returns);
-  EXPECT_EQ(rewritten, std::string(returns).replace(std::string(returns).find(">= n) return"),
-                                                    12, ">= n) co_return"));
+  std::string expected(returns);
+  expected.replace(expected.find(">= n) return"), 12, ">= n) co_return");
+  expected.replace(expected.rfind("return;"), 6, "co_return");
+  EXPECT_EQ(rewritten, expected);
   std::string src = "extern __shared__ __align__(16) float\n  buf[];\nint y;";
   std::string out = cpu::rewrite_extern_shared(src);
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2);

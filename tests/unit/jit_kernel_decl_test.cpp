@@ -256,6 +256,9 @@ TEST(JitUsesBarriers, FindsEachKind) {
       "__global__ void k() { auto g = this_grid(); g.sync(); }",
       "__global__ void k() { auto t = tiled_partition<32>(b); }",
       "#define SYNC __syncthreads()\n__global__ void k() { SYNC; }",
+      "__global__ void k(int v) { v = __uni_sync(~0u, v); }",
+      "__global__ void k() { auto g = coalesced_threads(); }",
+      "__global__ void k() { __barrier_sync(0); }",
   };
   for (const char* s : uses) EXPECT_TRUE(uses_barriers(s)) << s;
 }
@@ -270,6 +273,65 @@ TEST(JitUsesBarriers, IgnoresCommentsStringsAndLookalikes) {
       "__global__ void k(int* a) { atomicAdd(a, 1); __shared__ int t[4]; }",
   };
   for (const char* s : clean) EXPECT_FALSE(uses_barriers(s)) << s;
+}
+
+TEST(JitScanSync, TellsBlockBarriersFromOtherSynchronisation) {
+  for (const char* s : {"__syncthreads();", "int c = __syncthreads_count(p);",
+                        "__syncthreads_and(p);", "if (__syncthreads_or(p)) x = 1;"}) {
+    SyncUse u = scan_sync(s);
+    EXPECT_TRUE(u.block_barriers) << s;
+    EXPECT_FALSE(u.other_sync) << s;
+    EXPECT_TRUE(u.any()) << s;
+  }
+  for (const char* s : {"__syncwarp();", "g.sync();", "auto t = coalesced_threads();",
+                        "v = __uni_sync(~0u, v);", "v = __reduce_max_sync(~0u, v);",
+                        "__barrier_sync(1);", "__syncthreads(); v = __shfl_sync(~0u, v, 0);"}) {
+    SyncUse u = scan_sync(s);
+    EXPECT_TRUE(u.other_sync) << s;
+    EXPECT_TRUE(u.any()) << s;
+  }
+  // In a comment or a string literal (raw ones too) nothing counts.
+  for (const char* s : {"// g.sync(); __syncwarp();\nx = 1;", "/* __shfl_sync */ x = 1;",
+                        "p = \"__syncthreads() coalesced_threads\";", "p = R\"(__syncwarp())\";",
+                        "g.sync = 1;", "sync(); g . size();"}) {
+    SyncUse u = scan_sync(s);
+    EXPECT_FALSE(u.any()) << s;
+    EXPECT_FALSE(u.block_barriers || u.other_sync) << s;
+  }
+  EXPECT_TRUE(scan_sync("auto f = [&](int i) { return i; };").lambda);
+  EXPECT_TRUE(scan_sync("auto f = [n] mutable { return ++n; };").lambda);
+  EXPECT_TRUE(scan_sync("auto f = [] -> int { return 1; };").lambda);
+  EXPECT_FALSE(scan_sync("a[i] = b[j] + 1; // [](){}").lambda);
+}
+
+TEST(JitKernelBodies, OffsetsOfEachDefinition) {
+  const std::string src = R"(__global__ void decl(int* x);
+__device__ int f() { return 1; }
+// __global__ void c() { }
+__global__ void __launch_bounds__(128) a(int* x) { x[0] = "}"[0]; }
+template <typename T> __global__ void b(T* x) { if (x) { x[0] = 1; } }
+__global__ void open(int* x) { x[0] = 1;)";
+  std::vector<KernelBody> bodies = find_kernel_bodies(src);
+  ASSERT_EQ(bodies.size(), 3u);
+  EXPECT_EQ(bodies[0].name, "a");
+  EXPECT_EQ(src.substr(bodies[0].open, bodies[0].close + 1 - bodies[0].open),
+            "{ x[0] = \"}\"[0]; }");
+  EXPECT_EQ(bodies[1].name, "b");
+  EXPECT_EQ(src.substr(bodies[1].open, bodies[1].close + 1 - bodies[1].open),
+            "{ if (x) { x[0] = 1; } }");
+  EXPECT_EQ(bodies[2].name, "open");
+  EXPECT_EQ(bodies[2].close, src.size());
+  EXPECT_EQ(src.substr(bodies[2].open), "{ x[0] = 1;");
+}
+
+TEST(JitFindIdentifier, SkipsCommentsLiteralsAndLongerNames) {
+  const std::string src =
+      "return 1; // return\n\"return\"; return_value; co_return; R\"(return)\";"
+      "\n#define R return";
+  std::vector<std::size_t> at = find_identifier(src, "return");
+  ASSERT_EQ(at.size(), 2u);
+  EXPECT_EQ(at[0], 0u);
+  EXPECT_EQ(at[1], src.rfind("return"));
 }
 
 }  // namespace
