@@ -175,6 +175,8 @@ class Lexer {
 
 }  // namespace
 
-std::vector<Token> lex(std::string_view source) { return Lexer(source).run(); }
+std::vector<Token> lex(std::string_view source) {
+  return Lexer(source).run();
+}
 
 }  // namespace kiln::jit

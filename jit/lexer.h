@@ -24,7 +24,9 @@ struct Token {
 std::vector<Token> lex(std::string_view source);
 
 // Whether t is the punctuator p / the identifier name.
-inline bool is_punct(const Token& t, std::string_view p) { return t.kind == Token::punct && t.text == p; }
+inline bool is_punct(const Token& t, std::string_view p) {
+  return t.kind == Token::punct && t.text == p;
+}
 inline bool is_ident(const Token& t, std::string_view name) {
   return t.kind == Token::ident && t.text == name;
 }

@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "jit/kernel_decl.h"
 #include "jit/lexer.h"
 
 namespace kiln::cpu {
@@ -51,7 +52,7 @@ struct Scope {
 };
 
 bool is_keyword_type(const std::string& s) {
-  static const std::set<std::string> words{"unsigned", "signed", "short", "long",  "int",
+  static const std::set<std::string> words{"unsigned", "signed", "short",  "long", "int",
                                            "char",     "float",  "double", "bool", "void",
                                            "half",     "__half", "wchar_t"};
   return words.count(s) > 0;
@@ -61,17 +62,17 @@ bool is_qualifier(const std::string& s) {
 }
 // Statements left in place between thread loops: they declare nothing per thread.
 bool is_hoistable(const std::string& s) {
-  static const std::set<std::string> words{"__shared__", "extern", "using", "typedef",
+  static const std::set<std::string> words{"__shared__",    "extern",    "using",  "typedef",
                                            "static_assert", "constexpr", "static", "struct",
-                                           "enum", "union", "class"};
+                                           "enum",          "union",     "class"};
   return words.count(s) > 0;
 }
 bool is_statement_keyword(const std::string& s) {
   static const std::set<std::string> words{
-      "return", "if",   "for",     "while",   "do",       "switch",  "break", "continue",
-      "goto",   "case", "default", "else",    "try",      "throw",   "auto",  "extern",
-      "thread_local",  "typename", "template", "operator", "co_return", "co_await", "new",
-      "delete", "sizeof", "this"};
+      "return",   "if",     "for",          "while",    "do",       "switch",   "break",
+      "continue", "goto",   "case",         "default",  "else",     "try",      "throw",
+      "auto",     "extern", "thread_local", "typename", "template", "operator", "co_return",
+      "co_await", "new",    "delete",       "sizeof",   "this"};
   return words.count(s) > 0;
 }
 
@@ -290,9 +291,9 @@ class BodyWriter {
         ((punct(k - 2, "+") && punct(k - 1, "+")) || (punct(k - 2, "-") && punct(k - 1, "-"))))
       return true;
     if (k >= 1 && punct(k - 1, "&") &&  // unary &: not after an operand, not part of &&
-        !(k >= 2 && (t_[k - 2].kind == Token::ident || t_[k - 2].kind == Token::number ||
-                     punct(k - 2, ")") || punct(k - 2, "]") ||
-                     (punct(k - 2, "&") && adjacent(k - 2)))))
+        !(k >= 2 &&
+          (t_[k - 2].kind == Token::ident || t_[k - 2].kind == Token::number || punct(k - 2, ")") ||
+           punct(k - 2, "]") || (punct(k - 2, "&") && adjacent(k - 2)))))
       return true;
     std::size_t j = k + 1;
     while (j < t_.size()) {
@@ -313,8 +314,8 @@ class BodyWriter {
     static const char* const ops[] = {"+", "-", "*", "/", "%", "&", "|", "^"};
     for (const char* op : ops)
       if (punct(j, op) && punct(j + 1, "=") && adjacent(j) && !punct(j + 2, "=")) return true;
-    if ((punct(j, "<") || punct(j, ">")) && punct(j + 1, t_[j].text.c_str()) &&
-        punct(j + 2, "=") && adjacent(j) && adjacent(j + 1))
+    if ((punct(j, "<") || punct(j, ">")) && punct(j + 1, t_[j].text.c_str()) && punct(j + 2, "=") &&
+        adjacent(j) && adjacent(j + 1))
       return true;
     return false;
   }
@@ -356,7 +357,8 @@ class BodyWriter {
     if (!type || k >= e) return std::nullopt;
     std::size_t first = k;
     while (first < e && is_punct(t_[first], "*")) ++first;
-    if (first < e && is_punct(t_[first], "&")) throw Refused("a reference declared at barrier level");
+    if (first < e && is_punct(t_[first], "&"))
+      throw Refused("a reference declared at barrier level");
     if (first >= e || t_[first].kind != Token::ident || is_statement_keyword(t_[first].text) ||
         is_keyword_type(t_[first].text))
       return std::nullopt;
@@ -444,7 +446,7 @@ class BodyWriter {
       scopes_.back().replicated.emplace_back(name, store);
       if (++replicated_count_ > kMaxReplicated) throw Refused("too many barrier-level variables");
       if (n > d) blank(t_[d].begin, t_[n].begin);  // the stars
-      if (x == end) {  // no initialiser
+      if (x == end) {                              // no initialiser
         blank(t_[n].begin, t_[end - 1].end, "(void)" + name);
       } else if (is_punct(t_[x], "=")) {
         if (!dims.empty()) throw Refused("an initialised array at barrier level");
@@ -497,8 +499,10 @@ class BodyWriter {
       for (const auto& u : s->uniform) bound.insert(u);  // a loop variable hides outer names
     }
     edits_.push_back({t_[b].begin, t_[b].begin,
-                      storage + " ::kiln_cpu::each_thread(kiln_b_, kiln_done_, [&](unsigned "
-                                "kiln_t_) -> ::kiln_cpu::RegionEnd {" + binds + " "});
+                      storage +
+                          " ::kiln_cpu::each_thread(kiln_b_, kiln_done_, [&](unsigned "
+                          "kiln_t_) -> ::kiln_cpu::RegionEnd {" +
+                          binds + " "});
     edits_.push_back({t_[e - 1].end, t_[e - 1].end, " return {}; });"});
   }
 
@@ -535,33 +539,25 @@ std::optional<std::string> form_regions(std::string_view source, std::string* wh
   std::vector<Token> toks = jit::lex(source);
   const std::set<std::string> macros = thread_macros(toks);
   // Sentinels (empty punctuators) so that lookahead past the end stays in range.
-  for (int s = 0; s < 4; ++s) toks.push_back({Token::punct, "", source.size(), source.size(), 0, false});
+  for (int s = 0; s < 4; ++s)
+    toks.push_back({Token::punct, "", source.size(), source.size(), 0, false});
   std::vector<Edit> edits;
   int counter = 0;
   try {
-    for (std::size_t i = 0; i < toks.size(); ++i) {
-      if (toks[i].directive || !is_ident(toks[i], "__global__")) continue;
-      std::size_t k = i;  // the body: the first '{' after the parameter list, before any ';'
-      int depth = 0;
-      for (; k < toks.size() && !toks[k].text.empty(); ++k) {
-        if (toks[k].directive) continue;
-        if (is_punct(toks[k], "(")) ++depth;
-        if (is_punct(toks[k], ")")) --depth;
-        if (depth == 0 && (is_punct(toks[k], "{") || is_punct(toks[k], ";"))) break;
-      }
-      if (k >= toks.size() || !is_punct(toks[k], "{")) continue;  // a declaration
-      std::size_t close = k;
-      for (int d = 0; close < toks.size() && !toks[close].text.empty(); ++close) {
-        if (toks[close].directive) continue;
-        if (is_punct(toks[close], "{")) ++d;
-        if (is_punct(toks[close], "}") && --d == 0) break;
-      }
-      if (close >= toks.size() || toks[close].text.empty()) throw Refused("an unclosed kernel body");
+    for (const jit::KernelBody& body : jit::find_kernel_bodies(source)) {
+      auto at = [&](std::size_t offset) {  // the token starting at offset
+        auto it = std::lower_bound(toks.begin(), toks.end(), offset,
+                                   [](const Token& t, std::size_t o) { return t.begin < o; });
+        return std::size_t(it - toks.begin());
+      };
+      const std::size_t open = at(body.open), close = at(body.close);
+      if (close >= toks.size() || !is_punct(toks[close], "}"))
+        throw Refused("an unclosed kernel body");
       bool barrier = false;
-      for (std::size_t j = k; j < close; ++j)
-        barrier = barrier || (toks[j].kind == Token::ident && toks[j].text.starts_with("__syncthreads"));
-      if (barrier) BodyWriter(source, toks, macros, counter).body(k, close, edits);
-      i = close;
+      for (std::size_t j = open; j < close; ++j)
+        barrier =
+            barrier || (toks[j].kind == Token::ident && toks[j].text.starts_with("__syncthreads"));
+      if (barrier) BodyWriter(source, toks, macros, counter).body(open, close, edits);
     }
   } catch (const Refused& r) {
     if (why) *why = r.what();
