@@ -359,7 +359,7 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
   std::string compiler_identity(const std::string&) const override {
     return "cpu:" + jit::compiler_fingerprint(compiler_) + ":" + info_.name + ":abi" +
            std::to_string(KILN_CPU_ABI_VERSION) + ":prelude" + prelude_hash_ + ":" + joined_flags() +
-           (regions_ ? "" : ":no-regions");
+           (regions_ ? ":regions" + std::to_string(cpu::kRegionsVersion) : ":no-regions");
   }
   std::string default_arch() const override { return "native"; }
   CompileResult compile(const CompileRequest& request) override;

@@ -11,6 +11,10 @@
 
 namespace kiln::cpu {
 
+// Part of the cpu backend's compiler identity (the cache key): bump it whenever the rewrite
+// changes what it produces, so that no module built by an older rewrite is loaded.
+inline constexpr int kRegionsVersion = 2;
+
 // source with every __global__ body that names __syncthreads rewritten into regions (lines
 // kept, so compiler messages and check-mode reports name the user's lines), or nullopt, with
 // *why saying what stopped it, when some such body does not fit the pattern (the kernel then

@@ -18,10 +18,12 @@ class CpuBarrier : public ::testing::TestWithParam<std::string> {
     if (GetParam() == "fibers") source += "\n__device__ inline void use_fibers() { __syncwarp(); }\n";
     Built b = build(source, name, std::move(options),
                     GetParam() == "coroutines" ? backend_without_regions() : backend());
-    // The rewrite into regions declines __syncthreads_count/_and/_or: coroutines run those.
-    const bool votes = source.find("__syncthreads_") != std::string::npos;
+    // The rewrite into regions declines __syncthreads_count/_and/_or and atomics: coroutines
+    // run those.
+    const bool declined = source.find("__syncthreads_") != std::string::npos ||
+                          source.find("atomic") != std::string::npos;
     EXPECT_EQ(b.kernel->attributes().threads,
-              GetParam() == "regions" && votes ? "coroutines" : GetParam());
+              GetParam() == "regions" && declined ? "coroutines" : GetParam());
     return b;
   }
 };

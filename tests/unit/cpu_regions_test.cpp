@@ -57,6 +57,7 @@ TEST(CpuRegions, DeclinesWhatItCannotRewriteSafely) {
       {"for (int i = 0; i < n; ++i) { int* p = &i; __syncthreads(); x[0] = *p; }",
        "loop variable 'i'"},
       {"#if 1\n__syncthreads();\n#endif", "preprocessor"},
+      {"atomicAdd(x, 1); __syncthreads();", "atomics"},
   };
   for (const auto& [body, reason] : cases) {
     const std::string why = declined(kernel(body));
