@@ -48,6 +48,7 @@ struct Edit {
 // A barrier-level scope: its replicated variables and the loop variables of its header.
 struct Scope {
   std::vector<std::pair<std::string, std::string>> replicated;  // name, storage
+  std::vector<std::pair<std::string, std::string>> shared;      // name, its alias
   std::vector<std::string> uniform;
 };
 
@@ -111,7 +112,11 @@ class BodyWriter {
     const std::size_t prologue_at = edits_.size();  // first: it precedes what follows the brace
     edits_.push_back({t_[open].end, t_[open].end, ""});
     statements(open + 1, close, false);
+    // threadIdx & co. name kiln_cpu_tls(): here a local that holds the module's Tls address,
+    // taken once per block (see alias_shared).
     std::string prologue =
+        " auto* const kiln_tls_ = ::kiln_cpu::opaque(&::kiln_cpu::tls); auto kiln_cpu_tls = [kiln_tls_]() -> "
+        "::kiln_cpu::Tls& { return *kiln_tls_; };"
         " const ::kiln_cpu::dim3 kiln_b_ = blockDim; const unsigned kiln_n_ = kiln_b_.x * "
         "kiln_b_.y * kiln_b_.z; (void)kiln_n_;";
     prologue += returns_ ? " bool kiln_done_s_[kiln_n_]; bool* const kiln_done_ = "
@@ -171,6 +176,7 @@ class BodyWriter {
       if (!has_barrier(i, next)) {
         if (t_[i].kind == Token::ident && is_hoistable(t_[i].text)) {
           flush(i);
+          alias_shared(i, next);
         } else if (region == e) {
           region = i;
         }
@@ -183,6 +189,32 @@ class BodyWriter {
     }
     flush(e);
     scopes_.pop_back();
+  }
+
+  // A `__shared__` declaration [b, e): each name gets a reference taken here, once per block,
+  // which the regions bind the name to. (A thread-local's address costs a __tls_get_addr call,
+  // which GCC does not hoist out of a thread loop.) Declarations it cannot read keep no alias.
+  void alias_shared(std::size_t b, std::size_t e) {
+    std::size_t k = b;
+    bool shared = false;
+    for (; k < e && t_[k].kind == Token::ident &&
+           (is_ident(t_[k], "extern") || is_ident(t_[k], "static") || is_ident(t_[k], "__shared__"));
+         ++k)
+      shared = shared || is_ident(t_[k], "__shared__");
+    if (!shared || !is_punct(t_[e - 1], ";")) return;
+    std::optional<std::vector<std::string>> names;
+    try {
+      names = declarator_names(k, e - 1);
+    } catch (const Refused&) {
+    }
+    if (!names) return;
+    std::string aliases;
+    for (const auto& name : *names) {
+      const std::string alias = "kiln_s" + std::to_string(++counter_) + "_" + name;
+      aliases += " [[maybe_unused]] auto& " + alias + " = *::kiln_cpu::opaque(&" + name + ");";
+      scopes_.back().shared.emplace_back(name, alias);
+    }
+    edits_.push_back({t_[e - 1].end, t_[e - 1].end, aliases});
   }
 
   // A statement holding a barrier: the barrier itself, or a loop, if or block around one.
@@ -502,11 +534,14 @@ class BodyWriter {
       for (auto r = s->replicated.rbegin(); r != s->replicated.rend(); ++r)
         if (bound.insert(r->first).second)
           binds += " [[maybe_unused]] auto& " + r->first + " = " + r->second + "[kiln_t_];";
+      for (auto r = s->shared.rbegin(); r != s->shared.rend(); ++r)
+        if (bound.insert(r->first).second)
+          binds += " [[maybe_unused]] auto& " + r->first + " = " + r->second + ";";
       for (const auto& u : s->uniform) bound.insert(u);  // a loop variable hides outer names
     }
     edits_.push_back({t_[b].begin, t_[b].begin,
                       storage +
-                          " ::kiln_cpu::each_thread(kiln_b_, kiln_done_, [&](unsigned "
+                          " ::kiln_cpu::each_thread(*kiln_tls_, kiln_b_, kiln_done_, [&](unsigned "
                           "kiln_t_) -> ::kiln_cpu::RegionEnd {" +
                           binds + " "});
     edits_.push_back({t_[e - 1].end, t_[e - 1].end, " return {}; });"});

@@ -78,10 +78,13 @@ inline unsigned lane_id() { return linear_tid() & 31u; }
 // ---- Built-in variables ----------------------------------------------------------------------
 using kiln_cpu::dim3;
 using kiln_cpu::uint3;
-#define threadIdx (static_cast<const ::kiln_cpu::uint3&>(::kiln_cpu::tls.thread_idx))
-#define blockIdx (static_cast<const ::kiln_cpu::uint3&>(::kiln_cpu::tls.block_idx))
-#define blockDim (static_cast<const ::kiln_cpu::dim3&>(::kiln_cpu::tls.block_dim))
-#define gridDim (static_cast<const ::kiln_cpu::dim3&>(::kiln_cpu::tls.grid_dim))
+// They name kiln_cpu_tls() unqualified: a region-mode kernel declares a local of that name that
+// holds the Tls address taken once per block (runtime/cpu_regions.cpp).
+inline ::kiln_cpu::Tls& kiln_cpu_tls() { return ::kiln_cpu::tls; }
+#define threadIdx (static_cast<const ::kiln_cpu::uint3&>(kiln_cpu_tls().thread_idx))
+#define blockIdx (static_cast<const ::kiln_cpu::uint3&>(kiln_cpu_tls().block_idx))
+#define blockDim (static_cast<const ::kiln_cpu::dim3&>(kiln_cpu_tls().block_dim))
+#define gridDim (static_cast<const ::kiln_cpu::dim3&>(kiln_cpu_tls().grid_dim))
 constexpr int warpSize = 32;
 
 // ---- Vector types ----------------------------------------------------------------------------
@@ -726,6 +729,13 @@ inline void run_regions(void** args, unsigned long long first, unsigned long lon
 }
 
 // ---- Region mode: the helpers of kernels rewritten by runtime/cpu_regions.cpp ----------------
+// p, with its origin hidden from the optimiser. For a thread-local's address taken once per
+// block: GCC otherwise recomputes it (a __tls_get_addr call) at every use, in every thread.
+template <class T>
+inline __attribute__((always_inline)) T* opaque(T* p) {
+  asm("" : "+r"(p));
+  return p;
+}
 // What a region returns: a plain `return;` (one the rewrite did not see) does not compile.
 struct RegionEnd {};
 // A `return` in a region: the thread has returned; later regions skip it.
@@ -747,14 +757,15 @@ inline unsigned leader(unsigned n, const bool* done) {
   return t;
 }
 // Runs region f(t) for each thread t of the block that has not returned, in threadIdx order.
+// (self: this module's Tls, whose address the kernel took once.)
 template <class F>
-inline __attribute__((always_inline)) void each_thread(dim3 b, const bool* done, F&& f) {
+inline __attribute__((always_inline)) void each_thread(Tls& self, dim3 b, const bool* done, F&& f) {
   unsigned t = 0;
   for (unsigned z = 0; z < b.z; ++z)
     for (unsigned y = 0; y < b.y; ++y)
       for (unsigned x = 0; x < b.x; ++x, ++t)
         if (!done || !done[t]) {
-          tls.thread_idx = uint3{x, y, z};
+          self.thread_idx = uint3{x, y, z};
           f(t);
         }
 }
