@@ -16,7 +16,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <optional>
 #include <sstream>
 
 #include "jit/host_compiler.h"
@@ -182,12 +181,12 @@ class BlockRunner {
     throw OutOfBounds(where(cur_), message, code);
   }
   const KernelEntry& kernel() const { return *kernel_; }
-  // Region mode: blocks [first, last) on the worker's region stack.
-  void run_regions(const KernelEntry& k, const kiln_cpu::Tls& launch, void** args,
+  // Loop and region modes: blocks [first, last) on the worker's block stack.
+  void run_on_block_stack(const KernelEntry& k, const kiln_cpu::Tls& launch, void** args,
                    std::uint64_t first, std::uint64_t last);
   bool stack_overflowed(const void* addr) const {
     return (in_fibers_ && worker_.stacks.is_guard(addr)) ||
-           (in_regions_ && worker_.region_stack.is_guard(addr));
+           (on_block_stack_ && worker_.block_stack.is_guard(addr));
   }
   [[noreturn]] void overflow_jump() {
     asan_start_switch(nullptr, sched_bottom_, sched_size_);
@@ -211,7 +210,7 @@ class BlockRunner {
 
   static void fiber_main(ctx::transfer_t t);
   static void sweep_main(ctx::transfer_t t);
-  static void regions_main(ctx::transfer_t t);
+  static void block_stack_main(ctx::transfer_t t);
   void run_fibers();
   void start_coroutines();
   void sweep();
@@ -246,8 +245,8 @@ class BlockRunner {
   int res_count_ = 0, res_and_ = 1, res_or_ = 0;
   bool aborted_ = false;
   bool in_fibers_ = false;
-  bool in_regions_ = false;
-  std::uint64_t first_ = 0, last_ = 0;  // region mode: the blocks to run
+  bool on_block_stack_ = false;
+  std::uint64_t first_ = 0, last_ = 0;  // loop and region modes: the blocks to run
   bool coroutines_ = false;
   std::vector<void*> frames_;           // coroutine mode: each thread's coroutine frame
   std::vector<kiln_cpu::uint3> tids_;   // coroutine mode: each thread's threadIdx
@@ -490,40 +489,40 @@ void BlockRunner::start_coroutines() {
   }
 }
 
-void BlockRunner::run_regions(const KernelEntry& k, const kiln_cpu::Tls& launch, void** args,
+void BlockRunner::run_on_block_stack(const KernelEntry& k, const kiln_cpu::Tls& launch, void** args,
                               std::uint64_t first, std::uint64_t last) {
   kernel_ = &k;
   args_ = args;
   first_ = first;
   last_ = last;
   error_ = nullptr;
-  worker_.region_stack.reserve(1);
+  worker_.block_stack.reserve(1);
   k.set_launch(&launch);
   t_runner = this;
   if (sigsetjmp(overflow_jmp_, 0) != 0) {  // the block ran into the stack's guard page
     asan_finish_switch(nullptr, nullptr, nullptr);
-    in_regions_ = false;
+    on_block_stack_ = false;
     t_runner = nullptr;
     kiln_cpu::Tls now{};
     k.get_launch(&now);
     throw Error("kernel '" + k.name + "': thread " + dims(now.thread_idx) + " of block " +
                 dims(now.block_idx) + ": overflowed its block's " +
-                std::to_string(kRegionStackBytes >> 20) +
+                std::to_string(kBlockStackBytes >> 20) +
                 " MiB stack (deep recursion or large local arrays)");
   }
-  in_regions_ = true;
+  on_block_stack_ = true;
   void* fake = nullptr;
-  void* top = worker_.region_stack.top(0);
-  asan_start_switch(&fake, static_cast<char*>(top) - kRegionStackBytes, kRegionStackBytes);
-  ctx::jump_fcontext(ctx::make_fcontext(top, kRegionStackBytes, regions_main), this);
+  void* top = worker_.block_stack.top(0);
+  asan_start_switch(&fake, static_cast<char*>(top) - kBlockStackBytes, kBlockStackBytes);
+  ctx::jump_fcontext(ctx::make_fcontext(top, kBlockStackBytes, block_stack_main), this);
   asan_finish_switch(fake, nullptr, nullptr);
-  in_regions_ = false;
+  on_block_stack_ = false;
   t_runner = nullptr;
   if (error_) std::rethrow_exception(error_);
 }
 
-// Region mode, on the region stack: runs the blocks and jumps back to run_regions().
-void BlockRunner::regions_main(ctx::transfer_t t) {
+// Loop and region modes, on the block stack: runs the blocks and jumps back.
+void BlockRunner::block_stack_main(ctx::transfer_t t) {
   auto* self = static_cast<BlockRunner*>(t.data);
   asan_finish_switch(nullptr, &self->sched_bottom_, &self->sched_size_);
   self->sched_ctx_ = t.fctx;
@@ -884,13 +883,8 @@ void run_blocks(Worker& worker, const KernelEntry& k, const LaunchConfig& cfg, v
   launch.exec = const_cast<KernelEntry*>(&k);
   launch.smem_lo = worker.static_shared_of(k);
   launch.smem_bytes = k.tls_bytes;
-  if (k.mode == kiln_cpu::mode_loop) {
-    k.set_launch(&launch);
-    k.run(args, first, last);
-    return;
-  }
-  if (k.mode == kiln_cpu::mode_regions) {
-    worker.runner->run_regions(k, launch, args, first, last);
+  if (k.mode == kiln_cpu::mode_loop || k.mode == kiln_cpu::mode_regions) {
+    worker.runner->run_on_block_stack(k, launch, args, first, last);
     return;
   }
   const std::uint64_t gx = cfg.grid.x, gy = cfg.grid.y;
@@ -974,11 +968,9 @@ void WorkerPool::launch(const KernelEntry& k, const LaunchConfig& cfg, void** ar
       std::min<std::uint64_t>(std::uint64_t(size() - 1), (blocks + job.chunk - 1) / job.chunk - 1));
   // Waking a helper costs microseconds: tiny loop-mode grids run on the caller alone.
   if (loop && blocks * threads_per_block <= 4096) helpers = 0;
-  std::optional<ScopedAltStack> alt;
-  if (k.mode != kiln_cpu::mode_loop) {  // a guarded stack's overflow is reported
-    install_fault_handler();
-    alt.emplace(workers_[0]->altstack);
-  }
+  // Every block runs on a guarded stack: an overflow is reported, not a crash.
+  install_fault_handler();
+  ScopedAltStack alt(workers_[0]->altstack);
   if (helpers > 0) {
     job_ = &job;
     busy_.store(int(threads_.size()), std::memory_order_release);

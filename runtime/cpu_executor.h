@@ -69,8 +69,9 @@ struct KernelEntry {
 };
 
 inline constexpr std::size_t kFiberStackBytes = 64 * 1024;
-// Region mode: a block's threads share one stack, their barrier-level variables one array each.
-inline constexpr std::size_t kRegionStackBytes = 8 * 1024 * 1024;
+// Loop and region modes: a block's threads share one stack (in region mode their barrier-level
+// variables too, one array each), guarded like the fiber stacks.
+inline constexpr std::size_t kBlockStackBytes = 8 * 1024 * 1024;
 inline constexpr std::size_t kDynamicSharedBytes = 227 * 1024;  // the opt-in limit we offer
 
 // One worker's fiber stacks, each with a guard page below it; made on first need and reused for
@@ -97,7 +98,7 @@ struct Worker {
   Worker();
   ~Worker();
   FiberStacks stacks;
-  FiberStacks region_stack{kRegionStackBytes};  // region-mode blocks run on it (guarded too)
+  FiberStacks block_stack{kBlockStackBytes};  // loop- and region-mode blocks run on it
   unsigned char* dyn_smem = nullptr;  // kDynamicSharedBytes, 128-aligned, fixed for life
   std::unique_ptr<BlockRunner> runner;
   void* altstack = nullptr;  // the signal stack used when a fiber overflows

@@ -313,3 +313,36 @@ TEST(CpuBackend, StreamsEventsAndDevice) {
 
 }  // namespace
 }  // namespace kiln::cpu_test
+
+namespace kiln::cpu_test {
+namespace {
+
+// Loop-mode blocks run on a guarded stack too: deep recursion is an error naming the thread, and
+// the worker runs kernels afterwards.
+TEST(CpuLoop, StackOverflowIsReported) {
+  Built b = build(R"(
+__device__ int deep(volatile int* p, int d) {
+  volatile char pad[512];
+  pad[d % 512] = (char)d;
+  return d == 0 ? *p : deep(p, d - 1) + pad[(d * 7) % 512];
+}
+__global__ void k(int* out, int depth) {
+  if (threadIdx.x == 5) out[0] = deep(out, depth);
+})",
+                  "k", {"-O0"});
+  ASSERT_EQ(b.kernel->attributes().threads, "loop");
+  Buffer<int> out(1, 0);
+  try {
+    launch(*b.kernel, {1}, {32}, 0, out.p, 10000000);
+    FAIL() << "no overflow reported";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("thread (5,0,0) of block (0,0,0): overflowed its block's 8 MiB stack"),
+              std::string::npos)
+        << m;
+  }
+  launch(*b.kernel, {1}, {32}, 0, out.p, 10);  // the worker still runs kernels afterwards
+}
+
+}  // namespace
+}  // namespace kiln::cpu_test
