@@ -100,6 +100,7 @@ class BodyWriter {
       }
     }
     if (!stack.empty()) throw Refused("unbalanced brackets");
+    close_ = close;
     for (std::size_t i = open; i < close; ++i) {
       if (t_[i].kind == Token::ident && t_[i].text.starts_with("__syncthreads_"))
         throw Refused(t_[i].text + " (its value needs every thread's vote)");
@@ -146,7 +147,7 @@ class BodyWriter {
       return match_[k + 1] + 2;
     }
     for (std::size_t k = i;; ++k) {
-      if (is_punct(t_[k], "}")) throw Refused("a statement without ';'");
+      if (k >= close_ || is_punct(t_[k], "}")) throw Refused("a statement without ';'");
       if (is_punct(t_[k], "(") || is_punct(t_[k], "[") || is_punct(t_[k], "{")) k = match_[k];
       if (is_punct(t_[k], ";")) return k + 1;
     }
@@ -230,6 +231,9 @@ class BodyWriter {
       statements(i + 1, match_[i], false);
       return;
     }
+    if ((is_ident(t, "for") || is_ident(t, "while") || is_ident(t, "if")) &&
+        !is_punct(t_[i + 1], "("))
+      throw Refused("`" + t.text + "` without its header");
     if (is_ident(t, "for") || is_ident(t, "while")) {
       const std::size_t open = i + 1, close = match_[open];
       scopes_.emplace_back();  // the header's own variables
@@ -551,7 +555,8 @@ class BodyWriter {
   const std::vector<Token>& t_;
   const std::set<std::string>& thread_macros_;
   int& counter_;
-  std::vector<std::size_t> match_;
+  std::vector<std::size_t> match_;  // for each bracket of the body, its partner
+  std::size_t close_ = 0;             // the body's closing brace
   std::vector<Scope> scopes_;
   std::vector<Edit> edits_;
   std::size_t first_declarator_ = 0;

@@ -4,7 +4,7 @@
 # over its corpus in tests/fuzz/corpus/<target>/. New inputs go to build-fuzz/corpus/<target>/
 # (copy interesting ones into the committed corpus by hand); a crash leaves its input in
 # build-fuzz/ and makes this script fail.
-# Usage: scripts/fuzz.sh [target...]   (targets: kernel_decl cache_entry array_from)
+# Usage: scripts/fuzz.sh [target...]   (targets: kernel_decl regions cache_entry array_from)
 # CI (.ci/run) runs every target for FUZZ_SECONDS=15.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,7 +30,8 @@ build() {
 }
 cd "$ROOT"
 LIBS=()
-build kernel_decl tests/fuzz/fuzz_kernel_decl.cpp jit/kernel_decl.cpp
+build kernel_decl tests/fuzz/fuzz_kernel_decl.cpp jit/kernel_decl.cpp jit/lexer.cpp
+build regions tests/fuzz/fuzz_regions.cpp runtime/cpu_regions.cpp jit/kernel_decl.cpp jit/lexer.cpp
 LIBS=(-lxxhash)
 build cache_entry tests/fuzz/fuzz_cache_entry.cpp jit/cache.cpp
 LIBS=(-llua5.4)
@@ -38,7 +39,7 @@ build array_from tests/fuzz/fuzz_array_from.cpp repl/lua_array.cpp runtime/host_
   runtime/dtype.cpp runtime/image.cpp
 
 targets=("$@")
-((${#targets[@]})) || targets=(kernel_decl cache_entry array_from)
+((${#targets[@]})) || targets=(kernel_decl regions cache_entry array_from)
 for t in "${targets[@]}"; do
   mkdir -p "$OUT/corpus/$t"
   echo "fuzz.sh: running $t for $SECONDS_EACH s"
