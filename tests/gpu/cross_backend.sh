@@ -2,7 +2,8 @@
 # Cross-backend equivalence (label gpu): runs tests/gpu/lib/cross_cases.lua on the cpu backend and on
 # the cuda backend and compares the results (integers identical, floats within each case's
 # tolerance). Exits 77 (skipped) without a CUDA device. CROSS_SECOND=cpu compares the cpu
-# backend with itself, to check the harness on a machine without a GPU.
+# backend with itself, to check the harness on a machine without a GPU; CROSS_SECOND_REGIONS=0
+# turns region mode off for that second run (so kernels with barriers run as coroutines).
 # Usage: bash cross_backend.sh /path/to/kiln
 set -euo pipefail
 kiln=$(realpath "$1")
@@ -15,5 +16,6 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 KILN_BACKEND=cpu "$kiln" "$here/lib/cross_cases.lua" run "$work/cpu.lua"
-KILN_BACKEND="$second" "$kiln" "$here/lib/cross_cases.lua" run "$work/second.lua"
+KILN_BACKEND="$second" KILN_REGIONS="${CROSS_SECOND_REGIONS:-1}" \
+  "$kiln" "$here/lib/cross_cases.lua" run "$work/second.lua"
 "$kiln" "$here/lib/cross_cases.lua" compare "$work/cpu.lua" "$work/second.lua"
