@@ -19,6 +19,7 @@
 #include "runtime/cpu_regions.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <vector>
@@ -46,9 +47,14 @@ struct Edit {
 };
 
 // A barrier-level scope: its replicated variables and the loop variables of its header.
+struct Replica {
+  std::string name, storage;
+  std::string recompute;  // a declaration that recomputes it in a later region ("": none)
+  int region;             // the region that declares it
+};
 struct Scope {
-  std::vector<std::pair<std::string, std::string>> replicated;  // name, storage
-  std::vector<std::pair<std::string, std::string>> shared;      // name, its alias
+  std::vector<Replica> replicated;
+  std::vector<std::pair<std::string, std::string>> shared;  // name, its alias
   std::vector<std::string> uniform;
 };
 
@@ -80,8 +86,14 @@ bool is_statement_keyword(const std::string& s) {
 class BodyWriter {
  public:
   BodyWriter(std::string_view src, const std::vector<Token>& toks,
-             const std::set<std::string>& thread_macros, int& counter)
-      : src_(src), t_(toks), thread_macros_(thread_macros), counter_(counter) {}
+             const std::set<std::string>& thread_macros, const std::set<std::string>& pure_macros,
+             std::set<std::string> params, int& counter)
+      : src_(src),
+        t_(toks),
+        thread_macros_(thread_macros),
+        pure_macros_(pure_macros),
+        params_(std::move(params)),
+        counter_(counter) {}
 
   // Rewrites the body whose braces are tokens open and close; appends the edits.
   void body(std::size_t open, std::size_t close, std::vector<Edit>& out) {
@@ -101,6 +113,11 @@ class BodyWriter {
     }
     if (!stack.empty()) throw Refused("unbalanced brackets");
     close_ = close;
+    // Every thread has its own copy of the parameters; in regions they are one copy per block.
+    for (std::size_t i = open; i < close; ++i)
+      if (t_[i].kind == Token::ident && !member_name(i) && params_.count(t_[i].text) &&
+          writes(i, true))
+        throw Refused("the kernel writes its parameter '" + t_[i].text + "'");
     for (std::size_t i = open; i < close; ++i) {
       if (t_[i].kind == Token::ident && t_[i].text.starts_with("__syncthreads_"))
         throw Refused(t_[i].text + " (its value needs every thread's vote)");
@@ -116,7 +133,8 @@ class BodyWriter {
     // threadIdx & co. name kiln_cpu_tls(): here a local that holds the module's Tls address,
     // taken once per block (see alias_shared).
     std::string prologue =
-        " auto* const kiln_tls_ = ::kiln_cpu::opaque(&::kiln_cpu::tls); auto kiln_cpu_tls = [kiln_tls_]() -> "
+        " auto* const kiln_tls_ = ::kiln_cpu::opaque(&::kiln_cpu::tls); auto kiln_cpu_tls = "
+        "[kiln_tls_]() -> "
         "::kiln_cpu::Tls& { return *kiln_tls_; };"
         " const ::kiln_cpu::dim3 kiln_b_ = blockDim; const unsigned kiln_n_ = kiln_b_.x * "
         "kiln_b_.y * kiln_b_.z; (void)kiln_n_;";
@@ -151,6 +169,21 @@ class BodyWriter {
       if (is_punct(t_[k], "(") || is_punct(t_[k], "[") || is_punct(t_[k], "{")) k = match_[k];
       if (is_punct(t_[k], ";")) return k + 1;
     }
+  }
+
+  // Whether tokens [b, e) call a function (a name, template or expression before '(').
+  bool has_call(std::size_t b, std::size_t e) const {
+    static const std::set<std::string> not_calls{"if",     "for",    "while",     "switch",
+                                                 "return", "sizeof", "co_return", "catch"};
+    for (std::size_t k = b + 1; k < e; ++k) {
+      if (!is_punct(t_[k], "(")) continue;
+      const Token& p = t_[k - 1];
+      if ((p.kind == Token::ident && !is_keyword_type(p.text) && !is_qualifier(p.text) &&
+           !not_calls.count(p.text)) ||
+          is_punct(p, ">") || is_punct(p, ")") || is_punct(p, "]"))
+        return true;
+    }
+    return false;
   }
 
   bool has_barrier(std::size_t b, std::size_t e) const {
@@ -198,8 +231,9 @@ class BodyWriter {
   void alias_shared(std::size_t b, std::size_t e) {
     std::size_t k = b;
     bool shared = false;
-    for (; k < e && t_[k].kind == Token::ident &&
-           (is_ident(t_[k], "extern") || is_ident(t_[k], "static") || is_ident(t_[k], "__shared__"));
+    for (;
+         k < e && t_[k].kind == Token::ident &&
+         (is_ident(t_[k], "extern") || is_ident(t_[k], "static") || is_ident(t_[k], "__shared__"));
          ++k)
       shared = shared || is_ident(t_[k], "__shared__");
     if (!shared || !is_punct(t_[e - 1], ";")) return;
@@ -326,7 +360,9 @@ class BodyWriter {
 
   // Whether the identifier at k is written there: assigned (=, op=), incremented, decremented
   // or has its address taken (after any .member / [index] postfixes).
-  bool writes(std::size_t k) const {
+  // (itself_only: writes to the variable's own storage count, not those through it as a
+  // pointer: `p[i] = v` and `p->x = v` write memory, `s.x = v` and `&p` can change p.)
+  bool writes(std::size_t k, bool itself_only = false) const {
     auto adjacent = [&](std::size_t a) { return t_[a].end == t_[a + 1].begin; };
     auto punct = [&](std::size_t a, const char* p) { return a < t_.size() && is_punct(t_[a], p); };
     if (k >= 2 && adjacent(k - 2) &&
@@ -335,9 +371,12 @@ class BodyWriter {
     if (k >= 1 && punct(k - 1, "&") &&  // unary &: not after an operand, not part of &&
         !(k >= 2 &&
           (t_[k - 2].kind == Token::ident || t_[k - 2].kind == Token::number || punct(k - 2, ")") ||
-           punct(k - 2, "]") || (punct(k - 2, "&") && adjacent(k - 2)))))
+           punct(k - 2, "]") || (punct(k - 2, "&") && adjacent(k - 2)))) &&
+        !(itself_only && (punct(k + 1, "[") || (punct(k + 1, "-") && punct(k + 2, ">")))))
       return true;
     std::size_t j = k + 1;
+    if (itself_only && (punct(j, "[") || (punct(j, "-") && punct(j + 1, ">") && adjacent(j))))
+      return false;
     while (j < t_.size()) {
       if (punct(j, ".") && j + 1 < t_.size()) {
         j += 2;
@@ -369,7 +408,7 @@ class BodyWriter {
       for (const auto& u : s->uniform)
         if (u == name) return std::nullopt;
       for (auto r = s->replicated.rbegin(); r != s->replicated.rend(); ++r)
-        if (r->first == name) return r->second;
+        if (r->name == name) return r->storage;
     }
     return std::nullopt;
   }
@@ -439,19 +478,70 @@ class BodyWriter {
     return k;
   }
 
-  // Text [a, b) of the source with every run of whitespace one space.
+  // Tokens [a, b) as text: adjacent tokens joined, others one space apart (comments dropped,
+  // so that the text can go on one generated line).
   std::string text(std::size_t a, std::size_t b) const {
     std::string out;
-    for (std::size_t i = t_[a].begin; i < t_[b - 1].end; ++i) {
-      char c = src_[i];
-      bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
-      if (space) {
-        if (!out.empty() && out.back() != ' ') out += ' ';
-      } else {
-        out += c;
-      }
+    for (std::size_t i = a; i < b; ++i) {
+      if (i > a && t_[i].begin != t_[i - 1].end) out += ' ';
+      out.append(src_.substr(t_[i].begin, t_[i].end - t_[i].begin));
     }
     return out;
+  }
+
+  // Whether tokens [a, b) compute the same value in every region: they read only thread and
+  // block indices, kernel parameters never written, literals, macros of such, and variables
+  // recomputed themselves (no memory through pointers, no calls, no writes).
+  bool pure(std::size_t a, std::size_t b) const {
+    static const std::set<std::string> builtins{"threadIdx", "blockIdx", "blockDim",
+                                                "gridDim",   "warpSize", "sizeof"};
+    for (std::size_t k = a; k < b; ++k) {
+      const Token& t = t_[k];
+      if (t.kind == Token::string) return false;
+      if (t.kind == Token::number) continue;
+      if (t.kind == Token::punct) {
+        const Token* p = k > a ? &t_[k - 1] : nullptr;
+        const bool after_operand =
+            p && (p->kind != Token::punct || is_punct(*p, ")") || is_punct(*p, "]"));
+        if ((is_punct(t, "*") || is_punct(t, "&")) && !after_operand) return false;  // unary
+        if (is_punct(t, "[") &&
+            !(p && k >= a + 2 && p->kind == Token::ident && is_punct(t_[k - 2], ".")))
+          return false;  // indexing memory (a by-value parameter's member array is fine)
+        if (is_punct(t, "(") && p &&
+            ((p->kind == Token::ident && !is_keyword_type(p->text) && !is_qualifier(p->text) &&
+              p->text != "sizeof") ||
+             is_punct(*p, ">") || is_punct(*p, ")") || is_punct(*p, "]")))
+          return false;  // a call
+        if (is_punct(t, "{")) return false;
+        if (is_punct(t, ">") && p && is_punct(*p, "-") && p->end == t.begin) return false;
+        if (p && is_punct(*p, "=") == false && is_punct(t, "=")) {
+          const bool comparison = k + 1 < b && is_punct(t_[k + 1], "=");
+          const bool compound = p->kind == Token::punct && p->end == t.begin &&
+                                (is_punct(*p, "<") || is_punct(*p, ">") || is_punct(*p, "!"));
+          if (!comparison && !compound) return false;  // an assignment
+        }
+        if ((is_punct(t, "+") || is_punct(t, "-")) && k + 1 < b && is_punct(t_[k + 1], t.text) &&
+            t.end == t_[k + 1].begin)
+          return false;  // ++ or --
+        continue;
+      }
+      if (member_name(k) || builtins.count(t.text) || is_keyword_type(t.text) ||
+          is_qualifier(t.text) || params_.count(t.text) || pure_macros_.count(t.text))
+        continue;
+      bool found = false;
+      for (auto sc = scopes_.rbegin(); sc != scopes_.rend() && !found; ++sc) {
+        for (const auto& u : sc->uniform)
+          if (u == t.text) return false;  // a loop variable changes between regions
+        for (auto r = sc->replicated.rbegin(); r != sc->replicated.rend(); ++r)
+          if (r->name == t.text) {
+            if (r->recompute.empty()) return false;
+            found = true;
+            break;
+          }
+      }
+      if (!found) return false;  // a global, a local type, an unknown name: not known constant
+    }
+    return true;
   }
 
   // Blanks [begin, end) of the source, keeping its newlines (lines must not move).
@@ -465,6 +555,13 @@ class BodyWriter {
   // the statement itself turned into assignments to the running thread's copies.
   void replicate(std::size_t b, std::size_t e, std::string& storage) {
     const std::string type = text(b, first_declarator_);
+    bool constant =
+        false;  // `const` qualifies the declared object itself (not a template argument)
+    for (std::size_t k = b, depth = 0; k < first_declarator_; ++k) {
+      if (is_punct(t_[k], "<")) ++depth;
+      if (is_punct(t_[k], ">") && depth > 0) --depth;
+      if (depth == 0 && is_ident(t_[k], "const")) constant = true;
+    }
     blank(t_[b].begin, t_[first_declarator_].begin);
     for (std::size_t d = first_declarator_; d < e;) {
       std::size_t n = d;
@@ -485,7 +582,14 @@ class BodyWriter {
       const std::string store = "kiln_r" + std::to_string(++counter_) + "_" + name;
       storage += " " + value_type + " " + store + "[kiln_n_]" + dims + "; static_assert(sizeof(" +
                  value_type + dims + ") <= 64, \"kiln: large per-thread variable\");";
-      scopes_.back().replicated.emplace_back(name, store);
+      // A const scalar computed from indices and parameters is recomputed in later regions
+      // rather than loaded: the compiler then sees threadIdx.x where the kernel wrote `tx`.
+      std::string recompute;
+      if (constant && stars.empty() && dims.empty() && x < end && is_punct(t_[x], "=") &&
+          pure(x + 1, end))
+        recompute =
+            " [[maybe_unused]] const " + value_type + " " + name + " = (" + text(x + 1, end) + ");";
+      scopes_.back().replicated.push_back({name, store, recompute, region_});
       if (++replicated_count_ > kMaxReplicated) throw Refused("too many barrier-level variables");
       if (n > d) blank(t_[d].begin, t_[n].begin);  // the stars
       if (x == end) {                              // no initialiser
@@ -506,6 +610,7 @@ class BodyWriter {
 
   // The region [b, e) of statements: replicated declarations, returns, then the thread loop.
   void write_region(std::size_t b, std::size_t e) {
+    ++region_;
     std::string storage;
     for (std::size_t s = b; s < e;) {
       const std::size_t next = statement_end(s);
@@ -532,21 +637,43 @@ class BodyWriter {
           if (u == t.text && writes(k) && !replicated(u))
             throw Refused("a region writes the loop variable '" + u + "'");
     }
-    std::string binds;
-    std::set<std::string> bound;
-    for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s) {
-      for (auto r = s->replicated.rbegin(); r != s->replicated.rend(); ++r)
-        if (bound.insert(r->first).second)
-          binds += " [[maybe_unused]] auto& " + r->first + " = " + r->second + "[kiln_t_];";
-      for (auto r = s->shared.rbegin(); r != s->shared.rend(); ++r)
-        if (bound.insert(r->first).second)
-          binds += " [[maybe_unused]] auto& " + r->first + " = " + r->second + ";";
-      for (const auto& u : s->uniform) bound.insert(u);  // a loop variable hides outer names
+    // Binds each visible barrier-level name (the innermost of a name; a loop variable hides
+    // outer ones) in declaration order, as the region's thread sees it.
+    std::set<std::string> hidden, seen;
+    bool shadowing = false;  // then recomputations might name the wrong variable: none
+    for (const Scope& sc : scopes_) {
+      for (const auto& r : sc.replicated) shadowing = !seen.insert(r.name).second || shadowing;
+      for (const auto& r : sc.shared) shadowing = !seen.insert(r.first).second || shadowing;
+      for (const auto& u : sc.uniform) shadowing = !seen.insert(u).second || shadowing;
     }
+    std::vector<std::string> binds_of(scopes_.size());
+    for (std::size_t si = scopes_.size(); si-- > 0;) {
+      const Scope& sc = scopes_[si];
+      for (auto r = sc.replicated.rbegin(); r != sc.replicated.rend(); ++r) {
+        if (!hidden.insert(r->name).second) continue;
+        binds_of[si].insert(
+            0, r->region == region_ || r->recompute.empty() || shadowing
+                   ? " [[maybe_unused]] auto& " + r->name + " = " + r->storage + "[kiln_t_];"
+                   : r->recompute);
+      }
+      for (auto r = sc.shared.rbegin(); r != sc.shared.rend(); ++r)
+        if (hidden.insert(r->first).second)
+          binds_of[si].insert(0, " [[maybe_unused]] auto& " + r->first + " = " + r->second + ";");
+      for (const auto& u : sc.uniform) hidden.insert(u);
+    }
+    std::string binds;
+    for (const auto& b : binds_of) binds += b;
+    // Only a region that calls something needs the module's threadIdx (device functions read
+    // it); the region's own code reads kiln_tid_, so that its threads can be vectorised.
+    const bool calls = has_call(b, e);
     edits_.push_back({t_[b].begin, t_[b].begin,
-                      storage +
-                          " ::kiln_cpu::each_thread(*kiln_tls_, kiln_b_, kiln_done_, [&](unsigned "
-                          "kiln_t_) -> ::kiln_cpu::RegionEnd {" +
+                      storage + " ::kiln_cpu::each_thread<" + (calls ? "true" : "false") +
+                          ">(*kiln_tls_, kiln_b_, kiln_done_, [&](unsigned kiln_t_, "
+                          "::kiln_cpu::uint3 kiln_tid_) -> ::kiln_cpu::RegionEnd {"
+                          " const ::kiln_cpu::RegionTls kiln_view_{kiln_tid_, kiln_tls_->block_idx,"
+                          " kiln_tls_->block_dim, kiln_tls_->grid_dim}; [[maybe_unused]] auto "
+                          "kiln_cpu_tls = [&]() -> const ::kiln_cpu::RegionTls& { return "
+                          "kiln_view_; };" +
                           binds + " "});
     edits_.push_back({t_[e - 1].end, t_[e - 1].end, " return {}; });"});
   }
@@ -554,9 +681,12 @@ class BodyWriter {
   std::string_view src_;
   const std::vector<Token>& t_;
   const std::set<std::string>& thread_macros_;
+  const std::set<std::string>& pure_macros_;  // object-like macros of constants
+  std::set<std::string> params_;              // the kernel's parameters never written
   int& counter_;
+  int region_ = 0;                  // the region being written
   std::vector<std::size_t> match_;  // for each bracket of the body, its partner
-  std::size_t close_ = 0;             // the body's closing brace
+  std::size_t close_ = 0;           // the body's closing brace
   std::vector<Scope> scopes_;
   std::vector<Edit> edits_;
   std::size_t first_declarator_ = 0;
@@ -579,11 +709,45 @@ std::set<std::string> thread_macros(const std::vector<Token>& toks) {
   return out;
 }
 
+// Object-like macros of the source that expand to constants: numbers, operators and type words
+// and such macros. (A directive's logical line ends at a newline without a backslash before it.)
+std::set<std::string> constant_macros(std::string_view src, const std::vector<Token>& toks) {
+  std::set<std::string> out;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (std::size_t i = 0; i + 1 < toks.size(); ++i) {
+      if (!toks[i].directive || !is_ident(toks[i], "define") || toks[i + 1].kind != Token::ident ||
+          out.count(toks[i + 1].text))
+        continue;
+      std::size_t eol = toks[i].end;
+      while (eol < src.size() && !(src[eol] == '\n' && src[eol - 1] != '\\')) ++eol;
+      const std::size_t k0 = i + 2;
+      if (k0 < toks.size() && is_punct(toks[k0], "(") && toks[k0].begin == toks[i + 1].end)
+        continue;  // function-like
+      bool constant = k0 < toks.size() && toks[k0].directive && toks[k0].begin < eol;
+      for (std::size_t k = k0;
+           constant && k < toks.size() && toks[k].directive && toks[k].begin < eol; ++k) {
+        const Token& t = toks[k];
+        constant = t.kind == Token::number ||
+                   (t.kind == Token::punct && !is_punct(t, "[") && !is_punct(t, "{") &&
+                    !is_punct(t, "=") && !is_punct(t, ";") && !is_punct(t, ".")) ||
+                   (t.kind == Token::ident && (is_keyword_type(t.text) || out.count(t.text)));
+      }
+      if (constant) grew = out.insert(toks[i + 1].text).second || grew;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<std::string> form_regions(std::string_view source, std::string* why) {
   std::vector<Token> toks = jit::lex(source);
   const std::set<std::string> macros = thread_macros(toks);
+  const std::set<std::string> constants = constant_macros(source, toks);
+  std::map<std::string, std::set<std::string>> params;  // kernel name -> its parameters
+  for (const jit::KernelDecl& k : jit::find_kernels(source))
+    for (const auto& p : k.params) params[k.name].insert(p.name);
   // Sentinels (empty punctuators) so that lookahead past the end stays in range.
   for (int s = 0; s < 4; ++s)
     toks.push_back({Token::punct, "", source.size(), source.size(), 0, false});
@@ -603,7 +767,9 @@ std::optional<std::string> form_regions(std::string_view source, std::string* wh
       for (std::size_t j = open; j < close; ++j)
         barrier =
             barrier || (toks[j].kind == Token::ident && toks[j].text.starts_with("__syncthreads"));
-      if (barrier) BodyWriter(source, toks, macros, counter).body(open, close, edits);
+      if (barrier)
+        BodyWriter(source, toks, macros, constants, params[body.name], counter)
+            .body(open, close, edits);
     }
   } catch (const Refused& r) {
     if (why) *why = r.what();

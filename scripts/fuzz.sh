@@ -43,8 +43,10 @@ targets=("$@")
 for t in "${targets[@]}"; do
   mkdir -p "$OUT/corpus/$t"
   echo "fuzz.sh: running $t for $SECONDS_EACH s"
+  seeds=("$ROOT/tests/fuzz/corpus/$t")
+  [ "$t" = regions ] && seeds+=("$ROOT/kernels_src")  # the lab kernels seed the rewrite's corpus
   (cd "$OUT" && "./fuzz_$t" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=4096 \
-     -max_len=65536 -print_final_stats=1 "corpus/$t" "$ROOT/tests/fuzz/corpus/$t") \
+     -max_len=65536 -print_final_stats=1 "corpus/$t" "${seeds[@]}") \
     > "$OUT/$t.log" 2>&1 || { echo "fuzz.sh: $t FAILED (see $OUT/$t.log)"; tail -40 "$OUT/$t.log"; exit 1; }
   grep -E "^Done|stat::number_of_executed_units" "$OUT/$t.log" | head -2
 done

@@ -756,17 +756,26 @@ inline unsigned leader(unsigned n, const bool* done) {
     while (t < n && done[t]) ++t;
   return t;
 }
-// Runs region f(t) for each thread t of the block that has not returned, in threadIdx order.
-// (self: this module's Tls, whose address the kernel took once.)
-template <class F>
+// What threadIdx & co. read inside a region: the thread's index, and the block's.
+struct RegionTls {
+  uint3 thread_idx;
+  uint3 block_idx;
+  dim3 block_dim;
+  dim3 grid_dim;
+};
+// Runs region f(t, threadIdx) for each thread t of the block that has not returned, in
+// threadIdx order. (self: this module's Tls, whose address the kernel took once; its threadIdx
+// is written only for regions that call functions, which may read it: a store per thread to
+// one place keeps the compiler from vectorising the loop.)
+template <bool set_identity, class F>
 inline __attribute__((always_inline)) void each_thread(Tls& self, dim3 b, const bool* done, F&& f) {
   unsigned t = 0;
   for (unsigned z = 0; z < b.z; ++z)
     for (unsigned y = 0; y < b.y; ++y)
       for (unsigned x = 0; x < b.x; ++x, ++t)
         if (!done || !done[t]) {
-          self.thread_idx = uint3{x, y, z};
-          f(t);
+          if constexpr (set_identity) self.thread_idx = uint3{x, y, z};
+          f(t, uint3{x, y, z});
         }
 }
 }  // namespace kiln_cpu

@@ -12,7 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string_view source(reinterpret_cast<const char*>(data), size);
   std::string why;
   auto out = kiln::cpu::form_regions(source, &why);
-  if (out && std::count(out->begin(), out->end(), '\n') != std::count(source.begin(), source.end(), '\n'))
+  if (out &&
+      std::count(out->begin(), out->end(), '\n') != std::count(source.begin(), source.end(), '\n'))
     __builtin_trap();
   if (!out && why.empty()) __builtin_trap();  // a refusal says why
   return 0;

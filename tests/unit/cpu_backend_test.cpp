@@ -320,12 +320,7 @@ namespace {
 // Loop-mode blocks run on a guarded stack too: deep recursion is an error naming the thread, and
 // the worker runs kernels afterwards.
 TEST(CpuLoop, StackOverflowIsReported) {
-  Built b = build(R"(
-__device__ int deep(volatile int* p, int d) {
-  volatile char pad[512];
-  pad[d % 512] = (char)d;
-  return d == 0 ? *p : deep(p, d - 1) + pad[(d * 7) % 512];
-}
+  Built b = build(std::string(kDeepRecursion) + R"(
 __global__ void k(int* out, int depth) {
   if (threadIdx.x == 5) out[0] = deep(out, depth);
 })",

@@ -296,12 +296,7 @@ __global__ void k(int* out) {
 }
 
 TEST_P(CpuBarrier, FiberStackOverflowIsReported) {
-  Built b = build_in_mode(R"(
-__device__ int deep(volatile int* p, int d) {
-  volatile char pad[512];
-  pad[d % 512] = (char)d;
-  return d == 0 ? *p : deep(p, d - 1) + pad[(d * 7) % 512];
-}
+  Built b = build_in_mode(std::string(kDeepRecursion) + R"(
 __global__ void k(int* out, int depth) {
   __syncthreads();
   if (threadIdx.x == 5) out[0] = deep(out, depth);

@@ -52,7 +52,7 @@ TEST(CpuRegions, DeclinesWhatItCannotRewriteSafely) {
       {"for (int i = TID; i < n; ++i) __syncthreads();", "threadIdx"},
       {"for (int i = 0; i < min(n, 4); ++i) __syncthreads();", "call"},
       {"int s = n; for (; s > 0; s >>= 1) __syncthreads();", "writes 's'"},
-      {"while (n-- > 0) __syncthreads();", "writes 'n'"},
+      {"while (n-- > 0) __syncthreads();", "parameter 'n'"},
       {"for (int i = 0; i < n; ++i) { ++i; __syncthreads(); }", "loop variable 'i'"},
       {"for (int i = 0; i < n; ++i) { int* p = &i; __syncthreads(); x[0] = *p; }",
        "loop variable 'i'"},
@@ -150,6 +150,44 @@ __global__ void k(int* out, const int* in) {
         const int shared = values[y] + 10 * values[z];
         ASSERT_EQ(o[(z * 4 + y) * 4 + x], shared * 1000 + z * 100 + z * 10 + x) << x << y << z;
       }
+}
+
+// Constants computed from indices and parameters are recomputed in later regions; one that
+// reads memory keeps the value it had when declared. A kernel that writes a parameter (each
+// thread's own copy on a GPU) runs as coroutines, with the same answer.
+TEST(CpuRegions, ConstantsKeepTheirValuesAcrossBarriers) {
+  for (const bool writes_parameter : {false, true}) {
+    const std::string src = std::string(R"(
+#define SCALE (2 + 1)
+__global__ void k(int* out, int* buf, int n) {
+  const int t = threadIdx.x, scaled = t * SCALE;
+  const int before = buf[t];
+  const int m = n * 2;)") + (writes_parameter ? "\n  n += 5;" : "\n") +
+                            R"(
+  __syncthreads();
+  buf[31 - t] = -1;
+  __syncthreads();
+  out[t] = scaled * 10000 + before * 100 + m + n;
+})";
+    auto r = cpu::form_regions(src);
+    ASSERT_EQ(bool(r), !writes_parameter);
+    if (r) {  // recomputed in the last region: t, scaled, m; loaded: before (memory)
+      EXPECT_NE(r->find("const std::remove_cv_t<const int> scaled = (t * SCALE);"),
+                std::string::npos)
+          << *r;
+      EXPECT_NE(r->find("m = (n * 2);"), std::string::npos) << *r;
+      EXPECT_EQ(r->find("before = (buf[t])"), std::string::npos) << *r;
+    }
+    Built b = build(src, "k");
+    ASSERT_EQ(b.kernel->attributes().threads, writes_parameter ? "coroutines" : "regions");
+    std::vector<int> init(32);
+    for (int t = 0; t < 32; ++t) init[t] = t + 7;
+    Buffer<int> out(32, 0), buf(init);
+    launch(*b.kernel, {1}, {32}, 0, out.p, buf.p, 4);
+    auto o = out.host();
+    const int n = writes_parameter ? 9 : 4;
+    for (int t = 0; t < 32; ++t) ASSERT_EQ(o[t], 3 * t * 10000 + (t + 7) * 100 + 8 + n) << t;
+  }
 }
 
 // What the rewrite takes but the compiler refuses (a `break` no loop encloses any more) builds

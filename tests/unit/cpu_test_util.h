@@ -27,6 +27,16 @@ inline std::shared_ptr<Backend> backend_without_regions() {
   return b;
 }
 
+// A device function that recurses d levels deep with 512 bytes of locals per level (build it
+// with -O0): for the stack-overflow tests.
+inline constexpr const char* kDeepRecursion = R"(
+__device__ int deep(volatile int* p, int d) {
+  volatile char pad[512];
+  pad[d % 512] = (char)d;
+  return d == 0 ? *p : deep(p, d - 1) + pad[(d * 7) % 512];
+}
+)";
+
 // A compiled and loaded module with its first kernel.
 struct Built {
   CompileResult result;
