@@ -261,6 +261,7 @@ class BlockRunner {
 namespace {
 
 thread_local BlockRunner* t_runner = nullptr;  // the runner executing fibers on this thread
+thread_local void* t_altstack = nullptr;       // the alternate signal stack use_altstack set
 struct sigaction g_previous_segv;              // chained to for faults that are not ours
 
 // SIGSEGV/SIGBUS on the alternate stack: a fault in a fiber's guard page aborts the block.
@@ -287,6 +288,16 @@ void install_fault_handler() {
     sigemptyset(&sa.sa_mask);
     ::sigaction(SIGSEGV, &sa, &g_previous_segv);
   });
+}
+
+// The calling thread uses mem as its alternate signal stack from now on: set once per thread, as
+// the system calls would cost more than a small launch. (~Worker takes it back.)
+void use_altstack(void* mem) {
+  if (t_altstack == mem) return;
+  stack_t ss{};
+  ss.ss_sp = mem;
+  ss.ss_size = kAltStackBytes;
+  if (::sigaltstack(&ss, nullptr) == 0) t_altstack = mem;
 }
 
 // Uses the worker's alternate signal stack on this thread while alive.
@@ -868,6 +879,14 @@ Worker::Worker() {
 }
 
 Worker::~Worker() {
+  stack_t current{};
+  if (::sigaltstack(nullptr, &current) == 0 && current.ss_sp == altstack &&
+      !(current.ss_flags & SS_DISABLE)) {  // this thread's signals must not use freed memory
+    stack_t off{};
+    off.ss_flags = SS_DISABLE;
+    ::sigaltstack(&off, nullptr);
+  }
+  if (t_altstack == altstack) t_altstack = nullptr;
   std::free(dyn_smem);
   std::free(altstack);
 }
@@ -970,7 +989,7 @@ void WorkerPool::launch(const KernelEntry& k, const LaunchConfig& cfg, void** ar
   if (loop && blocks * threads_per_block <= 4096) helpers = 0;
   // Every block runs on a guarded stack: an overflow is reported, not a crash.
   install_fault_handler();
-  ScopedAltStack alt(workers_[0]->altstack);
+  use_altstack(workers_[0]->altstack);
   if (helpers > 0) {
     job_ = &job;
     busy_.store(int(threads_.size()), std::memory_order_release);
