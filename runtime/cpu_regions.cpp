@@ -59,9 +59,9 @@ struct Scope {
 };
 
 bool is_keyword_type(const std::string& s) {
-  static const std::set<std::string> words{"unsigned", "signed", "short",  "long", "int",
-                                           "char",     "float",  "double", "bool", "void",
-                                           "half",     "__half", "wchar_t"};
+  static const std::set<std::string> words{"unsigned", "signed", "short",  "long",
+                                           "int",      "char",   "float",  "double",
+                                           "bool",     "void",   "__half", "wchar_t"};
   return words.count(s) > 0;
 }
 bool is_qualifier(const std::string& s) {
