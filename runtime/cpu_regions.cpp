@@ -209,6 +209,11 @@ class BodyWriter {
       if (next > e) throw Refused("a statement crossing its block");
       if (!has_barrier(i, next)) {
         if (t_[i].kind == Token::ident && is_hoistable(t_[i].text)) {
+          // Left out of the thread loops, a type definition must not declare variables too.
+          const bool type = is_ident(t_[i], "struct") || is_ident(t_[i], "class") ||
+                            is_ident(t_[i], "union") || is_ident(t_[i], "enum");
+          if (type && !is_punct(t_[next - 2], "}"))
+            throw Refused("a variable declared with its type at barrier level");
           flush(i);
           alias_shared(i, next);
         } else if (region == e) {
@@ -745,6 +750,21 @@ std::optional<std::string> form_regions(std::string_view source, std::string* wh
   std::vector<Token> toks = jit::lex(source);
   const std::set<std::string> macros = thread_macros(toks);
   const std::set<std::string> constants = constant_macros(source, toks);
+  // #pragma lines (`#pragma unroll` before a loop) stay where they are in the text; the rewrite
+  // reads around them. Any other directive inside a kernel body declines it.
+  std::erase_if(toks, [&](const Token& t) {
+    if (!t.directive) return false;
+    const std::size_t nl = t.begin == 0 ? std::string_view::npos : source.rfind('\n', t.begin - 1);
+    std::size_t k = nl == std::string_view::npos ? 0 : nl + 1;  // this line: blanks # blanks pragma
+    auto blanks = [&] {
+      while (k < source.size() && (source[k] == ' ' || source[k] == '\t')) ++k;
+    };
+    blanks();
+    if (k >= source.size() || source[k] != '#') return false;
+    ++k;
+    blanks();
+    return source.substr(k, 6) == "pragma";
+  });
   std::map<std::string, std::set<std::string>> params;  // kernel name -> its parameters
   for (const jit::KernelDecl& k : jit::find_kernels(source))
     for (const auto& p : k.params) params[k.name].insert(p.name);

@@ -57,13 +57,19 @@ TEST(CpuRegions, DeclinesWhatItCannotRewriteSafely) {
       {"for (int i = 0; i < n; ++i) { int* p = &i; __syncthreads(); x[0] = *p; }",
        "loop variable 'i'"},
       {"#if 1\n__syncthreads();\n#endif", "preprocessor"},
+      {"struct P { int a; } p; __syncthreads(); x[0] = p.a;", "with its type"},
       {"atomicAdd(x, 1); __syncthreads();", "atomics"},
   };
   for (const auto& [body, reason] : cases) {
     const std::string why = declined(kernel(body));
     EXPECT_NE(why.find(reason), std::string::npos) << body << " -> \"" << why << "\"";
   }
-  // Taken: reads of loop variables, && (not an address), a loop's own step.
+  // Taken: reads of loop variables, && (not an address), a loop's own step, #pragma lines.
+  EXPECT_EQ(declined(kernel("#pragma unroll\nfor (int i = 0; i < 4; ++i) x[i] = i;\n"
+                            "__syncthreads();\n  #pragma unroll 2\nfor (int i = 0; i < 4; ++i) {\n"
+                            "#pragma unroll\nfor (int j = 0; j < 2; ++j) x[j] += i;\n"
+                            "__syncthreads(); }")),
+            "");
   EXPECT_EQ(declined(kernel("for (int i = 0; i < n; i += 2) { x[i] = i && n; __syncthreads(); }")),
             "");
 }
@@ -188,6 +194,31 @@ __global__ void k(int* out, int* buf, int n) {
     const int n = writes_parameter ? 9 : 4;
     for (int t = 0; t < 32; ++t) ASSERT_EQ(o[t], 3 * t * 10000 + (t + 7) * 100 + 8 + n) << t;
   }
+}
+
+// #pragma lines inside a kernel stay where they are (CUDA kernels unroll loops with them).
+TEST(CpuRegions, PragmaLinesStayInPlace) {
+  Built b = build(R"(
+__global__ void k(int* out) {
+  __shared__ int s[32];
+  int acc = 0;
+#pragma unroll
+  for (int r = 0; r < 4; ++r) acc += r * (int)threadIdx.x;
+  s[threadIdx.x] = acc;
+  __syncthreads();
+  #pragma unroll 2
+  for (int r = 0; r < 3; ++r) {
+    acc += s[31 - threadIdx.x];
+    __syncthreads();
+  }
+  out[threadIdx.x] = acc;
+})",
+                  "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  Buffer<int> out(32, -1);
+  launch(*b.kernel, {1}, {32}, 0, out.p);
+  auto o = out.host();
+  for (int t = 0; t < 32; ++t) ASSERT_EQ(o[t], 6 * t + 3 * 6 * (31 - t)) << t;
 }
 
 // What the rewrite takes but the compiler refuses (a `break` no loop encloses any more) builds
