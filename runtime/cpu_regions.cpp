@@ -1,11 +1,14 @@
 // Region formation over jit/lexer.h's tokens. For each __global__ body naming __syncthreads:
 //   - a barrier-level statement list (the body, and the bodies of loops and ifs holding
 //     barriers) is cut at each `__syncthreads();` into regions;
-//   - each region becomes `::kiln_cpu::each_thread(kiln_b_, kiln_done_, [&](unsigned kiln_t_) {
-//     <region> });`, a loop over the block's threads in threadIdx order;
+//   - each region becomes `::kiln_cpu::each_thread<calls>(..., [&](unsigned kiln_t_, uint3
+//     kiln_tid_) -> RegionEnd { <region> return {}; });`, a loop over the block's threads in
+//     threadIdx order, in which threadIdx reads kiln_tid_ (kiln_cpu_tls() is shadowed);
 //   - a variable declared at barrier level is replicated, one per thread
 //     (`std::remove_cv_t<T> kiln_r<N>_<name>[kiln_n_]` before its region's loop), and every
-//     region's lambda binds the name to the running thread's copy;
+//     region's lambda binds the name to the running thread's copy, or recomputes it when it is
+//     a const value of indices, unwritten parameters and constants;
+//   - `__shared__` arrays and the module's Tls are reached through addresses taken once;
 //   - a `return` in a region marks the thread returned (kiln_done_), and later regions skip it;
 //     a region's lambda returns a RegionEnd, so that a `return;` the rewrite cannot see (from a
 //     macro) fails to compile instead of silently ending only the region;
@@ -46,12 +49,14 @@ struct Edit {
   std::string text;
 };
 
-// A barrier-level scope: its replicated variables and the loop variables of its header.
+// A barrier-level variable, one copy per thread.
 struct Replica {
   std::string name, storage;
   std::string recompute;  // a declaration that recomputes it in a later region ("": none)
   int region;             // the region that declares it
 };
+// A barrier-level scope: its replicated variables, shared arrays and the loop variables of its
+// header.
 struct Scope {
   std::vector<Replica> replicated;
   std::vector<std::pair<std::string, std::string>> shared;  // name, its alias
