@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "cpu_test_util.h"
+#include "runtime/cpu_regions.h"
 #include "runtime/error.h"
 
 namespace kiln::cpu_test {
@@ -15,13 +16,13 @@ class CpuBarrier : public ::testing::TestWithParam<std::string> {
  protected:
   Built build_in_mode(std::string source, const std::string& name,
                       std::vector<std::string> options = {}) {
-    if (GetParam() == "fibers") source += "\n__device__ inline void use_fibers() { __syncwarp(); }\n";
+    if (GetParam() == "fibers")
+      source += "\n__device__ inline void use_fibers() { __syncwarp(); }\n";
     Built b = build(source, name, std::move(options),
                     GetParam() == "coroutines" ? backend_without_regions() : backend());
-    // The rewrite into regions declines __syncthreads_count/_and/_or and atomics: coroutines
-    // run those.
-    const bool declined = source.find("__syncthreads_") != std::string::npos ||
-                          source.find("atomic") != std::string::npos;
+    // What the rewrite into regions declines (__syncthreads_count, atomics in loops, ...) runs
+    // as coroutines.
+    const bool declined = !cpu::form_regions(source);
     EXPECT_EQ(b.kernel->attributes().threads,
               GetParam() == "regions" && declined ? "coroutines" : GetParam());
     return b;
@@ -41,7 +42,7 @@ __global__ void transpose(float* out, const float* in, int w, int h) {
   x = blockIdx.y * TILE + threadIdx.x; y = blockIdx.x * TILE + threadIdx.y;
   if (x < h && y < w) out[y * h + x] = tile[threadIdx.x][threadIdx.y];
 })",
-                  "transpose");
+                          "transpose");
   const int w = 70, h = 45;
   std::vector<float> in(w * h);
   std::iota(in.begin(), in.end(), 0.0f);
@@ -70,7 +71,7 @@ __global__ void blur(const float* in, float* out, int n) {
   for (int k = -R; k <= R; ++k) acc += s[l + k];
   out[g] = acc;
 })",
-                  "blur", {"-DR=3"});
+                          "blur", {"-DR=3"});
   const int n = 1000;
   std::vector<float> in(n);
   for (int i = 0; i < n; ++i) in[i] = float((i * 37) % 11);
@@ -118,7 +119,7 @@ __global__ void k(int* out, int n) {
   __syncthreads();
   out[i] = s[n - 1 - i] + __syncthreads_count(i % 2);
 })",
-                  "k");
+                          "k");
   Buffer<int> out(64, -1);
   launch(*b.kernel, {1}, {64}, 0, out.p, 37);
   auto o = out.host();
@@ -134,7 +135,7 @@ __global__ void k(int* out) {
   int z = __syncthreads_and(t != 5);
   out[t] = a * 100 + o * 10 + z;
 })",
-                  "k");
+                          "k");
   Buffer<int> out(96);
   launch(*b.kernel, {1}, {96}, 0, out.p);
   for (int v : out.host()) ASSERT_EQ(v, 110);
@@ -301,7 +302,7 @@ __global__ void k(int* out, int depth) {
   __syncthreads();
   if (threadIdx.x == 5) out[0] = deep(out, depth);
 })",
-                  "k", {"-O0"});
+                          "k", {"-O0"});
   Buffer<int> out(1, 0);
   launch(*b.kernel, {1}, {32}, 0, out.p, 10);  // shallow: fine
   try {
@@ -325,7 +326,7 @@ __global__ void k(int bad) {
   __syncthreads();
   assert(threadIdx.x != bad);
 })",
-                  "k");
+                          "k");
   launch(*b.kernel, {2}, {8}, 0, -1);
   try {
     launch(*b.kernel, {2}, {8}, 0, 3);

@@ -58,7 +58,7 @@ TEST(CpuRegions, DeclinesWhatItCannotRewriteSafely) {
        "loop variable 'i'"},
       {"#if 1\n__syncthreads();\n#endif", "preprocessor"},
       {"struct P { int a; } p; __syncthreads(); x[0] = p.a;", "with its type"},
-      {"atomicAdd(x, 1); __syncthreads();", "atomics"},
+      {"for (int i = 0; i < n; ++i) atomicAdd(x, 1); __syncthreads();", "in a loop"},
   };
   for (const auto& [body, reason] : cases) {
     const std::string why = declined(kernel(body));
