@@ -23,12 +23,13 @@ local function num(x, digits) if x == nil then return "–" end return ("%." .. 
 -- Milliseconds of a figure (median, min, max), whatever unit it came in.
 local SCALE = { ns = 1e-6, us = 1e-3, ms = 1, s = 1e3 }
 local function ms(id, which) local f = F[id]; return f and f[which or "median"] * SCALE[f.unit] end
--- Kernel time / serial time from the fastest run of each. This machine's speed varies 20-40%
--- from one process to the next and within one (the serial tiled matmul ran 23 to 43 ms in one
--- run of five): the fastest run is the least disturbed, on both sides alike.
-local function ratio(kernel, serial)
-  local k, s = ms(kernel, "min"), ms(serial, "min")
-  return k and s and k / s
+-- Time / reference time from the fastest run of each (kernel / serial loop, kiln / bare
+-- NVRTC). This machine's speed varies 20-40% from one process to the next and within one (the
+-- serial tiled matmul ran 23 to 43 ms in one run of five): the fastest run is the least
+-- disturbed, on both sides alike.
+local function ratio(id, reference)
+  local t, r = ms(id, "min"), ms(reference, "min")
+  return t and r and t / r
 end
 
 local backend = FACT.backend or "?"
@@ -88,12 +89,12 @@ local e = ms("proc.kiln_e")
 target("`kiln -e ''` ≤ 20 ms", num(e) .. " ms", e and e <= 20)
 local worst_ratio, worst_lab
 for _, lab in ipairs(LABS) do
-  local k, b = ms("nvrtc_kiln/" .. lab), ms("nvrtc_bare/" .. lab)
-  if k and b and (not worst_ratio or k / b > worst_ratio) then worst_ratio, worst_lab = k / b, lab end
+  local r = ratio("nvrtc_kiln/" .. lab, "nvrtc_bare/" .. lab)
+  if r and (not worst_ratio or r > worst_ratio) then worst_ratio, worst_lab = r, lab end
 end
 target("cold compile ≤ 1.1× bare NVRTC (kiln's NVRTC path, every lab kernel)",
   worst_ratio and ("worst %.2f× (%s)"):format(worst_ratio, worst_lab) or "–", worst_ratio and worst_ratio <= 1.1,
-  "kiln's NVRTC path (Jit::ptx) and bare NVRTC in one process" .. (gpu and "" or "; the cpu backend's own cold compile is the host compiler (table below)"))
+  "kiln's NVRTC path (Jit::ptx) and bare NVRTC in one process, fastest run of each" .. (gpu and "" or "; the cpu backend's own cold compile is the host compiler (table below)"))
 local fl = ms("proc.cached_first_launch")
 target("cached kernel, first launch in a new process ≤ 5 ms after start", num(fl) .. " ms", fl and fl <= 5)
 if not gpu then
