@@ -523,8 +523,8 @@ class BodyWriter {
             p && (p->kind != Token::punct || is_punct(*p, ")") || is_punct(*p, "]"));
         if ((is_punct(t, "*") || is_punct(t, "&")) && !after_operand) return false;  // unary
         if (is_punct(t, "[") &&
-            !(p && k >= a + 2 && p->kind == Token::ident && is_punct(t_[k - 2], ".")))
-          return false;  // indexing memory (a by-value parameter's member array is fine)
+            !(p && k >= a + 2 && is_ident(*p, "shape") && is_punct(t_[k - 2], ".")))
+          return false;  // indexing memory (a kiln::Array parameter's shape is its own)
         if (is_punct(t, "(") && p &&
             ((p->kind == Token::ident && !is_keyword_type(p->text) && !is_qualifier(p->text) &&
               p->text != "sizeof") ||

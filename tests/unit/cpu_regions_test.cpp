@@ -165,15 +165,16 @@ TEST(CpuRegions, ConstantsKeepTheirValuesAcrossBarriers) {
   for (const bool writes_parameter : {false, true}) {
     const std::string src = std::string(R"(
 #define SCALE (2 + 1)
-__global__ void k(int* out, int* buf, int n) {
+struct View { int* data; };
+__global__ void k(int* out, int* buf, int n, View v) {
   const int t = threadIdx.x, scaled = t * SCALE;
-  const int before = buf[t];
+  const int before = buf[t], first = v.data[0];
   const int m = n * 2;)") + (writes_parameter ? "\n  n += 5;" : "\n") +
                             R"(
   __syncthreads();
   buf[31 - t] = -1;
   __syncthreads();
-  out[t] = scaled * 10000 + before * 100 + m + n;
+  out[t] = scaled * 10000 + before * 100 + m + n + first;
 })";
     auto r = cpu::form_regions(src);
     ASSERT_EQ(bool(r), !writes_parameter);
@@ -183,16 +184,20 @@ __global__ void k(int* out, int* buf, int n) {
           << *r;
       EXPECT_NE(r->find("m = (n * 2);"), std::string::npos) << *r;
       EXPECT_EQ(r->find("before = (buf[t])"), std::string::npos) << *r;
+      EXPECT_EQ(r->find("(v.data[0])"), std::string::npos) << *r;  // memory behind a member
     }
     Built b = build(src, "k");
     ASSERT_EQ(b.kernel->attributes().threads, writes_parameter ? "coroutines" : "regions");
     std::vector<int> init(32);
     for (int t = 0; t < 32; ++t) init[t] = t + 7;
     Buffer<int> out(32, 0), buf(init);
-    launch(*b.kernel, {1}, {32}, 0, out.p, buf.p, 4);
+    struct View {
+      int* data;
+    } view{buf.p + 31};  // v.data[0] (buf[31], 38) becomes -1 between the barriers
+    launch(*b.kernel, {1}, {32}, 0, out.p, buf.p, 4, view);
     auto o = out.host();
     const int n = writes_parameter ? 9 : 4;
-    for (int t = 0; t < 32; ++t) ASSERT_EQ(o[t], 3 * t * 10000 + (t + 7) * 100 + 8 + n) << t;
+    for (int t = 0; t < 32; ++t) ASSERT_EQ(o[t], 3 * t * 10000 + (t + 7) * 100 + 8 + n + 38) << t;
   }
 }
 
