@@ -209,8 +209,9 @@ class BlockRunner {
   };
 
   static void fiber_main(ctx::transfer_t t);
-  static void sweep_main(ctx::transfer_t t);
-  static void block_stack_main(ctx::transfer_t t);
+  static void on_stack_main(ctx::transfer_t t);
+  void call_on_stack(void* top, std::size_t bytes, void (BlockRunner::*body)());
+  void run_kernel_blocks();
   void run_fibers();
   void start_coroutines();
   void sweep();
@@ -247,6 +248,7 @@ class BlockRunner {
   bool in_fibers_ = false;
   bool on_block_stack_ = false;
   std::uint64_t first_ = 0, last_ = 0;  // loop and region modes: the blocks to run
+  void (BlockRunner::*on_stack_body_)() = nullptr;  // what call_on_stack runs
   bool coroutines_ = false;
   std::vector<void*> frames_;           // coroutine mode: each thread's coroutine frame
   std::vector<kiln_cpu::uint3> tids_;   // coroutine mode: each thread's threadIdx
@@ -463,12 +465,7 @@ void BlockRunner::run(const KernelEntry& k, const kiln_cpu::Tls& launch, void** 
   in_fibers_ = true;
   if (coroutines_) {
     // The sweeps run on a guarded stack too, so that deep recursion is an error, not a crash.
-    void* fake = nullptr;
-    asan_start_switch(&fake, static_cast<char*>(worker_.stacks.top(0)) - kFiberStackBytes,
-                      kFiberStackBytes);
-    ctx::jump_fcontext(ctx::make_fcontext(worker_.stacks.top(0), kFiberStackBytes, sweep_main),
-                       this);
-    asan_finish_switch(fake, nullptr, nullptr);
+    call_on_stack(worker_.stacks.top(0), kFiberStackBytes, &BlockRunner::sweep);
   } else {
     run_fibers();
   }
@@ -522,37 +519,37 @@ void BlockRunner::run_on_block_stack(const KernelEntry& k, const kiln_cpu::Tls& 
                 " MiB stack (deep recursion or large local arrays)");
   }
   on_block_stack_ = true;
-  void* fake = nullptr;
-  void* top = worker_.block_stack.top(0);
-  asan_start_switch(&fake, static_cast<char*>(top) - kBlockStackBytes, kBlockStackBytes);
-  ctx::jump_fcontext(ctx::make_fcontext(top, kBlockStackBytes, block_stack_main), this);
-  asan_finish_switch(fake, nullptr, nullptr);
+  call_on_stack(worker_.block_stack.top(0), kBlockStackBytes, &BlockRunner::run_kernel_blocks);
   on_block_stack_ = false;
   t_runner = nullptr;
   if (error_) std::rethrow_exception(error_);
 }
 
-// Loop and region modes, on the block stack: runs the blocks and jumps back.
-void BlockRunner::block_stack_main(ctx::transfer_t t) {
-  auto* self = static_cast<BlockRunner*>(t.data);
-  asan_finish_switch(nullptr, &self->sched_bottom_, &self->sched_size_);
-  self->sched_ctx_ = t.fctx;
+// Loop and region modes, on the block stack: runs the blocks (an exception never crosses the
+// context switch: it waits in error_).
+void BlockRunner::run_kernel_blocks() {
   try {
-    self->kernel_->run(self->args_, self->first_, self->last_);
-  } catch (...) {  // never across the context switch
-    self->error_ = std::current_exception();
+    kernel_->run(args_, first_, last_);
+  } catch (...) {
+    error_ = std::current_exception();
   }
-  asan_start_switch(nullptr, self->sched_bottom_, self->sched_size_);
-  ctx::jump_fcontext(self->sched_ctx_, nullptr);
-  std::abort();  // never resumed
 }
 
-// Coroutine mode, on the sweep stack: sweeps and jumps back to run().
-void BlockRunner::sweep_main(ctx::transfer_t t) {
+// Runs (this->*body)() on the guarded stack whose top is given; returns when it has.
+void BlockRunner::call_on_stack(void* top, std::size_t bytes, void (BlockRunner::*body)()) {
+  on_stack_body_ = body;
+  void* fake = nullptr;
+  asan_start_switch(&fake, static_cast<char*>(top) - bytes, bytes);
+  ctx::jump_fcontext(ctx::make_fcontext(top, bytes, on_stack_main), this);
+  asan_finish_switch(fake, nullptr, nullptr);
+}
+
+// On the stack call_on_stack chose: runs its body and jumps back.
+void BlockRunner::on_stack_main(ctx::transfer_t t) {
   auto* self = static_cast<BlockRunner*>(t.data);
   asan_finish_switch(nullptr, &self->sched_bottom_, &self->sched_size_);
   self->sched_ctx_ = t.fctx;
-  self->sweep();
+  (self->*self->on_stack_body_)();
   asan_start_switch(nullptr, self->sched_bottom_, self->sched_size_);  // this stack is done
   ctx::jump_fcontext(self->sched_ctx_, nullptr);
   std::abort();  // never resumed

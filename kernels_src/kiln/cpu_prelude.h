@@ -670,6 +670,11 @@ template <class... P> struct RawKernel<void (*)(P...)> {
 // ---- Entry points ----------------------------------------------------------------------------
 namespace kiln_cpu {
 template <class T> using Arg = std::remove_cv_t<std::remove_reference_t<T>>;
+// The index of linear block blk in grid g.
+inline uint3 block_of(unsigned long long blk, dim3 g) {
+  return uint3{unsigned(blk % g.x), unsigned((blk / g.x) % g.y),
+               unsigned(blk / (g.x * (unsigned long long)g.y))};
+}
 template <class F> struct Params;
 template <class... P> struct Params<void (*)(P...)> {
   static constexpr std::size_t count = sizeof...(P);
@@ -686,8 +691,7 @@ template <class... P> struct Params<void (*)(P...)> {
     std::tuple<Arg<P>...> a{Arg<P>(*static_cast<typename RawArg<Arg<P>>::type*>(args[K]))...};
     const dim3 g = tls.grid_dim, b = tls.block_dim;
     for (unsigned long long blk = first; blk < last; ++blk) {
-      tls.block_idx = uint3{unsigned(blk % g.x), unsigned((blk / g.x) % g.y),
-                            unsigned(blk / (g.x * (unsigned long long)g.y))};
+      tls.block_idx = block_of(blk, g);
       for (unsigned z = 0; z < b.z; ++z)
         for (unsigned y = 0; y < b.y; ++y)
           for (unsigned x = 0; x < b.x; ++x) {
@@ -696,15 +700,14 @@ template <class... P> struct Params<void (*)(P...)> {
           }
     }
   }
-// Runs blocks [first, last), one call of f each (region mode: f loops over its threads).
+  // Runs blocks [first, last), one call of f each (region mode: f loops over its threads).
   template <auto f, std::size_t... K>
   __attribute__((flatten)) static void run_blocks(void** args, unsigned long long first,
                                                   unsigned long long last, std::index_sequence<K...>) {
     std::tuple<Arg<P>...> a{Arg<P>(*static_cast<typename RawArg<Arg<P>>::type*>(args[K]))...};
     const dim3 g = tls.grid_dim;
     for (unsigned long long blk = first; blk < last; ++blk) {
-      tls.block_idx = uint3{unsigned(blk % g.x), unsigned((blk / g.x) % g.y),
-                            unsigned(blk / (g.x * (unsigned long long)g.y))};
+      tls.block_idx = block_of(blk, g);
       f(std::get<K>(a)...);
     }
   }
