@@ -183,7 +183,7 @@ class BlockRunner {
   const KernelEntry& kernel() const { return *kernel_; }
   // Loop and region modes: blocks [first, last) on the worker's block stack.
   void run_on_block_stack(const KernelEntry& k, const kiln_cpu::Tls& launch, void** args,
-                   std::uint64_t first, std::uint64_t last);
+                          std::uint64_t first, std::uint64_t last);
   bool stack_overflowed(const void* addr) const {
     return (in_fibers_ && worker_.stacks.is_guard(addr)) ||
            (on_block_stack_ && worker_.block_stack.is_guard(addr));
@@ -497,8 +497,8 @@ void BlockRunner::start_coroutines() {
   }
 }
 
-void BlockRunner::run_on_block_stack(const KernelEntry& k, const kiln_cpu::Tls& launch, void** args,
-                              std::uint64_t first, std::uint64_t last) {
+void BlockRunner::run_on_block_stack(const KernelEntry& k, const kiln_cpu::Tls& launch,
+                                     void** args, std::uint64_t first, std::uint64_t last) {
   kernel_ = &k;
   args_ = args;
   first_ = first;
