@@ -322,7 +322,9 @@ std::vector<KernelBody> find_kernel_bodies(std::string_view source) {
   for (const KernelSite& site : kernel_sites(source, toks, match)) {
     if (site.body == kNone) continue;
     std::size_t close = match[site.body];
-    out.push_back({site.decl.name, toks[site.body].begin,
+    std::vector<std::string> params;
+    for (const ParamDecl& p : site.decl.params) params.push_back(p.name);
+    out.push_back({site.decl.name, std::move(params), toks[site.body].begin,
                    close < toks.size() ? toks[close].begin : source.size()});
   }
   return out;

@@ -36,6 +36,7 @@ std::vector<KernelDecl> find_kernels(std::string_view source);
 // Where a __global__ function's body is in the source text.
 struct KernelBody {
   std::string name;
+  std::vector<std::string> params;  // the parameters' names ("" for an unnamed one)
   std::size_t open = 0;   // offset of the body's '{'
   std::size_t close = 0;  // offset of its '}' (the source's size when it is never closed)
 };

@@ -22,7 +22,6 @@
 #include "runtime/cpu_regions.h"
 
 #include <algorithm>
-#include <map>
 #include <set>
 #include <stdexcept>
 #include <vector>
@@ -778,9 +777,6 @@ std::optional<std::string> form_regions(std::string_view source, std::string* wh
     blanks();
     return source.substr(k, 6) == "pragma";
   });
-  std::map<std::string, std::set<std::string>> params;  // kernel name -> its parameters
-  for (const jit::KernelDecl& k : jit::find_kernels(source))
-    for (const auto& p : k.params) params[k.name].insert(p.name);
   // Sentinels (empty punctuators) so that lookahead past the end stays in range.
   for (int s = 0; s < 4; ++s)
     toks.push_back({Token::punct, "", source.size(), source.size(), 0, false});
@@ -801,7 +797,8 @@ std::optional<std::string> form_regions(std::string_view source, std::string* wh
         barrier =
             barrier || (toks[j].kind == Token::ident && toks[j].text.starts_with("__syncthreads"));
       if (barrier)
-        BodyWriter(source, toks, macros, constants, params[body.name], counter)
+        BodyWriter(source, toks, macros, constants, {body.params.begin(), body.params.end()},
+                   counter)
             .body(open, close, edits);
     }
   } catch (const Refused& r) {

@@ -314,6 +314,7 @@ __global__ void open(int* x) { x[0] = 1;)";
   std::vector<KernelBody> bodies = find_kernel_bodies(src);
   ASSERT_EQ(bodies.size(), 3u);
   EXPECT_EQ(bodies[0].name, "a");
+  EXPECT_EQ(bodies[0].params, std::vector<std::string>{"x"});
   EXPECT_EQ(src.substr(bodies[0].open, bodies[0].close + 1 - bodies[0].open),
             "{ x[0] = \"}\"[0]; }");
   EXPECT_EQ(bodies[1].name, "b");
