@@ -98,13 +98,13 @@ target("cold compile ≤ 1.1× bare NVRTC (kiln's NVRTC path, every lab kernel)"
 local fl = ms("proc.cached_first_launch")
 target("cached kernel, first launch in a new process ≤ 5 ms after start", num(fl) .. " ms", fl and fl <= 5)
 if not gpu then
-  local fastest = "; fastest run of each"
+  local fastest = "fastest run of each"
   local r = ratio("lab.blur", "BM_serial_blur")
-  target("cpu: 9×9 blur (no barriers) ≤ 1.0× serial C++ with " .. (FACT.cores or "?") .. " cores", num(r) .. "×", r and r <= 1.0, "fastest run of each")
+  target("cpu: 9×9 blur (no barriers) ≤ 1.0× serial C++ with " .. (FACT.cores or "?") .. " cores", num(r) .. "×", r and r <= 1.0, fastest)
   local r2 = ratio("lab.blur_shared", "BM_serial_blur_tiled")
-  target("cpu: shared-memory blur (barriers) ≤ 3× serial C++", num(r2) .. "×", r2 and r2 <= 3, "serial tiled blur, same algorithm" .. fastest)
+  target("cpu: shared-memory blur (barriers) ≤ 3× serial C++", num(r2) .. "×", r2 and r2 <= 3, "serial tiled blur, same algorithm; " .. fastest)
   local r3 = ratio("lab.matmul_tiled", "BM_serial_matmul_tiled")
-  target("cpu: tiled matmul (barriers) ≤ 3× serial C++", num(r3) .. "×", r3 and r3 <= 3, "serial tiled matmul, same algorithm" .. fastest)
+  target("cpu: tiled matmul (barriers) ≤ 3× serial C++", num(r3) .. "×", r3 and r3 <= 3, "serial tiled matmul, same algorithm; " .. fastest)
   local l0 = F["lua_launch/0"] and ms("lua_launch/0") * 1e3
   target("cpu: empty launch ≤ 5 µs", num(l0) .. " µs from Lua (" .. num(F["cpu_launch/0"] and ms("cpu_launch/0") * 1e3) .. " µs from C++)", l0 and l0 <= 5, "<<<1, 32>>>, no arguments")
   local per_px = ms("lab.blur") and ms("lab.blur") * 1e3 / (IMAGE * IMAGE)
