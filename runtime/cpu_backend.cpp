@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -427,9 +428,15 @@ CpuBackend::CpuBackend(const CpuBackendOptions& options) {
   if (!fs::exists(fs::path(kernels_dir_) / "kiln" / "cpu_prelude.h"))
     throw Error("cpu backend: no kiln/cpu_prelude.h in the kernels folder '" + kernels_dir_ +
                 "' (set KILN_HOME to kiln's source folder)");
+  // Every kernel-side header of the cpu backend (the prelude's topics, cpu_include/), by path:
+  // an edit to any of them builds modules anew.
+  std::vector<fs::path> headers;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(kernels_dir_) / "kiln"))
+    if (e.is_regular_file()) headers.push_back(e.path());
+  std::sort(headers.begin(), headers.end());
   std::string prelude;
-  for (const char* f : {"kiln/cpu_prelude.h", "kiln/cpu_abi.h", "kiln/cpu_cg.h"})
-    prelude += read_text(fs::path(kernels_dir_) / f);
+  for (const auto& h : headers)
+    prelude += fs::relative(h, kernels_dir_).string() + '\n' + read_text(h);
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx",
                 (unsigned long long)XXH64(prelude.data(), prelude.size(), 0));
