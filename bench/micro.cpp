@@ -21,17 +21,16 @@
 #include <vector>
 
 #include "bench/serial_refs.h"
+#include "jit/backends.h"
+#include "jit/cache.h"
+#include "jit/cuda/nvrtc.h"
 #include "jit/headers.h"
 #include "jit/jit.h"
-#include "jit/cache.h"
-#include "jit/nvrtc.h"
-#include "runtime/cpu_backend.h"
 #include "runtime/error.h"
 #ifdef KILN_HAVE_CUDA
 #include <nvrtc.h>
 
-#include "runtime/cuda_backend.h"
-#include "runtime/cuda_driver.h"
+#include "runtime/cuda/driver.h"
 #endif
 
 namespace {
@@ -74,8 +73,10 @@ std::string read_file(const std::string& path) {
 
 // Min and max across repetitions, beside Google Benchmark's mean/median/stddev.
 benchmark::internal::Benchmark* with_range(benchmark::internal::Benchmark* b) {
-  b->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); });
-  b->ComputeStatistics("max", [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); });
+  b->ComputeStatistics(
+      "min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); });
+  b->ComputeStatistics(
+      "max", [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); });
   return b->UseRealTime();
 }
 
@@ -90,7 +91,8 @@ std::vector<float> random_floats(std::size_t n, unsigned seed) {
 
 // ------------------------------------------------------------------ the cpu backend's launcher
 
-// Pointers to each argument of an empty kernel with nargs parameters (as cuLaunchKernel takes them).
+// Pointers to each argument of an empty kernel with nargs parameters (as cuLaunchKernel takes
+// them).
 struct LaunchArgs {
   explicit LaunchArgs(void* buffer) {
     for (float*& p : ptrs) p = static_cast<float*>(buffer);
@@ -100,7 +102,9 @@ struct LaunchArgs {
     slots4[0] = &ptrs[0], slots4[1] = &ptrs[1], slots4[2] = &ints[0], slots4[3] = &floats[0];
     slots1[0] = &ptrs[0];
   }
-  void** get(int nargs) { return nargs == 16 ? slots16 : nargs == 4 ? slots4 : nargs == 1 ? slots1 : nullptr; }
+  void** get(int nargs) {
+    return nargs == 16 ? slots16 : nargs == 4 ? slots4 : nargs == 1 ? slots1 : nullptr;
+  }
   float* ptrs[8];
   int ints[4];
   float floats[4];
@@ -109,13 +113,27 @@ struct LaunchArgs {
   void* slots1[1];
 };
 
-// The backend's launcher from C++: an empty <<<grid, 32>>> kernel with nargs arguments.
-void register_backend_launch(std::shared_ptr<kiln::Backend> backend, const std::string& prefix) {
-  kiln::CompileRequest req;
+// The platform of that name ("cpu", "cuda"), with the kernel headers of this source tree.
+kiln::jit::Platform open_platform(const std::string& name) {
+  kiln::jit::PlatformOptions options;
+  options.backend = name;
+  options.kernels_dir = KILN_KERNELS_DIR;
+  return kiln::jit::open_platform(options);
+}
+
+// bench/launch_args.cu compiled by the platform's compiler: empty kernels of 0/1/4/16 arguments.
+kiln::CompileResult compile_launch_args(kiln::jit::Compiler& compiler) {
+  kiln::jit::CompileRequest req;
   req.source = read_file(std::string(KILN_BENCH_DIR) + "/launch_args.cu");
   req.filename = "launch_args.cu";
   req.name_expressions = {"args0", "args1", "args4", "args16"};
-  auto result = std::make_shared<kiln::CompileResult>(backend->compile(req));
+  return compiler.compile(req);
+}
+
+// The backend's launcher from C++: an empty <<<grid, 32>>> kernel with nargs arguments.
+void register_backend_launch(const kiln::jit::Platform& platform, const std::string& prefix) {
+  std::shared_ptr<kiln::Backend> backend = platform.backend;
+  auto result = std::make_shared<kiln::CompileResult>(compile_launch_args(*platform.compiler));
   std::shared_ptr<kiln::Module> module = backend->load(*result);
   void* buffer = backend->alloc(1024);
   const int counts[] = {0, 1, 4, 16};
@@ -123,7 +141,8 @@ void register_backend_launch(std::shared_ptr<kiln::Backend> backend, const std::
     std::shared_ptr<kiln::Program> program = module->kernel(result->lowered_names[i]);
     for (unsigned grid : {1u, 64u}) {
       if (grid != 1 && counts[i] != 0) continue;
-      std::string name = prefix + "_launch/" + std::to_string(counts[i]) + (grid == 1 ? "" : "/grid64x256");
+      std::string name =
+          prefix + "_launch/" + std::to_string(counts[i]) + (grid == 1 ? "" : "/grid64x256");
       with_range(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
         LaunchArgs args(buffer);
         kiln::LaunchConfig c;
@@ -155,7 +174,8 @@ void BM_serial_blur_tiled(benchmark::State& state) {
 }
 
 void BM_serial_matmul(benchmark::State& state) {
-  std::vector<float> a = random_floats(kMatmul * kMatmul, 2), b = random_floats(kMatmul * kMatmul, 3);
+  std::vector<float> a = random_floats(kMatmul * kMatmul, 2),
+                     b = random_floats(kMatmul * kMatmul, 3);
   std::vector<float> c(a.size());
   for (auto _ : state) {
     serial_matmul_naive(a.data(), b.data(), c.data(), kMatmul, kMatmul, kMatmul);
@@ -164,7 +184,8 @@ void BM_serial_matmul(benchmark::State& state) {
 }
 
 void BM_serial_matmul_tiled(benchmark::State& state) {
-  std::vector<float> a = random_floats(kMatmul * kMatmul, 2), b = random_floats(kMatmul * kMatmul, 3);
+  std::vector<float> a = random_floats(kMatmul * kMatmul, 2),
+                     b = random_floats(kMatmul * kMatmul, 3);
   std::vector<float> c(a.size());
   for (auto _ : state) {
     serial_matmul_tiled(a.data(), b.data(), c.data(), kMatmul, kMatmul, kMatmul);
@@ -253,9 +274,11 @@ void bare_compile(const BareNvrtc& api, const std::string& source, const LabKern
                   const std::vector<std::string>& include_dirs,
                   const std::map<std::string, std::string>& headers, int nonce) {
   std::vector<const char*> header_texts, header_names;
-  for (const auto& [name, text] : headers) header_names.push_back(name.c_str()), header_texts.push_back(text.c_str());
+  for (const auto& [name, text] : headers)
+    header_names.push_back(name.c_str()), header_texts.push_back(text.c_str());
   nvrtcProgram prog;
-  if (api.create(&prog, source.c_str(), lab.file, int(headers.size()), header_texts.data(), header_names.data()) != NVRTC_SUCCESS)
+  if (api.create(&prog, source.c_str(), lab.file, int(headers.size()), header_texts.data(),
+                 header_names.data()) != NVRTC_SUCCESS)
     throw kiln::Error("nvrtcCreateProgram failed");
   api.add_name(prog, lab.name_expression);
   std::vector<std::string> opts = {"-std=c++20", "--gpu-architecture=sm_80"};
@@ -291,7 +314,8 @@ void register_nvrtc() {
   auto api = std::make_shared<BareNvrtc>();
   api->handle = dlopen(kiln_nvrtc->library().c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!api->handle) return fact("skip.nvrtc", std::string("dlopen failed: ") + dlerror());
-#define KILN_BENCH_SYM(field, name) api->field = reinterpret_cast<decltype(api->field)>(dlsym(api->handle, #name))
+#define KILN_BENCH_SYM(field, name) \
+  api->field = reinterpret_cast<decltype(api->field)>(dlsym(api->handle, #name))
   KILN_BENCH_SYM(create, nvrtcCreateProgram);
   KILN_BENCH_SYM(add_name, nvrtcAddNameExpression);
   KILN_BENCH_SYM(compile, nvrtcCompileProgram);
@@ -309,34 +333,47 @@ void register_nvrtc() {
   for (const LabKernel& lab : lab_kernels()) {
     std::string source = read_file(std::string(KILN_KERNELS_DIR) + "/" + lab.file);
     std::string name = std::string("nvrtc_bare/") + lab.lab;
-    with_range(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
-      static int nonce = 0;
-      for (auto _ : state) bare_compile(*api, source, lab, include_dirs, *headers, ++nonce);
-    })->Iterations(1)->Repetitions(3)->Unit(benchmark::kMillisecond));
+    with_range(benchmark::RegisterBenchmark(name.c_str(),
+                                            [=](benchmark::State& state) {
+                                              static int nonce = 0;
+                                              for (auto _ : state)
+                                                bare_compile(*api, source, lab, include_dirs,
+                                                             *headers, ++nonce);
+                                            })
+                   ->Iterations(1)
+                   ->Repetitions(3)
+                   ->Unit(benchmark::kMillisecond));
     // kiln's own NVRTC path (Jit::ptx: headers, cache key, compile, disk-cache store), in this
     // same process: on this kind of machine a process's speed varies by 20-40% from one process
     // to the next, so only a same-process pair measures kiln's overhead.
     std::string kiln_name = std::string("nvrtc_kiln/") + lab.lab;
-    with_range(benchmark::RegisterBenchmark(kiln_name.c_str(), [=](benchmark::State& state) {
-      static int nonce = 0;
-      static kiln::jit::Jit jit = [] {
-        char tmpl[] = "/tmp/kiln-bench-cache-XXXXXX";
-        std::string dir = ::mkdtemp(tmpl) ? tmpl : "/tmp";
-        return kiln::jit::Jit(kiln::make_cpu_backend({}),
-                              kiln::jit::DiskCache(dir, 1ull << 30, true, [](const std::string&) {}),
-                              KILN_KERNELS_DIR);
-      }();
-      kiln::CompileRequest request;
-      request.source = source;
-      request.filename = lab.file;
-      request.name_expressions = {lab.name_expression};
-      request.arch = "sm_80";
-      for (auto _ : state) {
-        request.options = lab.defines;
-        request.options.push_back("-DKILN_BENCH_NONCE=" + std::to_string(++nonce));
-        benchmark::DoNotOptimize(jit.ptx(request, {}));
-      }
-    })->Iterations(1)->Repetitions(3)->Unit(benchmark::kMillisecond));
+    with_range(benchmark::RegisterBenchmark(
+                   kiln_name.c_str(),
+                   [=](benchmark::State& state) {
+                     static int nonce = 0;
+                     static kiln::jit::Jit jit = [] {
+                       char tmpl[] = "/tmp/kiln-bench-cache-XXXXXX";
+                       std::string dir = ::mkdtemp(tmpl) ? tmpl : "/tmp";
+                       kiln::jit::Platform cpu = open_platform("cpu");
+                       return kiln::jit::Jit(
+                           cpu.backend, cpu.compiler,
+                           kiln::jit::DiskCache(dir, 1ull << 30, true, [](const std::string&) {}),
+                           KILN_KERNELS_DIR);
+                     }();
+                     kiln::jit::CompileRequest request;
+                     request.source = source;
+                     request.filename = lab.file;
+                     request.name_expressions = {lab.name_expression};
+                     request.arch = "sm_80";
+                     for (auto _ : state) {
+                       request.options = lab.defines;
+                       request.options.push_back("-DKILN_BENCH_NONCE=" + std::to_string(++nonce));
+                       benchmark::DoNotOptimize(jit.ptx(request, {}));
+                     }
+                   })
+                   ->Iterations(1)
+                   ->Repetitions(3)
+                   ->Unit(benchmark::kMillisecond));
   }
 }
 
@@ -352,15 +389,19 @@ int fp32_lanes(int major, int minor) {
 
 // Throws kiln::Error naming the call when a driver call fails.
 void check(CUresult r, const char* what) {
-  if (r != CUDA_SUCCESS) throw kiln::Error(std::string(what) + " failed: error " + std::to_string(int(r)));
+  if (r != CUDA_SUCCESS)
+    throw kiln::Error(std::string(what) + " failed: error " + std::to_string(int(r)));
 }
 
 // cuLaunchKernel directly (0/1/4/16 arguments), device-to-device copy bandwidth, the peak FP32
 // rate, and cuBLAS SGEMM when libcublas can be dlopen'd. Skipped, with the reason, without a GPU.
 void register_cuda() {
   std::string why;
-  std::shared_ptr<kiln::Backend> backend = kiln::make_cuda_backend(0, &why);
-  if (!backend) return fact("skip.cuda", why);
+  kiln::jit::PlatformOptions options;
+  options.kernels_dir = KILN_KERNELS_DIR;
+  if (!kiln::jit::cuda_available(options, &why)) return fact("skip.cuda", why);
+  kiln::jit::Platform platform = open_platform("cuda");
+  std::shared_ptr<kiln::Backend> backend = platform.backend;
   std::shared_ptr<kiln::cuda::Driver> driver = kiln::cuda::Driver::load(&why);
   if (!driver) return fact("skip.cuda", why);
   CUdevice dev;
@@ -370,30 +411,31 @@ void register_cuda() {
   const kiln::DeviceInfo& info = backend->device();
   int clock_khz = 0;
   driver->cuDeviceGetAttribute(&clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev);
-  const double peak = 2.0 * info.multiprocessors * fp32_lanes(info.cc_major, info.cc_minor) * clock_khz * 1e3;
-  fact("gpu", info.name + " (cc " + std::to_string(info.cc_major) + "." + std::to_string(info.cc_minor) + ")");
+  const double peak =
+      2.0 * info.multiprocessors * fp32_lanes(info.cc_major, info.cc_minor) * clock_khz * 1e3;
+  fact("gpu", info.name + " (cc " + std::to_string(info.cc_major) + "." +
+                  std::to_string(info.cc_minor) + ")");
   fact("gpu.peak_fp32_flops", std::to_string(peak));
   fact("gpu.driver", kiln::cuda::version_string(driver->version()));
 
   // cuLaunchKernel on the kernels the backend compiled, loaded into our own module handle.
-  register_backend_launch(backend, "backend");
-  kiln::CompileRequest req;
-  req.source = read_file(std::string(KILN_BENCH_DIR) + "/launch_args.cu");
-  req.filename = "launch_args.cu";
-  req.name_expressions = {"args0", "args1", "args4", "args16"};
-  kiln::CompileResult result = backend->compile(req);
+  register_backend_launch(platform, "backend");
+  kiln::CompileResult result = compile_launch_args(*platform.compiler);
   CUmodule module;
-  check(driver->cuModuleLoadDataEx(&module, result.image.data(), 0, nullptr, nullptr), "cuModuleLoadDataEx");
+  check(driver->cuModuleLoadDataEx(&module, result.image.data(), 0, nullptr, nullptr),
+        "cuModuleLoadDataEx");
   CUdeviceptr buffer;
   check(driver->cuMemAlloc(&buffer, 1024), "cuMemAlloc");
   const int counts[] = {0, 1, 4, 16};
   for (int i = 0; i < 4; ++i) {
     CUfunction f;
-    check(driver->cuModuleGetFunction(&f, module, result.lowered_names[i].c_str()), "cuModuleGetFunction");
+    check(driver->cuModuleGetFunction(&f, module, result.lowered_names[i].c_str()),
+          "cuModuleGetFunction");
     std::string name = "cuda_launch/" + std::to_string(counts[i]);
     with_range(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
       LaunchArgs args(reinterpret_cast<void*>(buffer));
-      for (auto _ : state) driver->cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, args.get(counts[i]), nullptr);
+      for (auto _ : state)
+        driver->cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, args.get(counts[i]), nullptr);
       driver->cuCtxSynchronize();
     }))->Unit(benchmark::kMicrosecond);
   }
@@ -417,8 +459,8 @@ void register_cuda() {
     if ((cublas = dlopen(lib, RTLD_NOW | RTLD_LOCAL))) break;
   if (!cublas) return fact("skip.cublas", "libcublas not found by dlopen");
   using Create = int (*)(void**);
-  using Sgemm = int (*)(void*, int, int, int, int, int, const float*, const float*, int, const float*, int,
-                        const float*, float*, int);
+  using Sgemm = int (*)(void*, int, int, int, int, int, const float*, const float*, int,
+                        const float*, int, const float*, float*, int);
   auto create = reinterpret_cast<Create>(dlsym(cublas, "cublasCreate_v2"));
   auto sgemm = reinterpret_cast<Sgemm>(dlsym(cublas, "cublasSgemm_v2"));
   void* handle = nullptr;
@@ -434,8 +476,8 @@ void register_cuda() {
     const float one = 1, zero = 0;
     const int n = int(kMatmul);
     for (auto _ : state) {
-      sgemm(handle, 0, 0, n, n, n, &one, reinterpret_cast<const float*>(a), n, reinterpret_cast<const float*>(b), n,
-            &zero, reinterpret_cast<float*>(c), n);
+      sgemm(handle, 0, 0, n, n, n, &one, reinterpret_cast<const float*>(a), n,
+            reinterpret_cast<const float*>(b), n, &zero, reinterpret_cast<float*>(c), n);
       driver->cuCtxSynchronize();
     }
   }))->Unit(benchmark::kMillisecond);
@@ -444,17 +486,27 @@ void register_cuda() {
   (void)keep;
 }
 #else
-void register_nvrtc() { fact("skip.nvrtc", "built without CUDA headers"); }
-void register_cuda() { fact("skip.cuda", "built without CUDA headers"); }
+void register_nvrtc() {
+  fact("skip.nvrtc", "built without CUDA headers");
+}
+void register_cuda() {
+  fact("skip.cuda", "built without CUDA headers");
+}
 #endif
 
 }  // namespace
 
 BENCHMARK(BM_serial_blur)->Apply([](auto* b) { with_range(b)->Unit(benchmark::kMillisecond); });
-BENCHMARK(BM_serial_blur_tiled)->Apply([](auto* b) { with_range(b)->Unit(benchmark::kMillisecond); });
+BENCHMARK(BM_serial_blur_tiled)->Apply([](auto* b) {
+  with_range(b)->Unit(benchmark::kMillisecond);
+});
 BENCHMARK(BM_serial_matmul)->Apply([](auto* b) { with_range(b)->Unit(benchmark::kMillisecond); });
-BENCHMARK(BM_serial_matmul_tiled)->Apply([](auto* b) { with_range(b)->Unit(benchmark::kMillisecond); });
-BENCHMARK(BM_serial_histogram)->Apply([](auto* b) { with_range(b)->Unit(benchmark::kMillisecond); });
+BENCHMARK(BM_serial_matmul_tiled)->Apply([](auto* b) {
+  with_range(b)->Unit(benchmark::kMillisecond);
+});
+BENCHMARK(BM_serial_histogram)->Apply([](auto* b) {
+  with_range(b)->Unit(benchmark::kMillisecond);
+});
 BENCHMARK(BM_serial_reduce)->Apply([](auto* b) { with_range(b)->Unit(benchmark::kMillisecond); });
 BENCHMARK(BM_serial_abs_sum)->Apply([](auto* b) { with_range(b)->Unit(benchmark::kMillisecond); });
 BENCHMARK(BM_memcpy)->Apply([](auto* b) { with_range(b)->Unit(benchmark::kMillisecond); });
@@ -465,7 +517,7 @@ int main(int argc, char** argv) {
     const char* env = std::getenv("KILN_BACKEND");
     std::string backend = env && *env ? env : "auto";
     if (backend != "cpu") register_cuda();
-    if (backend != "cuda") register_backend_launch(kiln::make_cpu_backend({}), "cpu");
+    if (backend != "cuda") register_backend_launch(open_platform("cpu"), "cpu");
     register_nvrtc();
   } catch (const kiln::Error& e) {
     std::fprintf(stderr, "kiln_bench_micro: %s\n", e.what());

@@ -7,7 +7,6 @@
 #include "jit/cache.h"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -28,7 +27,6 @@ namespace {
 
 constexpr std::string_view kMagic = "KILNCACHE";
 constexpr std::uint32_t kFormat = 1;
-constexpr std::uint64_t kDefaultMaxBytes = 1ull << 30;  // 1 GiB
 constexpr std::string_view kEntrySuffix = ".kc";
 constexpr std::string_view kTempMarker = ".tmp.";
 
@@ -137,39 +135,6 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
-// Parses "512M", "2G", "1048576" into bytes; nullopt when malformed.
-std::optional<std::uint64_t> parse_size(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  std::uint64_t mult = 1;
-  char last = static_cast<char>(std::toupper(static_cast<unsigned char>(s.back())));
-  if (last == 'B' && s.size() > 1) {
-    s.remove_suffix(1);
-    last = static_cast<char>(std::toupper(static_cast<unsigned char>(s.back())));
-  }
-  if (last == 'K' || last == 'M' || last == 'G' || last == 'T') {
-    mult = last == 'K'   ? 1ull << 10
-           : last == 'M' ? 1ull << 20
-           : last == 'G' ? 1ull << 30
-                         : 1ull << 40;
-    s.remove_suffix(1);
-  }
-  if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    return std::nullopt;
-  std::uint64_t n = 0;
-  for (char c : s) {
-    if (n > (UINT64_MAX - 9) / 10) return std::nullopt;
-    n = n * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  if (n > UINT64_MAX / mult) return std::nullopt;
-  return n * mult;
-}
-
-// An environment variable, or "" when unset.
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
 }  // namespace
 
 std::string hash_key(const std::vector<std::string>& parts) {
@@ -249,34 +214,6 @@ std::optional<CompileResult> decode_entry(std::string_view bytes, std::string* w
     return fail("malformed fields");
   out.image.assign(image.begin(), image.end());
   return out;
-}
-
-DiskCache DiskCache::from_environment(Warn warn) {
-  bool enabled = env("KILN_CACHE") != "0";
-  fs::path dir = env("KILN_CACHE_DIR");
-  if (dir.empty()) {
-    std::string xdg = env("XDG_CACHE_HOME");
-    std::string home = env("HOME");
-    if (home.empty()) {
-      if (const passwd* pw = ::getpwuid(::geteuid()); pw && pw->pw_dir) home = pw->pw_dir;
-    }
-    if (!xdg.empty() && fs::path(xdg).is_absolute())
-      dir = fs::path(xdg) / "kiln";
-    else if (!home.empty())
-      dir = fs::path(home) / ".cache" / "kiln";
-    else
-      enabled = false;  // nowhere sensible to put it
-  }
-  std::uint64_t max_bytes = kDefaultMaxBytes;
-  if (std::string cap = env("KILN_CACHE_MAX"); !cap.empty()) {
-    if (std::optional<std::uint64_t> n = parse_size(cap)) {
-      max_bytes = *n;
-    } else if (warn) {
-      warn("kiln: KILN_CACHE_MAX=" + cap +
-           " is not a size (bytes, or a number with K, M or G); using 1G");
-    }
-  }
-  return DiskCache(std::move(dir), max_bytes, enabled, std::move(warn));
 }
 
 DiskCache::DiskCache(fs::path dir, std::uint64_t max_bytes, bool enabled, Warn warn)

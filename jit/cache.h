@@ -33,9 +33,7 @@ class DiskCache {
  public:
   using Warn = std::function<void(const std::string&)>;
 
-  // Settings from the environment: KILN_CACHE_DIR (default $XDG_CACHE_HOME/kiln, else
-  // ~/.cache/kiln), KILN_CACHE=0 to disable, KILN_CACHE_MAX (bytes; suffixes K, M, G).
-  static DiskCache from_environment(Warn warn);
+  // The cache in dir (repl/settings reads it from KILN_CACHE_DIR & co.), capped at max_bytes.
   DiskCache(std::filesystem::path dir, std::uint64_t max_bytes, bool enabled, Warn warn);
 
   // The entry for key, or nullopt (missing, or unreadable: warned, and removed).

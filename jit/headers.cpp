@@ -1,7 +1,6 @@
 // Reading kiln's kernel-side headers for the compilers.
 #include "jit/headers.h"
 
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -10,12 +9,6 @@
 
 namespace kiln::jit {
 namespace fs = std::filesystem;
-
-fs::path default_kernels_dir() {
-  if (const char* home = std::getenv("KILN_HOME"); home && *home)
-    return fs::path(home) / "kernels_src";
-  return KILN_KERNELS_DIR;
-}
 
 std::map<std::string, std::string> builtin_headers(const fs::path& kernels_dir) {
   std::map<std::string, std::string> out;

@@ -6,10 +6,6 @@
 
 namespace kiln::jit {
 
-// Where kiln's kernel-side headers are: $KILN_HOME/kernels_src when KILN_HOME is set, else the
-// source tree's kernels_src (KILN_KERNELS_DIR, fixed at build time).
-std::filesystem::path default_kernels_dir();
-
 // The headers kernels may #include by name, {file name: contents}: every *.cuh in kernels_dir
 // ("kiln.cuh" at least). Throws kiln::Error when kiln.cuh cannot be read.
 std::map<std::string, std::string> builtin_headers(const std::filesystem::path& kernels_dir);

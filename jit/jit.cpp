@@ -3,8 +3,8 @@
 #include <cstdlib>
 #include <regex>
 
+#include "jit/cuda/nvrtc.h"
 #include "jit/headers.h"
-#include "jit/nvrtc.h"
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
 
@@ -48,7 +48,8 @@ void append_signature(std::string& key, const ArgValue& a) {
 // "(float* x, int n)"
 std::string describe_params(const KernelDecl& decl) {
   std::vector<std::string> parts;
-  for (const ParamDecl& p : decl.params) parts.push_back(p.type + (p.name.empty() ? "" : " " + p.name));
+  for (const ParamDecl& p : decl.params)
+    parts.push_back(p.type + (p.name.empty() ? "" : " " + p.name));
   return "(" + join(parts) + ")";
 }
 
@@ -56,41 +57,56 @@ std::string describe_params(const KernelDecl& decl) {
 
 const char* origin_name(Origin o) {
   switch (o) {
-    case Origin::memory: return "memory";
-    case Origin::disk: return "disk";
-    case Origin::compiled: return "compiled";
+    case Origin::memory:
+      return "memory";
+    case Origin::disk:
+      return "disk";
+    case Origin::compiled:
+      return "compiled";
   }
   return "?";
 }
 
 // ---------------------------------------------------------------------------------------- Jit
 
-Jit::Jit(std::shared_ptr<Backend> backend, DiskCache cache, std::filesystem::path kernels_dir)
-    : backend_(std::move(backend)), cache_(std::move(cache)), kernels_dir_(std::move(kernels_dir)) {}
+Jit::Jit(std::shared_ptr<Backend> backend, std::shared_ptr<Compiler> compiler, DiskCache cache,
+         std::filesystem::path kernels_dir, JitOptions options)
+    : backend_(std::move(backend)),
+      compiler_(std::move(compiler)),
+      cache_(std::move(cache)),
+      kernels_dir_(std::move(kernels_dir)),
+      options_(std::move(options)) {}
 
 Jit::~Jit() = default;
 
 std::string Jit::target(const std::string& arch) const {
   if (!arch.empty()) return arch;
-  if (const char* env = std::getenv("KILN_ARCH"); env && *env) return env;
-  return backend_->default_arch();
+  if (!options_.arch.empty()) return options_.arch;
+  return compiler_->default_arch();
 }
 
-std::map<std::string, std::string> Jit::headers() const { return builtin_headers(kernels_dir_); }
+std::map<std::string, std::string> Jit::headers() const {
+  return builtin_headers(kernels_dir_);
+}
 
 BuildRef Jit::build(const CompileRequest& request, const std::vector<std::string>& extra_key,
                     const void* private_to) {
   auto start = Clock::now();
-  std::vector<std::string> parts = {KILN_VERSION, backend_->name(),
-                                    backend_->compiler_identity(request.arch), request.arch,
-                                    request.filename, request.source, join(request.name_expressions, "\n"),
+  std::vector<std::string> parts = {KILN_VERSION,
+                                    backend_->name(),
+                                    compiler_->identity(request.arch),
+                                    request.arch,
+                                    request.filename,
+                                    request.source,
+                                    join(request.name_expressions, "\n"),
                                     join(request.options, "\n")};
   for (const auto& [name, text] : headers()) parts.push_back(name + "\n" + text);
   parts.insert(parts.end(), extra_key.begin(), extra_key.end());
   std::string key = hash_key(parts);
 
   std::string memory_key = key;
-  if (private_to) memory_key.append("@").append(std::to_string(reinterpret_cast<std::uintptr_t>(private_to)));
+  if (private_to)
+    memory_key.append("@").append(std::to_string(reinterpret_cast<std::uintptr_t>(private_to)));
   if (auto it = builds_.find(memory_key); it != builds_.end())
     if (std::shared_ptr<Build> b = it->second.lock()) return {b, Origin::memory, ms_since(start)};
 
@@ -101,7 +117,7 @@ BuildRef Jit::build(const CompileRequest& request, const std::vector<std::string
   } else {
     origin = Origin::compiled;
     check_for_gpu(request, extra_key);
-    b->result = backend_->compile(request);
+    b->result = compiler_->compile(request);
     cache_.store(key, b->result);
   }
   try {
@@ -110,7 +126,7 @@ BuildRef Jit::build(const CompileRequest& request, const std::vector<std::string
     if (origin != Origin::disk) throw;
     // An entry that decodes but does not load (another machine's cubin, say): rebuild it.
     origin = Origin::compiled;
-    b->result = backend_->compile(request);
+    b->result = compiler_->compile(request);
     cache_.store(key, b->result);
     b->module = backend_->load(b->result);
   }
@@ -121,7 +137,7 @@ BuildRef Jit::build(const CompileRequest& request, const std::vector<std::string
 std::shared_ptr<Nvrtc> Jit::nvrtc(std::string* why) {
   if (!nvrtc_tried_) {
     nvrtc_tried_ = true;
-    nvrtc_ = Nvrtc::load(&nvrtc_why_);
+    nvrtc_ = Nvrtc::load(&nvrtc_why_, options_.cuda_toolkits);
   }
   if (!nvrtc_ && why) *why = nvrtc_why_;
   return nvrtc_;
@@ -129,7 +145,7 @@ std::shared_ptr<Nvrtc> Jit::nvrtc(std::string* why) {
 
 void Jit::check_for_gpu(const CompileRequest& request, const std::vector<std::string>& extra_key) {
   if (backend_->name() == "cuda") return;
-  if (const char* env = std::getenv("KILN_NVRTC_CHECK"); env && std::string_view(env) == "0") return;
+  if (!options_.nvrtc_check) return;
   if (!nvrtc(nullptr)) return;
   CompileRequest r = request;
   r.arch.clear();  // the default GPU target, whatever the host backend's target is
@@ -143,9 +159,17 @@ std::string Jit::ptx(const CompileRequest& request, const std::vector<std::strin
   CompileRequest r = request;
   r.arch = compiler->cap_arch(r.arch.empty() || r.arch == "native" ? "sm_80" : r.arch);
   // Host-compiler options NVRTC does not take (it optimises by default).
-  std::erase_if(r.options, [](const std::string& o) { return (o.size() == 3 && o.starts_with("-O")) || o == "-g"; });
-  std::vector<std::string> parts = {KILN_VERSION, "ptx", compiler->version(), r.arch, r.filename,
-                                    r.source, join(r.name_expressions, "\n"), join(r.options, "\n")};
+  std::erase_if(r.options, [](const std::string& o) {
+    return (o.size() == 3 && o.starts_with("-O")) || o == "-g";
+  });
+  std::vector<std::string> parts = {KILN_VERSION,
+                                    "ptx",
+                                    compiler->version(),
+                                    r.arch,
+                                    r.filename,
+                                    r.source,
+                                    join(r.name_expressions, "\n"),
+                                    join(r.options, "\n")};
   std::map<std::string, std::string> hdrs = headers();
   for (const auto& [name, text] : hdrs) parts.push_back(name + "\n" + text);
   parts.insert(parts.end(), extra_key.begin(), extra_key.end());
@@ -197,7 +221,8 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
   spec->build = jit_->build(r, source_->included_texts(), owner);
   const CompileResult& result = spec->build.build->result;
   if (result.lowered_names.empty())
-    throw Error("kernel '" + decl_.name + "': the compiler produced no entry for " + name_expression);
+    throw Error("kernel '" + decl_.name + "': the compiler produced no entry for " +
+                name_expression);
   spec->lowered_name = result.lowered_names[0];
 
   // Exact parameter types from the compiler where it gives them, else from the declaration.
@@ -216,7 +241,8 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
 }
 
 void Kernel::apply_globals(Build& build) const {
-  for (const auto& [name, bytes] : *globals_) build.module->set_global(name, bytes.data(), bytes.size());
+  for (const auto& [name, bytes] : *globals_)
+    build.module->set_global(name, bytes.data(), bytes.size());
 }
 
 void Kernel::apply_globals_to_builds() const {
@@ -274,7 +300,8 @@ void Kernel::validate(const LaunchConfig& c) const {
   const std::uint32_t block[3] = {c.block.x, c.block.y, c.block.z};
   const char* axis = "xyz";
   for (int i = 0; i < 3; ++i) {
-    if (grid[i] == 0 || block[i] == 0) fail(std::string("zero ") + (grid[i] == 0 ? "grid" : "block") + " dimension " + axis[i]);
+    if (grid[i] == 0 || block[i] == 0)
+      fail(std::string("zero ") + (grid[i] == 0 ? "grid" : "block") + " dimension " + axis[i]);
     if (grid[i] > d.max_grid_dim[i])
       fail("grid dimension " + std::string(1, axis[i]) + " = " + std::to_string(grid[i]) +
            " exceeds the device's " + std::to_string(d.max_grid_dim[i]));
@@ -290,7 +317,8 @@ void Kernel::validate(const LaunchConfig& c) const {
          std::to_string(d.max_shared_per_block_optin));
 }
 
-void Kernel::launch(Specialisation& spec, const LaunchConfig& config, const std::vector<ArgValue>& args) {
+void Kernel::launch(Specialisation& spec, const LaunchConfig& config,
+                    const std::vector<ArgValue>& args) {
   validate(config);
   if (args.size() != spec.params.size())
     throw Error("kernel '" + decl_.name + "' takes " + std::to_string(spec.params.size()) +
@@ -303,23 +331,27 @@ void Kernel::launch(Specialisation& spec, const LaunchConfig& config, const std:
 
 std::string Kernel::ptx(const std::vector<ArgValue>* args) {
   std::string expr;
-  if (args) expr = name_expression(*args);
-  else if (last_) expr = last_->name_expression;
+  if (args)
+    expr = name_expression(*args);
+  else if (last_)
+    expr = last_->name_expression;
   else if (options_.name.find('<') != std::string::npos || decl_.template_params.empty())
     expr = name_expression({});
   else
-    throw Error("kernel '" + decl_.name + "' is a template: give k:ptx() its arguments, or launch it first");
+    throw Error("kernel '" + decl_.name +
+                "' is a template: give k:ptx() its arguments, or launch it first");
   std::string arch = options_.arch;
   if (arch.empty()) {
-    const char* env = std::getenv("KILN_ARCH");
-    arch = env && *env ? env : jit_->backend().name() == "cuda" ? jit_->target("") : "";
+    const std::string& preset = jit_->options().arch;
+    arch = !preset.empty() ? preset : jit_->backend().name() == "cuda" ? jit_->target("") : "";
   }
   return jit_->ptx(request(expr, arch), source_->included_texts());
 }
 
 // -------------------------------------------------------------------------- selection, checks
 
-std::vector<KernelDecl> select_kernels(const SourceText& source, const std::string& name, bool all) {
+std::vector<KernelDecl> select_kernels(const SourceText& source, const std::string& name,
+                                       bool all) {
   std::vector<KernelDecl> decls = find_kernels(source.text());
   if (decls.empty()) throw Error("no __global__ function in " + source.origin());
   std::vector<std::string> names;
@@ -329,7 +361,8 @@ std::vector<KernelDecl> select_kernels(const SourceText& source, const std::stri
     while (!base.empty() && base.back() == ' ') base.pop_back();
     for (const KernelDecl& d : decls)
       if (d.name == base) return {d};
-    throw Error("no kernel named '" + base + "' in " + source.origin() + " (it has: " + join(names) + ")");
+    throw Error("no kernel named '" + base + "' in " + source.origin() +
+                " (it has: " + join(names) + ")");
   }
   if (all || decls.size() == 1) return decls;
   throw Error(source.origin() + " has several kernels (" + join(names) +

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "jit/cache.h"
+#include "jit/compiler.h"
 #include "jit/kernel_decl.h"
 #include "jit/signature.h"
 #include "jit/source.h"
@@ -28,7 +29,14 @@ struct KernelOptions {
   std::string name;  // "blur", "reduce<float, 256>", or "" when the source has one kernel
   std::vector<std::pair<std::string, std::string>> defines;  // validated macro names
   std::vector<std::string> options;                          // validated compiler options
-  std::string arch;                                          // "" → KILN_ARCH or the backend's
+  std::string arch;                                          // "" → JitOptions::arch
+};
+
+// The dispatcher's settings (repl/settings reads them from the environment).
+struct JitOptions {
+  std::string arch;                        // the default target ("" → the compiler's own)
+  bool nvrtc_check = true;                 // on the cpu backend, also compile with NVRTC
+  std::vector<std::string> cuda_toolkits;  // where to look for NVRTC first
 };
 
 // Where a build came from, as k:info().cache says it.
@@ -50,14 +58,17 @@ struct BuildRef {
 
 class Jit {
  public:
-  Jit(std::shared_ptr<Backend> backend, DiskCache cache, std::filesystem::path kernels_dir);
+  Jit(std::shared_ptr<Backend> backend, std::shared_ptr<Compiler> compiler, DiskCache cache,
+      std::filesystem::path kernels_dir, JitOptions options = {});
   ~Jit();
 
   Backend& backend() const { return *backend_; }
   const std::shared_ptr<Backend>& backend_ptr() const { return backend_; }
+  Compiler& compiler() const { return *compiler_; }
+  const JitOptions& options() const { return options_; }
   DiskCache& cache() { return cache_; }
   const std::filesystem::path& kernels_dir() const { return kernels_dir_; }
-  // The target for opts.arch: itself, else KILN_ARCH, else the backend's default.
+  // The target for opts.arch: itself, else options().arch, else the compiler's default.
   std::string target(const std::string& arch) const;
 
   // The build for a request: from memory, else from disk, else compiled (then stored in both).
@@ -70,7 +81,7 @@ class Jit {
   std::string ptx(const CompileRequest& request, const std::vector<std::string>& extra_key);
   // On a backend other than cuda, also compiles the source with NVRTC (when it is there), so
   // that code that runs on the host is known to compile for a GPU and GPU-only mistakes are
-  // reported as the cuda backend reports them. KILN_NVRTC_CHECK=0 turns it off.
+  // reported as the cuda backend reports them. options().nvrtc_check turns it off.
   void check_for_gpu(const CompileRequest& request, const std::vector<std::string>& extra_key);
 
   // NVRTC, loaded on first use; nullptr (why filled) without it. For k:ptx() on any backend.
@@ -79,8 +90,10 @@ class Jit {
 
  private:
   std::shared_ptr<Backend> backend_;
+  std::shared_ptr<Compiler> compiler_;
   DiskCache cache_;
   std::filesystem::path kernels_dir_;
+  JitOptions options_;
   std::unordered_map<std::string, std::weak_ptr<Build>> builds_;
   std::shared_ptr<Nvrtc> nvrtc_;
   std::string nvrtc_why_;
@@ -95,7 +108,7 @@ using Globals = std::map<std::string, std::vector<char>>;
 class Kernel {
  public:
   struct Specialisation {
-    std::string name_expression;   // "scale<float>"
+    std::string name_expression;  // "scale<float>"
     std::string lowered_name;
     std::vector<ParamType> params;
     std::vector<std::string> param_names;
@@ -145,8 +158,7 @@ class Kernel {
 
 // The kernels of a source selected by opts.name (or all of them when name is empty and all is
 // true). Throws kiln::Error: no __global__ function, unknown name, several and no name.
-std::vector<KernelDecl> select_kernels(const SourceText& source, const std::string& name,
-                                       bool all);
+std::vector<KernelDecl> select_kernels(const SourceText& source, const std::string& name, bool all);
 
 // Validates user defines and options (no injection of compiler arguments): macro names are
 // identifiers; options come from an allow-list. Throws kiln::Error naming the bad one.

@@ -9,10 +9,11 @@
 #include <string_view>
 #include <vector>
 
+#include "jit/backends.h"
 #include "repl/lua_host.h"
 #include "repl/pretty.h"
 #include "repl/repl.h"
-#include "runtime/backends.h"
+#include "repl/settings.h"
 
 namespace kiln::cli {
 namespace {
@@ -62,16 +63,6 @@ void print_fields(lua_State* L, int idx, const std::vector<std::string>& order) 
   }
 }
 
-// Where the disk cache lives when the cuda module cannot say (lua-api.md, Environment).
-std::string default_cache_dir() {
-  if (const char* dir = std::getenv("KILN_CACHE_DIR"); dir && *dir) return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return std::string(xdg) + "/kiln";
-  if (const char* home = std::getenv("HOME"); home && *home)
-    return std::string(home) + "/.cache/kiln";
-  return "(unknown: HOME is not set)";
-}
-
 // --info: kiln's own versions, then cuda.info() or what kiln can tell without it. [-0, +0]
 int info(lua_State* L) {
   std::printf("kiln: %s\n", KILN_VERSION);
@@ -91,11 +82,13 @@ int info(lua_State* L) {
     std::printf("backend: %s\n", field_text(L, -1).c_str());
     lua_pop(L, 1);
   } else {
-    const char* backend = std::getenv("KILN_BACKEND");
-    std::printf("backend: %s (KILN_BACKEND)\n", backend && *backend ? backend : "auto");
+    std::printf("backend: %s (KILN_BACKEND)\n", lua::settings(L).platform.backend.c_str());
     lua_settop(L, 0);
   }
-  std::printf("cache_dir: %s\n", default_cache_dir().c_str());
+  const CacheSettings& cache = lua::settings(L).cache;
+  std::printf("cache_dir: %s\n", cache.enabled || !cache.dir.empty()
+                                     ? cache.dir.c_str()
+                                     : "(unknown: HOME is not set)");
   return 0;
 }
 
@@ -139,8 +132,8 @@ int cache(lua_State* L, bool clear, bool stats) {
 }
 
 // A fresh state with arg set, as the REPL's :reset needs it and the start of run() does.
-lua::State prepared_state(int argc, char** argv, const Options& options) {
-  lua::State state = lua::new_state();
+lua::State prepared_state(int argc, char** argv, const Options& options, const Settings& settings) {
+  lua::State state = lua::new_state(settings);
   lua::create_arg_table(state.get(), argc, argv, options.script);
   if (options.warnings) lua_warning(state.get(), "@on", 0);
   return state;
@@ -215,7 +208,7 @@ std::string help_text() {
          "  -i                enter the REPL after the script and chunks\n"
          "  -W                turn Lua warnings on\n"
          "  --backend NAME    kernel backend: auto, cuda or cpu (sets KILN_BACKEND)\n"
-         "  --check           bounds-check kernels on the cpu backend (sets KILN_CHECK=1)\n"
+         "  --check           bounds-check kernels on the cpu backend (as KILN_CHECK=1)\n"
          "  --info            print versions, backend, device and cache folder\n"
          "  --cache-stats     print the kernel cache's folder, entries and size\n"
          "  --cache-clear     empty the kernel cache\n"
@@ -243,16 +236,18 @@ int run(int argc, char** argv) {
     std::fputs(help_text().c_str(), stdout);
     return 0;
   }
-  // Before the state exists: the modules read these when they open.
-  if (options.check) setenv("KILN_CHECK", "1", 1);
-  if (!options.backend.empty()) setenv("KILN_BACKEND", options.backend.c_str(), 1);
+  // The environment, read once; the command line overrides it.
+  Settings settings = Settings::from_environment();
+  if (options.check) settings.platform.cpu.check = true;
+  if (!options.backend.empty()) settings.platform.backend = options.backend;
 
   // An explicit KILN_BACKEND=cuda that cannot run fails now, naming what is missing, rather
   // than at the first kernel (auto falls back to cpu quietly, and opens nothing until used).
-  if (const char* b = std::getenv("KILN_BACKEND"); b && std::string_view(b) == "cuda" && !options.help) {
+  if (settings.platform.backend == "cuda") {
     std::string why;
-    if (!cuda_available(&why)) {
-      std::fprintf(stderr, "kiln: KILN_BACKEND=cuda, but the cuda backend cannot run: %s\n", why.c_str());
+    if (!jit::cuda_available(settings.platform, &why)) {
+      std::fprintf(stderr, "kiln: KILN_BACKEND=cuda, but the cuda backend cannot run: %s\n",
+                   why.c_str());
       return 1;
     }
   }
@@ -260,7 +255,7 @@ int run(int argc, char** argv) {
   bool show_banner = options.version || options.interactive;
   if (show_banner) std::printf("%s\n", version_text().c_str());
   std::fflush(stdout);
-  lua::State state = prepared_state(argc, argv, options);
+  lua::State state = prepared_state(argc, argv, options, settings);
   lua_State* L = state.get();
   if (options.info || options.cache_stats || options.cache_clear) {
     int status = options.info ? info(L) : 0;
@@ -276,7 +271,7 @@ int run(int argc, char** argv) {
     if (status != LUA_OK) return 1;
   }
   if (options.script != 0 && lua::do_script(L, argv[options.script]) != LUA_OK) return 1;
-  auto fresh_state = [&] { return prepared_state(argc, argv, options); };
+  auto fresh_state = [&] { return prepared_state(argc, argv, options, settings); };
   bool tty = isatty(STDIN_FILENO);
   if (options.interactive) return repl::run(state, fresh_state, tty);
   if (options.script == 0 && options.chunks.empty() && !options.version) {

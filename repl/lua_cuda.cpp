@@ -6,16 +6,16 @@
 #include <cstring>
 #include <limits>
 
+#include "jit/backends.h"
 #include "jit/cache.h"
-#include "jit/nvrtc.h"
+#include "jit/cuda/nvrtc.h"
 #include "repl/lua_array.h"
+#include "repl/lua_host.h"
 #include "repl/lua_util.h"
 #include "repl/modules.h"
-#include "jit/headers.h"
-#include "runtime/backends.h"
 #include "runtime/error.h"
 #ifdef KILN_HAVE_CUDA
-#include "runtime/cuda_backend.h"
+#include "runtime/cuda/backend.h"
 #endif
 
 namespace kiln::lua {
@@ -30,7 +30,15 @@ struct RuntimeBox {
 };
 
 // Prints a warning of the cache (corrupt entries, unwritable folder) to stderr.
-void warn(const std::string& message) { std::fprintf(stderr, "kiln: %s\n", message.c_str()); }
+void warn(const std::string& message) {
+  std::fprintf(stderr, "kiln: %s\n", message.c_str());
+}
+
+// The disk cache the settings name (its warnings go to stderr).
+jit::DiskCache disk_cache(lua_State* L) {
+  const CacheSettings& c = settings(L).cache;
+  return jit::DiskCache(c.dir, c.max_bytes, c.enabled, warn);
+}
 
 // The runtime box, created (without opening a backend) on first use. [-0, +0]
 RuntimeBox& box(lua_State* L) {
@@ -63,8 +71,10 @@ void push_device(lua_State* L, const DeviceInfo& d) {
   lua_createtable(L, 3, 0);
   for (int i = 0; i < 3; ++i) lua_pushinteger(L, d.max_grid_dim[i]), lua_rawseti(L, -2, i + 1);
   lua_setfield(L, -2, "max_grid_dim");
-  lua_pushinteger(L, static_cast<lua_Integer>(d.max_shared_per_block)), lua_setfield(L, -2, "max_shared_memory_per_block");
-  lua_pushinteger(L, static_cast<lua_Integer>(d.max_shared_per_block_optin)), lua_setfield(L, -2, "max_shared_memory_per_block_optin");
+  lua_pushinteger(L, static_cast<lua_Integer>(d.max_shared_per_block)),
+      lua_setfield(L, -2, "max_shared_memory_per_block");
+  lua_pushinteger(L, static_cast<lua_Integer>(d.max_shared_per_block_optin)),
+      lua_setfield(L, -2, "max_shared_memory_per_block_optin");
   lua_pushinteger(L, d.warp_size), lua_setfield(L, -2, "warp_size");
 }
 
@@ -77,7 +87,8 @@ int device_array_index(lua_State* L) {
   if (std::strcmp(key, "shape") == 0) return push_shape(L, a.shape), 1;
   if (std::strcmp(key, "dtype") == 0) return lua_pushstring(L, dtype_info(a.dtype).name.data()), 1;
   if (std::strcmp(key, "size") == 0) return lua_pushinteger(L, a.size()), 1;
-  if (std::strcmp(key, "ndim") == 0) return lua_pushinteger(L, static_cast<lua_Integer>(a.shape.size())), 1;
+  if (std::strcmp(key, "ndim") == 0)
+    return lua_pushinteger(L, static_cast<lua_Integer>(a.shape.size())), 1;
   luaL_getmetafield(L, 1, "__methods");
   lua_getfield(L, -1, key);
   return 1;
@@ -139,7 +150,8 @@ int device_array_tostring(lua_State* L) {
     HostArray h(d->shape, d->dtype);
     d->buffer->backend().copy_to_host(h.data(), d->buffer->ptr(), d->nbytes(), nullptr);
     std::string text = format_array(h);
-    if (!text.empty() && text.back() == ')') text.insert(text.size() - 1, ", device=" + d->buffer->backend().name());
+    if (!text.empty() && text.back() == ')')
+      text.insert(text.size() - 1, ", device=" + d->buffer->backend().name());
     lua_pushstring(L, ("device_" + text).c_str());
     return 1;
   });
@@ -202,7 +214,8 @@ int cuda_backend(lua_State* L) {
 int cuda_is_available(lua_State* L) {
   RuntimeBox& b = box(L);
   if (b.jit) return lua_pushboolean(L, b.jit->backend().name() == "cuda"), 1;
-  return protect(L, [&] { return lua_pushboolean(L, cuda_available(nullptr)), 1; });
+  return protect(
+      L, [&] { return lua_pushboolean(L, jit::cuda_available(settings(L).platform, nullptr)), 1; });
 }
 
 // cuda.synchronize(): waits for all queued work. [-0, +0]
@@ -291,7 +304,8 @@ int cuda_device_array_like(lua_State* L) {
   });
 }
 
-// cuda.pinned_array(shape [, dtype]) -> a host array (page-locked where the backend has it). [-0, +1]
+// cuda.pinned_array(shape [, dtype]) -> a host array (page-locked where the backend has it). [-0,
+// +1]
 int cuda_pinned_array(lua_State* L) {
   DType dtype = opt_dtype(L, 2, DType::float64);
   return protect(L, [&] {
@@ -303,7 +317,8 @@ int cuda_pinned_array(lua_State* L) {
       void* data = c->pinned_alloc(bytes);
       std::memset(data, 0, bytes);
       // The free callback holds the backend, so pinned arrays may outlive everything else.
-      push_host_array(L, HostArray(shape, dtype, data, [backend, c](void* p) { c->pinned_free(p); }));
+      push_host_array(L,
+                      HostArray(shape, dtype, data, [backend, c](void* p) { c->pinned_free(p); }));
       return 1;
     }
 #endif
@@ -331,18 +346,20 @@ int cuda_info(lua_State* L) {
     lua_pushstring(L, KILN_VERSION), lua_setfield(L, -2, "kiln");
     lua_pushstring(L, box(L).note.c_str()), lua_setfield(L, -2, "backend");
     lua_pushstring(L, j.backend().describe().c_str()), lua_setfield(L, -2, "device");
+    lua_pushstring(L, j.compiler().describe().c_str()), lua_setfield(L, -2, "host_compiler");
     std::string why;
     std::shared_ptr<jit::Nvrtc> nvrtc = j.nvrtc(&why);
-    std::string nvrtc_text = nvrtc ? nvrtc->version() + " (" + nvrtc->library() + ")"
-                                   : "unavailable: " + why;
+    std::string nvrtc_text =
+        nvrtc ? nvrtc->version() + " (" + nvrtc->library() + ")" : "unavailable: " + why;
     lua_pushstring(L, nvrtc_text.c_str()), lua_setfield(L, -2, "nvrtc");
     std::string cuda_why;
-    bool has_cuda = j.backend().name() == "cuda" || cuda_available(&cuda_why);
+    bool has_cuda =
+        j.backend().name() == "cuda" || jit::cuda_available(settings(L).platform, &cuda_why);
     lua_pushstring(L, has_cuda ? "available" : ("unavailable: " + cuda_why).c_str());
     lua_setfield(L, -2, "cuda");
     std::string cache = j.cache().enabled() ? j.cache().dir().string() : "disabled";
     lua_pushstring(L, cache.c_str()), lua_setfield(L, -2, "cache_dir");
-    lua_pushstring(L, j.backend().compiler_identity(j.target("")).c_str());
+    lua_pushstring(L, j.compiler().identity(j.target("")).c_str());
     lua_setfield(L, -2, "compiler");
     lua_pushstring(L, j.target("").c_str()), lua_setfield(L, -2, "target");
     lua_pushstring(L, j.kernels_dir().c_str()), lua_setfield(L, -2, "kernels_dir");
@@ -353,7 +370,7 @@ int cuda_info(lua_State* L) {
 // cuda.cache_stats() -> {dir=, enabled=, entries=, bytes=, max_bytes=}. [-0, +1]
 int cuda_cache_stats(lua_State* L) {
   return protect(L, [&] {
-    jit::CacheStats s = jit::DiskCache::from_environment(warn).stats();
+    jit::CacheStats s = disk_cache(L).stats();
     lua_createtable(L, 0, 5);
     lua_pushstring(L, s.dir.c_str()), lua_setfield(L, -2, "dir");
     lua_pushboolean(L, s.enabled), lua_setfield(L, -2, "enabled");
@@ -366,22 +383,27 @@ int cuda_cache_stats(lua_State* L) {
 
 // cuda.cache_clear(): removes every entry of the disk cache. [-0, +0]
 int cuda_cache_clear(lua_State* L) {
-  return protect(L, [&] { return jit::DiskCache::from_environment(warn).clear(), 0; });
+  return protect(L, [&] { return disk_cache(L).clear(), 0; });
 }
 
 }  // namespace
 
 // ------------------------------------------------------------------------------ shared API
 
-jit::Jit& runtime(lua_State* L) { return *runtime_ptr(L); }
+jit::Jit& runtime(lua_State* L) {
+  return *runtime_ptr(L);
+}
 
 std::shared_ptr<jit::Jit> runtime_ptr(lua_State* L) {
   RuntimeBox& b = box(L);
   if (!b.jit) {
-    std::string note;
-    std::shared_ptr<Backend> backend = open_backend("", &note);
-    b.jit = std::make_shared<jit::Jit>(backend, jit::DiskCache::from_environment(warn), jit::default_kernels_dir());
-    b.note = note;
+    const Settings& s = settings(L);
+    for (const std::string& w : s.warnings) std::fprintf(stderr, "%s\n", w.c_str());
+    if (!s.error.empty()) throw Error(s.error);
+    jit::Platform platform = jit::open_platform(s.platform);
+    b.jit = std::make_shared<jit::Jit>(platform.backend, platform.compiler, disk_cache(L),
+                                       s.platform.kernels_dir, s.jit);
+    b.note = platform.note;
   }
   return b.jit;
 }
@@ -393,7 +415,8 @@ DeviceArray* test_device_array(lua_State* L, int idx) {
 DeviceArray& check_device_array(lua_State* L, int idx) {
   auto* d = static_cast<DeviceArray*>(luaL_checkudata(L, idx, kDeviceArrayMeta));
   if (d->buffer->freed()) luaL_argerror(L, idx, "the device array was freed");
-  if (d->buffer->stale()) luaL_argerror(L, idx, "the device array is invalid: it was made before cuda.reset()");
+  if (d->buffer->stale())
+    luaL_argerror(L, idx, "the device array is invalid: it was made before cuda.reset()");
   return *d;
 }
 
@@ -414,22 +437,23 @@ std::shared_ptr<DeviceBuffer> allocate_device(lua_State* L, std::size_t bytes) {
 }
 
 Stream* opt_stream(lua_State* L, int idx) {
-  if (lua_isnoneornil(L, idx) || (lua_isinteger(L, idx) && lua_tointeger(L, idx) == 0)) return nullptr;
+  if (lua_isnoneornil(L, idx) || (lua_isinteger(L, idx) && lua_tointeger(L, idx) == 0))
+    return nullptr;
   return static_cast<std::unique_ptr<Stream>*>(luaL_checkudata(L, idx, kStreamMeta))->get();
 }
 
 // luaopen_kiln_cuda: the cuda table. [-0, +1]
 int open_cuda(lua_State* L) {
-  static const luaL_Reg device_array_methods[] = {
-      {"copy_to_host", device_array_copy_to_host},
-      {"copy_to_device", device_array_copy_to_device},
-      {"free", device_array_free},
-      {nullptr, nullptr}};
+  static const luaL_Reg device_array_methods[] = {{"copy_to_host", device_array_copy_to_host},
+                                                  {"copy_to_device", device_array_copy_to_device},
+                                                  {"free", device_array_free},
+                                                  {nullptr, nullptr}};
   new_metatable<DeviceArray>(L, kDeviceArrayMeta, device_array_methods, device_array_index);
   lua_pushcfunction(L, device_array_tostring), lua_setfield(L, -2, "__tostring");
   lua_pop(L, 1);
 
-  static const luaL_Reg stream_methods[] = {{"synchronize", stream_synchronize}, {nullptr, nullptr}};
+  static const luaL_Reg stream_methods[] = {{"synchronize", stream_synchronize},
+                                            {nullptr, nullptr}};
   new_metatable<std::unique_ptr<Stream>>(L, kStreamMeta, stream_methods, nullptr);
   lua_pop(L, 1);
   static const luaL_Reg event_methods[] = {
@@ -440,25 +464,24 @@ int open_cuda(lua_State* L) {
   lua_pushcfunction(L, destroy_object<RuntimeBox>), lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);
 
-  static const luaL_Reg functions[] = {
-      {"backend", cuda_backend},
-      {"is_available", cuda_is_available},
-      {"synchronize", cuda_synchronize},
-      {"list_devices", cuda_list_devices},
-      {"get_current_device", cuda_get_current_device},
-      {"select_device", cuda_select_device},
-      {"to_device", cuda_to_device},
-      {"device_array", cuda_device_array},
-      {"device_array_like", cuda_device_array_like},
-      {"pinned_array", cuda_pinned_array},
-      {"reset", cuda_reset},
-      {"stream", cuda_stream},
-      {"event", cuda_event},
-      {"event_elapsed_time", cuda_event_elapsed_time},
-      {"info", cuda_info},
-      {"cache_stats", cuda_cache_stats},
-      {"cache_clear", cuda_cache_clear},
-      {nullptr, nullptr}};
+  static const luaL_Reg functions[] = {{"backend", cuda_backend},
+                                       {"is_available", cuda_is_available},
+                                       {"synchronize", cuda_synchronize},
+                                       {"list_devices", cuda_list_devices},
+                                       {"get_current_device", cuda_get_current_device},
+                                       {"select_device", cuda_select_device},
+                                       {"to_device", cuda_to_device},
+                                       {"device_array", cuda_device_array},
+                                       {"device_array_like", cuda_device_array_like},
+                                       {"pinned_array", cuda_pinned_array},
+                                       {"reset", cuda_reset},
+                                       {"stream", cuda_stream},
+                                       {"event", cuda_event},
+                                       {"event_elapsed_time", cuda_event_elapsed_time},
+                                       {"info", cuda_info},
+                                       {"cache_stats", cuda_cache_stats},
+                                       {"cache_clear", cuda_cache_clear},
+                                       {nullptr, nullptr}};
   luaL_newlib(L, functions);
   register_kernel_functions(L);
   return 1;

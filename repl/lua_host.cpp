@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "repl/lua_util.h"
 #include "repl/modules.h"
 #include "runtime/interrupt.h"
 
@@ -84,6 +85,9 @@ int push_script_args(lua_State* L) {
 
 }  // namespace
 
+constexpr const char* kSettingsKey = "kiln.settings";   // the registry's Settings object
+constexpr const char* kSettingsType = "kiln.Settings";  // its metatable
+
 void open_kiln(lua_State* L) {
   luaL_openlibs(L);
   luaL_requiref(L, "kiln.array", open_array, 0);
@@ -92,11 +96,24 @@ void open_kiln(lua_State* L) {
   lua_setglobal(L, "cuda");
 }
 
-State new_state() {
+State new_state(const Settings& settings) {
   State L(luaL_newstate());
   if (!L) throw std::bad_alloc();
+  luaL_newmetatable(L.get(), kSettingsType);  // [-0, +1]
+  lua_pushcfunction(L.get(), destroy_object<Settings>), lua_setfield(L.get(), -2, "__gc");
+  lua_pop(L.get(), 1);
+  new_object<Settings>(L.get(), kSettingsType, settings);
+  lua_setfield(L.get(), LUA_REGISTRYINDEX, kSettingsKey);
   open_kiln(L.get());
   return L;
+}
+
+const Settings& settings(lua_State* L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kSettingsKey);
+  auto* s = static_cast<Settings*>(luaL_testudata(L, -1, kSettingsType));
+  lua_pop(L, 1);
+  if (!s) luaL_error(L, "kiln: this Lua state has no settings (not made by new_state)");
+  return *s;
 }
 
 int docall(lua_State* L, int narg, int nres) {

@@ -6,6 +6,8 @@
 
 #include <lua.hpp>
 
+#include "repl/settings.h"
+
 namespace kiln::lua {
 
 // A lua_State that closes itself.
@@ -14,8 +16,12 @@ struct StateCloser {
 };
 using State = std::unique_ptr<lua_State, StateCloser>;
 
-// A new state with the standard libraries and kiln's modules opened.
-State new_state();
+// A new state with the standard libraries and kiln's modules opened, under settings (kept in
+// the registry for the bindings: settings(L)).
+State new_state(const Settings& settings = Settings::from_environment());
+
+// The settings the state was made with. [-0, +0]
+const Settings& settings(lua_State* L);
 
 // Calls the function below narg arguments with a traceback handler (lua.c's docall). While it
 // runs, SIGINT raises kiln::interrupt_flag() and stops the Lua code with "interrupted!"; the

@@ -5,14 +5,15 @@
 #include <filesystem>
 #include <regex>
 
+#include "jit/backends.h"
+#include "jit/headers.h"
 #include "repl/lua_array.h"
 #include "repl/lua_cuda.h"
+#include "repl/lua_host.h"
 #include "repl/lua_util.h"
-#include "jit/headers.h"
-#include "runtime/backends.h"
 #include "runtime/error.h"
 #ifdef KILN_HAVE_CUDA
-#include "runtime/cuda_backend.h"
+#include "runtime/cuda/backend.h"
 #endif
 
 namespace kiln::lua {
@@ -53,9 +54,11 @@ std::string caller_position(lua_State* L) {
 // kiln::Error (callers run inside protect: a longjmp would skip the destructors of C++ locals).
 std::string define_value(lua_State* L, int idx, const char* name) {
   switch (lua_type(L, idx)) {
-    case LUA_TBOOLEAN: return lua_toboolean(L, idx) ? "1" : "0";
+    case LUA_TBOOLEAN:
+      return lua_toboolean(L, idx) ? "1" : "0";
     case LUA_TNUMBER:
-    case LUA_TSTRING: return lua_tostring(L, idx);
+    case LUA_TSTRING:
+      return lua_tostring(L, idx);
     default:
       throw Error(std::string("defines: the value of ") + name +
                   " must be a number, string or boolean");
@@ -126,12 +129,12 @@ jit::KernelOptions check_options(lua_State* L, int idx) {
 
 // A kernel file: the path as given, else a file of that name in kernels_src/.
 // A name the file system refuses (too long, say) is no file: callers report it as missing.
-std::filesystem::path resolve_kernel_file(const std::string& path) {
+std::filesystem::path resolve_kernel_file(lua_State* L, const std::string& path) {
   std::error_code ec;
   std::filesystem::path p(path);
   if (std::filesystem::exists(p, ec) || p.has_parent_path()) return p;
   for (const char* ext : {"", ".cu", ".cuh"}) {
-    std::filesystem::path candidate = jit::default_kernels_dir() / (path + ext);
+    std::filesystem::path candidate = settings(L).platform.kernels_dir / (path + ext);
     if (std::filesystem::exists(candidate, ec)) return candidate;
   }
   return p;
@@ -194,19 +197,23 @@ std::vector<jit::ArgValue> collect_args(lua_State* L, int first, std::vector<Sta
 // A launch dimension: a positive integer or {x [, y [, z]]}.
 Dim3 check_dim(lua_State* L, int idx, const char* what) {
   auto component = [&](lua_Integer v) -> std::uint32_t {
-    if (v < 0 || v > 0xffffffffLL) luaL_error(L, "launch %s dimension %I is out of range", what, static_cast<LUA_INTEGER>(v));
+    if (v < 0 || v > 0xffffffffLL)
+      luaL_error(L, "launch %s dimension %I is out of range", what, static_cast<LUA_INTEGER>(v));
     return static_cast<std::uint32_t>(v);
   };
   auto integer = [&](int i) -> lua_Integer {
     int isnum = 0;
     lua_Integer v = lua_tointegerx(L, i, &isnum);
-    if (!isnum) luaL_error(L, "launch %s: expected an integer or {x, y, z}, got %s", what, luaL_typename(L, i));
+    if (!isnum)
+      luaL_error(L, "launch %s: expected an integer or {x, y, z}, got %s", what,
+                 luaL_typename(L, i));
     return v;
   };
   Dim3 d;
   if (lua_type(L, idx) == LUA_TTABLE) {
     lua_Integer n = luaL_len(L, idx);
-    if (n < 1 || n > 3) luaL_error(L, "launch %s: expected 1 to 3 dimensions, got %d", what, int(n));
+    if (n < 1 || n > 3)
+      luaL_error(L, "launch %s: expected 1 to 3 dimensions, got %d", what, int(n));
     std::uint32_t* parts[3] = {&d.x, &d.y, &d.z};
     for (lua_Integer i = 1; i <= n; ++i) {
       lua_geti(L, idx, i);
@@ -249,7 +256,8 @@ void launch(lua_State* L, jit::Kernel& k, const LaunchConfig& config, int first)
   jit::Kernel::Specialisation& spec = k.specialise(args);
   k.launch(spec, config, args);
   for (Staged& s : staged)
-    s.device->backend().copy_to_host(s.host->data(), s.device->ptr(), s.host->nbytes(), config.stream);
+    s.device->backend().copy_to_host(s.host->data(), s.device->ptr(), s.host->nbytes(),
+                                     config.stream);
 }
 
 // ------------------------------------------------------------------------------ kernels
@@ -258,7 +266,9 @@ KernelRef& check_kernel(lua_State* L, int idx) {
   return *static_cast<KernelRef*>(luaL_checkudata(L, idx, kKernelMeta));
 }
 
-void push_kernel(lua_State* L, KernelRef k) { new_object<KernelRef>(L, kKernelMeta, std::move(k)); }
+void push_kernel(lua_State* L, KernelRef k) {
+  new_object<KernelRef>(L, kKernelMeta, std::move(k));
+}
 
 // launcher(args...): the launch itself. [-n, +0]
 int launcher_call(lua_State* L) {
@@ -373,7 +383,8 @@ std::vector<KernelRef> make_kernels(lua_State* L, std::shared_ptr<jit::SourceTex
   for (jit::KernelDecl& d : jit::select_kernels(*source, opts.name, all)) {
     jit::KernelOptions o = opts;
     if (all) o.name.clear();
-    kernels.push_back(std::make_shared<jit::Kernel>(j, source, std::move(d), std::move(o), globals));
+    kernels.push_back(
+        std::make_shared<jit::Kernel>(j, source, std::move(d), std::move(o), globals));
   }
   return kernels;
 }
@@ -399,7 +410,8 @@ int cuda_jit_file(lua_State* L) {
   return protect(L, [&] {
     std::string path = lua_tostring(L, 1);
     jit::KernelOptions opts = check_options(L, 2);
-    auto source = std::make_shared<jit::SourceText>(jit::SourceText::from_file(resolve_kernel_file(path)));
+    auto source =
+        std::make_shared<jit::SourceText>(jit::SourceText::from_file(resolve_kernel_file(L, path)));
     push_kernel(L, make_kernels(L, source, opts, false, std::make_shared<jit::Globals>()).front());
     return 1;
   });
@@ -409,7 +421,7 @@ int cuda_jit_file(lua_State* L) {
 int cuda_kernel_path(lua_State* L) {
   const char* name = luaL_checkstring(L, 1);
   return protect(L, [&] {
-    std::filesystem::path p = resolve_kernel_file(name);
+    std::filesystem::path p = resolve_kernel_file(L, name);
     std::error_code ec;
     if (!std::filesystem::exists(p, ec)) return lua_pushnil(L), 1;
     return lua_pushstring(L, p.c_str()), 1;
@@ -436,7 +448,7 @@ int cuda_module(lua_State* L) {
     std::string origin = caller_position(L);
     auto source = std::make_shared<jit::SourceText>(
         file.empty() ? jit::SourceText::from_string(text, origin)
-                     : jit::SourceText::from_file(resolve_kernel_file(file)));
+                     : jit::SourceText::from_file(resolve_kernel_file(L, file)));
     auto globals = std::make_shared<jit::Globals>();
     std::vector<KernelRef> kernels = make_kernels(L, source, opts, opts.name.empty(), globals);
     ModuleBox* m = new_object<ModuleBox>(L, kModuleMeta, ModuleBox{source, globals, kernels});
@@ -468,10 +480,13 @@ std::pair<DType, long> declared_global(const std::string& text, const std::strin
                   "\\s*(\\[\\s*([0-9]+)\\s*\\])?\\s*[;=]");
   std::smatch m;
   if (!std::regex_search(text, m, decl))
-    throw Error("set_constant: no __constant__ or __device__ variable '" + name + "' in the module");
+    throw Error("set_constant: no __constant__ or __device__ variable '" + name +
+                "' in the module");
   std::string type = std::regex_replace(m[2].str(), std::regex("\\bconst\\b|\\bvolatile\\b"), "");
   std::optional<DType> t = dtype_of_cpp(type);
-  if (!t) throw Error("set_constant: '" + name + "' has type '" + m[2].str() + "', not a scalar kiln can set");
+  if (!t)
+    throw Error("set_constant: '" + name + "' has type '" + m[2].str() +
+                "', not a scalar kiln can set");
   return {*t, m[4].matched ? std::stol(m[4].str()) : 0};
 }
 
@@ -494,7 +509,8 @@ int module_set_constant(lua_State* L) {
       if (extent && values->size() > extent)
         throw Error("set_constant: '" + name + "' holds " + std::to_string(extent) +
                     " elements, the array has " + std::to_string(values->size()));
-      bytes.assign(static_cast<char*>(values->data()), static_cast<char*>(values->data()) + values->nbytes());
+      bytes.assign(static_cast<char*>(values->data()),
+                   static_cast<char*>(values->data()) + values->nbytes());
     } else {
       jit::ArgPack pack;
       jit::ParamType p = jit::classify_param(dtype_info(dtype).cpp);
@@ -605,7 +621,8 @@ int reduce_call(lua_State* L) {
     auto total = allocate_device(L, esize);
     auto arg = [&](void* p, std::int64_t count) {
       jit::ArgValue a;
-      a.kind = jit::ArgValue::Kind::device_array, a.dtype = dtype, a.ndim = 1, a.data = p, a.shape = {count};
+      a.kind = jit::ArgValue::Kind::device_array, a.dtype = dtype, a.ndim = 1, a.data = p,
+      a.shape = {count};
       return a;
     };
     jit::ArgValue zero;
@@ -617,7 +634,8 @@ int reduce_call(lua_State* L) {
     flag.integer = has_init;
     LaunchConfig c;
     c.grid.x = static_cast<std::uint32_t>(blocks), c.block.x = threads;
-    std::vector<jit::ArgValue> args = {arg(in, n), arg(partial->ptr(), blocks), n_value, zero, zero};
+    std::vector<jit::ArgValue> args = {arg(in, n), arg(partial->ptr(), blocks), n_value, zero,
+                                       zero};
     k->launch(k->specialise(args), c, args);
     jit::ArgValue blocks_value = n_value;
     blocks_value.integer = blocks;
@@ -660,7 +678,8 @@ void register_kernel_functions(lua_State* L) {
   new_metatable<Launcher>(L, kLauncherMeta, nullptr, nullptr);
   lua_pushcfunction(L, launcher_call), lua_setfield(L, -2, "__call");
   lua_pop(L, 1);
-  static const luaL_Reg module_methods[] = {{"set_constant", module_set_constant}, {nullptr, nullptr}};
+  static const luaL_Reg module_methods[] = {{"set_constant", module_set_constant},
+                                            {nullptr, nullptr}};
   new_metatable<ModuleBox>(L, kModuleMeta, module_methods, module_index);
   lua_pop(L, 1);
   new_metatable<Reducer>(L, kReduceMeta, nullptr, nullptr);
@@ -668,7 +687,7 @@ void register_kernel_functions(lua_State* L) {
   lua_pop(L, 1);
 
   static const luaL_Reg functions[] = {
-      {"jit", cuda_jit},       {"jit_file", cuda_jit_file}, {"module", cuda_module},
+      {"jit", cuda_jit},       {"jit_file", cuda_jit_file},       {"module", cuda_module},
       {"reduce", cuda_reduce}, {"kernel_path", cuda_kernel_path}, {nullptr, nullptr}};
   luaL_setfuncs(L, functions, 0);
 }

@@ -178,8 +178,8 @@ class EditLineReader : public LineReader {
  public:
   using Completer = std::function<Completion(const std::string&)>;
 
-  explicit EditLineReader(Completer completer)
-      : completer_(std::move(completer)), history_path_(history_path()) {
+  EditLineReader(Completer completer, std::string history_file)
+      : completer_(std::move(completer)), history_path_(std::move(history_file)) {
     history_.reset(history_init());
     editline_.reset(el_init("kiln", stdin, stdout, stderr));
     if (!history_ || !editline_) throw std::bad_alloc();
@@ -407,7 +407,8 @@ class Repl {
       : state_(state), fresh_state_(fresh_state) {
     if (editing) {
       reader_ = std::make_unique<EditLineReader>(
-          [this](const std::string& line) { return complete(L(), line); });
+          [this](const std::string& line) { return complete(L(), line); },
+          lua::settings(L()).history_file);
     } else {
       reader_ = std::make_unique<PlainReader>();
     }
@@ -622,9 +623,7 @@ class Repl {
   void edit(const std::string& target) {
     std::string path = edit_path(target);
     if (path.empty()) return;
-    const char* editor = std::getenv("EDITOR");
-    if (editor == nullptr || *editor == '\0') editor = std::getenv("VISUAL");
-    std::vector<std::string> args = split_words(editor && *editor ? editor : "vi");
+    std::vector<std::string> args = split_words(lua::settings(state_.get()).editor);
     if (args.empty()) args.push_back("vi");
     args.push_back(path);
     int status = spawn_and_wait(args);
@@ -701,14 +700,6 @@ std::string format_duration(double seconds) {
     }
   }
   return "?";
-}
-
-std::string history_path() {
-  if (const char* path = std::getenv("KILN_HISTORY")) return path;
-  if (const char* home = std::getenv("HOME"); home && *home) {
-    return std::string(home) + "/.kiln_history";
-  }
-  return {};
 }
 
 int run(lua::State& state, const StateFactory& fresh_state, bool editing) {

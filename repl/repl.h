@@ -29,7 +29,4 @@ Completion complete(lua_State* L, const std::string& line);
 // "1.23 ms", "456 ns": three significant digits in the largest unit that keeps them >= 1.
 std::string format_duration(double seconds);
 
-// The history file: $KILN_HISTORY, else $HOME/.kiln_history; empty when neither is set.
-std::string history_path();
-
 }  // namespace kiln::repl

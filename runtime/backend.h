@@ -1,8 +1,10 @@
-// The one interface every backend implements (tinygrad's allocator / compiler / program split):
-//   Backend   — device facts, memory, copies, streams, events; compile() and load()
+// The one interface every backend implements (tinygrad's allocator / program split; the
+// compilers live apart, in jit/):
+//   Backend   — device facts, memory, copies, streams, events; load() of a compiled image
 //   Module    — one loaded compilation: kernels by lowered name, globals by name
 //   Program   — one loaded kernel: launch(config, args)
-// A backend is one file pair (cpu_backend.*, cuda_backend.*) plus a line in backends.cpp.
+// A backend is one folder (runtime/cpu/, runtime/cuda/); jit/backends.cpp pairs each with its
+// compiler.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -21,9 +23,9 @@ struct Dim3 {
 struct DeviceInfo {
   int id = 0;
   std::string name;
-  int cc_major = 0, cc_minor = 0;         // compute capability (0.0 on the cpu backend)
-  std::size_t total_memory = 0;           // bytes
-  int multiprocessors = 0;                // SMs, or worker threads on the cpu backend
+  int cc_major = 0, cc_minor = 0;  // compute capability (0.0 on the cpu backend)
+  std::size_t total_memory = 0;    // bytes
+  int multiprocessors = 0;         // SMs, or worker threads on the cpu backend
   int max_threads_per_block = 1024;
   int max_block_dim[3] = {1024, 1024, 64};
   std::int64_t max_grid_dim[3] = {2147483647, 65535, 65535};
@@ -61,23 +63,14 @@ struct KernelAttributes {
   std::string threads;  // cpu: how a block's threads run ("loop", "fibers", "coroutines")
 };
 
-// What a backend compiles: one translation unit and the kernels to instantiate in it.
-struct CompileRequest {
-  std::string source;                          // the user's text, defines not yet applied
-  std::string filename;                        // for messages and #line ("kernel.cu", a path)
-  std::vector<std::string> name_expressions;   // "k<float>", "vec_add" (extern "C")
-  std::vector<std::string> options;            // -D..., -I..., user options
-  std::string arch;                            // "sm_90", "compute_90"; empty: the backend's own
-};
-
-// What a compile produced; the JIT caches it whole, on disk and in memory.
+// What a compiler produced and load() takes; the JIT caches it whole, on disk and in memory.
 struct CompileResult {
-  std::string image_kind;                    // "cubin", "ptx", "so"
-  std::vector<char> image;                   // what load() takes
-  std::string ptx;                           // PTX text where there is one
-  std::vector<std::string> lowered_names;    // one per name expression
-  std::vector<std::string> signatures;       // one per name expression: "void (float*, int)"
-  std::string log;                           // compiler warnings
+  std::string image_kind;                  // "cubin", "ptx", "so"
+  std::vector<char> image;                 // what load() takes
+  std::string ptx;                         // PTX text where there is one
+  std::vector<std::string> lowered_names;  // one per name expression
+  std::vector<std::string> signatures;     // one per name expression: "void (float*, int)"
+  std::string log;                         // compiler warnings
 };
 
 class Program {
@@ -99,9 +92,9 @@ class Module {
 class Backend {
  public:
   virtual ~Backend() = default;
-  virtual std::string name() const = 0;                 // "cpu" or "cuda"
+  virtual std::string name() const = 0;  // "cpu" or "cuda"
   virtual const DeviceInfo& device() const = 0;
-  virtual std::string describe() const = 0;            // one line for kiln --info
+  virtual std::string describe() const = 0;  // one line for kiln --info
 
   // Memory. alloc throws kiln::Error naming the bytes asked for and free on exhaustion.
   virtual void* alloc(std::size_t bytes) = 0;
@@ -115,10 +108,8 @@ class Backend {
   virtual std::unique_ptr<Event> create_event() = 0;
   virtual void synchronize() = 0;
 
-  // Compilation. The identity goes into cache keys: compiler, its version, target.
-  virtual std::string compiler_identity(const std::string& arch) const = 0;
-  virtual std::string default_arch() const = 0;
-  virtual CompileResult compile(const CompileRequest& request) = 0;  // throws CompileError
+  // Loads what a compiler made for this backend (jit/compiler.h); throws kiln::Error when the
+  // image cannot be loaded here.
   virtual std::unique_ptr<Module> load(const CompileResult& compiled) = 0;
 
   // Bumped when the device context is recreated (cuda.reset()): memory allocated under an older

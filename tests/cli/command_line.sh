@@ -71,8 +71,19 @@ check "bad option status" 1 "$status"
 contains "bad option message" "unrecognized option '--frobnicate'" "$out"
 contains "-e without code" "'-e' needs an argument" "$("$KILN" -e 2>&1)"
 contains "bad backend" "unknown backend 'gpu'" "$("$KILN" --backend gpu 2>&1)"
-check "--backend sets KILN_BACKEND" "cpu" "$("$KILN" --backend cpu -e 'print(os.getenv("KILN_BACKEND"))')"
-check "--check sets KILN_CHECK" "1" "$("$KILN" --check -e 'print(os.getenv("KILN_CHECK"))')"
+check "--backend cpu picks cpu" "cpu" "$(KILN_BACKEND=cuda "$KILN" --backend cpu -e 'print(cuda.backend())')"
+# --check: an off-by-one write is an error naming the element.
+cat > offbyone.lua <<'LUA'
+local k = cuda.jit([[__global__ void offbyone(float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i <= n) out[i] = 1.0f;
+}]])
+local d = cuda.device_array(100, "float32")
+k[{1, 128}](d, 100)
+print("no error")
+LUA
+contains "--check catches off-by-one" "element 100 of a device array of 100" \
+  "$(env -u KILN_CHECK KILN_BACKEND=cpu "$KILN" --check offbyone.lua 2>&1)"
 info=$("$KILN" --info); status=$?
 check "--info status" 0 "$status"
 contains "--info version" "kiln: 0.1.0" "$info"

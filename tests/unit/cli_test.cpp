@@ -270,14 +270,4 @@ TEST(ReplFormat, Durations) {
   EXPECT_EQ(kiln::repl::format_duration(0.9999), "1 s");
 }
 
-TEST(ReplHistory, PathFollowsTheEnvironment) {
-  std::string home = getenv("HOME") ? getenv("HOME") : "";
-  setenv("KILN_HISTORY", "/tmp/h1", 1);
-  EXPECT_EQ(kiln::repl::history_path(), "/tmp/h1");
-  unsetenv("KILN_HISTORY");
-  setenv("HOME", "/home/someone", 1);
-  EXPECT_EQ(kiln::repl::history_path(), "/home/someone/.kiln_history");
-  setenv("HOME", home.c_str(), 1);
-}
-
 }  // namespace

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "cpu_test_util.h"
+#include "jit/cpu/plan.h"
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
 
@@ -105,7 +106,7 @@ __global__ void read_counter(int* out) { *out = counter; }
 )";
   req.filename = "multi.cu";
   req.name_expressions = {"scale<double, 3>", "read_counter"};
-  CompileResult r = backend()->compile(req);
+  CompileResult r = compiler()->compile(req);
   EXPECT_EQ(r.signatures[0], "void (*)(double*, int)");
   EXPECT_EQ(r.signatures[1], "void (*)(int*)");
   auto m = backend()->load(r);
@@ -132,7 +133,7 @@ TEST(CpuBackend, CompileErrorPointsAtUserLine) {
   req.filename = "my_kernel.cu";
   req.name_expressions = {"k"};
   try {
-    backend()->compile(req);
+    compiler()->compile(req);
     FAIL() << "compiled";
   } catch (const CompileError& e) {
     EXPECT_NE(e.log().find("my_kernel.cu:4:"), std::string::npos) << e.log();
@@ -147,7 +148,7 @@ TEST(CpuBackend, RejectsUnknownOptions) {
   req.name_expressions = {"k"};
   req.options = {"-DX=1", "-fplugin=evil.so"};
   try {
-    backend()->compile(req);
+    compiler()->compile(req);
     FAIL() << "accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("-fplugin=evil.so"), std::string::npos) << e.what();
@@ -292,7 +293,7 @@ TEST(CpuBackend, StreamsEventsAndDevice) {
   EXPECT_GE(b->device().multiprocessors, 1);
   EXPECT_EQ(b->device().max_threads_per_block, 1024);
   EXPECT_FALSE(b->device().name.empty());
-  EXPECT_NE(b->compiler_identity("").find("cpu:"), std::string::npos);
+  EXPECT_NE(compiler()->identity("").find("cpu:"), std::string::npos);
   auto s = b->create_stream();
   auto e1 = b->create_event(), e2 = b->create_event();
   e1->record(s.get());

@@ -3,7 +3,7 @@
 #include <numeric>
 
 #include "cpu_test_util.h"
-#include "runtime/cpu_regions.h"
+#include "jit/cpu/regions.h"
 #include "runtime/error.h"
 
 namespace kiln::cpu_test {
@@ -19,7 +19,7 @@ class CpuBarrier : public ::testing::TestWithParam<std::string> {
     if (GetParam() == "fibers")
       source += "\n__device__ inline void use_fibers() { __syncwarp(); }\n";
     Built b = build(source, name, std::move(options),
-                    GetParam() == "coroutines" ? backend_without_regions() : backend());
+                    GetParam() == "coroutines" ? without_regions() : cpu());
     // What the rewrite into regions declines (__syncthreads_count, atomics in loops, ...) runs
     // as coroutines.
     const bool declined = !cpu::form_regions(source);

@@ -11,14 +11,14 @@
 namespace kiln::cpu_test {
 namespace {
 
-// A backend in check mode, shared by these tests.
-std::shared_ptr<Backend> checking() {
-  static std::shared_ptr<Backend> b = [] {
+// A backend and compiler in check mode, shared by these tests.
+const Cpu& checking() {
+  static Cpu c = [] {
     CpuBackendOptions o;
     o.check = true;
-    return make_cpu_backend(o);
+    return Cpu{make_cpu_backend(o), jit::make_cpu_compiler(compiler_options(true))};
   }();
-  return b;
+  return c;
 }
 
 struct Checked {
@@ -33,8 +33,8 @@ Checked build_checked(const std::string& source, const std::string& name) {
   req.filename = "check_kernel.cu";
   req.name_expressions = {name};
   Checked c;
-  c.result = checking()->compile(req);
-  c.module = checking()->load(c.result);
+  c.result = checking().compiler->compile(req);
+  c.module = checking().backend->load(c.result);
   c.kernel = c.module->kernel(c.result.lowered_names[0]);
   return c;
 }
@@ -63,8 +63,8 @@ TEST(CpuCheck, OffByOneIsReportedWithKernelBlockThreadAndLine) {
   Checked k = build_checked(kCopies, "offbyone");
   EXPECT_EQ(k.result.signatures[0], "void (*)(float const*, float*, int)");
   const int n = 1000;
-  float* in = static_cast<float*>(checking()->alloc(n * sizeof(float)));
-  float* out = static_cast<float*>(checking()->alloc(n * sizeof(float)));
+  float* in = static_cast<float*>(checking().backend->alloc(n * sizeof(float)));
+  float* out = static_cast<float*>(checking().backend->alloc(n * sizeof(float)));
   std::string m =
       launch_error(*k.kernel, {8, 1, 1}, {128, 1, 1}, static_cast<const float*>(in), out, n);
   // Only i == 1000 is out of range: block 7, thread 104.
@@ -72,8 +72,8 @@ TEST(CpuCheck, OffByOneIsReportedWithKernelBlockThreadAndLine) {
   EXPECT_NE(m.find("thread (104,0,0) of block (7,0,0)"), std::string::npos) << m;
   EXPECT_NE(m.find("element 1000 of a device array of 1000"), std::string::npos) << m;
   EXPECT_NE(m.find("check_kernel.cu:3"), std::string::npos) << m;
-  checking()->free(in);
-  checking()->free(out);
+  checking().backend->free(in);
+  checking().backend->free(out);
 }
 
 // A kernel with barriers (run as coroutines) reports its bad access the same way.
@@ -87,28 +87,29 @@ TEST(CpuCheck, OutOfBoundsAfterABarrierIsReported) {
 })",
                             "shift");
   EXPECT_EQ(k.kernel->attributes().threads, "coroutines");
-  int* in = static_cast<int*>(checking()->alloc(32 * sizeof(int)));
-  int* out = static_cast<int*>(checking()->alloc(32 * sizeof(int)));
-  std::string m = launch_error(*k.kernel, {1, 1, 1}, {32, 1, 1}, static_cast<const int*>(in), out, 32);
+  int* in = static_cast<int*>(checking().backend->alloc(32 * sizeof(int)));
+  int* out = static_cast<int*>(checking().backend->alloc(32 * sizeof(int)));
+  std::string m =
+      launch_error(*k.kernel, {1, 1, 1}, {32, 1, 1}, static_cast<const int*>(in), out, 32);
   EXPECT_NE(m.find("kernel 'shift'"), std::string::npos) << m;
   EXPECT_NE(m.find("thread (31,0,0) of block (0,0,0)"), std::string::npos) << m;
   EXPECT_NE(m.find("check_kernel.cu:6"), std::string::npos) << m;
-  checking()->free(in);
-  checking()->free(out);
+  checking().backend->free(in);
+  checking().backend->free(out);
 }
 
 TEST(CpuCheck, CorrectKernelIsUnaffected) {
   Checked k = build_checked(kCopies, "twice");
   EXPECT_EQ(k.result.signatures[0], "void (*)(float const*, float*, int)");
   const int n = 1000;
-  float* in = static_cast<float*>(checking()->alloc(n * sizeof(float)));
-  float* out = static_cast<float*>(checking()->alloc(n * sizeof(float)));
+  float* in = static_cast<float*>(checking().backend->alloc(n * sizeof(float)));
+  float* out = static_cast<float*>(checking().backend->alloc(n * sizeof(float)));
   for (int i = 0; i < n; ++i) in[i] = float(i);
   EXPECT_EQ(launch_error(*k.kernel, {8, 1, 1}, {128, 1, 1}, static_cast<const float*>(in), out, n),
             "");
   for (int i = 0; i < n; ++i) ASSERT_EQ(out[i], 2.0f * float(i)) << i;
-  checking()->free(in);
-  checking()->free(out);
+  checking().backend->free(in);
+  checking().backend->free(out);
 }
 
 TEST(CpuCheck, ArrayOutOfRangeIsReported) {
@@ -121,19 +122,19 @@ __global__ void fill(kiln::Array<float, 1> a) {
   struct {
     float* data;
     long long shape[1];
-  } a{static_cast<float*>(checking()->alloc(32 * sizeof(float))), {32}};
+  } a{static_cast<float*>(checking().backend->alloc(32 * sizeof(float))), {32}};
   std::string m = launch_error(*k.kernel, {1, 1, 1}, {64, 1, 1}, a);
   EXPECT_NE(m.find("kernel 'fill'"), std::string::npos) << m;
   EXPECT_NE(m.find("of block (0,0,0)"), std::string::npos) << m;
   EXPECT_NE(m.find("of dimension 0 of a kiln::Array whose extent there is 32"), std::string::npos)
       << m;
   EXPECT_NE(m.find("check_kernel.cu:4"), std::string::npos) << m;
-  checking()->free(a.data);
+  checking().backend->free(a.data);
 }
 
 TEST(CpuCheck, CheckModeIsPartOfTheCompilerIdentity) {
-  EXPECT_NE(checking()->compiler_identity(""), backend()->compiler_identity(""));
-  EXPECT_NE(checking()->compiler_identity("").find("-DKILN_CHECK=1"), std::string::npos);
+  EXPECT_NE(checking().compiler->identity(""), compiler()->identity(""));
+  EXPECT_NE(checking().compiler->identity("").find("-DKILN_CHECK=1"), std::string::npos);
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "cpu_test_util.h"
-#include "runtime/cpu_regions.h"
+#include "jit/cpu/regions.h"
 #include "runtime/error.h"
 
 namespace kiln::cpu_test {

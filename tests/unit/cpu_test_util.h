@@ -7,24 +7,41 @@
 #include <string>
 #include <vector>
 
-#include "runtime/cpu_backend.h"
+#include "jit/compiler.h"
+#include "jit/cpu/compiler.h"
+#include "runtime/cpu/backend.h"
 
 namespace kiln::cpu_test {
 
-// One backend for the whole test binary (its worker pool and compiler version are reused).
-inline std::shared_ptr<Backend> backend() {
-  static std::shared_ptr<Backend> b = make_cpu_backend({});
-  return b;
+using jit::CompileRequest;
+
+// The cpu backend and a compiler for it.
+struct Cpu {
+  std::shared_ptr<Backend> backend;
+  std::shared_ptr<jit::Compiler> compiler;
+};
+
+// The compiler's options for the test binary: kiln's own kernels folder, the host compiler.
+inline jit::CpuCompilerOptions compiler_options(bool check = false, bool regions = true) {
+  return {KILN_KERNELS_DIR, KILN_CXX_COMPILER, check, regions};
 }
 
-// Another, with region mode off: kernels with barriers run as coroutines where they can.
-inline std::shared_ptr<Backend> backend_without_regions() {
-  static std::shared_ptr<Backend> b = [] {
-    CpuBackendOptions o;
-    o.regions = false;
-    return make_cpu_backend(o);
-  }();
-  return b;
+// One backend and compiler for the whole test binary (worker pool, compiler version reused).
+inline const Cpu& cpu() {
+  static Cpu c{make_cpu_backend({}), jit::make_cpu_compiler(compiler_options())};
+  return c;
+}
+inline std::shared_ptr<Backend> backend() {
+  return cpu().backend;
+}
+inline std::shared_ptr<jit::Compiler> compiler() {
+  return cpu().compiler;
+}
+
+// The same backend with region mode off: kernels with barriers run as coroutines where they can.
+inline const Cpu& without_regions() {
+  static Cpu c{backend(), jit::make_cpu_compiler(compiler_options(false, false))};
+  return c;
 }
 
 // A device function that recurses d levels deep with 512 bytes of locals per level (build it
@@ -45,16 +62,15 @@ struct Built {
 };
 
 inline Built build(const std::string& source, const std::string& name,
-                   std::vector<std::string> options = {},
-                   const std::shared_ptr<Backend>& on = backend()) {
+                   std::vector<std::string> options = {}, const Cpu& on = cpu()) {
   CompileRequest req;
   req.source = source;
   req.filename = "test_kernel.cu";
   req.name_expressions = {name};
   req.options = std::move(options);
   Built b;
-  b.result = on->compile(req);
-  b.module = on->load(b.result);
+  b.result = on.compiler->compile(req);
+  b.module = on.backend->load(b.result);
   b.kernel = b.module->kernel(b.result.lowered_names[0]);
   return b;
 }

@@ -36,7 +36,7 @@ CompileResult compile_in_child(const CompileRequest& req) {
     ::close(fds[0]);
     int code = 1;
     try {
-      CompileResult r = make_cpu_backend({})->compile(req);
+      CompileResult r = jit::make_cpu_compiler(compiler_options())->compile(req);
       std::size_t done = 0;
       while (done < r.image.size()) {
         ssize_t n = ::write(fds[1], r.image.data() + done, r.image.size() - done);

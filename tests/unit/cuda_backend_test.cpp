@@ -7,12 +7,16 @@
 #include <numeric>
 #include <vector>
 
-#include "jit/nvrtc.h"
-#include "runtime/cuda_backend.h"
+#include "jit/backends.h"
+#include "jit/cuda/compiler.h"
+#include "jit/cuda/nvrtc.h"
+#include "runtime/cuda/backend.h"
 #include "runtime/error.h"
 
 namespace kiln {
 namespace {
+
+using jit::CompileRequest;
 
 bool have_libcuda() {
   return dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL) != nullptr;
@@ -54,8 +58,8 @@ TEST(CudaCompile, DefaultTargetSm90GivesACubin) {
   std::string why;
   auto nvrtc = nvrtc_or_skip(&why);
   if (!nvrtc) GTEST_SKIP() << why;
-  cuda::Target target{"sm_90", true};
-  CompileResult result = cuda::compile_for_target(*nvrtc, saxpy_request(), target, no_headers);
+  const std::string target = "sm_90";
+  CompileResult result = jit::compile_for_target(*nvrtc, saxpy_request(), target, no_headers);
   EXPECT_EQ(result.image_kind, "cubin");
   ASSERT_GT(result.image.size(), 4u);
   EXPECT_EQ(std::memcmp(result.image.data(),
@@ -72,8 +76,8 @@ TEST(CudaCompile, PtxTargetGivesPtxForTheDriverJit) {
   std::string why;
   auto nvrtc = nvrtc_or_skip(&why);
   if (!nvrtc) GTEST_SKIP() << why;
-  cuda::Target target{"compute_80", false};
-  CompileResult result = cuda::compile_for_target(*nvrtc, saxpy_request(), target, no_headers);
+  const std::string target = "compute_80";
+  CompileResult result = jit::compile_for_target(*nvrtc, saxpy_request(), target, no_headers);
   EXPECT_EQ(result.image_kind, "ptx");
   EXPECT_NE(result.ptx.find(".target sm_80"), std::string::npos);
 }
@@ -82,15 +86,15 @@ TEST(CudaCompile, ExplicitArchWinsAndIsCapped) {
   std::string why;
   auto nvrtc = nvrtc_or_skip(&why);
   if (!nvrtc) GTEST_SKIP() << why;
-  cuda::Target target{"sm_90", true};
+  const std::string target = "sm_90";
   CompileRequest request = saxpy_request();
   request.arch = "sm_80";
-  CompileResult result = cuda::compile_for_target(*nvrtc, request, target, no_headers);
+  CompileResult result = jit::compile_for_target(*nvrtc, request, target, no_headers);
   EXPECT_EQ(result.image_kind, "cubin");
   EXPECT_NE(result.ptx.find(".target sm_80"), std::string::npos);
   // An architecture beyond this NVRTC becomes PTX of its newest one.
   request.arch = "sm_990";
-  result = cuda::compile_for_target(*nvrtc, request, target, no_headers);
+  result = jit::compile_for_target(*nvrtc, request, target, no_headers);
   EXPECT_EQ(result.image_kind, "ptx");
 }
 
@@ -103,7 +107,7 @@ TEST(CudaCompile, ErrorsCarryTheLog) {
   request.filename = "bad.cu";
   request.name_expressions = {"k"};
   try {
-    cuda::compile_for_target(*nvrtc, request, cuda::Target{"sm_90", true}, no_headers);
+    jit::compile_for_target(*nvrtc, request, "sm_90", no_headers);
     FAIL() << "compiled an undefined name";
   } catch (const CompileError& e) {
     EXPECT_NE(e.log().find("undefined_name"), std::string::npos) << e.log();
@@ -115,11 +119,19 @@ TEST(CudaCompile, ErrorsCarryTheLog) {
 class CudaDevice : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string why;
-    backend_ = std::dynamic_pointer_cast<CudaBackend>(make_cuda_backend(0, &why));
-    if (!backend_) GTEST_SKIP() << "no cuda backend: " << why;
+    jit::PlatformOptions options;
+    options.backend = "cuda";
+    options.kernels_dir = KILN_KERNELS_DIR;
+    try {
+      jit::Platform platform = jit::open_platform(options);
+      backend_ = std::dynamic_pointer_cast<CudaBackend>(platform.backend);
+      compiler_ = platform.compiler;
+    } catch (const Error& e) {
+      GTEST_SKIP() << "no cuda backend: " << e.what();
+    }
   }
   std::shared_ptr<CudaBackend> backend_;
+  std::shared_ptr<jit::Compiler> compiler_;
 };
 
 TEST_F(CudaDevice, DescribesItself) {
@@ -152,7 +164,7 @@ TEST_F(CudaDevice, CopiesRoundTrip) {
 }
 
 TEST_F(CudaDevice, LaunchMatchesCpuReference) {
-  CompileResult compiled = backend_->compile(saxpy_request());
+  CompileResult compiled = compiler_->compile(saxpy_request());
   auto module = backend_->load(compiled);
   auto program = module->kernel(compiled.lowered_names[0]);
   EXPECT_GT(program->attributes().registers, 0);
@@ -187,7 +199,7 @@ TEST_F(CudaDevice, LaunchMatchesCpuReference) {
 }
 
 TEST_F(CudaDevice, InvalidLaunchIsRefusedBeforeTheDriver) {
-  CompileResult compiled = backend_->compile(saxpy_request());
+  CompileResult compiled = compiler_->compile(saxpy_request());
   auto program = backend_->load(compiled)->kernel(compiled.lowered_names[0]);
   LaunchConfig config;
   config.block.x = 2048;
@@ -223,7 +235,7 @@ TEST_F(CudaDevice, FaultBreaksContextUntilReset) {
   request.source = "extern \"C\" __global__ void wild(int* p) { p[1ll << 40] = 1; }\n";
   request.filename = "wild.cu";
   request.name_expressions = {"wild"};
-  CompileResult compiled = backend_->compile(request);
+  CompileResult compiled = compiler_->compile(request);
   auto program = backend_->load(compiled)->kernel(compiled.lowered_names[0]);
   void* buffer = backend_->alloc(64);
   std::uint64_t generation = backend_->generation();
@@ -245,7 +257,7 @@ TEST_F(CudaDevice, FaultBreaksContextUntilReset) {
   EXPECT_GT(backend_->generation(), generation);
   backend_->free(buffer);  // from before the reset: a no-op, not a crash
   // Kernels reload into the new context; a healthy launch works again.
-  auto saxpy = backend_->compile(saxpy_request());
+  auto saxpy = compiler_->compile(saxpy_request());
   auto healthy = backend_->load(saxpy)->kernel(saxpy.lowered_names[0]);
   float a = 1, x = 2, y = 3;
   void* dx = backend_->alloc(sizeof x);

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "runtime/cuda_driver.h"
+#include "runtime/cuda/driver.h"
 
 namespace kiln::cuda {
 namespace {

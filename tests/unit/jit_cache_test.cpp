@@ -6,8 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <xxhash.h>
+#include <csignal>
 
 #include <cstdlib>
 #include <fstream>
@@ -358,64 +358,6 @@ TEST(JitDiskCache, ClearRemovesOnlyEntries) {
   EXPECT_EQ(cache.stats().bytes, 0u);
   EXPECT_TRUE(fs::exists(dir / "notes.txt"));
   EXPECT_FALSE(cache.load(hash_key({"1"})));
-}
-
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      ::setenv(name, value, 1);
-    else
-      ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-TEST(JitDiskCache, SettingsFromTheEnvironment) {
-  TempDir tmp;
-  {
-    ScopedEnv dir("KILN_CACHE_DIR", (tmp.path() / "c1").c_str());
-    ScopedEnv max("KILN_CACHE_MAX", "2M");
-    ScopedEnv on("KILN_CACHE", nullptr);
-    DiskCache c = DiskCache::from_environment(nullptr);
-    EXPECT_EQ(c.dir(), tmp.path() / "c1");
-    EXPECT_TRUE(c.enabled());
-    EXPECT_EQ(c.stats().max_bytes, 2u << 20);
-  }
-  {
-    ScopedEnv dir("KILN_CACHE_DIR", nullptr);
-    ScopedEnv xdg("XDG_CACHE_HOME", tmp.path().c_str());
-    ScopedEnv max("KILN_CACHE_MAX", "lots");
-    ScopedEnv off("KILN_CACHE", "0");
-    Warnings w;
-    DiskCache c = DiskCache::from_environment(w.sink());
-    EXPECT_EQ(c.dir(), tmp.path() / "kiln");
-    EXPECT_FALSE(c.enabled());
-    ASSERT_EQ(w.messages.size(), 1u);
-    EXPECT_NE(w.messages[0].find("KILN_CACHE_MAX=lots"), std::string::npos);
-    c.store(hash_key({"x"}), sample());
-    EXPECT_FALSE(fs::exists(tmp.path() / "kiln"));  // disabled: nothing written
-  }
-  {
-    ScopedEnv dir("KILN_CACHE_DIR", nullptr);
-    ScopedEnv xdg("XDG_CACHE_HOME", nullptr);
-    ScopedEnv home("HOME", tmp.path().c_str());
-    ScopedEnv max("KILN_CACHE_MAX", "512k");
-    DiskCache c = DiskCache::from_environment(nullptr);
-    EXPECT_EQ(c.dir(), tmp.path() / ".cache" / "kiln");
-    EXPECT_EQ(c.stats().max_bytes, 512u << 10);
-  }
 }
 
 }  // namespace

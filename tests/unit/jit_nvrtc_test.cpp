@@ -8,7 +8,7 @@
 #include "runtime/error.h"
 
 #ifdef KILN_HAVE_CUDA
-#include "jit/nvrtc.h"
+#include "jit/cuda/nvrtc.h"
 #endif
 
 namespace kiln::jit {

@@ -35,9 +35,9 @@ std::string storing(const std::string& value) {
 // The kernel of the file, with no disk cache (every edit compiles).
 struct FileKernel {
   explicit FileKernel(const fs::path& path)
-      : jit(std::make_shared<Jit>(backend(),
+      : jit(std::make_shared<Jit>(backend(), cpu_test::compiler(),
                                   DiskCache(path.parent_path() / "cache", 0, false, nullptr),
-                                  default_kernels_dir())),
+                                  KILN_KERNELS_DIR)),
         source(std::make_shared<SourceText>(SourceText::from_file(path))),
         kernel(jit, source, select_kernels(*source, "", false).front(), {},
                std::make_shared<Globals>()) {}

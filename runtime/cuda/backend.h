@@ -1,6 +1,6 @@
 // The cuda backend: one device's primary context through the dlopen'd driver, kernels compiled
-// by NVRTC. Memory comes from the device's stream-ordered pool (cuMemAllocAsync) where the
-// device has one, so allocating in a loop costs no driver round trip.
+// by NVRTC (jit/cuda/). Memory comes from the device's stream-ordered pool (cuMemAllocAsync) where
+// the device has one, so allocating in a loop costs no driver round trip.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -10,35 +10,21 @@
 #include <vector>
 
 #include "runtime/backend.h"
-#include "runtime/cuda_driver.h"
+#include "runtime/cuda/driver.h"
 
 namespace kiln {
 
-namespace jit {
-class Nvrtc;
-}
-
 // The cuda backend for device_id, or nullptr with why filled: "no CUDA driver (libcuda.so.1 not
-// found)", "no CUDA device", "the CUDA driver supports CUDA 12.4 but this NVRTC is 13.0; ...",
-// NVRTC's own reason when it cannot be loaded.
+// found)", "no CUDA device". Its compiler (NVRTC) is chosen in jit/backends.cpp.
 std::shared_ptr<Backend> make_cuda_backend(int device_id, std::string* why);
 
 namespace cuda {
-
-struct State;  // the context, its generation and what lives in it (cuda_backend.cpp)
-
-// Compiles request for a device whose default target is `target` (used when request.arch is
-// empty; an explicit arch is capped at what NVRTC supports). No device is needed.
-CompileResult compile_for_target(const jit::Nvrtc& nvrtc, CompileRequest request,
-                                 const Target& target,
-                                 const std::map<std::string, std::string>& headers);
-
+struct State;  // the context, its generation and what lives in it (backend.cpp)
 }  // namespace cuda
 
 class CudaBackend : public Backend {
  public:
-  CudaBackend(std::shared_ptr<const cuda::Driver> driver, std::shared_ptr<const jit::Nvrtc> nvrtc,
-              int device_id, cuda::Target target);
+  CudaBackend(std::shared_ptr<const cuda::Driver> driver, int device_id);
   ~CudaBackend() override;
 
   std::string name() const override { return "cuda"; }
@@ -56,9 +42,6 @@ class CudaBackend : public Backend {
   std::unique_ptr<Event> create_event() override;
   void synchronize() override;
 
-  std::string compiler_identity(const std::string& arch) const override;
-  std::string default_arch() const override { return target_.arch; }
-  CompileResult compile(const CompileRequest& request) override;
   std::unique_ptr<Module> load(const CompileResult& compiled) override;
   std::uint64_t generation() const override;
 
@@ -82,9 +65,6 @@ class CudaBackend : public Backend {
 
  private:
   std::shared_ptr<cuda::State> state_;
-  std::shared_ptr<const jit::Nvrtc> nvrtc_;
-  cuda::Target target_;
-  std::map<std::string, std::string> headers_;  // kernel-side headers, read on first compile
   std::map<void*, std::unique_ptr<cuda::PinnedHost>> pinned_;
 };
 

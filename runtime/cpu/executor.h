@@ -51,19 +51,19 @@ class OutOfBounds : public Error {
 
 // One kernel of a loaded module, as the executor calls it.
 struct KernelEntry {
-  std::string name;                          // the name expression, for messages
-  kiln_cpu::EntryFn entry = nullptr;         // one thread (fiber mode)
-  kiln_cpu::RunFn run = nullptr;             // a range of blocks (loop mode)
-  kiln_cpu::StartFn start = nullptr;         // creates one thread (coroutine mode)
-  void* module = nullptr;                    // the module's dlopen handle
-  std::uint64_t module_id = 0;               // unique per loaded module (worker caches' key)
-  std::size_t tls_bytes = 0;                 // the module's TLS block (static shared memory)
+  std::string name;                   // the name expression, for messages
+  kiln_cpu::EntryFn entry = nullptr;  // one thread (fiber mode)
+  kiln_cpu::RunFn run = nullptr;      // a range of blocks (loop mode)
+  kiln_cpu::StartFn start = nullptr;  // creates one thread (coroutine mode)
+  void* module = nullptr;             // the module's dlopen handle
+  std::uint64_t module_id = 0;        // unique per loaded module (worker caches' key)
+  std::size_t tls_bytes = 0;          // the module's TLS block (static shared memory)
   // The module's thread identity record (kiln_cpu::Tls) for the calling thread, reached only
   // through these (cpu_abi.h says why).
   void (*set_launch)(const kiln_cpu::Tls*) = nullptr;
   void (*set_thread)(kiln_cpu::uint3) = nullptr;
   void (*get_launch)(kiln_cpu::Tls*) = nullptr;
-  kiln_cpu::RoundFn round = nullptr;         // one round of a block (coroutine mode)
+  kiln_cpu::RoundFn round = nullptr;  // one round of a block (coroutine mode)
   kiln_cpu::ThreadMode mode = kiln_cpu::mode_loop;
   const Allocations* allocations = nullptr;  // check mode: the backend's live allocations
 };
@@ -99,7 +99,7 @@ struct Worker {
   ~Worker();
   FiberStacks stacks;
   FiberStacks block_stack{kBlockStackBytes};  // loop- and region-mode blocks run on it
-  unsigned char* dyn_smem = nullptr;  // kDynamicSharedBytes, 128-aligned, fixed for life
+  unsigned char* dyn_smem = nullptr;          // kDynamicSharedBytes, 128-aligned, fixed for life
   std::unique_ptr<BlockRunner> runner;
   void* altstack = nullptr;  // the signal stack used when a fiber overflows
   // Where k's module keeps this worker's thread-locals (its static shared memory), remembered

@@ -1,7 +1,7 @@
 // Worker pool, fiber stacks with guard pages, and the per-block scheduler that gives a block's
 // threads CUDA's barrier and warp semantics (cooperative, round-robin, one OS thread), the
 // threads being fibers or coroutines.
-#include "runtime/cpu_executor.h"
+#include "runtime/cpu/executor.h"
 
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -18,9 +18,9 @@
 #include <filesystem>
 #include <sstream>
 
-#include "jit/host_compiler.h"
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
+#include "runtime/process.h"
 
 // AddressSanitizer must be told of every stack switch (fiber switches, the overflow jump back to
 // the scheduler): otherwise an exception thrown on a fiber stack makes it warn "ignoring
@@ -108,7 +108,7 @@ std::string OutOfBounds::with_source_line() const {
       std::size_t(static_cast<const char*>(code_) - static_cast<const char*>(info.dli_fbase) - 1));
   std::string line;
   try {
-    jit::ProcessResult r = jit::run_process({"addr2line", "-i", "-e", path, offset});
+    ProcessResult r = run_process({"addr2line", "-i", "-e", path, offset});
     // Innermost first: the first position outside kiln's own headers is the kernel's line.
     std::istringstream lines(r.exit_code == 0 ? r.output : "");
     for (std::string l; std::getline(lines, l);) {
@@ -247,12 +247,12 @@ class BlockRunner {
   bool aborted_ = false;
   bool in_fibers_ = false;
   bool on_block_stack_ = false;
-  std::uint64_t first_ = 0, last_ = 0;  // loop and region modes: the blocks to run
+  std::uint64_t first_ = 0, last_ = 0;              // loop and region modes: the blocks to run
   void (BlockRunner::*on_stack_body_)() = nullptr;  // what call_on_stack runs
   bool coroutines_ = false;
-  std::vector<void*> frames_;           // coroutine mode: each thread's coroutine frame
-  std::vector<kiln_cpu::uint3> tids_;   // coroutine mode: each thread's threadIdx
-  std::vector<unsigned> live_list_;     // coroutine mode: the threads not yet returned
+  std::vector<void*> frames_;          // coroutine mode: each thread's coroutine frame
+  std::vector<kiln_cpu::uint3> tids_;  // coroutine mode: each thread's threadIdx
+  std::vector<unsigned> live_list_;    // coroutine mode: the threads not yet returned
   // Coroutine mode: the frames' memory, chunks reused block after block.
   std::vector<std::vector<std::max_align_t>> arena_;
   std::size_t arena_chunk_ = 0, arena_used_ = 0;
@@ -348,9 +348,9 @@ int api_bounds(void* exec, const void* p, const void** lo, const void** hi) {
 void api_out_of_bounds(void* exec, const char* message, const void* code) {
   static_cast<BlockRunner*>(exec)->out_of_bounds(message, code);
 }
-const kiln_cpu::Api kFiberApi{KILN_CPU_ABI_VERSION, api_barrier,      api_warp,
-                              api_trap,             api_bounds,       api_out_of_bounds,
-                              api_frame_alloc,      api_barrier_vote, api_barrier_result};
+const kiln_cpu::Api kFiberApi{
+    KILN_CPU_ABI_VERSION, api_barrier,     api_warp,         api_trap,          api_bounds,
+    api_out_of_bounds,    api_frame_alloc, api_barrier_vote, api_barrier_result};
 
 // Loop mode: the kernel was judged free of barriers; exec is the KernelEntry.
 std::string loop_where(const KernelEntry& k, const kiln_cpu::Tls& t) {
@@ -412,9 +412,9 @@ void loop_barrier_vote(void* exec, int) {
 int loop_barrier_result(void* exec, int) {
   loop_unsupported(exec, "a coroutine's barrier");
 }
-const kiln_cpu::Api kLoopApi{KILN_CPU_ABI_VERSION, loop_barrier,      loop_warp,
-                             loop_trap,            loop_bounds,       loop_out_of_bounds,
-                             loop_frame_alloc,     loop_barrier_vote, loop_barrier_result};
+const kiln_cpu::Api kLoopApi{
+    KILN_CPU_ABI_VERSION, loop_barrier,     loop_warp,         loop_trap,          loop_bounds,
+    loop_out_of_bounds,   loop_frame_alloc, loop_barrier_vote, loop_barrier_result};
 
 }  // namespace
 
@@ -497,8 +497,8 @@ void BlockRunner::start_coroutines() {
   }
 }
 
-void BlockRunner::run_on_block_stack(const KernelEntry& k, const kiln_cpu::Tls& launch,
-                                     void** args, std::uint64_t first, std::uint64_t last) {
+void BlockRunner::run_on_block_stack(const KernelEntry& k, const kiln_cpu::Tls& launch, void** args,
+                                     std::uint64_t first, std::uint64_t last) {
   kernel_ = &k;
   args_ = args;
   first_ = first;

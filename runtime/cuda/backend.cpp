@@ -1,7 +1,7 @@
 // The cuda backend: device memory from the stream-ordered pool, streams and events, modules
 // loaded once per context, launches checked against the device before the driver sees them,
 // and recovery from kernel faults through reset().
-#include "runtime/cuda_backend.h"
+#include "runtime/cuda/backend.h"
 
 #include <xxhash.h>
 
@@ -11,17 +11,7 @@
 #include <limits>
 #include <unordered_map>
 
-#include "jit/nvrtc.h"
 #include "runtime/error.h"
-
-#if __has_include("jit/headers.h")
-#include "jit/headers.h"
-#else
-namespace kiln::jit {
-// Implemented in jit/headers.cpp: kiln.cuh and the other kernel-side headers by include name.
-std::map<std::string, std::string> builtin_headers(const std::filesystem::path& kernels_dir);
-}  // namespace kiln::jit
-#endif
 
 namespace kiln {
 namespace cuda {
@@ -92,14 +82,6 @@ std::string image_key(const CompileResult& compiled) {
   std::snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(hash.high64),
                 static_cast<unsigned long long>(hash.low64));
   return compiled.image_kind + ":" + text;
-}
-
-// Where kiln.cuh and the other kernel-side headers are: $KILN_HOME/kernels_src, else the
-// source tree kiln was built from.
-std::filesystem::path kernels_dir() {
-  const char* home = std::getenv("KILN_HOME");
-  if (home && *home) return std::filesystem::path(home) / "kernels_src";
-  return KILN_KERNELS_DIR;
 }
 
 class CudaStream final : public Stream {
@@ -366,21 +348,12 @@ std::shared_ptr<ModuleHandle> State::module(const CompileResult& compiled) {
   return handle;
 }
 
-CompileResult compile_for_target(const jit::Nvrtc& nvrtc, CompileRequest request,
-                                 const Target& target,
-                                 const std::map<std::string, std::string>& headers) {
-  request.arch = request.arch.empty() ? target.arch : nvrtc.cap_arch(request.arch);
-  return nvrtc.compile(request, headers);
-}
-
 }  // namespace cuda
 
 using cuda::State;
 
-CudaBackend::CudaBackend(std::shared_ptr<const cuda::Driver> driver,
-                         std::shared_ptr<const jit::Nvrtc> nvrtc, int device_id,
-                         cuda::Target target)
-    : state_(std::make_shared<State>()), nvrtc_(std::move(nvrtc)), target_(std::move(target)) {
+CudaBackend::CudaBackend(std::shared_ptr<const cuda::Driver> driver, int device_id)
+    : state_(std::make_shared<State>()) {
   State& state = *state_;
   state.driver = std::move(driver);
   state.info = cuda::query_device(*state.driver, device_id);
@@ -404,8 +377,7 @@ std::string CudaBackend::describe() const {
          std::to_string(info.cc_major) + "." + std::to_string(info.cc_minor) + ", " +
          std::to_string(info.multiprocessors) + " SMs, " +
          cuda::format_bytes(info.total_memory, 1) + "), driver CUDA " +
-         cuda::version_string(state_->driver->version()) + ", NVRTC " + nvrtc_->version() + " -> " +
-         target_.arch + (target_.cubin ? " cubin" : " PTX") + (state_->pool ? ", memory pool" : "");
+         cuda::version_string(state_->driver->version()) + (state_->pool ? ", memory pool" : "");
 }
 
 void* CudaBackend::alloc(std::size_t bytes) {
@@ -494,16 +466,6 @@ std::unique_ptr<Event> CudaBackend::create_event() {
 void CudaBackend::synchronize() {
   state_->enter();
   state_->check(state_->driver->cuCtxSynchronize(), "cuCtxSynchronize");
-}
-
-std::string CudaBackend::compiler_identity(const std::string& arch) const {
-  return "nvrtc " + nvrtc_->version() + " " +
-         (arch.empty() ? target_.arch : nvrtc_->cap_arch(arch));
-}
-
-CompileResult CudaBackend::compile(const CompileRequest& request) {
-  if (headers_.empty()) headers_ = jit::builtin_headers(cuda::kernels_dir());
-  return cuda::compile_for_target(*nvrtc_, request, target_, headers_);
 }
 
 std::unique_ptr<Module> CudaBackend::load(const CompileResult& compiled) {
@@ -612,15 +574,7 @@ std::shared_ptr<Backend> make_cuda_backend(int device_id, std::string* why) {
       return fail("no CUDA device " + std::to_string(device_id) + " (there " +
                   (count == 1 ? "is 1 device" : "are " + std::to_string(count) + " devices") +
                   ", numbered from 0)");
-    auto nvrtc = jit::Nvrtc::load(&reason);
-    if (!nvrtc) return fail(reason);
-    DeviceInfo info = cuda::query_device(*driver, device_id);
-    cuda::Target target;
-    if (!cuda::choose_target(info.cc_major * 10 + info.cc_minor, nvrtc->supported_archs(),
-                             driver->version(), nvrtc->major() * 1000 + nvrtc->minor() * 10,
-                             &target, &reason))
-      return fail(reason);
-    return std::make_shared<CudaBackend>(driver, nvrtc, device_id, target);
+    return std::make_shared<CudaBackend>(driver, device_id);
   } catch (const Error& e) {
     return fail(e.what());
   }

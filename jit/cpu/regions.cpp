@@ -19,7 +19,7 @@
 // arrays, a header that writes or calls) is refused: the kernel then runs as coroutines. What is
 // accepted but wrong C++ after the rewrite (say, `break` at a region's top level, which no loop
 // encloses any more) fails to compile, and the backend then builds coroutines too.
-#include "runtime/cpu_regions.h"
+#include "jit/cpu/regions.h"
 
 #include <algorithm>
 #include <set>

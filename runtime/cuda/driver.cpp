@@ -1,5 +1,5 @@
 // The dlopen'd CUDA driver: loading, entry points, error text, RAII wrappers.
-#include "runtime/cuda_driver.h"
+#include "runtime/cuda/driver.h"
 
 #include <cxxabi.h>
 #include <dlfcn.h>

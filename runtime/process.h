@@ -1,10 +1,10 @@
-// Running the host C++ compiler (and other tools) as subprocesses: argv vectors, never a shell;
+// Running tools (the host C++ compiler, addr2line) as subprocesses: argv vectors, never a shell;
 // output captured; temporary files in a private folder that is removed afterwards.
 #pragma once
 #include <string>
 #include <vector>
 
-namespace kiln::jit {
+namespace kiln {
 
 // A private mkdtemp folder under $TMPDIR (or /tmp), removed with its contents on destruction.
 class TempDir {
@@ -35,11 +35,4 @@ void write_file(const std::string& path, const std::string& bytes);
 // Reads a whole file; throws kiln::Error naming the path on failure.
 std::vector<char> read_file(const std::string& path);
 
-// The first line of `compiler --version` ("c++ (Debian 12.2.0-14) 12.2.0"), or "" on failure.
-std::string compiler_version(const std::string& compiler);
-
-// The compiler binary's identity without running it: its resolved path (through PATH and
-// symlinks), size and modification time. A new or reinstalled compiler changes it.
-std::string compiler_fingerprint(const std::string& compiler);
-
-}  // namespace kiln::jit
+}  // namespace kiln

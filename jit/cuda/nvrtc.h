@@ -1,19 +1,22 @@
-// NVRTC loaded with dlopen (libnvrtc.so.<major> from $CUDA_HOME, /usr/local/cuda, then the
-// loader path), as jitify2 and CuPy do: kiln runs without it and says why.
+// NVRTC loaded with dlopen (libnvrtc.so.<major> from the given toolkit folders ($CUDA_HOME,
+// $CUDA_PATH, read by repl/settings), /usr/local/cuda, then the loader path), as jitify2 and CuPy
+// do: kiln runs without it and says why.
 #pragma once
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "runtime/backend.h"
+#include "jit/compiler.h"
 
 namespace kiln::jit {
 
 class Nvrtc {
  public:
-  // Loads libnvrtc; nullptr with why filled ("libnvrtc.so.13 not found in ...") when it cannot.
-  static std::shared_ptr<Nvrtc> load(std::string* why);
+  // Loads libnvrtc, looking in each toolkit folder's lib64 first; nullptr with why filled
+  // ("libnvrtc.so.13 not found in ...") when it cannot.
+  static std::shared_ptr<Nvrtc> load(std::string* why,
+                                     const std::vector<std::string>& toolkits = {});
   ~Nvrtc();
 
   int major() const { return major_; }
@@ -28,7 +31,7 @@ class Nvrtc {
   // The toolkit include folders passed as -I: <toolkit>/include (for <cooperative_groups.h>,
   // <cuda_fp16.h>) and, from CUDA 13, <toolkit>/include/cccl (<cuda/std/...>, which
   // cooperative_groups needs). NVRTC finds neither by itself. Empty when no toolkit include
-  // folder was found next to the library, in $CUDA_HOME or in /usr/local/cuda.
+  // folder was found next to the library, in a toolkit folder or in /usr/local/cuda.
   const std::vector<std::string>& include_dirs() const { return include_dirs_; }
 
   // Compiles request.source (with headers available to #include by name: "kiln.cuh" and

@@ -1,6 +1,6 @@
 // NVRTC through dlopen: the library is found at run time, each entry point resolved by name, and
 // the handle closed with the Nvrtc object. Nothing links against libnvrtc.
-#include "jit/nvrtc.h"
+#include "jit/cuda/nvrtc.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -40,12 +40,9 @@ struct Nvrtc::Api {
 namespace {
 
 // Where libnvrtc may be, most specific first; "" means the dynamic loader's own search.
-std::vector<std::string> search_dirs() {
+std::vector<std::string> search_dirs(const std::vector<std::string>& toolkits) {
   std::vector<std::string> dirs;
-  if (const char* home = std::getenv("CUDA_HOME"); home && *home)
-    dirs.push_back(std::string(home) + "/lib64");
-  if (const char* home = std::getenv("CUDA_PATH"); home && *home)
-    dirs.push_back(std::string(home) + "/lib64");
+  for (const std::string& home : toolkits) dirs.push_back(home + "/lib64");
   dirs.push_back("/usr/local/cuda/lib64");
   dirs.push_back("");
   return dirs;
@@ -70,15 +67,15 @@ std::string loaded_path(void* handle, const std::string& fallback) {
 }
 
 // The toolkit include folders that belong with the library: <libdir>/../include, else
-// $CUDA_HOME/include or /usr/local/cuda/include; and its cccl/ subfolder where there is one.
-std::vector<std::string> find_include_dirs(const std::string& library) {
+// <toolkit>/include or /usr/local/cuda/include; and its cccl/ subfolder where there is one.
+std::vector<std::string> find_include_dirs(const std::string& library,
+                                           const std::vector<std::string>& toolkits) {
   std::vector<fs::path> candidates;
   std::error_code ec;
   fs::path real = fs::canonical(library, ec);
   if (!ec) candidates.push_back(real.parent_path().parent_path() / "include");
   candidates.push_back(fs::path(library).parent_path().parent_path() / "include");
-  if (const char* home = std::getenv("CUDA_HOME"); home && *home)
-    candidates.push_back(fs::path(home) / "include");
+  for (const std::string& home : toolkits) candidates.push_back(fs::path(home) / "include");
   candidates.push_back("/usr/local/cuda/include");
   for (const fs::path& c : candidates) {
     if (!fs::exists(c / "cuda_fp16.h", ec) && !fs::exists(c / "cooperative_groups.h", ec)) continue;
@@ -139,9 +136,9 @@ std::string signature_of(const std::string& lowered) {
 
 }  // namespace
 
-std::shared_ptr<Nvrtc> Nvrtc::load(std::string* why) {
+std::shared_ptr<Nvrtc> Nvrtc::load(std::string* why, const std::vector<std::string>& toolkits) {
   std::string tried, last_error;
-  for (const std::string& dir : search_dirs()) {
+  for (const std::string& dir : search_dirs(toolkits)) {
     for (const char* name : kNames) {
       std::string path = dir.empty() ? name : dir + "/" + name;
       std::error_code ec;
@@ -183,7 +180,7 @@ std::shared_ptr<Nvrtc> Nvrtc::load(std::string* why) {
         continue;
       }
       n->path_ = loaded_path(handle, path);
-      n->include_dirs_ = find_include_dirs(n->path_);
+      n->include_dirs_ = find_include_dirs(n->path_, toolkits);
       return n;
     }
   }

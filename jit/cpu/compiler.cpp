@@ -1,0 +1,350 @@
+// The cpu compiler: flags, the translation unit, and the compile with its fallbacks (regions,
+// then checked pointers, then coroutines or fibers).
+#include "jit/cpu/compiler.h"
+
+#include <cxxabi.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <sstream>
+
+#include "jit/cpu/host_compiler.h"
+#include "jit/cpu/plan.h"
+#include "jit/cpu/regions.h"
+#include "kiln/cpu_abi.h"
+#include "runtime/cpu/shared_object.h"
+#include "runtime/error.h"
+#include "runtime/interrupt.h"
+#include "runtime/process.h"
+
+namespace kiln::jit {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Mode = kiln_cpu::ThreadMode;
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string demangle_type(const char* mangled) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  std::string out = status == 0 && d ? d : mangled;
+  std::free(d);
+  return out;
+}
+
+class CpuCompiler final : public Compiler {
+ public:
+  explicit CpuCompiler(const CpuCompilerOptions& options);
+
+  // The compiler is named by its binary's identity (path, size, mtime) rather than by its
+  // --version line: running it costs milliseconds that a cached kernel's first launch must not.
+  std::string identity(const std::string&) const override {
+    return "cpu:" + compiler_fingerprint(compiler_) + ":abi" +
+           std::to_string(KILN_CPU_ABI_VERSION) + ":prelude" + prelude_hash_ + ":" +
+           joined_flags() +
+           (regions_ ? ":regions" + std::to_string(cpu::kRegionsVersion) : ":no-regions");
+  }
+  std::string default_arch() const override { return "native"; }
+  std::string describe() const override {
+    return "kernels built by " + compiler_ + " (" + compiler_version() + ")";
+  }
+  CompileResult compile(const CompileRequest& request) override;
+
+ private:
+  CompileResult compile_once(const CompileRequest& request, const std::vector<Mode>& modes,
+                             const std::vector<std::string>& user, bool checked_pointers);
+  std::string compiler_version() const {
+    std::call_once(version_once_, [this] { version_ = jit::compiler_version(compiler_); });
+    return version_;
+  }
+  std::vector<std::string> code_flags() const;
+  std::string joined_flags() const {
+    std::string out;
+    for (const auto& f : code_flags()) out += (out.empty() ? "" : " ") + f;
+    return out;
+  }
+  std::string translation_unit(const CompileRequest& request, const std::vector<Mode>& modes,
+                               bool checked_pointers) const;
+
+  std::string kernels_dir_, compiler_, prelude_hash_;
+  mutable std::once_flag version_once_;
+  mutable std::string version_;
+  bool check_ = false;
+  bool regions_ = true;  // part of the identity: it decides how modules are built
+};
+
+CpuCompiler::CpuCompiler(const CpuCompilerOptions& options)
+    : kernels_dir_(options.kernels_dir),
+      compiler_(options.compiler.empty() ? "c++" : options.compiler),
+      check_(options.check),
+      regions_(options.regions) {
+  if (!fs::exists(fs::path(kernels_dir_) / "kiln" / "cpu_prelude.h"))
+    throw Error("cpu backend: no kiln/cpu_prelude.h in the kernels folder '" + kernels_dir_ +
+                "' (set KILN_HOME to kiln's source folder)");
+  // Every kernel-side header of the cpu backend (the prelude's topics, cpu_include/), by path:
+  // an edit to any of them builds modules anew.
+  std::vector<fs::path> headers;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(kernels_dir_) / "kiln"))
+    if (e.is_regular_file()) headers.push_back(e.path());
+  std::sort(headers.begin(), headers.end());
+  std::string prelude;
+  for (const auto& h : headers)
+    prelude += fs::relative(h, kernels_dir_).string() + '\n' + read_text(h);
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                (unsigned long long)XXH64(prelude.data(), prelude.size(), 0));
+  prelude_hash_ = hex;
+}
+
+// The compiler flags every kernel module is built with (part of the compiler identity).
+std::vector<std::string> CpuCompiler::code_flags() const {
+  std::vector<std::string> flags{"-std=c++17", "-O3", "-march=native",
+                                 // threadIdx & co. are thread-locals of a dlopen'd library:
+                                 // one __tls_get_addr per function for all of them, not one per
+                                 // read. (TLS descriptors, -mtls-dialect=gnu2, would be cheaper
+                                 // still, but glibc before 2.40 clobbers vector registers in
+                                 // them: wrong sums.)
+                                 "-ftls-model=local-dynamic", "-fPIC", "-shared",
+                                 "-fno-semantic-interposition", "-fno-math-errno",
+                                 "-fno-trapping-math",
+                                 "-ffp-contract=fast",  // GPUs fuse a*b+c too (nvcc --fmad=true)
+                                 "-fstack-clash-protection"};  // large frames still hit the guard
+  // GCC gives static locals of templates and inline functions (a template kernel's __shared__
+  // arrays) STB_GNU_UNIQUE binding: glibc then ignores dlclose for the module (a later module
+  // loaded under the same /proc/self/fd name got the stale one), and binds the same-named array
+  // of every later module to the first one's, whatever its size. Clang never emits it.
+  // (Told from the binary's resolved path, so that no subprocess runs for a cached kernel.)
+  if (compiler_fingerprint(compiler_).find("clang") == std::string::npos)
+    flags.push_back("-fno-gnu-unique");
+  // Check mode: bounds checks, and line tables to name the source line of a bad access.
+  if (check_) flags.insert(flags.end(), {"-DKILN_CHECK=1", "-g"});
+  return flags;
+}
+
+// prelude, #line 1 "<file>", the user's source, then the exported entry points.
+std::string CpuCompiler::translation_unit(const CompileRequest& request,
+                                          const std::vector<Mode>& modes,
+                                          bool checked_pointers) const {
+  std::string filename = request.filename.empty() ? "kernel.cu" : request.filename;
+  std::string quoted;
+  for (char c : filename) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  const bool coroutines =
+      std::find(modes.begin(), modes.end(), kiln_cpu::mode_coroutines) != modes.end();
+  std::string tu = coroutines ? "#define KILN_COROUTINES 1\n" : "";
+  tu += "#include <kiln/cpu_prelude.h>\n#line 1 \"" + quoted + "\"\n";
+  std::string source = cpu::rewrite_extern_shared(request.source);
+  if (coroutines) source = cpu::rewrite_coroutine_returns(source);
+  tu += checked_pointers ? cpu::rewrite_pointer_params(source) : source;
+  tu +=
+      "\n#line 1 \"<kiln entry points>\"\n#define KILN_EXPORT extern \"C\" "
+      "__attribute__((visibility(\"default\")))\n";
+  tu += "KILN_EXPORT unsigned kiln_abi_version() { return KILN_CPU_ABI_VERSION; }\n";
+  tu += "KILN_EXPORT void kiln_set_launch(const kiln_cpu::Tls* t) { kiln_cpu::tls = *t; }\n";
+  tu += "KILN_EXPORT void kiln_set_thread(kiln_cpu::uint3 t) { kiln_cpu::tls.thread_idx = t; }\n";
+  tu += "KILN_EXPORT void kiln_get_launch(kiln_cpu::Tls* t) { *t = kiln_cpu::tls; }\n";
+  if (coroutines)
+    tu +=
+        "KILN_EXPORT unsigned kiln_round(void* const* f, const kiln_cpu::uint3* t, unsigned* l, "
+        "unsigned c, unsigned* r) { return kiln_cpu::round(f, t, l, c, r); }\n";
+  tu += "KILN_EXPORT unsigned kiln_entry_count() { return " +
+        std::to_string(request.name_expressions.size()) + "; }\n";
+  for (std::size_t i = 0; i < request.name_expressions.size(); ++i) {
+    const std::string& expr = request.name_expressions[i];
+    std::string id = std::to_string(i);
+    std::string escaped;
+    for (char c : expr) {
+      if (c == '"' || c == '\\') escaped += '\\';
+      escaped += c;
+    }
+    tu += "#line 1 \"<kernel " + escaped + ">\"\n";
+    tu += "KILN_EXPORT void kiln_entry_" + id + "(void** a) { kiln_cpu::invoke< &" + expr +
+          " >(a); }\n";
+    tu += "KILN_EXPORT void kiln_run_" + id +
+          "(void** a, unsigned long long f, unsigned long long l) { kiln_cpu::" +
+          (modes[i] == kiln_cpu::mode_regions ? "run_regions" : "run") + "< &" + expr +
+          " >(a, f, l); }\n";
+    tu += "KILN_EXPORT const char* kiln_entry_" + id +
+          "_type() { return typeid(kiln_cpu::RawKernel<decltype(&" + expr + ")>::type).name(); }\n";
+    tu += "KILN_EXPORT const char* kiln_entry_" + id + "_name() { return \"" + escaped + "\"; }\n";
+    tu += "KILN_EXPORT int kiln_entry_" + id + "_mode() { return " + std::to_string(int(modes[i])) +
+          "; }\n";
+    if (modes[i] == kiln_cpu::mode_coroutines)
+      tu += "KILN_EXPORT void* kiln_start_" + id + "(void** a) { return kiln_cpu::start< &" + expr +
+            " >(a); }\n";
+  }
+  return tu;
+}
+
+// Replaces every occurrence of from in s with to.
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (std::size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size()))
+    s.replace(p, from.size(), to);
+}
+
+CompileResult CpuCompiler::compile(const CompileRequest& request) {
+  std::vector<std::string> user = cpu::translate_options(request.options);
+  std::vector<std::string> include_dirs{kernels_dir_};
+  for (const auto& o : user)
+    if (o.rfind("-I", 0) == 0) include_dirs.push_back(o.substr(2));
+  std::vector<Mode> modes =
+      cpu::thread_modes(request.source, request.filename, include_dirs, request.name_expressions);
+  // The scan cannot see everything a compiler does (a `return` from a macro, say): a module
+  // that fails to build as coroutines is built again with fibers, which run any kernel.
+  auto build = [&](bool checked_pointers) {
+    try {
+      return compile_once(request, modes, user, checked_pointers);
+    } catch (const CompileError& e) {
+      const bool coroutine_trouble = e.log().find("coroutine") != std::string::npos ||
+                                     e.log().find("co_return") != std::string::npos ||
+                                     e.log().find("co_await") != std::string::npos;
+      if (!coroutine_trouble) throw;
+      for (auto& m : modes)
+        if (m == kiln_cpu::mode_coroutines) m = kiln_cpu::mode_fibers;
+      return compile_once(request, modes, user, checked_pointers);
+    }
+  };
+  // Kernels that can run as coroutines run as regions when the rewrite takes them (not in check
+  // mode, which must see every thread reach each barrier); any compile failure of the rewritten
+  // module builds it again as coroutines, where the user's own mistakes are reported.
+  const bool coroutines =
+      std::find(modes.begin(), modes.end(), kiln_cpu::mode_coroutines) != modes.end();
+  if (coroutines && regions_ && !check_) {
+    if (auto rewritten = cpu::form_regions(request.source)) {
+      CompileRequest regions = request;
+      regions.source = std::move(*rewritten);
+      std::vector<Mode> region_modes = modes;
+      for (auto& m : region_modes)
+        if (m == kiln_cpu::mode_coroutines) m = kiln_cpu::mode_regions;
+      try {
+        return compile_once(regions, region_modes, user, false);
+      } catch (const CompileError&) {
+      }
+    }
+  }
+  if (check_) {
+    // Kernels whose pointer parameters cannot be wrapped (e.g. reinterpret_cast of one) still
+    // build in check mode, with kiln::Array accesses checked but not their raw pointers.
+    try {
+      return build(true);
+    } catch (const CompileError&) {
+    }
+  }
+  return build(false);
+}
+
+CompileResult CpuCompiler::compile_once(const CompileRequest& request,
+                                        const std::vector<Mode>& modes,
+                                        const std::vector<std::string>& user,
+                                        bool checked_pointers) {
+  TempDir dir;
+  const std::string tu_path = dir.path() + "/kernel.cpp", so_path = dir.path() + "/kernel.so";
+  write_file(tu_path, translation_unit(request, modes, checked_pointers));
+  std::vector<std::string> argv{compiler_};
+  for (const auto& f : code_flags()) argv.push_back(f);
+  // Coroutines need C++20, whose headers cost every other module ~15% more compile time. (The
+  // source decides the mode, and the source is in the cache key.)
+  if (std::find(modes.begin(), modes.end(), kiln_cpu::mode_coroutines) != modes.end())
+    argv.push_back("-std=c++20");
+  argv.insert(argv.end(), {"-isystem", kernels_dir_ + "/kiln/cpu_include", "-I" + kernels_dir_});
+  if (!request.filename.empty()) {
+    fs::path parent = fs::path(request.filename).parent_path();
+    if (!parent.empty() && fs::is_directory(parent)) argv.push_back("-I" + parent.string());
+  }
+  argv.insert(argv.end(), user.begin(), user.end());
+  argv.insert(argv.end(), {"-o", so_path, tu_path});
+  std::string names;
+  for (const auto& n : request.name_expressions) names += (names.empty() ? "" : ", ") + n;
+  ProcessResult r;
+  try {
+    r = run_process(argv, dir.path());
+  } catch (const Interrupted&) {  // Ctrl-C: run_process killed the compiler
+    throw Interrupted("cpu backend: compile of " +
+                      (request.filename.empty() ? std::string("kernel source") : request.filename) +
+                      " (kernels: " + names +
+                      ") interrupted by Ctrl-C; it compiles again at the next launch");
+  }
+  std::string log = r.output;
+  replace_all(log, tu_path, "<kiln translation unit>");
+  replace_all(log, dir.path() + "/", "");
+
+  if (r.exit_code != 0)
+    throw CompileError(
+        "cpu backend: cannot compile " +
+            (request.filename.empty() ? std::string("kernel source") : request.filename) +
+            " (kernels: " + names + ") with " + compiler_,
+        log);
+
+  CompileResult result;
+  result.image_kind = "so";
+  result.image = read_file(so_path);
+  result.log = log;
+  auto so = cpu::open_object(so_path);
+  for (std::size_t i = 0; i < request.name_expressions.size(); ++i) {
+    std::string id = std::to_string(i);
+    auto type = cpu::required_symbol<const char* (*)()>(*so, "kiln_entry_" + id + "_type");
+    result.lowered_names.push_back("kiln_entry_" + id);
+    result.signatures.push_back(demangle_type(type()));
+  }
+  return result;
+}
+
+}  // namespace
+
+std::unique_ptr<Compiler> make_cpu_compiler(const CpuCompilerOptions& options) {
+  return std::make_unique<CpuCompiler>(options);
+}
+
+}  // namespace kiln::jit
+
+namespace kiln::cpu {
+
+std::vector<std::string> translate_options(const std::vector<std::string>& options) {
+  std::vector<std::string> out;
+  auto starts = [](const std::string& s, const char* p) { return s.rfind(p, 0) == 0; };
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    const std::string& o = options[i];
+    if (o == "-D" || o == "-U" || o == "-I") {
+      if (i + 1 == options.size()) throw Error("compiler option '" + o + "' needs a value");
+      out.push_back(o + options[++i]);
+    } else if (starts(o, "-D") || starts(o, "-U") || starts(o, "-I") || o == "-w" || o == "-g" ||
+               std::regex_match(o, std::regex("-O[0-3s]|-g[0-3]|-std=c\\+\\+(14|17|20|23)")) ||
+               (starts(o, "-W") && !starts(o, "-Wl,") && !starts(o, "-Wa,") &&
+                !starts(o, "-Wp,"))) {
+      out.push_back(o);
+    } else if (starts(o, "--std=c++")) {
+      out.push_back(o.substr(1));
+    } else if (o == "--fmad=false" || o == "-fmad=false") {
+      out.push_back("-ffp-contract=off");
+    } else if (o == "-lineinfo" || o == "--generate-line-info" || o == "-G" ||
+               o == "--device-debug" || o == "--use_fast_math" || o == "-use_fast_math" ||
+               o == "-default-device" || o == "--fmad=true" || o == "-fmad=true" ||
+               starts(o, "-arch") || starts(o, "--gpu-architecture") || starts(o, "-rdc") ||
+               starts(o, "--relocatable-device-code") || o == "--extra-device-vectorization" ||
+               starts(o, "-maxrregcount") || starts(o, "--maxrregcount") || o == "-dopt=on") {
+      // GPU code generation options: nothing to do on the host.
+    } else {
+      throw Error("compiler option '" + o +
+                  "' is not accepted by the cpu backend (accepted: -D -U -I -O -g -W -std= and the "
+                  "NVRTC code-generation options, which it ignores)");
+    }
+  }
+  return out;
+}
+
+}  // namespace kiln::cpu

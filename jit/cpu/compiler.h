@@ -1,0 +1,30 @@
+// The cpu compiler: a kernel source becomes a shared library for runtime/cpu/ by the host C++
+// compiler: prelude + the user's source (rewritten per the plan, lines kept) + entry points.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jit/compiler.h"
+
+namespace kiln::jit {
+
+struct CpuCompilerOptions {
+  std::string kernels_dir;       // holds kiln.cuh and kiln/cpu_prelude.h
+  std::string compiler = "c++";  // the host C++ compiler, by name or path
+  bool check = false;            // check mode: bounds-checked pointers, line tables
+  bool regions = true;           // barrier kernels as regions where they qualify (regions.h)
+};
+
+// The cpu compiler. Throws kiln::Error when kernels_dir has no kiln/cpu_prelude.h.
+std::unique_ptr<Compiler> make_cpu_compiler(const CpuCompilerOptions& options);
+
+}  // namespace kiln::jit
+
+namespace kiln::cpu {
+
+// The compiler arguments a request's options map to; throws kiln::Error naming an option the
+// cpu backend does not accept.
+std::vector<std::string> translate_options(const std::vector<std::string>& options);
+
+}  // namespace kiln::cpu

@@ -1,0 +1,52 @@
+// The host C++ compiler's identity: its version line, and a fingerprint of its binary.
+#include "jit/cpu/host_compiler.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "runtime/error.h"
+#include "runtime/interrupt.h"
+#include "runtime/process.h"
+
+namespace kiln::jit {
+
+std::string compiler_version(const std::string& compiler) {
+  try {
+    ProcessResult r = run_process({compiler, "--version"});
+    if (r.exit_code != 0) return "";
+    return r.output.substr(0, r.output.find('\n'));
+  } catch (const Interrupted&) {
+    throw;  // Ctrl-C stops the work that needed the version too
+  } catch (const Error&) {
+    return "";
+  }
+}
+
+std::string compiler_fingerprint(const std::string& compiler) {
+  namespace fs = std::filesystem;
+  fs::path path = compiler;
+  if (compiler.find('/') == std::string::npos) {
+    const char* env = std::getenv("PATH");
+    std::string dirs = env ? env : "/usr/bin:/bin";
+    for (std::size_t start = 0, end; start <= dirs.size(); start = end + 1) {
+      end = std::min(dirs.find(':', start), dirs.size());
+      fs::path candidate = fs::path(dirs.substr(start, end - start)) / compiler;
+      if (::access(candidate.c_str(), X_OK) == 0) {
+        path = candidate;
+        break;
+      }
+    }
+  }
+  std::error_code ec;
+  fs::path real = fs::canonical(path, ec);
+  struct stat st {};
+  if (ec || ::stat(real.c_str(), &st) != 0) return compiler + " (not found)";
+  return real.string() + "@" + std::to_string(st.st_size) + "@" +
+         std::to_string(std::int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec);
+}
+
+}  // namespace kiln::jit

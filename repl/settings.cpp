@@ -1,0 +1,126 @@
+// Reading the environment into Settings, once.
+#include "repl/settings.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+namespace kiln {
+namespace fs = std::filesystem;
+
+namespace {
+
+// An environment variable, or "" when unset.
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+// $HOME, else the password database's home folder, else "".
+std::string home_folder() {
+  std::string home = env("HOME");
+  if (home.empty())
+    if (const passwd* pw = ::getpwuid(::geteuid()); pw && pw->pw_dir) home = pw->pw_dir;
+  return home;
+}
+
+// The cache's folder, size cap and switch (docs/jit.md, "The disk cache").
+CacheSettings read_cache(Settings& s) {
+  CacheSettings c;
+  c.enabled = env("KILN_CACHE") != "0";
+  c.dir = env("KILN_CACHE_DIR");
+  if (c.dir.empty()) {
+    std::string xdg = env("XDG_CACHE_HOME"), home = home_folder();
+    if (!xdg.empty() && fs::path(xdg).is_absolute())
+      c.dir = fs::path(xdg) / "kiln";
+    else if (!home.empty())
+      c.dir = fs::path(home) / ".cache" / "kiln";
+    else
+      c.enabled = false;  // nowhere sensible to put it
+  }
+  if (std::string cap = env("KILN_CACHE_MAX"); !cap.empty()) {
+    if (std::optional<std::uint64_t> n = parse_size(cap))
+      c.max_bytes = *n;
+    else
+      s.warnings.push_back("kiln: KILN_CACHE_MAX=" + cap +
+                           " is not a size (bytes, or a number with K, M or G); using 1G");
+  }
+  return c;
+}
+
+// KILN_CPU_THREADS: a worker count from 1 to 4096, or 0 (one per core) when unset.
+int read_workers(Settings& s) {
+  std::string text = env("KILN_CPU_THREADS");
+  if (text.empty()) return 0;
+  char* end = nullptr;
+  long n = std::strtol(text.c_str(), &end, 10);
+  if (*end || n < 1 || n > 4096) {
+    s.error = "KILN_CPU_THREADS='" + text + "': expected a worker count from 1 to 4096";
+    return 0;
+  }
+  return int(n);
+}
+
+// A switch that is on unless the variable is "0" (default_on), or on when set to anything but
+// "0" (!default_on).
+bool flag(const char* name, bool default_on) {
+  std::string v = env(name);
+  return v.empty() ? default_on : v != "0";
+}
+
+}  // namespace
+
+Settings Settings::from_environment() {
+  Settings s;
+  jit::PlatformOptions& p = s.platform;
+  p.backend = env("KILN_BACKEND").empty() ? "auto" : env("KILN_BACKEND");
+  std::string home = env("KILN_HOME");
+  p.kernels_dir = home.empty() ? fs::path(KILN_KERNELS_DIR) : fs::path(home) / "kernels_src";
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+    if (std::string dir = env(var); !dir.empty()) p.cuda_toolkits.push_back(dir);
+  p.cpu.workers = read_workers(s);
+  p.cpu.check = flag("KILN_CHECK", false);
+  p.host_compiler = env("KILN_CXX").empty() ? KILN_CXX_COMPILER : env("KILN_CXX");
+  if (p.host_compiler.empty()) p.host_compiler = "c++";
+  p.regions = flag("KILN_REGIONS", true);
+  s.jit.arch = env("KILN_ARCH");
+  s.jit.nvrtc_check = flag("KILN_NVRTC_CHECK", true);
+  s.jit.cuda_toolkits = p.cuda_toolkits;
+  s.cache = read_cache(s);
+  s.history_file = env("KILN_HISTORY");
+  if (s.history_file.empty() && !getenv("KILN_HISTORY") && !env("HOME").empty())
+    s.history_file = env("HOME") + "/.kiln_history";
+  s.editor = !env("EDITOR").empty() ? env("EDITOR") : !env("VISUAL").empty() ? env("VISUAL") : "vi";
+  return s;
+}
+
+std::optional<std::uint64_t> parse_size(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  std::uint64_t mult = 1;
+  char last = static_cast<char>(std::toupper(static_cast<unsigned char>(s.back())));
+  if (last == 'B' && s.size() > 1) {
+    s.remove_suffix(1);
+    last = static_cast<char>(std::toupper(static_cast<unsigned char>(s.back())));
+  }
+  if (last == 'K' || last == 'M' || last == 'G' || last == 'T') {
+    mult = last == 'K'   ? 1ull << 10
+           : last == 'M' ? 1ull << 20
+           : last == 'G' ? 1ull << 30
+                         : 1ull << 40;
+    s.remove_suffix(1);
+  }
+  if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  std::uint64_t n = 0;
+  for (char c : s) {
+    if (n > (UINT64_MAX - 9) / 10) return std::nullopt;
+    n = n * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (n > UINT64_MAX / mult) return std::nullopt;
+  return n * mult;
+}
+
+}  // namespace kiln

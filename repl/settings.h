@@ -1,0 +1,42 @@
+// kiln's settings: every environment variable kiln reads (KILN_*, XDG_CACHE_HOME, CUDA_HOME,
+// CUDA_PATH, HOME, EDITOR), read once, here, when the program starts (as lua.c reads LUA_INIT
+// only in the standalone program), then passed down: the layers below read none.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jit/backends.h"
+#include "jit/jit.h"
+
+namespace kiln {
+
+struct CacheSettings {
+  std::filesystem::path dir;  // KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln
+  std::uint64_t max_bytes = 1ull << 30;  // KILN_CACHE_MAX (bytes; suffixes K, M, G, T)
+  bool enabled = true;                   // KILN_CACHE=0 turns it off (as does no folder)
+};
+
+struct Settings {
+  jit::PlatformOptions platform;  // KILN_BACKEND, KILN_HOME, KILN_CPU_THREADS, KILN_CHECK,
+                                  // KILN_CXX, KILN_REGIONS, CUDA_HOME, CUDA_PATH
+  jit::JitOptions jit;            // KILN_ARCH, KILN_NVRTC_CHECK
+  CacheSettings cache;
+  std::string history_file;  // KILN_HISTORY, else ~/.kiln_history ("" : none)
+  std::string editor;        // EDITOR, else VISUAL, else vi
+  // What was wrong with a variable: warnings are printed when a backend opens; an error
+  // (a bad KILN_CPU_THREADS, say) is raised then instead of opening one.
+  std::vector<std::string> warnings;
+  std::string error;
+
+  // The settings from this process's environment.
+  static Settings from_environment();
+};
+
+// Parses "512M", "2G", "1048576" into bytes; nullopt when malformed.
+std::optional<std::uint64_t> parse_size(std::string_view s);
+
+}  // namespace kiln

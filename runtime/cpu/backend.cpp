@@ -1,0 +1,297 @@
+// The cpu backend's device side: memory (host memory), streams and events (work runs at the
+// call), loading a compiled module (memfd + dlopen) and launching its kernels on the worker pool.
+// Its compiler is jit/cpu/compiler.cpp.
+#include "runtime/cpu/backend.h"
+
+#include <link.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "runtime/cpu/executor.h"
+#include "runtime/cpu/shared_object.h"
+#include "runtime/error.h"
+
+namespace kiln {
+
+namespace {
+
+using cpu::required_symbol;
+using cpu::SharedObject;
+
+// "model name : Intel(R) ..." from /proc/cpuinfo, or "host CPU".
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) {
+        auto start = line.find_first_not_of(' ', colon + 1);
+        return start == std::string::npos ? "host CPU" : line.substr(start);
+      }
+    }
+  }
+  return "host CPU";
+}
+
+// ---- Streams and events ----------------------------------------------------------------------
+
+// Work on the cpu backend runs at the call, in order, so a stream is always idle.
+class CpuStream final : public Stream {
+ public:
+  void synchronize() override {}
+};
+
+// Records wall-clock time when recorded (all earlier work has finished by then).
+class CpuEvent final : public Event {
+ public:
+  void record(Stream*) override { time_ = std::chrono::steady_clock::now(); }
+  void synchronize() override {}
+  double elapsed_ms_since(const Event& start) const override {
+    const auto& s = dynamic_cast<const CpuEvent&>(start);
+    return std::chrono::duration<double, std::milli>(time_ - s.time_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point time_ = std::chrono::steady_clock::now();
+};
+
+class CpuBackend;
+
+// ---- Programs and modules --------------------------------------------------------------------
+
+class CpuProgram final : public Program {
+ public:
+  CpuProgram(std::shared_ptr<CpuBackend> backend, std::shared_ptr<SharedObject> so,
+             cpu::KernelEntry entry, long static_shared)
+      : backend_(std::move(backend)),
+        so_(std::move(so)),
+        entry_(std::move(entry)),
+        static_shared_(static_shared) {}
+  void launch(const LaunchConfig& config, void** args) override;
+  KernelAttributes attributes() const override {
+    KernelAttributes a;
+    a.shared_bytes = static_shared_;
+    a.max_threads_per_block = 1024;
+    a.threads = entry_.mode == kiln_cpu::mode_loop      ? "loop"
+                : entry_.mode == kiln_cpu::mode_fibers  ? "fibers"
+                : entry_.mode == kiln_cpu::mode_regions ? "regions"
+                                                        : "coroutines";
+    return a;
+  }
+
+ private:
+  std::shared_ptr<CpuBackend> backend_;
+  std::shared_ptr<SharedObject> so_;
+  cpu::KernelEntry entry_;
+  long static_shared_;
+};
+
+class CpuModule final : public Module {
+ public:
+  CpuModule(std::shared_ptr<CpuBackend> backend, std::shared_ptr<SharedObject> so,
+            const cpu::Allocations* allocations, std::uint64_t id)
+      : backend_(std::move(backend)), so_(std::move(so)), allocations_(allocations), id_(id) {
+    auto version = required_symbol<unsigned (*)()>(*so_, "kiln_abi_version");
+    if (version() != KILN_CPU_ABI_VERSION)
+      throw Error("cpu backend: kernel module built for ABI " + std::to_string(version()) +
+                  ", this kiln uses " + std::to_string(KILN_CPU_ABI_VERSION) + " (stale cache?)");
+    tls_bytes_ = cpu::tls_segment_bytes(*so_);
+    static_shared_ = tls_bytes_ < 0 ? -1 : std::max(0L, tls_bytes_ - long(sizeof(kiln_cpu::Tls)));
+  }
+
+  std::unique_ptr<Program> kernel(const std::string& lowered_name) override {
+    cpu::KernelEntry e;
+    e.entry = reinterpret_cast<kiln_cpu::EntryFn>(so_->symbol(lowered_name));
+    e.run = reinterpret_cast<kiln_cpu::RunFn>(
+        so_->symbol("kiln_run_" + lowered_name.substr(lowered_name.rfind('_') + 1)));
+    auto name = reinterpret_cast<const char* (*)()>(so_->symbol(lowered_name + "_name"));
+    auto mode = reinterpret_cast<int (*)()>(so_->symbol(lowered_name + "_mode"));
+    if (!e.entry || !e.run || !name || !mode || lowered_name.rfind("kiln_entry_", 0) != 0)
+      throw Error("cpu backend: the module has no kernel '" + lowered_name + "'");
+    e.name = name();
+    e.module = so_->handle;
+    e.module_id = id_;
+    e.tls_bytes = std::size_t(std::max(0L, tls_bytes_));
+    e.set_launch = required_symbol<void (*)(const kiln_cpu::Tls*)>(*so_, "kiln_set_launch");
+    e.set_thread = required_symbol<void (*)(kiln_cpu::uint3)>(*so_, "kiln_set_thread");
+    e.get_launch = required_symbol<void (*)(kiln_cpu::Tls*)>(*so_, "kiln_get_launch");
+    e.mode = kiln_cpu::ThreadMode(mode());
+    if (e.mode == kiln_cpu::mode_coroutines) {
+      e.start = required_symbol<kiln_cpu::StartFn>(*so_, "kiln_start_" + lowered_name.substr(11));
+      e.round = required_symbol<kiln_cpu::RoundFn>(*so_, "kiln_round");
+    }
+    e.allocations = allocations_;
+    return std::make_unique<CpuProgram>(backend_, so_, std::move(e), static_shared_);
+  }
+
+  void set_global(const std::string& name, const void* data, std::size_t bytes) override {
+    void* p = so_->symbol(name);
+    Dl_info info{};
+    void* entry = nullptr;
+    const bool found = p && ::dladdr1(p, &info, &entry, RTLD_DL_SYMENT) && entry;
+    const auto* sym = static_cast<const ElfW(Sym)*>(entry);
+    if (!found || ELF64_ST_TYPE(sym->st_info) != STT_OBJECT)
+      throw Error("set_global: the module has no __constant__ or __device__ variable '" + name +
+                  "' (at namespace scope, not static)");
+    if (bytes > sym->st_size)
+      throw Error("set_global: " + std::to_string(bytes) + " bytes given for '" + name +
+                  "', which holds " + std::to_string(sym->st_size));
+    std::memcpy(p, data, bytes);
+  }
+
+ private:
+  std::shared_ptr<CpuBackend> backend_;
+  std::shared_ptr<SharedObject> so_;
+  const cpu::Allocations* allocations_;  // owned by the backend, which outlives the module
+  long tls_bytes_ = -1;                  // its TLS block; -1: unknown
+  std::uint64_t id_;                     // unique among this backend's modules
+  long static_shared_ = -1;
+};
+
+// ---- The backend -----------------------------------------------------------------------------
+
+class CpuBackend final : public Backend, public std::enable_shared_from_this<CpuBackend> {
+ public:
+  explicit CpuBackend(const CpuBackendOptions& options);
+
+  std::string name() const override { return "cpu"; }
+  const DeviceInfo& device() const override { return info_; }
+  std::string describe() const override {
+    return "cpu: " + info_.name + ", " + std::to_string(workers_) + " worker thread(s)";
+  }
+
+  void* alloc(std::size_t bytes) override {
+    std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded);
+    if (!p)
+      throw Error("cpu backend: out of memory allocating " + std::to_string(bytes) + " bytes");
+    if (check_) {
+      try {
+        allocations_.add(p, bytes);
+      } catch (...) {
+        std::free(p);
+        throw;
+      }
+    }
+    return p;
+  }
+  void free(void* ptr) noexcept override {
+    if (check_ && ptr) allocations_.remove(ptr);
+    std::free(ptr);
+  }
+  // Check mode: kernels get bounds-checked pointers and report out-of-bounds accesses.
+  bool check() const { return check_; }
+  const cpu::Allocations* allocations() const { return check_ ? &allocations_ : nullptr; }
+  void copy_to_device(void* dst, const void* src, std::size_t bytes, Stream*) override {
+    if (bytes) std::memmove(dst, src, bytes);
+  }
+  void copy_to_host(void* dst, const void* src, std::size_t bytes, Stream*) override {
+    if (bytes) std::memmove(dst, src, bytes);
+  }
+  void copy_on_device(void* dst, const void* src, std::size_t bytes, Stream*) override {
+    if (bytes) std::memmove(dst, src, bytes);
+  }
+  void memset(void* dst, int byte, std::size_t bytes, Stream*) override {
+    if (bytes) std::memset(dst, byte, bytes);
+  }
+  std::unique_ptr<Stream> create_stream() override { return std::make_unique<CpuStream>(); }
+  std::unique_ptr<Event> create_event() override { return std::make_unique<CpuEvent>(); }
+  void synchronize() override {}
+
+  std::unique_ptr<Module> load(const CompileResult& compiled) override;
+
+  cpu::WorkerPool& pool() {
+    std::call_once(pool_once_, [this] { pool_ = std::make_unique<cpu::WorkerPool>(workers_); });
+    return *pool_;
+  }
+
+ private:
+  int workers_ = 1;
+  DeviceInfo info_;
+  std::once_flag pool_once_;
+  std::unique_ptr<cpu::WorkerPool> pool_;
+  bool check_ = false;
+  cpu::Allocations allocations_;
+  std::atomic<std::uint64_t> modules_loaded_{0};  // numbers each loaded module
+};
+
+CpuBackend::CpuBackend(const CpuBackendOptions& options) {
+  check_ = options.check;
+  workers_ = options.workers > 0 ? options.workers
+                                 : int(std::max(1u, std::thread::hardware_concurrency()));
+  info_.name = cpu_model_name();
+  info_.multiprocessors = workers_;
+  info_.total_memory =
+      std::size_t(::sysconf(_SC_PHYS_PAGES)) * std::size_t(::sysconf(_SC_PAGESIZE));
+  info_.max_shared_per_block_optin = cpu::kDynamicSharedBytes;
+}
+
+std::unique_ptr<Module> CpuBackend::load(const CompileResult& compiled) {
+  if (compiled.image_kind != "so")
+    throw Error("cpu backend: cannot load a '" + compiled.image_kind + "' image");
+  int fd = ::memfd_create("kiln-kernel", MFD_CLOEXEC);
+  if (fd < 0) throw Error(std::string("cpu backend: memfd_create: ") + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < compiled.image.size()) {
+    ssize_t n = ::write(fd, compiled.image.data() + done, compiled.image.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      throw Error("cpu backend: cannot write a kernel module to memory");
+    }
+    done += std::size_t(n);
+  }
+  return std::make_unique<CpuModule>(shared_from_this(), cpu::open_memfd_object(fd), allocations(),
+                                     ++modules_loaded_);
+}
+
+// Checks a launch against a GPU's limits; the message names the kernel and the bad value.
+void validate_launch(const std::string& kernel, const LaunchConfig& c, const DeviceInfo& info) {
+  auto d = [](const Dim3& v) {
+    return "(" + std::to_string(v.x) + "," + std::to_string(v.y) + "," + std::to_string(v.z) + ")";
+  };
+  auto fail = [&](const std::string& what) { throw Error("kernel '" + kernel + "': " + what); };
+  if (c.block.x == 0 || c.block.y == 0 || c.block.z == 0)
+    fail("block size " + d(c.block) + " has a zero dimension");
+  if (c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0)
+    fail("grid size " + d(c.grid) + " has a zero dimension");
+  for (int i = 0; i < 3; ++i) {
+    std::uint32_t b = i == 0 ? c.block.x : i == 1 ? c.block.y : c.block.z;
+    std::uint32_t g = i == 0 ? c.grid.x : i == 1 ? c.grid.y : c.grid.z;
+    if (b > std::uint32_t(info.max_block_dim[i]))
+      fail("block size " + d(c.block) + " exceeds the limit (1024, 1024, 64)");
+    if (std::int64_t(g) > info.max_grid_dim[i])
+      fail("grid size " + d(c.grid) + " exceeds the limit (2147483647, 65535, 65535)");
+  }
+  if (c.block.count() > std::uint64_t(info.max_threads_per_block))
+    fail("block size " + d(c.block) + " has " + std::to_string(c.block.count()) +
+         " threads, more than the limit of " + std::to_string(info.max_threads_per_block));
+  if (c.shared_bytes > info.max_shared_per_block_optin)
+    fail(std::to_string(c.shared_bytes) +
+         " bytes of dynamic shared memory requested, more than the limit of " +
+         std::to_string(info.max_shared_per_block_optin));
+}
+
+void CpuProgram::launch(const LaunchConfig& config, void** args) {
+  validate_launch(entry_.name, config, backend_->device());
+  if (static_shared_ > long(48 * 1024))
+    throw Error("kernel '" + entry_.name + "': its module uses " + std::to_string(static_shared_) +
+                " bytes of static shared memory, more than the limit of 49152");
+  backend_->pool().launch(entry_, config, args, config.grid.count());
+}
+
+}  // namespace
+
+std::shared_ptr<Backend> make_cpu_backend(const CpuBackendOptions& options) {
+  return std::make_shared<CpuBackend>(options);
+}
+
+}  // namespace kiln
