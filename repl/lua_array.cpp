@@ -5,30 +5,26 @@
 // they throw C++ exceptions, which `guarded` turns into Lua errors once the frames unwound.
 #include "repl/lua_array.h"
 
-#include <charconv>
-#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 #include <new>
-#include <random>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "repl/modules.h"
+#include "runtime/array_format.h"
 #include "runtime/error.h"
 #include "runtime/image.h"
+#include "runtime/random.h"
 
 namespace kiln::lua {
 namespace {
 
 constexpr int kMaxDims = 32;
-constexpr std::int64_t kSummaryThreshold = 1000;  // numpy's print threshold and edge items
-constexpr std::int64_t kEdgeItems = 3;
-constexpr std::size_t kLineWidth = 75;
 
 // A bad argument found after C++ objects came alive: becomes luaL_argerror in `guarded`.
 struct ArgError : Error {
@@ -560,18 +556,6 @@ Xoshiro256& generator(lua_State* L) {
   return *static_cast<Xoshiro256*>(lua_touserdata(L, lua_upvalueindex(1)));
 }
 
-// A seed from the operating system's entropy source.
-std::uint64_t entropy_seed() {
-  try {
-    std::random_device rd;
-    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
-  } catch (const std::exception&) {
-    int local = 0;  // no entropy device: the clock and an address (ASLR) will have to do
-    return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-           reinterpret_cast<std::uintptr_t>(&local);
-  }
-}
-
 // Reads opts.seed (opts at idx, a table or nil) into *seed; true when present. Lua errors.
 bool opt_seed(lua_State* L, int idx, std::uint64_t* seed) {
   if (lua_isnoneornil(L, idx)) return false;
@@ -637,23 +621,11 @@ int random_uniform(lua_State* L) {
   DType t = opt_dtype_field(L, 2, DType::float64);
   Xoshiro256 local(0);
   Xoshiro256* g = random_setup(L, 2, &local);
-  Shape s = check_shape(L, 1);
-  if (!(low < high) || !std::isfinite(high - low))
-    throw ArgError(2, "uniform: need finite low < high, got low=" + std::to_string(low) +
-                          ", high=" + std::to_string(high));
-  if (t != DType::float32 && t != DType::float64)
-    throw ArgError(2,
-                   std::string("uniform: dtype must be float32 or float64, got ") + dtype_name(t));
-  HostArray a(std::move(s), t);
-  for (std::int64_t i = 0; i < a.size(); ++i) {
-    double v = low + (high - low) * g->uniform();
-    if (t == DType::float32) {
-      float f = static_cast<float>(v);  // rounding may reach high: step back below it
-      if (f >= high) f = std::nextafter(static_cast<float>(high), -INFINITY);
-      a.as<float>()[i] = f;
-    } else {
-      a.as<double>()[i] = v >= high ? std::nextafter(high, low) : v;
-    }
+  HostArray a(check_shape(L, 1), t);
+  try {
+    fill_uniform(a, low, high, *g);
+  } catch (const Error& e) {
+    throw ArgError(2, e.what());
   }
   push_host_array(L, std::move(a));
   return 1;
@@ -665,24 +637,11 @@ int random_normal(lua_State* L) {
   DType t = opt_dtype_field(L, 2, DType::float64);
   Xoshiro256 local(0);
   Xoshiro256* g = random_setup(L, 2, &local);
-  Shape s = check_shape(L, 1);
-  if (!(scale >= 0) || !std::isfinite(loc) || !std::isfinite(scale))
-    throw ArgError(2, "normal: need finite loc and scale >= 0, got loc=" + std::to_string(loc) +
-                          ", scale=" + std::to_string(scale));
-  if (t != DType::float32 && t != DType::float64)
-    throw ArgError(2,
-                   std::string("normal: dtype must be float32 or float64, got ") + dtype_name(t));
-  HostArray a(std::move(s), t);
-  for (std::int64_t i = 0; i < a.size(); i += 2) {
-    double u, v, r2;
-    do {
-      u = 2 * g->uniform() - 1;
-      v = 2 * g->uniform() - 1;
-      r2 = u * u + v * v;
-    } while (r2 >= 1 || r2 == 0);
-    double f = std::sqrt(-2 * std::log(r2) / r2);
-    a.set_number(i, loc + scale * u * f);
-    if (i + 1 < a.size()) a.set_number(i + 1, loc + scale * v * f);
+  HostArray a(check_shape(L, 1), t);
+  try {
+    fill_normal(a, loc, scale, *g);
+  } catch (const Error& e) {
+    throw ArgError(2, e.what());
   }
   push_host_array(L, std::move(a));
   return 1;
@@ -691,222 +650,21 @@ int random_normal(lua_State* L) {
 // array.random.integers(low, high, shape [, opts]): integers in [low, high), unbiased. [-0, +1]
 int random_integers(lua_State* L) {
   lua_Integer low = luaL_checkinteger(L, 1), high = luaL_checkinteger(L, 2);
-  if (low >= high)
-    luaL_error(L, "integers: need low < high (high is exclusive), got low=%I, high=%I",
-               static_cast<LUA_INTEGER>(low), static_cast<LUA_INTEGER>(high));
   DType t = opt_dtype_field(L, 4, DType::int64);
+  if (!dtype_info(t).is_integer)
+    luaL_argerror(L, 4,
+                  lua_pushfstring(L, "integers: dtype must be an integer dtype, got %s",
+                                  dtype_info(t).name.data()));
   Xoshiro256 local(0);
   Xoshiro256* g = random_setup(L, 4, &local);
-  Shape s = check_shape(L, 3);
-  if (!dtype_info(t).is_integer)
-    throw ArgError(4,
-                   std::string("integers: dtype must be an integer dtype, got ") + dtype_name(t));
-  HostArray a(std::move(s), t);
-  try {  // the dtype must hold low and high - 1
-    HostArray probe(Shape{2}, t);
-    probe.set_integer(0, low);
-    probe.set_integer(1, high - 1);
+  HostArray a(check_shape(L, 3), t);
+  try {
+    fill_integers(a, low, high, *g);
   } catch (const Error& e) {
-    throw ArgError(
-        1, std::string("integers: [low, high) does not fit in ") + dtype_name(t) + ": " + e.what());
+    throw ArgError(1, e.what());
   }
-  std::uint64_t range = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
-  dispatch_dtype(t, [&](auto tag) {
-    using T = decltype(tag);
-    T* x = a.as<T>();
-    for (std::int64_t i = 0; i < a.size(); ++i)
-      x[i] = static_cast<T>(
-          static_cast<std::int64_t>(static_cast<std::uint64_t>(low) + g->bounded(range)));
-  });
   push_host_array(L, std::move(a));
   return 1;
-}
-
-// --- formatting ------------------------------------------------------------------------------
-
-// How one array's elements print: every element is given the same width (numpy's formatter).
-class ElementFormat {
- public:
-  // Chooses the format from the elements that will be shown.
-  ElementFormat(const HostArray& a, const std::vector<std::int64_t>& shown) : a_(a) {
-    DType t = a.dtype();
-    if (t == DType::boolean) {
-      width_ = 5;
-    } else if (dtype_info(t).is_integer) {
-      for (std::int64_t i : shown) width_ = std::max(width_, integer_text(i).size());
-    } else {
-      choose_float_format(shown);
-    }
-  }
-
-  // Element i as text, padded to the common width.
-  std::string operator()(std::int64_t i) const {
-    DType t = a_.dtype();
-    if (t == DType::boolean) return pad_left(a_.as<bool>()[i] ? "true" : "false", width_);
-    if (dtype_info(t).is_integer) return pad_left(integer_text(i), width_);
-    return float_text(a_.get_number(i), true);
-  }
-
- private:
-  static std::string pad_left(const std::string& s, std::size_t w) {
-    return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
-  }
-
-  std::string integer_text(std::int64_t i) const {
-    if (a_.dtype() == DType::uint64) return std::to_string(a_.as<std::uint64_t>()[i]);
-    return std::to_string(a_.get_integer(i));
-  }
-
-  // The shortest text that reads back as v (in the array's float type), positional or
-  // scientific, at most 8 fractional digits, trailing zeros trimmed but the point kept ("1.").
-  std::string shortest(double v) const {
-    char buf[128];
-    auto fmt = exp_ ? std::chars_format::scientific : std::chars_format::fixed;
-    auto r = a_.dtype() == DType::float32
-                 ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v), fmt)
-                 : std::to_chars(buf, buf + sizeof buf, v, fmt);
-    std::string s(buf, r.ptr);
-    std::string mant = s.substr(0, s.find('e')), rest = exp_ ? s.substr(s.find('e')) : "";
-    std::size_t dot = mant.find('.');
-    if (dot != std::string::npos && mant.size() - dot - 1 > 8) {  // round to 8 digits
-      std::snprintf(buf, sizeof buf, exp_ ? "%.8e" : "%.8f", v);
-      s = buf;
-      mant = s.substr(0, s.find('e'));
-      rest = exp_ ? s.substr(s.find('e')) : "";
-      while (mant.back() == '0') mant.pop_back();
-    }
-    if (mant.find('.') == std::string::npos) mant += '.';
-    return mant + rest;
-  }
-
-  // numpy's FloatingFormat: scientific when the magnitudes span too much, then the padding.
-  void choose_float_format(const std::vector<std::int64_t>& shown) {
-    double max_abs = 0, min_abs = INFINITY;
-    bool nonfinite = false, neg_inf = false;
-    for (std::int64_t i : shown) {
-      double v = a_.get_number(i);
-      if (!std::isfinite(v)) {
-        nonfinite = true;
-        neg_inf |= v < 0;
-        continue;
-      }
-      if (v != 0)
-        max_abs = std::max(max_abs, std::fabs(v)), min_abs = std::min(min_abs, std::fabs(v));
-    }
-    exp_ = max_abs != 0 && (max_abs >= 1e8 || min_abs < 1e-4 || max_abs / min_abs > 1e3);
-    for (std::int64_t i : shown) {
-      double v = a_.get_number(i);
-      if (!std::isfinite(v)) continue;
-      std::string s = shortest(v);
-      std::size_t dot = s.find('.'), e = s.find('e');
-      pad_left_ = std::max(pad_left_, dot);
-      pad_right_ = std::max(pad_right_, (e == std::string::npos ? s.size() : e) - dot - 1);
-      if (e != std::string::npos) exp_digits_ = std::max(exp_digits_, s.size() - e - 2);
-    }
-    if (nonfinite) {
-      std::size_t offset = pad_right_ + 1 + (exp_ ? exp_digits_ + 2 : 0);
-      std::size_t need = std::max<std::size_t>(3, 3 + neg_inf);
-      if (need > offset) pad_left_ = std::max(pad_left_, need - offset);
-    }
-  }
-
-  // v in the chosen format: the integer part right-aligned to pad_left; the fraction padded to
-  // pad_right with spaces (positional) or zeros (scientific, as numpy does).
-  std::string float_text(double v, bool pad) const {
-    std::size_t width = pad_left_ + 1 + pad_right_ + (exp_ ? exp_digits_ + 2 : 0);
-    if (std::isnan(v)) return pad_left("nan", pad ? width : 0);
-    if (std::isinf(v)) return pad_left(v < 0 ? "-inf" : "inf", pad ? width : 0);
-    std::string s = shortest(v);
-    std::size_t dot = s.find('.'), e = s.find('e');
-    std::string ip = s.substr(0, dot);
-    std::string frac = s.substr(dot + 1, (e == std::string::npos ? s.size() : e) - dot - 1);
-    std::string ex = e == std::string::npos ? "" : s.substr(e);
-    if (!pad) return s;
-    if (exp_) {
-      frac.append(pad_right_ - frac.size(), '0');
-      std::string digits = ex.substr(2);
-      ex = ex.substr(0, 2) + std::string(exp_digits_ - digits.size(), '0') + digits;
-    } else {
-      frac.append(pad_right_ - frac.size(), ' ');
-    }
-    return pad_left(ip, pad_left_) + "." + frac + ex;
-  }
-
-  const HostArray& a_;
-  std::size_t width_ = 0;  // integers and bools
-  bool exp_ = false;
-  std::size_t pad_left_ = 0, pad_right_ = 0, exp_digits_ = 2;
-};
-
-// Whether an axis of length n is shown as its first and last kEdgeItems.
-bool elided(std::int64_t n, bool summarize) {
-  return summarize && n > 2 * kEdgeItems;
-}
-
-// The flat indices of the elements that print, in order.
-void shown_indices(const HostArray& a, int dim, std::int64_t offset, bool summarize,
-                   std::vector<std::int64_t>& out) {
-  if (dim == a.ndim()) {
-    out.push_back(offset);
-    return;
-  }
-  std::int64_t n = a.shape()[dim];
-  for (std::int64_t i = 0; i < n; ++i) {
-    if (elided(n, summarize) && i == kEdgeItems) i = n - kEdgeItems;
-    shown_indices(a, dim + 1, offset * n + i, summarize, out);
-  }
-}
-
-// Appends word to the current line, wrapping first when it would pass width (numpy's
-// _extendLine: no wrap when the line holds only the indent).
-void extend_line(std::string& s, std::string& line, const std::string& word, std::size_t width,
-                 const std::string& indent) {
-  if (line.size() + word.size() > width && line.size() > indent.size()) {
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    s += line + "\n";
-    line = indent;
-  }
-  line += word;
-}
-
-// numpy's _formatArray: nested brackets, rows on their own lines, blank lines between blocks
-// of 3-d and up, "..." for elided runs.
-std::string format_block(const HostArray& a, const ElementFormat& fmt, int dim, std::int64_t offset,
-                         const std::string& indent, std::size_t width, bool summarize) {
-  if (dim == a.ndim()) return fmt(offset);
-  std::int64_t n = a.shape()[dim];
-  std::string next_indent = indent + " ";
-  std::size_t next_width = width - 1;
-  bool elide = elided(n, summarize);
-  std::string s;
-  if (dim + 1 == a.ndim()) {
-    std::size_t elem_width = width - 1;  // room for "," or "]"
-    std::string line = indent;
-    for (std::int64_t i = 0; i < n; ++i) {
-      if (elide && i == kEdgeItems) {
-        extend_line(s, line, "...", elem_width, indent);
-        line += ", ";
-        i = n - kEdgeItems;
-      }
-      extend_line(s, line,
-                  format_block(a, fmt, dim + 1, offset * n + i, next_indent, next_width, summarize),
-                  elem_width, indent);
-      if (i + 1 < n) line += ", ";
-    }
-    s += line;
-  } else {
-    std::string sep = "," + std::string(a.ndim() - dim - 1, '\n');
-    for (std::int64_t i = 0; i < n; ++i) {
-      if (elide && i == kEdgeItems) {
-        s += indent + "..." + sep;
-        i = n - kEdgeItems;
-      }
-      s += indent +
-           format_block(a, fmt, dim + 1, offset * n + i, next_indent, next_width, summarize);
-      if (i + 1 < n) s += sep;
-    }
-  }
-  return "[" + s.substr(std::min(indent.size(), s.size())) + "]";
 }
 
 }  // namespace
@@ -968,78 +726,6 @@ void push_shape(lua_State* L, const Shape& s) {
     lua_pushinteger(L, s[k]);
     lua_rawseti(L, -2, static_cast<lua_Integer>(k + 1));
   }
-}
-
-std::string format_array(const HostArray& a) {
-  bool summarize = a.size() > kSummaryThreshold;
-  std::vector<std::int64_t> shown;
-  shown_indices(a, 0, 0, summarize, shown);
-  ElementFormat fmt(a, shown);
-  std::string body;
-  if (a.size() == 0) {
-    body = "[]";
-  } else if (a.ndim() == 0) {
-    body = fmt(0);
-  } else {
-    body = format_block(a, fmt, 0, 0, std::string(7, ' '), kLineWidth - 1, summarize);
-  }
-  std::string s = "array(" + body + ",";
-  std::string tail;
-  if (summarize || (a.size() == 0 && a.ndim() != 1))
-    tail = "shape=" + shape_string(a.shape()) + ", ";
-  tail += std::string("dtype=") + dtype_name(a.dtype()) + ")";
-  std::size_t last_line = s.size() - (s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1);
-  s += last_line + 1 + tail.size() > kLineWidth ? "\n" + std::string(6, ' ') : " ";
-  return s + tail;
-}
-
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-Xoshiro256::Xoshiro256(std::uint64_t seed) {
-  for (std::uint64_t& s : s_) s = splitmix64(seed);
-}
-
-Xoshiro256 Xoshiro256::from_state(std::uint64_t s0, std::uint64_t s1, std::uint64_t s2,
-                                  std::uint64_t s3) {
-  Xoshiro256 g(0);
-  g.s_[0] = s0, g.s_[1] = s1, g.s_[2] = s2, g.s_[3] = s3;
-  return g;
-}
-
-std::uint64_t Xoshiro256::next() {
-  auto rotl = [](std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); };
-  std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  std::uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
-}
-
-double Xoshiro256::uniform() {
-  return static_cast<double>(next() >> 11) * 0x1.0p-53;
-}
-
-std::uint64_t Xoshiro256::bounded(std::uint64_t range) {
-  __extension__ typedef unsigned __int128 U128;
-  U128 m = static_cast<U128>(next()) * range;
-  std::uint64_t low = static_cast<std::uint64_t>(m);
-  if (low < range) {
-    std::uint64_t threshold = (0 - range) % range;  // 2^64 mod range
-    while (low < threshold) {
-      m = static_cast<U128>(next()) * range;
-      low = static_cast<std::uint64_t>(m);
-    }
-  }
-  return static_cast<std::uint64_t>(m >> 64);
 }
 
 int open_array(lua_State* L) {

@@ -31,29 +31,4 @@ DType opt_dtype(lua_State* L, int idx, DType def);
 // Pushes a fresh table {d1, d2, ...}. [-0, +1, m]
 void push_shape(lua_State* L, const Shape& s);
 
-// The numpy-like text tostring gives: "array([1., 2.], dtype=float64)", nested brackets for n-d,
-// "..." past 1000 elements (then the shape too).
-std::string format_array(const HostArray& a);
-
-// The generator behind array.random: xoshiro256** (Blackman and Vigna), seeded by running
-// splitmix64 from the 64-bit seed. docs/arrays.md describes the derived distributions.
-class Xoshiro256 {
- public:
-  explicit Xoshiro256(std::uint64_t seed);
-  // A generator in the given raw state (for tests against the reference implementation).
-  static Xoshiro256 from_state(std::uint64_t s0, std::uint64_t s1, std::uint64_t s2,
-                               std::uint64_t s3);
-  std::uint64_t next();
-  // Uniform double in [0, 1) from the top 53 bits.
-  double uniform();
-  // Uniform integer in [0, range) without bias (Lemire's multiply-and-reject); range > 0.
-  std::uint64_t bounded(std::uint64_t range);
-
- private:
-  std::uint64_t s_[4];
-};
-
-// One splitmix64 step: advances state and returns the next output.
-std::uint64_t splitmix64(std::uint64_t& state);
-
 }  // namespace kiln::lua

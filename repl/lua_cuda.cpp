@@ -12,6 +12,7 @@
 #include "repl/lua_array.h"
 #include "repl/lua_host.h"
 #include "repl/lua_util.h"
+#include "runtime/array_format.h"
 #include "repl/modules.h"
 #include "runtime/error.h"
 #ifdef KILN_HAVE_CUDA

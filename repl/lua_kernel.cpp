@@ -3,10 +3,12 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <regex>
 
 #include "jit/backends.h"
 #include "jit/headers.h"
+#include "jit/reduce.h"
 #include "repl/lua_array.h"
 #include "repl/lua_cuda.h"
 #include "repl/lua_host.h"
@@ -526,127 +528,35 @@ int module_set_constant(lua_State* L) {
 
 // ------------------------------------------------------------------------------ reductions
 
-// A reduction kernel for one binary expression in a and b (Numba's @cuda.reduce): each thread
-// folds its slice of the input, each block then its threads' values in shared memory, and a
-// second launch of one block folds the blocks' results and init. A thread's slice is
-// grid-strided on a GPU (neighbouring threads read neighbouring elements: coalesced) and
-// contiguous on the cpu backend, where a block's threads run one after another on one core and
-// strided reads would touch a new cache line for every element.
-constexpr const char* kReduceSource = R"(
-template <typename T>
-__device__ __forceinline__ T kiln_reduce_op(T a, T b) { return (KILN_REDUCE_EXPR); }
-
-template <typename T>
-__global__ void kiln_reduce(const T* in, T* out, long long n, T init, int use_init) {
-  __shared__ T value[256];
-  __shared__ bool has[256];
-  const unsigned t = threadIdx.x;
-  long long i = (long long)blockIdx.x * blockDim.x + t;
-  const long long stride = (long long)gridDim.x * blockDim.x;
-  T acc = T();
-#ifdef KILN_CPU
-  const long long chunk = (n + stride - 1) / stride;
-  i *= chunk;
-  const long long end = i + chunk < n ? i + chunk : n;
-#else
-  const long long end = n;
-#endif
-  bool have = i < end;
-  if (have) {
-    acc = in[i];
-#ifdef KILN_CPU
-    for (++i; i < end; ++i) acc = kiln_reduce_op<T>(acc, in[i]);
-#else
-    for (i += stride; i < n; i += stride) acc = kiln_reduce_op<T>(acc, in[i]);
-#endif
-  }
-  value[t] = acc;
-  has[t] = have;
-  __syncthreads();
-  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (t < s && has[t + s]) {
-      value[t] = has[t] ? kiln_reduce_op<T>(value[t], value[t + s]) : value[t + s];
-      has[t] = true;
-    }
-    __syncthreads();
-  }
-  if (t == 0) out[blockIdx.x] = use_init ? kiln_reduce_op<T>(init, value[0]) : value[0];
-}
-)";
-
-struct Reducer {
-  std::string expr;
-  std::shared_ptr<jit::SourceText> source;
-  std::map<DType, KernelRef> kernels;  // one per dtype, made on first use
-};
-
-// r(array [, init]) -> a Lua number (an integer for integer dtypes). [-0, +1]
+// r(array [, init]) -> a Lua number (an integer for integer dtypes, a boolean for bool). [-0, +1]
 int reduce_call(lua_State* L) {
-  auto* r = static_cast<Reducer*>(luaL_checkudata(L, 1, kReduceMeta));
+  auto* r = static_cast<std::unique_ptr<jit::Reduction>*>(luaL_checkudata(L, 1, kReduceMeta));
   DeviceArray* d = test_device_array(L, 2);
   HostArray* h = d ? nullptr : &check_host_array(L, 2);
   if (d && d->buffer->freed()) luaL_argerror(L, 2, "the device array was freed");
   bool has_init = !lua_isnoneornil(L, 3);
   return protect(L, [&] {
-    jit::ArgValue init = arg_value(L, 3);
+    std::optional<jit::ArgValue> init;
+    if (has_init) init = arg_value(L, 3);
     DType dtype = d ? d->dtype : h->dtype();
     std::int64_t n = d ? d->size() : h->size();
-    KernelRef& k = r->kernels[dtype];
-    if (!k) {
-      jit::KernelOptions o;
-      o.name = "kiln_reduce<" + std::string(dtype_info(dtype).cpp) + ">";
-      o.defines = {{"KILN_REDUCE_EXPR", r->expr}};
-      k = make_kernels(L, r->source, o, false, std::make_shared<jit::Globals>()).front();
+    if (n == 0 && has_init) {
+      lua_pushvalue(L, 3);  // an empty array's reduction is init itself, as given
+      return 1;
     }
     std::shared_ptr<DeviceBuffer> staged;
     void* in = d ? d->buffer->ptr() : nullptr;
-    if (!d) {
+    if (!d && n > 0) {
       staged = allocate_device(L, h->nbytes());
       staged->backend().copy_to_device(staged->ptr(), h->data(), h->nbytes(), nullptr);
       in = staged->ptr();
     }
-    HostArray result({1}, dtype);
-    if (n == 0) {
-      if (!has_init) throw Error("reduce of an empty array needs an initial value");
-      lua_pushvalue(L, 3);
-      return 1;
-    }
-    const std::int64_t threads = 256;
-    // Enough blocks to fill the device (8 per multiprocessor, or per worker on the cpu backend,
-    // where each block's threads cost fiber switches), each folding a grid-stride slice.
-    std::int64_t fill = std::max(1, runtime(L).backend().device().multiprocessors) * 8;
-    std::int64_t blocks = std::min<std::int64_t>({(n + threads - 1) / threads, fill, 1024});
-    std::size_t esize = dtype_info(dtype).size;
-    auto partial = allocate_device(L, static_cast<std::size_t>(blocks) * esize);
-    auto total = allocate_device(L, esize);
-    auto arg = [&](void* p, std::int64_t count) {
-      jit::ArgValue a;
-      a.kind = jit::ArgValue::Kind::device_array, a.dtype = dtype, a.ndim = 1, a.data = p,
-      a.shape = {count};
-      return a;
-    };
-    jit::ArgValue zero;
-    zero.kind = jit::ArgValue::Kind::integer;
-    jit::ArgValue init_value = has_init ? init : zero;
-    jit::ArgValue n_value, flag;
-    n_value.kind = flag.kind = jit::ArgValue::Kind::integer;
-    n_value.integer = n;
-    flag.integer = has_init;
-    LaunchConfig c;
-    c.grid.x = static_cast<std::uint32_t>(blocks), c.block.x = threads;
-    std::vector<jit::ArgValue> args = {arg(in, n), arg(partial->ptr(), blocks), n_value, zero,
-                                       zero};
-    k->launch(k->specialise(args), c, args);
-    jit::ArgValue blocks_value = n_value;
-    blocks_value.integer = blocks;
-    c.grid.x = 1;
-    args = {arg(partial->ptr(), blocks), arg(total->ptr(), 1), blocks_value, init_value, flag};
-    k->launch(k->specialise(args), c, args);
-    total->backend().copy_to_host(result.data(), total->ptr(), esize, nullptr);
-    if (dtype_info(dtype).is_integer && dtype != DType::boolean)
-      lua_pushinteger(L, result.get_integer(0));
-    else if (dtype == DType::boolean)
+    HostArray result = (*r)->reduce(in, n, dtype, init,
+                                    [L](std::size_t bytes) { return allocate_device(L, bytes); });
+    if (dtype == DType::boolean)
       lua_pushboolean(L, result.get_integer(0) != 0);
+    else if (dtype_info(dtype).is_integer)
+      lua_pushinteger(L, result.get_integer(0));
     else
       lua_pushnumber(L, result.get_number(0));
     return 1;
@@ -658,10 +568,8 @@ int cuda_reduce(lua_State* L) {
   const char* line = luaL_checkstring(L, 1);
   if (std::strpbrk(line, "\n\r") != nullptr) luaL_argerror(L, 1, "the expression must be one line");
   return protect(L, [&] {
-    std::string expr = line;
-    auto source = std::make_shared<jit::SourceText>(
-        jit::SourceText::from_string(kReduceSource, "cuda.reduce(\"" + expr + "\")"));
-    new_object<Reducer>(L, kReduceMeta, Reducer{expr, source, {}});
+    new_object<std::unique_ptr<jit::Reduction>>(
+        L, kReduceMeta, std::make_unique<jit::Reduction>(runtime_ptr(L), line));
     return 1;
   });
 }
@@ -682,7 +590,7 @@ void register_kernel_functions(lua_State* L) {
                                             {nullptr, nullptr}};
   new_metatable<ModuleBox>(L, kModuleMeta, module_methods, module_index);
   lua_pop(L, 1);
-  new_metatable<Reducer>(L, kReduceMeta, nullptr, nullptr);
+  new_metatable<std::unique_ptr<jit::Reduction>>(L, kReduceMeta, nullptr, nullptr);
   lua_pushcfunction(L, reduce_call), lua_setfield(L, -2, "__call");
   lua_pop(L, 1);
 

@@ -36,7 +36,7 @@ LIBS=(-lxxhash)
 build cache_entry tests/fuzz/fuzz_cache_entry.cpp jit/cache.cpp
 LIBS=(-llua5.4)
 build array_from tests/fuzz/fuzz_array_from.cpp repl/lua_array.cpp runtime/host_array.cpp \
-  runtime/dtype.cpp runtime/image.cpp
+  runtime/dtype.cpp runtime/image.cpp runtime/array_format.cpp runtime/random.cpp
 
 targets=("$@")
 ((${#targets[@]})) || targets=(kernel_decl regions cache_entry array_from)

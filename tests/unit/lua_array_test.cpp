@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "repl/lua_host.h"
+#include "runtime/array_format.h"
 
 namespace kiln::lua {
 namespace {
@@ -21,64 +22,6 @@ std::string run(lua_State* L, const std::string& chunk) {
     return msg;
   }
   return "";
-}
-
-TEST(Xoshiro256, MatchesTheReferenceImplementation) {
-  // Outputs of Vigna's xoshiro256starstar.c from the state {1, 2, 3, 4}.
-  Xoshiro256 g = Xoshiro256::from_state(1, 2, 3, 4);
-  EXPECT_EQ(g.next(), 11520u);
-  EXPECT_EQ(g.next(), 0u);
-  EXPECT_EQ(g.next(), 1509978240u);
-  EXPECT_EQ(g.next(), 1215971899390074240u);
-}
-
-TEST(Xoshiro256, SeedsThroughSplitmix64) {
-  std::uint64_t state = 0;  // splitmix64's published outputs from 0
-  EXPECT_EQ(splitmix64(state), 0xe220a8397b1dcdafu);
-  EXPECT_EQ(splitmix64(state), 0x6e789e6aa1b965f4u);
-  EXPECT_EQ(splitmix64(state), 0x06c45d188009454fu);
-  EXPECT_EQ(splitmix64(state), 0xf88bb8a8724c81ecu);
-  Xoshiro256 seeded(0);
-  Xoshiro256 by_hand = Xoshiro256::from_state(0xe220a8397b1dcdafu, 0x6e789e6aa1b965f4u,
-                                              0x06c45d188009454fu, 0xf88bb8a8724c81ecu);
-  for (int i = 0; i < 10; ++i) EXPECT_EQ(seeded.next(), by_hand.next());
-}
-
-TEST(Xoshiro256, BoundedIsInRangeAndUniform) {
-  Xoshiro256 g(7);
-  int counts[6] = {};
-  for (int i = 0; i < 60000; ++i) {
-    std::uint64_t v = g.bounded(6);
-    ASSERT_LT(v, 6u);
-    ++counts[v];
-  }
-  for (int c : counts) EXPECT_NEAR(c, 10000, 400);
-  // A range just above 2^63 rejects about half the raw draws; results stay below it.
-  std::uint64_t range = (std::uint64_t{1} << 63) + 12345;
-  for (int i = 0; i < 1000; ++i) ASSERT_LT(g.bounded(range), range);
-  EXPECT_EQ(g.bounded(1), 0u);
-  for (int i = 0; i < 1000; ++i) {
-    double u = g.uniform();
-    ASSERT_GE(u, 0.0);
-    ASSERT_LT(u, 1.0);
-  }
-}
-
-TEST(FormatArray, NumpyLayout) {
-  HostArray f({3}, DType::float32);
-  f.set_number(0, 1), f.set_number(1, 2.5), f.set_number(2, -3);
-  EXPECT_EQ(format_array(f), "array([ 1. ,  2.5, -3. ], dtype=float32)");
-  HostArray i({2, 2}, DType::int64);
-  i.set_integer(3, -40);
-  EXPECT_EQ(format_array(i), "array([[  0,   0],\n       [  0, -40]], dtype=int64)");
-  HostArray u({2}, DType::uint64);
-  u.set_number(0, 18446744073709549568.0);
-  EXPECT_EQ(format_array(u), "array([18446744073709549568,                    0], dtype=uint64)");
-  HostArray e({1, 2}, DType::float64);
-  e.set_number(0, 1e-7), e.set_number(1, 12.5);
-  EXPECT_EQ(format_array(e), "array([[1.00e-07, 1.25e+01]], dtype=float64)");
-  EXPECT_EQ(format_array(HostArray({2000}, DType::int8)),
-            "array([0, 0, 0, ..., 0, 0, 0], shape=(2000,), dtype=int8)");
 }
 
 TEST(LuaArray, PushTestCheck) {

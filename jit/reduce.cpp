@@ -1,0 +1,131 @@
+#include "jit/reduce.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "runtime/error.h"
+
+namespace kiln::jit {
+namespace {
+
+// A reduction kernel for one binary expression in a and b (Numba's @cuda.reduce): each thread
+// folds its slice of the input, each block then its threads' values in shared memory, and a
+// second launch of one block folds the blocks' results and init. A thread's slice is
+// grid-strided on a GPU (neighbouring threads read neighbouring elements: coalesced) and
+// contiguous on the cpu backend, where a block's threads run one after another on one core and
+// strided reads would touch a new cache line for every element.
+constexpr const char* kReduceSource = R"(
+template <typename T>
+__device__ __forceinline__ T kiln_reduce_op(T a, T b) { return (KILN_REDUCE_EXPR); }
+
+template <typename T>
+__global__ void kiln_reduce(const T* in, T* out, long long n, T init, int use_init) {
+  __shared__ T value[256];
+  __shared__ bool has[256];
+  const unsigned t = threadIdx.x;
+  long long i = (long long)blockIdx.x * blockDim.x + t;
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  T acc = T();
+#ifdef KILN_CPU
+  const long long chunk = (n + stride - 1) / stride;
+  i *= chunk;
+  const long long end = i + chunk < n ? i + chunk : n;
+#else
+  const long long end = n;
+#endif
+  bool have = i < end;
+  if (have) {
+    acc = in[i];
+#ifdef KILN_CPU
+    for (++i; i < end; ++i) acc = kiln_reduce_op<T>(acc, in[i]);
+#else
+    for (i += stride; i < n; i += stride) acc = kiln_reduce_op<T>(acc, in[i]);
+#endif
+  }
+  value[t] = acc;
+  has[t] = have;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (t < s && has[t + s]) {
+      value[t] = has[t] ? kiln_reduce_op<T>(value[t], value[t + s]) : value[t + s];
+      has[t] = true;
+    }
+    __syncthreads();
+  }
+  if (t == 0) out[blockIdx.x] = use_init ? kiln_reduce_op<T>(init, value[0]) : value[0];
+}
+)";
+
+// A 1-D device array argument of count elements at p.
+ArgValue device_arg(void* p, DType dtype, std::int64_t count) {
+  ArgValue a;
+  a.kind = ArgValue::Kind::device_array, a.dtype = dtype, a.ndim = 1, a.data = p, a.shape = {count};
+  return a;
+}
+
+// An integer argument.
+ArgValue integer_arg(std::int64_t v) {
+  ArgValue a;
+  a.kind = ArgValue::Kind::integer;
+  a.integer = v;
+  return a;
+}
+
+}  // namespace
+
+Reduction::Reduction(std::shared_ptr<Jit> jit, std::string expr)
+    : jit_(std::move(jit)), expr_(std::move(expr)) {
+  if (expr_.find_first_of("\n\r") != std::string::npos)
+    throw Error("reduce: the expression must be one line");
+  source_ = std::make_shared<SourceText>(
+      SourceText::from_string(kReduceSource, "cuda.reduce(\"" + expr_ + "\")"));
+}
+
+Kernel& Reduction::kernel_for(DType dtype) {
+  std::unique_ptr<Kernel>& k = kernels_[dtype];
+  if (!k) {
+    KernelOptions o;
+    o.name = "kiln_reduce<" + std::string(dtype_info(dtype).cpp) + ">";
+    o.defines = {{"KILN_REDUCE_EXPR", expr_}};
+    k = std::make_unique<Kernel>(jit_, source_, select_kernels(*source_, o.name, false).front(), o,
+                                 std::make_shared<Globals>());
+  }
+  return *k;
+}
+
+HostArray Reduction::reduce(void* in, std::int64_t n, DType dtype,
+                            const std::optional<ArgValue>& init, const Allocate& allocate) {
+  HostArray result({1}, dtype);
+  if (n == 0) {
+    if (!init) throw Error("reduce of an empty array needs an initial value");
+    if (init->kind == ArgValue::Kind::integer)
+      result.set_integer(0, init->integer);
+    else if (init->kind == ArgValue::Kind::boolean)
+      result.set_integer(0, init->boolean);
+    else
+      result.set_number(0, init->number);
+    return result;
+  }
+  Kernel& k = kernel_for(dtype);
+  const std::int64_t threads = 256;
+  // Enough blocks to fill the device (8 per multiprocessor, or per worker on the cpu backend,
+  // where each block's threads cost fiber switches), each folding a grid-stride slice.
+  std::int64_t fill = std::max(1, jit_->backend().device().multiprocessors) * 8;
+  std::int64_t blocks = std::min<std::int64_t>({(n + threads - 1) / threads, fill, 1024});
+  std::size_t esize = dtype_info(dtype).size;
+  std::shared_ptr<DeviceBuffer> partial = allocate(static_cast<std::size_t>(blocks) * esize);
+  std::shared_ptr<DeviceBuffer> total = allocate(esize);
+  LaunchConfig c;
+  c.grid.x = static_cast<std::uint32_t>(blocks), c.block.x = threads;
+  std::vector<ArgValue> args = {device_arg(in, dtype, n), device_arg(partial->ptr(), dtype, blocks),
+                                integer_arg(n), integer_arg(0), integer_arg(0)};
+  k.launch(k.specialise(args), c, args);
+  c.grid.x = 1;
+  args = {device_arg(partial->ptr(), dtype, blocks), device_arg(total->ptr(), dtype, 1),
+          integer_arg(blocks), init ? *init : integer_arg(0), integer_arg(init.has_value())};
+  k.launch(k.specialise(args), c, args);
+  total->backend().copy_to_host(result.data(), total->ptr(), esize, nullptr);
+  return result;
+}
+
+}  // namespace kiln::jit
