@@ -2,7 +2,8 @@
 //
 // Lua raises errors with longjmp, which skips C++ destructors. So the C functions here raise Lua
 // errors only while no C++ object with a destructor is alive in their frame; past that point
-// they throw C++ exceptions, which `guarded` turns into Lua errors once the frames unwound.
+// they throw C++ exceptions, which `guarded` (repl/lua_util.h) turns into Lua errors once the
+// frames unwound.
 #include "repl/lua_array.h"
 
 #include <climits>
@@ -15,6 +16,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "repl/lua_util.h"
 #include "repl/modules.h"
 #include "runtime/array_format.h"
 #include "runtime/error.h"
@@ -25,31 +27,6 @@ namespace kiln::lua {
 namespace {
 
 constexpr int kMaxDims = 32;
-
-// A bad argument found after C++ objects came alive: becomes luaL_argerror in `guarded`.
-struct ArgError : Error {
-  ArgError(int arg, const std::string& msg) : Error(msg), arg(arg) {}
-  int arg;
-};
-
-// Runs F, turning the C++ exceptions it throws into Lua errors raised after they unwound.
-template <lua_CFunction F>
-int guarded(lua_State* L) {
-  char msg[1024];
-  int arg = 0;
-  try {
-    return F(L);
-  } catch (const ArgError& e) {
-    std::snprintf(msg, sizeof msg, "%s", e.what());
-    arg = e.arg;
-  } catch (const std::bad_alloc&) {
-    std::snprintf(msg, sizeof msg, "not enough memory");
-  } catch (const std::exception& e) {
-    std::snprintf(msg, sizeof msg, "%s", e.what());
-  }
-  if (arg > 0) return luaL_argerror(L, arg, msg);
-  return luaL_error(L, "%s", msg);
-}
 
 const char* dtype_name(DType t) {
   return dtype_info(t).name.data();

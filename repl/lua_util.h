@@ -8,24 +8,47 @@
 
 #include <lua.hpp>
 
+#include "runtime/error.h"
+
 namespace kiln::lua {
 
-// Runs f() (which returns its number of results), turning a C++ exception into a Lua error
-// that carries the Lua caller's position. Lua errors raised inside f (luaL_check*) longjmp
-// past f's frames: check Lua arguments before making objects that own resources.
+// A bad argument found after C++ objects came alive: protect raises it as luaL_argerror.
+struct ArgError : Error {
+  ArgError(int arg, const std::string& msg) : Error(msg), arg(arg) {}
+  int arg;
+};
+
+// The one bridge from C++ exceptions to Lua errors. Runs f() (which returns its number of
+// results); an exception becomes a Lua error carrying the Lua caller's position ("bad argument
+// #n" for an ArgError), raised once the C++ frames have unwound. Lua errors raised inside f
+// (luaL_check*) longjmp past f's frames: check Lua arguments before making objects that own
+// resources, and throw after.
 template <typename F>
 int protect(lua_State* L, F&& f) {
+  std::string msg;
+  int arg = 0;
   try {
     return std::forward<F>(f)();
+  } catch (const ArgError& e) {
+    msg = e.what(), arg = e.arg;
   } catch (const std::bad_alloc&) {
-    lua_pushstring(L, "not enough memory");
+    msg = "not enough memory";
   } catch (const std::exception& e) {
-    lua_pushstring(L, e.what());
+    msg = e.what();
   }
+  lua_pushlstring(L, msg.data(), msg.size());
+  std::string().swap(msg);  // lua_error's longjmp skips msg's destructor: free its buffer now
+  if (arg > 0) return luaL_argerror(L, arg, lua_tostring(L, -1));
   luaL_where(L, 1);
   lua_insert(L, -2);
   lua_concat(L, 2);
   return lua_error(L);
+}
+
+// F as a lua_CFunction behind protect, for luaL_Reg tables.
+template <lua_CFunction F>
+int guarded(lua_State* L) {
+  return protect(L, [L] { return F(L); });
 }
 
 // Creates a full userdata holding a T built from args, with metatable tname. [-0, +1]
@@ -66,7 +89,8 @@ void new_metatable(lua_State* L, const char* tname, const luaL_Reg* methods, lua
 // Tells the collector that a userdata holds bytes outside Lua's heap, so that dropped arrays
 // in a loop are collected before they pile up: one incremental step per KiB allocated.
 inline void account_bytes(lua_State* L, std::size_t bytes) {
-  if (bytes >= 1024) lua_gc(L, LUA_GCSTEP, static_cast<int>(std::min<std::size_t>(bytes / 1024, 1 << 30)));
+  if (bytes >= 1024)
+    lua_gc(L, LUA_GCSTEP, static_cast<int>(std::min<std::size_t>(bytes / 1024, 1 << 30)));
 }
 
 }  // namespace kiln::lua
