@@ -1,7 +1,8 @@
-// The cpu backend's executor: a pool of worker threads that run a grid's blocks, and per worker a
-// block runner that runs one block's threads as fibers or coroutines with GPU barrier and warp
-// semantics. Kernels without barriers or warp operations skip both: the module's own loop runs
-// them.
+// The cpu backend's executor: a pool of worker threads that run a grid's blocks. Kernels without
+// barriers or warp operations run as the module's own loop over a block's threads (loop and
+// region modes); the others go through each worker's block runner (block_runner.h), which runs a
+// block's threads as fibers or coroutines with GPU barrier and warp semantics. Every block runs
+// on a guarded stack (stacks.h).
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -17,37 +18,11 @@
 
 #include "kiln/cpu_abi.h"
 #include "runtime/backend.h"
+#include "runtime/cpu/check.h"
+#include "runtime/cpu/stacks.h"
 #include "runtime/error.h"
 
 namespace kiln::cpu {
-
-// The live device allocations, for check mode's bounds lookups (thread-safe).
-class Allocations {
- public:
-  void add(const void* base, std::size_t bytes);
-  void remove(const void* base);
-  // The allocation holding p (or ending at p) as [*lo, *hi); false when p is in none.
-  bool find(const void* p, const void** lo, const void** hi) const;
-
- private:
-  mutable std::mutex mutex_;
-  std::map<std::uintptr_t, std::size_t> ranges_;  // base -> bytes
-};
-
-// An out-of-bounds access found by a check-mode kernel: where (kernel, block, thread) and what,
-// and the code address of the access, mapped to a source line once the launch has stopped.
-class OutOfBounds : public Error {
- public:
-  OutOfBounds(std::string where, std::string what, const void* code)
-      : Error(where + ": " + what), where_(std::move(where)), what_(std::move(what)), code_(code) {}
-  // The message with the source line of the access ("kernel 'k': thread ... of block ...:
-  // out-of-bounds access ... at file.cu:12"), found with addr2line while the module is loaded.
-  std::string with_source_line() const;
-
- private:
-  std::string where_, what_;
-  const void* code_;
-};
 
 // One kernel of a loaded module, as the executor calls it.
 struct KernelEntry {
@@ -68,28 +43,7 @@ struct KernelEntry {
   const Allocations* allocations = nullptr;  // check mode: the backend's live allocations
 };
 
-inline constexpr std::size_t kFiberStackBytes = 64 * 1024;
-// Loop and region modes: a block's threads share one stack (in region mode their barrier-level
-// variables too, one array each), guarded like the fiber stacks.
-inline constexpr std::size_t kBlockStackBytes = 8 * 1024 * 1024;
 inline constexpr std::size_t kDynamicSharedBytes = 227 * 1024;  // the opt-in limit we offer
-
-// One worker's fiber stacks, each with a guard page below it; made on first need and reused for
-// every later block (no system calls per block).
-class FiberStacks {
- public:
-  explicit FiberStacks(std::size_t bytes = kFiberStackBytes) : bytes_(bytes) {}
-  ~FiberStacks();
-  FiberStacks(const FiberStacks&) = delete;
-  FiberStacks& operator=(const FiberStacks&) = delete;
-  void reserve(unsigned count);           // throws kiln::Error when the memory cannot be mapped
-  void* top(unsigned i) const;            // the initial stack pointer of stack i
-  bool is_guard(const void* addr) const;  // async-signal-safe
-
- private:
-  std::size_t bytes_;
-  std::vector<char*> bases_;  // each: guard page, then bytes_ of stack
-};
 
 class BlockRunner;
 

@@ -1,0 +1,486 @@
+#include "runtime/cpu/block_runner.h"
+
+#include <coroutine>
+#include <cstdio>
+#include <cstring>
+
+#include "runtime/error.h"
+
+namespace kiln::cpu {
+namespace {
+
+// The kernel API (cpu_abi.h) of a block run by the block runner: exec is the BlockRunner.
+int api_barrier(void* exec, int op, int pred) {
+  return static_cast<BlockRunner*>(exec)->barrier(op, pred);
+}
+unsigned long long api_warp(void* exec, int op, unsigned mask, unsigned long long v, int param,
+                            int width) {
+  return static_cast<BlockRunner*>(exec)->warp(op, mask, v, param, width);
+}
+void* api_frame_alloc(void* exec, unsigned long bytes) {
+  return static_cast<BlockRunner*>(exec)->frame_alloc(bytes);
+}
+void api_barrier_vote(void* exec, int predicate) {
+  static_cast<BlockRunner*>(exec)->barrier_vote(predicate);
+}
+int api_barrier_result(void* exec, int op) {
+  return static_cast<BlockRunner*>(exec)->barrier_value(op);
+}
+void api_trap(void* exec, const char* message) {
+  static_cast<BlockRunner*>(exec)->trap(message);
+}
+int api_bounds(void* exec, const void* p, const void** lo, const void** hi) {
+  const KernelEntry& k = static_cast<BlockRunner*>(exec)->kernel();
+  return k.allocations && k.allocations->find(p, lo, hi) ? 1 : 0;
+}
+void api_out_of_bounds(void* exec, const char* message, const void* code) {
+  static_cast<BlockRunner*>(exec)->out_of_bounds(message, code);
+}
+const kiln_cpu::Api kFiberApi{
+    KILN_CPU_ABI_VERSION, api_barrier,     api_warp,         api_trap,          api_bounds,
+    api_out_of_bounds,    api_frame_alloc, api_barrier_vote, api_barrier_result};
+
+}  // namespace
+
+std::string dims(kiln_cpu::uint3 v) {
+  char buf[48];  // snprintf: GCC 12 warns falsely on the string-concatenation form
+  std::snprintf(buf, sizeof buf, "(%u,%u,%u)", v.x, v.y, v.z);
+  return buf;
+}
+
+std::string BlockRunner::where(unsigned fiber) const {
+  return "kernel '" + kernel_->name + "': thread " + dims(fibers_[fiber].tid) + " of block " +
+         dims(launch_.block_idx);
+}
+
+void BlockRunner::run(const KernelEntry& k, const kiln_cpu::Tls& launch, void** args,
+                      kiln_cpu::uint3 block) {
+  kernel_ = &k;
+  args_ = args;
+  launch_ = launch;
+  const kiln_cpu::dim3 b = launch.block_dim;
+  n_ = b.x * b.y * b.z;
+  coroutines_ = k.mode == kiln_cpu::mode_coroutines;
+  worker_.stacks.reserve(coroutines_ ? 1 : n_);
+  fibers_.resize(n_);
+  for (unsigned i = 0; i < n_; ++i)
+    fibers_[i] = Fiber{nullptr, {i % b.x, (i / b.x) % b.y, i / (b.x * b.y)}, State::ready, 0};
+  warps_.resize((n_ + 31) / 32);
+  for (unsigned w = 0; w < warps_.size(); ++w) {
+    unsigned lanes = n_ - w * 32 >= 32 ? 32 : n_ - w * 32;
+    warps_[w].live = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
+    warps_[w].waiting = 0;
+  }
+  live_ = n_;
+  done_ = arrived_ = gen_ = 0;
+  acc_count_ = acc_or_ = 0;
+  acc_and_ = 1;
+  aborted_ = false;
+  error_ = nullptr;
+  launch_.block_idx = block;
+  launch_.exec = this;
+  launch_.api = &kFiberApi;
+  k.set_launch(&launch_);
+  if (coroutines_) start_coroutines();
+
+  set_overflow_catcher(this);
+  if (sigsetjmp(overflow_jmp_, 0) != 0) {  // a thread ran into its stack's guard page
+    asan_finish_switch(nullptr, nullptr, nullptr);
+    in_fibers_ = false;
+    set_overflow_catcher(nullptr);
+    frames_.clear();  // a frame that was running cannot be destroyed; the arena is reused
+    throw Error(where(cur_) + ": overflowed its " + std::to_string(kFiberStackBytes / 1024) +
+                " KiB fiber stack (deep recursion or large local arrays)");
+  }
+  in_fibers_ = true;
+  if (coroutines_) {
+    // The sweeps run on a guarded stack too, so that deep recursion is an error, not a crash.
+    call_on_stack(worker_.stacks.top(0), kFiberStackBytes, &BlockRunner::sweep);
+  } else {
+    run_fibers();
+  }
+  in_fibers_ = false;
+  set_overflow_catcher(nullptr);
+  if (coroutines_) destroy_coroutines();
+  if (error_) std::rethrow_exception(error_);
+  if (done_ < n_ && !aborted_) throw Error(deadlock_message());
+}
+
+// Fiber mode: runs ready fibers until all are done or none can go on.
+void BlockRunner::run_fibers() {
+  while (done_ < n_ && !aborted_) {
+    unsigned next = find_ready(0);
+    if (next == n_) return;  // deadlock
+    switch_to(&sched_ctx_, next);
+  }
+}
+
+// Coroutine mode: creates every thread of the block, each suspended before its first statement.
+void BlockRunner::start_coroutines() {
+  arena_chunk_ = arena_used_ = 0;
+  frames_.resize(n_);
+  tids_.resize(n_);
+  for (unsigned i = 0; i < n_; ++i) {
+    cur_ = i;
+    tids_[i] = fibers_[i].tid;
+    frames_[i] = kernel_->start(args_);
+  }
+}
+
+void BlockRunner::run_on_block_stack(const KernelEntry& k, const kiln_cpu::Tls& launch, void** args,
+                                     std::uint64_t first, std::uint64_t last) {
+  kernel_ = &k;
+  args_ = args;
+  first_ = first;
+  last_ = last;
+  error_ = nullptr;
+  worker_.block_stack.reserve(1);
+  k.set_launch(&launch);
+  set_overflow_catcher(this);
+  if (sigsetjmp(overflow_jmp_, 0) != 0) {  // the block ran into the stack's guard page
+    asan_finish_switch(nullptr, nullptr, nullptr);
+    on_block_stack_ = false;
+    set_overflow_catcher(nullptr);
+    kiln_cpu::Tls now{};
+    k.get_launch(&now);
+    throw Error("kernel '" + k.name + "': thread " + dims(now.thread_idx) + " of block " +
+                dims(now.block_idx) + ": overflowed its block's " +
+                std::to_string(kBlockStackBytes >> 20) +
+                " MiB stack (deep recursion or large local arrays)");
+  }
+  on_block_stack_ = true;
+  call_on_stack(worker_.block_stack.top(0), kBlockStackBytes, &BlockRunner::run_kernel_blocks);
+  on_block_stack_ = false;
+  set_overflow_catcher(nullptr);
+  if (error_) std::rethrow_exception(error_);
+}
+
+// Loop and region modes, on the block stack: runs the blocks (an exception never crosses the
+// context switch: it waits in error_).
+void BlockRunner::run_kernel_blocks() {
+  try {
+    kernel_->run(args_, first_, last_);
+  } catch (...) {
+    error_ = std::current_exception();
+  }
+}
+
+// Runs (this->*body)() on the guarded stack whose top is given; returns when it has.
+void BlockRunner::call_on_stack(void* top, std::size_t bytes, void (BlockRunner::*body)()) {
+  on_stack_body_ = body;
+  void* fake = nullptr;
+  asan_start_switch(&fake, static_cast<char*>(top) - bytes, bytes);
+  ctx::jump_fcontext(ctx::make_fcontext(top, bytes, on_stack_main), this);
+  asan_finish_switch(fake, nullptr, nullptr);
+}
+
+// On the stack call_on_stack chose: runs its body and jumps back.
+void BlockRunner::on_stack_main(ctx::transfer_t t) {
+  auto* self = static_cast<BlockRunner*>(t.data);
+  asan_finish_switch(nullptr, &self->sched_bottom_, &self->sched_size_);
+  self->sched_ctx_ = t.fctx;
+  (self->*self->on_stack_body_)();
+  asan_start_switch(nullptr, self->sched_bottom_, self->sched_size_);  // this stack is done
+  ctx::jump_fcontext(self->sched_ctx_, nullptr);
+  std::abort();  // never resumed
+}
+
+// Coroutine mode: rounds in which every live thread runs to its next barrier or its end, until
+// none is left or one failed. A round ends with every live thread at a barrier (those that
+// returned count as arrived, as on a GPU): the barrier is released, its values published.
+// Barriers alone cannot deadlock here; warp operations, which could, run as fibers.
+void BlockRunner::sweep() {
+  live_list_.resize(n_);
+  for (unsigned i = 0; i < n_; ++i) live_list_[i] = i;
+  for (unsigned live = n_; live > 0;) {
+    try {
+      live = kernel_->round(frames_.data(), tids_.data(), live_list_.data(), live, &cur_);
+    } catch (...) {
+      error_ = std::current_exception();
+      aborted_ = true;
+      return;
+    }
+    release_barrier();
+  }
+  done_ = n_;
+}
+
+// Coroutine mode: the running thread's predicate at the barrier it arrives at.
+void BlockRunner::barrier_vote(int predicate) {
+  acc_count_ += predicate;
+  acc_and_ &= predicate;
+  acc_or_ |= predicate;
+}
+
+// The value of the barrier passed last (op: a kiln_cpu::BarrierOp).
+int BlockRunner::barrier_value(int op) const {
+  switch (op) {
+    case kiln_cpu::barrier_count:
+      return res_count_;
+    case kiln_cpu::barrier_and:
+      return res_and_;
+    case kiln_cpu::barrier_or:
+      return res_or_;
+    default:
+      return 0;
+  }
+}
+
+// Coroutine mode: destroys every thread's frame (finished or suspended at a barrier).
+void BlockRunner::destroy_coroutines() {
+  for (void* frame : frames_) std::coroutine_handle<>::from_address(frame).destroy();
+  frames_.clear();
+}
+
+void* BlockRunner::frame_alloc(std::size_t bytes) {
+  const std::size_t units = (bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
+  constexpr std::size_t kChunkUnits = (64 * 1024) / sizeof(std::max_align_t);
+  for (;; ++arena_chunk_, arena_used_ = 0) {
+    if (arena_chunk_ == arena_.size()) arena_.emplace_back(std::max(units, kChunkUnits));
+    auto& chunk = arena_[arena_chunk_];
+    if (arena_used_ == 0 && chunk.size() < units) chunk.resize(units);
+    if (arena_used_ + units <= chunk.size()) {
+      void* p = chunk.data() + arena_used_;
+      arena_used_ += units;
+      return p;
+    }
+  }
+}
+
+[[noreturn]] void BlockRunner::not_in_coroutines(const char* what) {
+  throw Error(where(cur_) + ": " + what +
+              " reached outside the kernel's own body, but the cpu backend compiled the kernel "
+              "as coroutines that suspend only at the __syncthreads in __global__ bodies");
+}
+
+std::string BlockRunner::deadlock_message() const {
+  unsigned at_barrier = 0, at_warp = 0, first_barrier = n_, first_warp = n_;
+  for (unsigned i = 0; i < n_; ++i) {
+    if (fibers_[i].state == State::barrier && at_barrier++ == 0) first_barrier = i;
+    if (fibers_[i].state == State::warp && at_warp++ == 0) first_warp = i;
+  }
+  std::string m = "kernel '" + kernel_->name + "': deadlock in block " + dims(launch_.block_idx) +
+                  ": " + std::to_string(at_barrier) + " thread(s) wait at __syncthreads";
+  if (first_barrier < n_) m += " (first: thread " + dims(fibers_[first_barrier].tid) + ")";
+  m += ", " + std::to_string(at_warp) + " at a warp operation";
+  if (first_warp < n_) m += " (first: thread " + dims(fibers_[first_warp].tid) + ")";
+  m += ", " + std::to_string(done_) + " exited; a barrier or warp operation in divergent code?";
+  return m;
+}
+
+bool BlockRunner::ready(unsigned i) const {
+  const Fiber& f = fibers_[i];
+  switch (f.state) {
+    case State::ready:
+      return true;
+    case State::barrier:
+      return f.gen != gen_;
+    case State::warp:
+      return !(warps_[i / 32].waiting & (1u << (i % 32)));
+    default:
+      return false;
+  }
+}
+
+unsigned BlockRunner::find_ready(unsigned from) const {
+  for (unsigned i = from; i < n_; ++i)
+    if (ready(i)) return i;
+  return n_;
+}
+
+// Saves the running context into *save and resumes fiber next (or the scheduler when next == n).
+// A finishing fiber is never resumed: ASan may drop what it keeps for its stack.
+void BlockRunner::switch_to(ctx::fcontext_t* save, unsigned next, bool finishing) {
+  ctx::fcontext_t target;
+  void* fake = nullptr;
+  if (next == n_) {
+    target = sched_ctx_;
+    asan_start_switch(finishing ? nullptr : &fake, sched_bottom_, sched_size_);
+  } else {
+    Fiber& f = fibers_[next];
+    if (!f.ctx) f.ctx = ctx::make_fcontext(worker_.stacks.top(next), kFiberStackBytes, fiber_main);
+    f.state = State::running;
+    kernel_->set_thread(f.tid);
+    target = f.ctx;
+    asan_start_switch(finishing ? nullptr : &fake,
+                      static_cast<char*>(worker_.stacks.top(next)) - kFiberStackBytes,
+                      kFiberStackBytes);
+  }
+  cur_ = next;
+  from_slot_ = save;
+  ctx::transfer_t t = ctx::jump_fcontext(target, this);
+  auto* self = static_cast<BlockRunner*>(t.data);
+  self->arrived(fake);
+  *self->from_slot_ = t.fctx;
+}
+
+// After a jump landed here: completes ASan's switch and, when the scheduler jumped, remembers
+// its stack (the first jump of every block comes from it).
+void BlockRunner::arrived(void* fake) {
+  const void* bottom = nullptr;
+  std::size_t size = 0;
+  asan_finish_switch(fake, &bottom, &size);
+  if (from_slot_ == &sched_ctx_) sched_bottom_ = bottom, sched_size_ = size;
+}
+
+// The running fiber waits (its state already says for what) until the scheduler resumes it.
+void BlockRunner::wait() {
+  unsigned me = cur_;
+  switch_to(&fibers_[me].ctx, find_ready(me + 1));
+}
+
+void BlockRunner::fiber_main(ctx::transfer_t t) {
+  auto* self = static_cast<BlockRunner*>(t.data);
+  self->arrived(nullptr);
+  *self->from_slot_ = t.fctx;
+  try {
+    self->kernel_->entry(self->args_);
+  } catch (...) {
+    if (!self->error_) self->error_ = std::current_exception();
+    self->aborted_ = true;
+  }
+  self->finish_current();
+  ctx::fcontext_t discard;
+  self->switch_to(&discard, self->aborted_ ? self->n_ : self->find_ready(self->cur_ + 1), true);
+  std::abort();  // a finished fiber is never resumed
+}
+
+// The running thread returned: it counts as arrived at every later barrier.
+void BlockRunner::finish_current() {
+  unsigned me = cur_;
+  fibers_[me].state = State::done;
+  ++done_;
+  --live_;
+  if (arrived_ > 0 && arrived_ == live_) release_barrier();
+  Warp& w = warps_[me / 32];
+  w.live &= ~(1u << (me % 32));
+  for (unsigned lane = 0; w.waiting && lane < 32; ++lane)
+    if (w.waiting & (1u << lane)) try_complete(w, w.mask[lane]);
+}
+
+void BlockRunner::release_barrier() {
+  res_count_ = acc_count_;
+  res_and_ = acc_and_;
+  res_or_ = acc_or_;
+  acc_count_ = acc_or_ = 0;
+  acc_and_ = 1;
+  arrived_ = 0;
+  ++gen_;
+}
+
+int BlockRunner::barrier(int op, int predicate) {
+  if (coroutines_) not_in_coroutines("__syncthreads");
+  acc_count_ += predicate;
+  acc_and_ &= predicate;
+  acc_or_ |= predicate;
+  if (++arrived_ == live_) {
+    release_barrier();
+  } else {
+    Fiber& f = fibers_[cur_];
+    f.state = State::barrier;
+    f.gen = gen_;
+    wait();
+  }
+  return barrier_value(op);
+}
+
+unsigned long long BlockRunner::warp(int op, unsigned mask, unsigned long long value, int param,
+                                     int width) {
+  if (coroutines_) not_in_coroutines("a warp operation");
+  unsigned me = cur_, lane = me % 32;
+  Warp& w = warps_[me / 32];
+  if (op == kiln_cpu::warp_activemask) mask = 0xffffffffu;
+  mask |= 1u << lane;
+  if (width < 1 || width > 32 || (width & (width - 1))) width = 32;
+  w.mask[lane] = mask;
+  w.op[lane] = op;
+  w.param[lane] = param;
+  w.width[lane] = width;
+  w.value[lane] = value;
+  w.waiting |= 1u << lane;
+  if (!try_complete(w, mask)) {
+    fibers_[me].state = State::warp;
+    wait();
+  }
+  return w.result[lane];
+}
+
+// Completes the warp operation of the lanes named by mask once all its live lanes are waiting
+// at one with the same mask (lanes that exited do not count).
+bool BlockRunner::try_complete(Warp& w, unsigned mask) {
+  unsigned group = mask & w.live;
+  if ((w.waiting & group) != group) return false;
+  for (unsigned j = 0; j < 32; ++j)
+    if ((group >> j & 1) && (w.mask[j] & w.live) != group) return false;
+  complete(w, group);
+  return true;
+}
+
+void BlockRunner::complete(Warp& w, unsigned group) {
+  unsigned ballot = 0;
+  for (unsigned j = 0; j < 32; ++j)
+    if ((group >> j & 1) && w.value[j]) ballot |= 1u << j;
+  for (int j = 0; j < 32; ++j) {
+    if (!(group >> j & 1)) continue;
+    const int width = w.width[j], p = w.param[j];
+    const int lo = j & ~(width - 1), hi = lo + width - 1;
+    int src = j;
+    switch (w.op[j]) {
+      case kiln_cpu::warp_shfl_idx:
+        src = lo + (p & (width - 1));
+        break;
+      case kiln_cpu::warp_shfl_up:
+        src = j - p >= lo && p >= 0 ? j - p : j;
+        break;
+      case kiln_cpu::warp_shfl_down:
+        src = p >= 0 && j + p <= hi ? j + p : j;
+        break;
+      case kiln_cpu::warp_shfl_xor:
+        src = (j ^ p) <= hi && (j ^ p) >= 0 ? j ^ p : j;
+        break;
+      default:
+        break;
+    }
+    unsigned long long r = 0;
+    switch (w.op[j]) {
+      case kiln_cpu::warp_shfl_idx:
+      case kiln_cpu::warp_shfl_up:
+      case kiln_cpu::warp_shfl_down:
+      case kiln_cpu::warp_shfl_xor:
+        r = (group >> src & 1) ? w.value[src] : w.value[j];
+        break;
+      case kiln_cpu::warp_ballot:
+        r = ballot;
+        break;
+      case kiln_cpu::warp_any:
+        r = ballot != 0;
+        break;
+      case kiln_cpu::warp_all:
+        r = ballot == group;
+        break;
+      case kiln_cpu::warp_activemask:
+        r = group;
+        break;
+      case kiln_cpu::warp_match_any:
+        for (unsigned k = 0; k < 32; ++k)
+          if ((group >> k & 1) && w.value[k] == w.value[j]) r |= 1u << k;
+        break;
+      case kiln_cpu::warp_match_all: {
+        r = group;
+        for (unsigned k = 0; k < 32; ++k)
+          if ((group >> k & 1) && w.value[k] != w.value[j]) r = 0;
+        break;
+      }
+      default:
+        break;
+    }
+    w.result[j] = r;
+  }
+  w.waiting &= ~group;
+}
+
+void BlockRunner::trap(const char* message) {
+  throw Error(where(cur_) + ": " + message);
+}
+
+}  // namespace kiln::cpu

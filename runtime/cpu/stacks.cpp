@@ -1,0 +1,114 @@
+#include "runtime/cpu/stacks.h"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "runtime/error.h"
+
+namespace kiln::cpu {
+namespace {
+
+constexpr std::size_t kGuardBytes = 4096;
+
+thread_local OverflowCatcher* t_catcher = nullptr;  // what runs on guarded stacks on this thread
+thread_local void* t_altstack = nullptr;            // the alternate signal stack use_altstack set
+struct sigaction g_previous_segv;                   // chained to for faults that are not ours
+
+// SIGSEGV/SIGBUS on the alternate stack: a fault in a fiber's guard page aborts the block.
+void on_fault(int sig, siginfo_t* info, void* uctx) {
+  OverflowCatcher* r = t_catcher;
+  if (r && r->stack_overflowed(info->si_addr)) r->overflow_jump();
+  const struct sigaction& prev = g_previous_segv;
+  if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction) {
+    prev.sa_sigaction(sig, info, uctx);
+  } else if (prev.sa_handler != SIG_IGN && prev.sa_handler != SIG_DFL && prev.sa_handler) {
+    prev.sa_handler(sig);
+  } else {
+    ::signal(sig, SIG_DFL);  // returning re-executes the fault under the default action
+  }
+}
+
+}  // namespace
+
+FiberStacks::~FiberStacks() {
+  for (char* base : bases_) ::munmap(base, kGuardBytes + bytes_);
+}
+
+void FiberStacks::reserve(unsigned count) {
+  while (bases_.size() < count) {
+    void* p = ::mmap(nullptr, kGuardBytes + bytes_, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+      throw Error("cpu backend: cannot map a fiber stack: " + std::string(std::strerror(errno)));
+    if (::mprotect(p, kGuardBytes, PROT_NONE) != 0) {
+      ::munmap(p, kGuardBytes + bytes_);
+      throw Error("cpu backend: cannot protect a fiber stack's guard page");
+    }
+    bases_.push_back(static_cast<char*>(p));
+  }
+}
+
+void* FiberStacks::top(unsigned i) const {
+  return bases_[i] + kGuardBytes + bytes_ - (i % 64) * 64;
+}
+
+bool FiberStacks::is_guard(const void* addr) const {
+  auto a = reinterpret_cast<std::uintptr_t>(addr);
+  for (char* base : bases_) {
+    auto b = reinterpret_cast<std::uintptr_t>(base);
+    if (a >= b && a < b + kGuardBytes) return true;
+  }
+  return false;
+}
+
+void set_overflow_catcher(OverflowCatcher* catcher) {
+  t_catcher = catcher;
+}
+
+void install_fault_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGSEGV, &sa, &g_previous_segv);
+  });
+}
+
+void use_altstack(void* mem) {
+  if (t_altstack == mem) return;
+  stack_t ss{};
+  ss.ss_sp = mem;
+  ss.ss_size = kAltStackBytes;
+  if (::sigaltstack(&ss, nullptr) == 0) t_altstack = mem;
+}
+
+void release_altstack(void* mem) {
+  stack_t current{};
+  if (::sigaltstack(nullptr, &current) == 0 && current.ss_sp == mem &&
+      !(current.ss_flags & SS_DISABLE)) {  // this thread's signals must not use freed memory
+    stack_t off{};
+    off.ss_flags = SS_DISABLE;
+    ::sigaltstack(&off, nullptr);
+  }
+  if (t_altstack == mem) t_altstack = nullptr;
+}
+
+ScopedAltStack::ScopedAltStack(void* mem) {
+  stack_t ss{};
+  ss.ss_sp = mem;
+  ss.ss_size = kAltStackBytes;
+  active_ = ::sigaltstack(&ss, &old_) == 0;
+}
+
+ScopedAltStack::~ScopedAltStack() {
+  if (active_) ::sigaltstack(&old_, nullptr);
+}
+
+}  // namespace kiln::cpu

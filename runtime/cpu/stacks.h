@@ -1,0 +1,105 @@
+// Guarded stacks: the fiber and block stacks the cpu backend runs kernel threads on, each with a
+// guard page below it, and the SIGSEGV handler that turns a fault in a guard page into a jump
+// back to the code that owns the stack (a reported stack overflow, not a crash). Also ASan's
+// stack-switch annotations, which every switch onto or off such a stack must make.
+#pragma once
+#include <signal.h>
+
+#include <cstddef>
+#include <vector>
+
+// AddressSanitizer must be told of every stack switch (fiber switches, the overflow jump back to
+// the scheduler): otherwise an exception thrown on a fiber stack makes it warn "ignoring
+// __asan_handle_no_return", and false reports may follow.
+#if defined(__SANITIZE_ADDRESS__)
+#define KILN_ASAN_FIBERS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KILN_ASAN_FIBERS 1
+#endif
+#endif
+#ifdef KILN_ASAN_FIBERS
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+namespace kiln::cpu {
+
+inline constexpr std::size_t kFiberStackBytes = 64 * 1024;
+// Loop and region modes: a block's threads share one stack (in region mode their barrier-level
+// variables too, one array each), guarded like the fiber stacks.
+inline constexpr std::size_t kBlockStackBytes = 8 * 1024 * 1024;
+inline constexpr std::size_t kAltStackBytes = 64 * 1024;  // a worker's signal stack
+
+// One worker's fiber stacks, each with a guard page below it; made on first need and reused for
+// every later block (no system calls per block).
+class FiberStacks {
+ public:
+  explicit FiberStacks(std::size_t bytes = kFiberStackBytes) : bytes_(bytes) {}
+  ~FiberStacks();
+  FiberStacks(const FiberStacks&) = delete;
+  FiberStacks& operator=(const FiberStacks&) = delete;
+  void reserve(unsigned count);           // throws kiln::Error when the memory cannot be mapped
+  void* top(unsigned i) const;            // the initial stack pointer of stack i
+  bool is_guard(const void* addr) const;  // async-signal-safe
+
+ private:
+  std::size_t bytes_;
+  std::vector<char*> bases_;  // each: guard page, then bytes_ of stack
+};
+
+// What runs on guarded stacks on one thread: the fault handler asks it whether a fault address is
+// in one of its guard pages and, when it is, lets it jump back to safety (it never returns).
+class OverflowCatcher {
+ public:
+  virtual bool stack_overflowed(const void* addr) const = 0;  // async-signal-safe
+  [[noreturn]] virtual void overflow_jump() = 0;
+
+ protected:
+  ~OverflowCatcher() = default;
+};
+
+// Sets the calling thread's catcher (nullptr: none; a fault is then not ours).
+void set_overflow_catcher(OverflowCatcher* catcher);
+
+// Installs the SIGSEGV handler once per process, chaining to the handler that was there.
+void install_fault_handler();
+
+// The calling thread uses mem (kAltStackBytes) as its signal stack from now on: set once per
+// thread, as the system calls would cost more than a small launch.
+void use_altstack(void* mem);
+
+// Stops the calling thread's use of mem as its signal stack (before mem is freed).
+void release_altstack(void* mem);
+
+// Uses mem as the calling thread's signal stack while alive.
+class ScopedAltStack {
+ public:
+  explicit ScopedAltStack(void* mem);
+  ~ScopedAltStack();
+  ScopedAltStack(const ScopedAltStack&) = delete;
+  ScopedAltStack& operator=(const ScopedAltStack&) = delete;
+
+ private:
+  stack_t old_{};  // the signal stack in use before
+  bool active_ = false;
+};
+
+// Tells ASan (when built with it) the running code moves to the stack [bottom, bottom + size);
+// fake is null when the stack being left is finished with. Inline: ASan wants the call in the
+// frame that switches.
+inline void asan_start_switch([[maybe_unused]] void** fake, [[maybe_unused]] const void* bottom,
+                              [[maybe_unused]] std::size_t size) {
+#ifdef KILN_ASAN_FIBERS
+  __sanitizer_start_switch_fiber(fake, bottom, size);
+#endif
+}
+
+// Tells ASan the switch completed; stores the stack that was left in *bottom and *size.
+inline void asan_finish_switch([[maybe_unused]] void* fake, [[maybe_unused]] const void** bottom,
+                               [[maybe_unused]] std::size_t* size) {
+#ifdef KILN_ASAN_FIBERS
+  __sanitizer_finish_switch_fiber(fake, bottom, size);
+#endif
+}
+
+}  // namespace kiln::cpu
