@@ -5,7 +5,9 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <system_error>
 
+#include "jit/lexer.h"
 #include "runtime/error.h"
 
 namespace kiln::jit {
@@ -29,23 +31,67 @@ bool stat_file(const std::filesystem::path& path, std::int64_t* mtime_ns, std::u
   return true;
 }
 
-// The names in #include "name" lines of text.
-std::vector<std::string> quoted_includes(const std::string& text) {
-  std::vector<std::string> names;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    std::size_t p = line.find_first_not_of(" \t");
-    if (p == std::string::npos || line[p] != '#') continue;
-    p = line.find_first_not_of(" \t", p + 1);
-    if (p == std::string::npos || line.compare(p, 7, "include") != 0) continue;
-    std::size_t open = line.find('"', p + 7);
-    std::size_t close = open == std::string::npos ? open : line.find('"', open + 1);
-    if (close != std::string::npos) names.push_back(line.substr(open + 1, close - open - 1));
+}  // namespace
+
+std::vector<IncludeLine> find_includes(std::string_view text) {
+  std::vector<IncludeLine> lines;
+  std::vector<Token> t = lex(text);
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    // The lexer drops the '#': a directive's first token is the first marked one on its line.
+    bool first = t[i].directive && (i == 0 || !t[i - 1].directive || t[i - 1].line != t[i].line);
+    if (!first || !is_ident(t[i], "include") || !t[i + 1].directive) continue;
+    if (t[i + 1].kind == Token::string) {
+      lines.push_back({t[i + 1].text, true});
+    } else if (is_punct(t[i + 1], "<")) {
+      std::size_t close = i + 2;
+      while (close < t.size() && t[close].directive && !is_punct(t[close], ">")) ++close;
+      if (close < t.size() && is_punct(t[close], ">"))
+        lines.push_back(
+            {std::string(text.substr(t[i + 1].end, t[close].begin - t[i + 1].end)), false});
+    }
   }
-  return names;
+  return lines;
+}
+
+namespace {
+
+// walk_includes' depth-first step: appends the headers text reaches that seen does not hold.
+void walk(std::string_view text, const std::filesystem::path& dir,
+          const std::vector<std::filesystem::path>& include_dirs,
+          bool (*follow_angled)(const std::string&), std::set<std::filesystem::path>& seen,
+          std::vector<IncludedFile>& out) {
+  for (const IncludeLine& inc : find_includes(text)) {
+    if (!inc.quoted && !(follow_angled && follow_angled(inc.name))) continue;
+    std::vector<std::filesystem::path> candidates;
+    if (inc.quoted) candidates.push_back(dir / inc.name);
+    for (const auto& d : include_dirs) candidates.push_back(d / inc.name);
+    for (const auto& c : candidates) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(c, ec)) continue;
+      std::filesystem::path p = std::filesystem::weakly_canonical(c, ec);
+      if (ec || !seen.insert(p).second) break;
+      std::ifstream in(p, std::ios::binary);
+      if (!in) break;
+      std::ostringstream s;
+      s << in.rdbuf();
+      out.push_back({p, s.str()});
+      std::string included = out.back().text;  // out may grow: walk a copy
+      walk(included, p.parent_path(), include_dirs, follow_angled, seen, out);
+      break;
+    }
+  }
 }
 
 }  // namespace
+
+std::vector<IncludedFile> walk_includes(std::string_view text, const std::filesystem::path& dir,
+                                        const std::vector<std::filesystem::path>& include_dirs,
+                                        bool (*follow_angled)(const std::string&)) {
+  std::set<std::filesystem::path> seen;
+  std::vector<IncludedFile> out;
+  walk(text, dir, include_dirs, follow_angled, seen, out);
+  return out;
+}
 
 SourceText SourceText::from_string(std::string text, std::string origin) {
   SourceText s;
@@ -75,19 +121,8 @@ std::filesystem::path SourceText::folder() const {
 std::vector<std::string> SourceText::included_texts() const {
   std::vector<std::string> texts;
   if (!is_file_) return texts;
-  std::set<std::filesystem::path> seen;
-  std::vector<std::pair<std::filesystem::path, std::string>> todo{{folder(), text_}};
-  while (!todo.empty()) {
-    auto [dir, text] = std::move(todo.back());
-    todo.pop_back();
-    for (const std::string& name : quoted_includes(text)) {
-      std::filesystem::path p = std::filesystem::weakly_canonical(dir / name);
-      if (!seen.insert(p).second || !std::filesystem::is_regular_file(p)) continue;
-      std::string included = read_file(p);
-      texts.push_back(p.string() + "\n" + included);
-      todo.emplace_back(p.parent_path(), std::move(included));
-    }
-  }
+  for (IncludedFile& f : walk_includes(text_, folder()))
+    texts.push_back(f.path.string() + "\n" + f.text);
   return texts;
 }
 
@@ -95,8 +130,7 @@ bool SourceText::refresh() {
   if (!is_file_) return false;
   std::int64_t mtime = 0;
   std::uintmax_t size = 0;
-  if (!stat_file(filename_, &mtime, &size))
-    throw Error("kernel file '" + filename_ + "' has gone");
+  if (!stat_file(filename_, &mtime, &size)) throw Error("kernel file '" + filename_ + "' has gone");
   if (mtime == mtime_ns_ && size == size_) return false;
   mtime_ns_ = mtime;
   size_ = size;

@@ -4,9 +4,34 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kiln::jit {
+
+// One #include line: the header's name and whether it was "quoted" (else <angled>).
+struct IncludeLine {
+  std::string name;
+  bool quoted = false;
+};
+
+// The #include lines of text, in order (the lexer's directives: comments and strings ignored).
+std::vector<IncludeLine> find_includes(std::string_view text);
+
+// A header reached through #include, and its text.
+struct IncludedFile {
+  std::filesystem::path path;  // weakly canonical
+  std::string text;
+};
+
+// The one include walker: the headers reachable from text (whose folder is dir), each once, in
+// the order a preprocessor first reaches them. "name" is looked up in the including file's
+// folder, then in include_dirs; <name> in include_dirs only, and only when follow_angled(name)
+// says so (system headers stay out). A name that finds no readable file is skipped: the
+// compiler reports it.
+std::vector<IncludedFile> walk_includes(std::string_view text, const std::filesystem::path& dir,
+                                        const std::vector<std::filesystem::path>& include_dirs = {},
+                                        bool (*follow_angled)(const std::string& name) = nullptr);
 
 class SourceText {
  public:
@@ -23,7 +48,8 @@ class SourceText {
   bool is_file() const { return is_file_; }
   // The folder of a file (for #include "..."), empty for strings.
   std::filesystem::path folder() const;
-  // Text of every local header reachable through #include "..." (for cache keys), in order.
+  // Path and text of every local header reachable through #include "..." (for cache keys), in
+  // the order walk_includes finds them.
   std::vector<std::string> included_texts() const;
 
   // For files: a cheap stat, then a content hash when the stat changed. True when the text

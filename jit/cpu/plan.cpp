@@ -10,6 +10,7 @@
 
 #include "jit/kernel_decl.h"
 #include "jit/lexer.h"
+#include "jit/source.h"
 
 namespace kiln::cpu {
 
@@ -17,13 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Mode = kiln_cpu::ThreadMode;
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Text with comments replaced by spaces (newlines kept); strings and chars left as they are.
 std::string strip_comments(std::string_view s) {
@@ -45,31 +39,18 @@ std::string strip_comments(std::string_view s) {
   return out;
 }
 
+// Whether a <kiln...> header may hold barriers (system headers cannot sync).
+bool kiln_header(const std::string& name) {
+  return name.rfind("kiln", 0) == 0;
+}
+
+// Whether source (outside the kernel bodies) or a header it includes uses a barrier.
 bool scan_for_barriers(std::string_view source, const fs::path& dir,
-                       const std::vector<std::string>& include_dirs, std::set<std::string>& seen,
-                       int depth) {
+                       const std::vector<std::string>& include_dirs) {
   if (jit::uses_barriers(source)) return true;
-  if (depth > 8) return false;
-  const std::string text = strip_comments(source);  // for the #include lines
-  static const std::regex include(R"(^\s*#\s*include\s*([<"])([^>"]+)[>"])", std::regex::multiline);
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), include);
-       it != std::sregex_iterator(); ++it) {
-    const bool quoted = (*it)[1] == "\"";
-    const std::string name = (*it)[2];
-    if (!quoted && name.rfind("kiln", 0) != 0) continue;  // system headers cannot sync
-    std::vector<fs::path> candidates;
-    if (quoted) candidates.push_back(dir / name);
-    for (const auto& d : include_dirs) candidates.push_back(fs::path(d) / name);
-    for (const auto& c : candidates) {
-      std::error_code ec;
-      if (!fs::is_regular_file(c, ec)) continue;
-      std::string key = fs::weakly_canonical(c, ec).string();
-      if (!seen.insert(key).second) break;
-      if (scan_for_barriers(read_text(c), c.parent_path(), include_dirs, seen, depth + 1))
-        return true;
-      break;
-    }
-  }
+  std::vector<fs::path> dirs(include_dirs.begin(), include_dirs.end());
+  for (const jit::IncludedFile& f : jit::walk_includes(source, dir, dirs, kiln_header))
+    if (jit::uses_barriers(f.text)) return true;
   return false;
 }
 
@@ -87,9 +68,8 @@ std::vector<Mode> thread_modes(std::string_view source, const std::string& filen
   for (const auto& k : bodies)
     for (std::size_t i = k.open; i < k.close; ++i)
       if (outside[i] != '\n') outside[i] = ' ';
-  std::set<std::string> seen;
   fs::path dir = filename.empty() ? fs::path(".") : fs::path(filename).parent_path();
-  const bool anywhere = scan_for_barriers(outside, dir, include_dirs, seen, 0);
+  const bool anywhere = scan_for_barriers(outside, dir, include_dirs);
   // Coroutines only when every synchronising body qualifies: its only such calls are
   // __syncthreads*, and it has no lambda (whose `return` must stay a return).
   bool coroutines = !anywhere;
