@@ -31,7 +31,7 @@ build() {
 cd "$ROOT"
 LIBS=()
 build kernel_decl tests/fuzz/fuzz_kernel_decl.cpp jit/kernel_decl.cpp jit/lexer.cpp
-build regions tests/fuzz/fuzz_regions.cpp jit/cpu/regions.cpp jit/kernel_decl.cpp jit/lexer.cpp
+build regions tests/fuzz/fuzz_regions.cpp jit/cpu/regions.cpp jit/cpu/region_words.cpp jit/kernel_decl.cpp jit/lexer.cpp
 LIBS=(-lxxhash)
 build cache_entry tests/fuzz/fuzz_cache_entry.cpp jit/cache.cpp
 LIBS=(-llua5.4)

@@ -26,6 +26,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "jit/cpu/region_words.h"
 #include "jit/kernel_decl.h"
 #include "jit/lexer.h"
 
@@ -35,6 +36,7 @@ namespace {
 using jit::is_ident;
 using jit::is_punct;
 using jit::Token;
+using namespace regions;
 
 constexpr std::size_t kMaxReplicated = 16;  // per kernel: at most 16 x 64 B x 1024 threads
 
@@ -61,31 +63,6 @@ struct Scope {
   std::vector<std::pair<std::string, std::string>> shared;  // name, its alias
   std::vector<std::string> uniform;
 };
-
-bool is_keyword_type(const std::string& s) {
-  static const std::set<std::string> words{"unsigned", "signed", "short",  "long",
-                                           "int",      "char",   "float",  "double",
-                                           "bool",     "void",   "__half", "wchar_t"};
-  return words.count(s) > 0;
-}
-bool is_qualifier(const std::string& s) {
-  return s == "const" || s == "volatile" || s == "register" || s == "__restrict__";
-}
-// Statements left in place between thread loops: they declare nothing per thread.
-bool is_hoistable(const std::string& s) {
-  static const std::set<std::string> words{"__shared__",    "extern",    "using",  "typedef",
-                                           "static_assert", "constexpr", "static", "struct",
-                                           "enum",          "union",     "class"};
-  return words.count(s) > 0;
-}
-bool is_statement_keyword(const std::string& s) {
-  static const std::set<std::string> words{
-      "return",   "if",     "for",          "while",    "do",       "switch",   "break",
-      "continue", "goto",   "case",         "default",  "else",     "try",      "throw",
-      "auto",     "extern", "thread_local", "typename", "template", "operator", "co_return",
-      "co_await", "new",    "delete",       "sizeof",   "this"};
-  return words.count(s) > 0;
-}
 
 class BodyWriter {
  public:
@@ -710,51 +687,6 @@ class BodyWriter {
   std::size_t replicated_count_ = 0;
   bool returns_ = false;
 };
-
-// Object-like macros of the source whose expansion names threadIdx (or such a macro).
-std::set<std::string> thread_macros(const std::vector<Token>& toks) {
-  std::set<std::string> out{"threadIdx"};
-  for (bool grew = true; grew;) {
-    grew = false;
-    for (std::size_t i = 0; i + 2 < toks.size(); ++i) {
-      if (!toks[i].directive || !is_ident(toks[i], "define") || !toks[i + 1].directive) continue;
-      const int line = toks[i].line;
-      for (std::size_t k = i + 2; k < toks.size() && toks[k].directive && toks[k].line == line; ++k)
-        if (out.count(toks[k].text) && out.insert(toks[i + 1].text).second) grew = true;
-    }
-  }
-  return out;
-}
-
-// Object-like macros of the source that expand to constants: numbers, operators and type words
-// and such macros. (A directive's logical line ends at a newline without a backslash before it.)
-std::set<std::string> constant_macros(std::string_view src, const std::vector<Token>& toks) {
-  std::set<std::string> out;
-  for (bool grew = true; grew;) {
-    grew = false;
-    for (std::size_t i = 0; i + 1 < toks.size(); ++i) {
-      if (!toks[i].directive || !is_ident(toks[i], "define") || toks[i + 1].kind != Token::ident ||
-          out.count(toks[i + 1].text))
-        continue;
-      std::size_t eol = toks[i].end;
-      while (eol < src.size() && !(src[eol] == '\n' && src[eol - 1] != '\\')) ++eol;
-      const std::size_t k0 = i + 2;
-      if (k0 < toks.size() && is_punct(toks[k0], "(") && toks[k0].begin == toks[i + 1].end)
-        continue;  // function-like
-      bool constant = k0 < toks.size() && toks[k0].directive && toks[k0].begin < eol;
-      for (std::size_t k = k0;
-           constant && k < toks.size() && toks[k].directive && toks[k].begin < eol; ++k) {
-        const Token& t = toks[k];
-        constant = t.kind == Token::number ||
-                   (t.kind == Token::punct && !is_punct(t, "[") && !is_punct(t, "{") &&
-                    !is_punct(t, "=") && !is_punct(t, ";") && !is_punct(t, ".")) ||
-                   (t.kind == Token::ident && (is_keyword_type(t.text) || out.count(t.text)));
-      }
-      if (constant) grew = out.insert(toks[i + 1].text).second || grew;
-    }
-  }
-  return out;
-}
 
 }  // namespace
 

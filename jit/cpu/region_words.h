@@ -1,0 +1,26 @@
+// What the region rewrite (regions.cpp) needs to know about words: keyword classes, and which
+// object-like macros of a source name threadIdx or expand to constants.
+#pragma once
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jit/lexer.h"
+
+namespace kiln::cpu::regions {
+
+bool is_keyword_type(const std::string& s);  // int, float, unsigned, __half, ...
+bool is_qualifier(const std::string& s);     // const, volatile, register, __restrict__
+bool is_hoistable(const std::string& s);     // starts a statement that declares nothing per thread
+bool is_statement_keyword(const std::string& s);  // return, if, for, auto, new, ...
+
+// Object-like macros of the source whose expansion names threadIdx (or such a macro), and
+// threadIdx itself.
+std::set<std::string> thread_macros(const std::vector<jit::Token>& toks);
+
+// Object-like macros of the source that expand to constants: numbers, operators, type words and
+// such macros.
+std::set<std::string> constant_macros(std::string_view src, const std::vector<jit::Token>& toks);
+
+}  // namespace kiln::cpu::regions
