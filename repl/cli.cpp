@@ -45,7 +45,8 @@ void print_fields(lua_State* L, int idx, const std::vector<std::string>& order) 
   lua_pushnil(L);
   while (lua_next(L, idx) != 0) {
     lua_pop(L, 1);
-    if (lua_type(L, -1) == LUA_TSTRING) keys.emplace_back(lua_tostring(L, -1));
+    if (lua_type(L, -1) == LUA_TSTRING && std::string_view(lua_tostring(L, -1)) != "kiln")
+      keys.emplace_back(lua_tostring(L, -1));  // kiln's version is --info's first line already
   }
   std::sort(keys.begin(), keys.end());
   std::vector<std::string> ordered;

@@ -95,7 +95,7 @@ void BlockRunner::run(const KernelEntry& k, const kiln_cpu::Tls& launch, void** 
   in_fibers_ = true;
   if (coroutines_) {
     // The sweeps run on a guarded stack too, so that deep recursion is an error, not a crash.
-    call_on_stack(worker_.stacks.top(0), kFiberStackBytes, &BlockRunner::sweep);
+    call_on_stack(worker_.stacks.top(0), kFiberStackBytes, [](BlockRunner& r) { r.sweep(); });
   } else {
     run_fibers();
   }
@@ -149,7 +149,8 @@ void BlockRunner::run_on_block_stack(const KernelEntry& k, const kiln_cpu::Tls& 
                 " MiB stack (deep recursion or large local arrays)");
   }
   on_block_stack_ = true;
-  call_on_stack(worker_.block_stack.top(0), kBlockStackBytes, &BlockRunner::run_kernel_blocks);
+  call_on_stack(worker_.block_stack.top(0), kBlockStackBytes,
+                [](BlockRunner& r) { r.run_kernel_blocks(); });
   on_block_stack_ = false;
   set_overflow_catcher(nullptr);
   if (error_) std::rethrow_exception(error_);
@@ -165,8 +166,8 @@ void BlockRunner::run_kernel_blocks() {
   }
 }
 
-// Runs (this->*body)() on the guarded stack whose top is given; returns when it has.
-void BlockRunner::call_on_stack(void* top, std::size_t bytes, void (BlockRunner::*body)()) {
+// Runs body(*this) on the guarded stack whose top is given; returns when it has.
+void BlockRunner::call_on_stack(void* top, std::size_t bytes, void (*body)(BlockRunner&)) {
   on_stack_body_ = body;
   void* fake = nullptr;
   asan_start_switch(&fake, static_cast<char*>(top) - bytes, bytes);
@@ -179,7 +180,7 @@ void BlockRunner::on_stack_main(ctx::transfer_t t) {
   auto* self = static_cast<BlockRunner*>(t.data);
   asan_finish_switch(nullptr, &self->sched_bottom_, &self->sched_size_);
   self->sched_ctx_ = t.fctx;
-  (self->*self->on_stack_body_)();
+  self->on_stack_body_(*self);
   asan_start_switch(nullptr, self->sched_bottom_, self->sched_size_);  // this stack is done
   ctx::jump_fcontext(self->sched_ctx_, nullptr);
   std::abort();  // never resumed

@@ -67,7 +67,9 @@ class BlockRunner final : public OverflowCatcher {
 
   static void fiber_main(ctx::transfer_t t);
   static void on_stack_main(ctx::transfer_t t);
-  void call_on_stack(void* top, std::size_t bytes, void (BlockRunner::*body)());
+  // A plain function, not a member pointer: GCC's UBSan misreads member-pointer calls on a
+  // polymorphic class as misaligned accesses.
+  void call_on_stack(void* top, std::size_t bytes, void (*body)(BlockRunner&));
   void run_kernel_blocks();
   void run_fibers();
   void start_coroutines();
@@ -104,8 +106,8 @@ class BlockRunner final : public OverflowCatcher {
   bool aborted_ = false;
   bool in_fibers_ = false;
   bool on_block_stack_ = false;
-  std::uint64_t first_ = 0, last_ = 0;              // loop and region modes: the blocks to run
-  void (BlockRunner::*on_stack_body_)() = nullptr;  // what call_on_stack runs
+  std::uint64_t first_ = 0, last_ = 0;             // loop and region modes: the blocks to run
+  void (*on_stack_body_)(BlockRunner&) = nullptr;  // what call_on_stack runs
   bool coroutines_ = false;
   std::vector<void*> frames_;          // coroutine mode: each thread's coroutine frame
   std::vector<kiln_cpu::uint3> tids_;  // coroutine mode: each thread's threadIdx

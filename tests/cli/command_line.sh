@@ -87,6 +87,7 @@ contains "--check catches off-by-one" "element 100 of a device array of 100" \
 info=$("$KILN" --info); status=$?
 check "--info status" 0 "$status"
 contains "--info version" "kiln: 0.1.0" "$info"
+check "--info names kiln once" 1 "$(grep -c '^kiln: ' <<<"$info")"
 contains "--info lua" "lua: Lua 5.4" "$info"
 contains "--info backend" "backend: " "$info"
 # --cache-stats: the cuda module's numbers when it has them, else a clear error.

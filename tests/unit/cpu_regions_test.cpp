@@ -1,4 +1,4 @@
-// Region mode (runtime/cpu_regions.h): what the rewrite takes and declines, and kernels that
+// Region mode (jit/cpu/regions.h): what the rewrite takes and declines, and kernels that
 // exercise its corners (returned leaders, per-thread arrays, loops all threads leave), checked
 // against host references.
 #include <algorithm>
