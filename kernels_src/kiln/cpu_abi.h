@@ -23,7 +23,7 @@ struct dim3 {
 // warp operations), as fibers (each with its own stack), or as C++20 coroutines that suspend at
 // each __syncthreads (the host compiler splits the kernel at its barriers; far cheaper than a
 // fiber switch), or as regions: the block is one call in which the code between barriers loops
-// over the threads (runtime/cpu_regions.h; the runtime runs it as it runs loop mode).
+// over the threads (jit/cpu/regions.h; the runtime runs it as it runs loop mode).
 enum ThreadMode { mode_loop = 0, mode_fibers = 1, mode_coroutines = 2, mode_regions = 3 };
 
 // Operations a kernel thread asks of the runtime's block scheduler.

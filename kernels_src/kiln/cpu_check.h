@@ -1,0 +1,111 @@
+// The cpu backend's prelude, part 5 of 6: Check mode (KILN_CHECK=1): bounds-checked device pointers and kiln::Array accesses.
+// Included by cpu_prelude.h only, after cpu_sync.h.
+#pragma once
+
+// ---- Check mode (KILN_CHECK=1): bounds-checked device pointers and kiln::Array accesses --------
+namespace kiln_cpu {
+// Reports an out-of-bounds access; the runtime names kernel, block, thread and the source line
+// of the caller (found from the return address, so this must not be inlined).
+[[noreturn]] __attribute__((noinline, cold)) inline void out_of_bounds(const char* message) {
+  tls.api->out_of_bounds(tls.exec, message, __builtin_extract_return_addr(__builtin_return_address(0)));
+  __builtin_unreachable();
+}
+#ifdef KILN_CHECK
+[[noreturn]] __attribute__((noinline, cold)) inline void pointer_out_of_bounds(
+    const void* p, const char* lo, const char* hi, unsigned size) {
+  char buf[256];
+  long long at = (const char*)p - lo;
+  snprintf(buf, sizeof buf,
+           "out-of-bounds access: element %lld of a device array of %lld element(s) (%u-byte "
+           "elements, byte offset %lld of %lld)",
+           at >= 0 ? at / (long long)size : -((-at + size - 1) / (long long)size),
+           (long long)(hi - lo) / (long long)size, size, at, (long long)(hi - lo));
+  tls.api->out_of_bounds(tls.exec, buf, __builtin_extract_return_addr(__builtin_return_address(0)));
+  __builtin_unreachable();
+}
+[[noreturn]] __attribute__((noinline, cold)) inline void array_out_of_bounds(int dim,
+                                                                                long long index,
+                                                                                long long extent) {
+  char buf[160];
+  snprintf(buf, sizeof buf, "out-of-bounds access: index %lld of dimension %d of a kiln::Array "
+           "whose extent there is %lld", index, dim, extent);
+  tls.api->out_of_bounds(tls.exec, buf, __builtin_extract_return_addr(__builtin_return_address(0)));
+  __builtin_unreachable();
+}
+
+// A kernel's T* parameter in check mode: a pointer that knows the device allocation it points
+// into and checks every access through it (pointers outside any allocation are not checked).
+template <class T>
+class checked_ptr {
+ public:
+  using element_type = T;
+  checked_ptr() = default;
+  checked_ptr(T* p) : p_(p) {  // NOLINT: converts like the raw pointer it replaces
+    const void *lo = nullptr, *hi = nullptr;
+    if (p && tls.api->bounds(tls.exec, p, &lo, &hi)) {
+      lo_ = static_cast<const char*>(lo);
+      hi_ = static_cast<const char*>(hi);
+    }
+  }
+  operator T*() const { return p_; }
+  T* get() const { return p_; }
+  template <class I, class = std::enable_if_t<std::is_integral_v<I> || std::is_enum_v<I>>>
+  __attribute__((always_inline)) T& operator[](I i) const {
+    check(p_ + i);
+    return p_[i];
+  }
+  __attribute__((always_inline)) T& operator*() const {
+    check(p_);
+    return *p_;
+  }
+  __attribute__((always_inline)) T* operator->() const {
+    check(p_);
+    return p_;
+  }
+  template <class I, class = std::enable_if_t<std::is_integral_v<I>>>
+  checked_ptr operator+(I i) const { return with(p_ + i); }
+  template <class I, class = std::enable_if_t<std::is_integral_v<I>>>
+  friend checked_ptr operator+(I i, const checked_ptr& q) { return q.with(q.p_ + i); }
+  template <class I, class = std::enable_if_t<std::is_integral_v<I>>>
+  checked_ptr operator-(I i) const { return with(p_ - i); }
+  std::ptrdiff_t operator-(const checked_ptr& o) const { return p_ - o.p_; }
+  std::ptrdiff_t operator-(const T* o) const { return p_ - o; }
+  template <class I> checked_ptr& operator+=(I i) { p_ += i; return *this; }
+  template <class I> checked_ptr& operator-=(I i) { p_ -= i; return *this; }
+  checked_ptr& operator++() { ++p_; return *this; }
+  checked_ptr& operator--() { --p_; return *this; }
+  checked_ptr operator++(int) { checked_ptr o = *this; ++p_; return o; }
+  checked_ptr operator--(int) { checked_ptr o = *this; --p_; return o; }
+
+ private:
+  __attribute__((always_inline)) void check(const T* q) const {
+    if (lo_ && ((const char*)q < lo_ || (const char*)(q + 1) > hi_))
+      pointer_out_of_bounds(q, lo_, hi_, sizeof(T));
+  }
+  checked_ptr with(T* q) const {
+    checked_ptr r = *this;
+    r.p_ = q;
+    return r;
+  }
+  T* p_ = nullptr;
+  const char* lo_ = nullptr;
+  const char* hi_ = nullptr;
+};
+template <class T> struct RawArg { using type = T; };
+template <class T> struct RawArg<checked_ptr<T>> { using type = T*; };
+#else
+template <class T> struct RawArg { using type = T; };
+#endif
+// The function-pointer type a kernel has as written (check mode's checked_ptr<T> is T*): its
+// typeid gives the signature the launcher marshals arguments by.
+template <class F> struct RawKernel { using type = F; };
+template <class... P> struct RawKernel<void (*)(P...)> {
+  using type = void (*)(typename RawArg<std::remove_cv_t<P>>::type...);
+};
+}  // namespace kiln_cpu
+#ifdef KILN_CHECK
+#define KILN_ARRAY_CHECK(array_ptr, dim, index, extent)                                     \
+  ((index) >= 0 && (index) < (extent)                                                        \
+       ? (void)0                                                                             \
+       : ::kiln_cpu::array_out_of_bounds((dim), (long long)(index), (long long)(extent)))
+#endif

@@ -1,0 +1,208 @@
+// The cpu backend's prelude, part 2 of 6: CUDA's math library beyond <cmath>, conversions and bit casts, integer intrinsics, memory
+// access hints, timers.
+// Included by cpu_prelude.h only, after cpu_types.h.
+#pragma once
+
+// ---- Math: CUDA's extras beyond <cmath> ------------------------------------------------------
+// CUDA's global min/max overloads (integer and floating point, with the mixed forms).
+#define KILN_MINMAX(T)                                  \
+  inline T min(T a, T b) { return a < b ? a : b; }     \
+  inline T max(T a, T b) { return a > b ? a : b; }
+KILN_MINMAX(int)
+KILN_MINMAX(unsigned)
+KILN_MINMAX(long)
+KILN_MINMAX(unsigned long)
+KILN_MINMAX(long long)
+KILN_MINMAX(unsigned long long)
+#undef KILN_MINMAX
+inline float min(float a, float b) { return fminf(a, b); }
+inline float max(float a, float b) { return fmaxf(a, b); }
+inline double min(double a, double b) { return fmin(a, b); }
+inline double max(double a, double b) { return fmax(a, b); }
+inline unsigned min(int a, unsigned b) { return min(unsigned(a), b); }
+inline unsigned min(unsigned a, int b) { return min(a, unsigned(b)); }
+inline unsigned max(int a, unsigned b) { return max(unsigned(a), b); }
+inline unsigned max(unsigned a, int b) { return max(a, unsigned(b)); }
+inline double min(float a, double b) { return fmin(double(a), b); }
+inline double min(double a, float b) { return fmin(a, double(b)); }
+inline double max(float a, double b) { return fmax(double(a), b); }
+inline double max(double a, float b) { return fmax(a, double(b)); }
+
+inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
+inline double rcbrt(double x) { return 1.0 / cbrt(x); }
+inline float __saturatef(float x) { return x != x ? 0.0f : fminf(fmaxf(x, 0.0f), 1.0f); }
+inline float saturate(float x) { return __saturatef(x); }
+inline float __expf(float x) { return expf(x); }
+inline float __exp10f(float x) { return exp10f(x); }
+inline float __logf(float x) { return logf(x); }
+inline float __log2f(float x) { return log2f(x); }
+inline float __log10f(float x) { return log10f(x); }
+inline float __powf(float x, float y) { return powf(x, y); }
+inline float __sinf(float x) { return sinf(x); }
+inline float __cosf(float x) { return cosf(x); }
+inline float __tanf(float x) { return tanf(x); }
+inline void __sincosf(float x, float* s, float* c) { sincosf(x, s, c); }
+inline float __fdividef(float x, float y) { return x / y; }
+inline float fdividef(float x, float y) { return x / y; }
+inline float sinpif(float x) { return float(sin(M_PI * double(x))); }
+inline float cospif(float x) { return float(cos(M_PI * double(x))); }
+inline double sinpi(double x) { return sin(M_PI * x); }
+inline double cospi(double x) { return cos(M_PI * x); }
+inline void sincospif(float x, float* s, float* c) { *s = sinpif(x); *c = cospif(x); }
+inline void sincospi(double x, double* s, double* c) { *s = sinpi(x); *c = cospi(x); }
+inline float normcdff(float x) { return 0.5f * erfcf(-x * float(M_SQRT1_2)); }
+inline double normcdf(double x) { return 0.5 * erfc(-x * M_SQRT1_2); }
+inline float rhypotf(float x, float y) { return 1.0f / hypotf(x, y); }
+inline double rhypot(double x, double y) { return 1.0 / hypot(x, y); }
+inline float norm3df(float a, float b, float c) { return float(sqrt(double(a) * a + double(b) * b + double(c) * c)); }
+inline float rnorm3df(float a, float b, float c) { return 1.0f / norm3df(a, b, c); }
+inline double norm3d(double a, double b, double c) { return sqrt(a * a + b * b + c * c); }
+inline double rnorm3d(double a, double b, double c) { return 1.0 / norm3d(a, b, c); }
+// Correctly rounded arithmetic with an explicit rounding mode: round-to-nearest is the host's.
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+inline float __fsqrt_rn(float a) { return sqrtf(a); }
+inline float __frcp_rn(float a) { return 1.0f / a; }
+inline float __frsqrt_rn(float a) { return 1.0f / sqrtf(a); }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dsub_rn(double a, double b) { return a - b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __ddiv_rn(double a, double b) { return a / b; }
+inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
+inline double __dsqrt_rn(double a) { return sqrt(a); }
+inline double __drcp_rn(double a) { return 1.0 / a; }
+
+// ---- Type conversion and bit casts -----------------------------------------------------------
+namespace kiln_cpu {
+template <class To, class From>
+inline To bit_cast(From v) {
+  static_assert(sizeof(To) == sizeof(From));
+  To t;
+  memcpy(&t, &v, sizeof t);
+  return t;
+}
+// Float to integer with CUDA's saturation: NaN -> 0, out of range -> the nearest bound.
+template <class I>
+inline I f2i(double v) {
+  if (v != v) return 0;
+  if (v <= double(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+  if (v >= double(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  return I(v);
+}
+}  // namespace kiln_cpu
+inline int __float_as_int(float x) { return kiln_cpu::bit_cast<int>(x); }
+inline unsigned __float_as_uint(float x) { return kiln_cpu::bit_cast<unsigned>(x); }
+inline float __int_as_float(int x) { return kiln_cpu::bit_cast<float>(x); }
+inline float __uint_as_float(unsigned x) { return kiln_cpu::bit_cast<float>(x); }
+inline long long __double_as_longlong(double x) { return kiln_cpu::bit_cast<long long>(x); }
+inline double __longlong_as_double(long long x) { return kiln_cpu::bit_cast<double>(x); }
+inline int __double2hiint(double x) { return int(__double_as_longlong(x) >> 32); }
+inline int __double2loint(double x) { return int(__double_as_longlong(x)); }
+inline double __hiloint2double(int hi, int lo) {
+  return __longlong_as_double((long long)(((unsigned long long)(unsigned)hi << 32) | (unsigned)lo));
+}
+#define KILN_F2I(SUF, F, T, FN) \
+  inline T __##F##2##SUF(F x) { return kiln_cpu::f2i<T>(FN(double(x))); }
+#define KILN_F2I_ALL(F)                                          \
+  KILN_F2I(int_rn, F, int, nearbyint) KILN_F2I(int_rz, F, int, trunc) \
+  KILN_F2I(int_ru, F, int, ceil) KILN_F2I(int_rd, F, int, floor)       \
+  KILN_F2I(uint_rn, F, unsigned, nearbyint) KILN_F2I(uint_rz, F, unsigned, trunc) \
+  KILN_F2I(uint_ru, F, unsigned, ceil) KILN_F2I(uint_rd, F, unsigned, floor) \
+  KILN_F2I(ll_rn, F, long long, nearbyint) KILN_F2I(ll_rz, F, long long, trunc) \
+  KILN_F2I(ll_ru, F, long long, ceil) KILN_F2I(ll_rd, F, long long, floor) \
+  KILN_F2I(ull_rn, F, unsigned long long, nearbyint) KILN_F2I(ull_rz, F, unsigned long long, trunc) \
+  KILN_F2I(ull_ru, F, unsigned long long, ceil) KILN_F2I(ull_rd, F, unsigned long long, floor)
+KILN_F2I_ALL(float)
+KILN_F2I_ALL(double)
+#undef KILN_F2I_ALL
+#undef KILN_F2I
+inline float __int2float_rn(int x) { return float(x); }
+inline float __uint2float_rn(unsigned x) { return float(x); }
+inline double __int2double_rn(int x) { return double(x); }
+inline double __uint2double_rn(unsigned x) { return double(x); }
+inline float __ll2float_rn(long long x) { return float(x); }
+inline double __ll2double_rn(long long x) { return double(x); }
+inline float __double2float_rn(double x) { return float(x); }
+
+// ---- Integer intrinsics ----------------------------------------------------------------------
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(unsigned(x)); }
+inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+inline unsigned __brev(unsigned x) {
+  x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+  x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+  x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
+  return __builtin_bswap32(x);
+}
+inline unsigned long long __brevll(unsigned long long x) {
+  return ((unsigned long long)__brev(unsigned(x)) << 32) | __brev(unsigned(x >> 32));
+}
+inline int __mul24(int a, int b) { return ((a << 8) >> 8) * ((b << 8) >> 8); }
+inline unsigned __umul24(unsigned a, unsigned b) { return (a & 0xffffffu) * (b & 0xffffffu); }
+inline int __mulhi(int a, int b) { return int(((long long)a * b) >> 32); }
+inline unsigned __umulhi(unsigned a, unsigned b) { return unsigned(((unsigned long long)a * b) >> 32); }
+inline long long __mul64hi(long long a, long long b) { return (long long)(((__int128)a * b) >> 64); }
+inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+  return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
+inline int __hadd(int a, int b) { return int(((long long)a + b) >> 1); }
+inline int __rhadd(int a, int b) { return int(((long long)a + b + 1) >> 1); }
+inline unsigned __uhadd(unsigned a, unsigned b) { return unsigned(((unsigned long long)a + b) >> 1); }
+inline unsigned __urhadd(unsigned a, unsigned b) { return unsigned(((unsigned long long)a + b + 1) >> 1); }
+inline unsigned __sad(int a, int b, unsigned c) { return c + unsigned(a > b ? (long long)a - b : (long long)b - a); }
+inline unsigned __usad(unsigned a, unsigned b, unsigned c) { return c + (a > b ? a - b : b - a); }
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  unsigned long long v = ((unsigned long long)y << 32) | x;
+  unsigned r = 0;
+  for (int i = 0; i < 4; ++i) r |= unsigned((v >> (8 * ((s >> (4 * i)) & 7))) & 0xff) << (8 * i);
+  return r;
+}
+inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) {
+  return unsigned(((((unsigned long long)hi << 32) | lo) << (s & 31)) >> 32);
+}
+inline unsigned __funnelshift_lc(unsigned lo, unsigned hi, unsigned s) {
+  return unsigned(((((unsigned long long)hi << 32) | lo) << (s > 32 ? 32 : s)) >> 32);
+}
+inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) {
+  return unsigned((((unsigned long long)hi << 32) | lo) >> (s & 31));
+}
+inline unsigned __funnelshift_rc(unsigned lo, unsigned hi, unsigned s) {
+  return unsigned((((unsigned long long)hi << 32) | lo) >> (s > 32 ? 32 : s));
+}
+
+// ---- Memory access hints, timing, misc -------------------------------------------------------
+template <class T> inline T __ldg(const T* p) { return *p; }
+template <class T> inline T __ldcg(const T* p) { return *p; }
+template <class T> inline T __ldca(const T* p) { return *p; }
+template <class T> inline T __ldcs(const T* p) { return *p; }
+template <class T> inline T __ldlu(const T* p) { return *p; }
+template <class T> inline T __ldcv(const T* p) { return *p; }
+template <class T> inline void __stwb(T* p, T v) { *p = v; }
+template <class T> inline void __stcg(T* p, T v) { *p = v; }
+template <class T> inline void __stcs(T* p, T v) { *p = v; }
+template <class T> inline void __stwt(T* p, T v) { *p = v; }
+inline long long clock64() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+inline unsigned long long __globaltimer() { return (unsigned long long)clock64(); }
+inline void __nanosleep(unsigned ns) {
+  timespec ts{0, long(ns)};
+  nanosleep(&ts, nullptr);
+}
+[[noreturn]] inline void __trap() { kiln_cpu::trap("__trap() called"); }
+[[noreturn]] inline void __brkpt() { kiln_cpu::trap("__brkpt() called"); }
+template <class T> inline bool __isGlobal(const T*) { return true; }
+inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline void* __cvta_generic_to_shared(const void* p) { return const_cast<void*>(p); }

@@ -1,0 +1,196 @@
+// The cpu backend's prelude, part 6 of 6: How a kernel's threads run: the exported entry points (fiber and loop modes), the helpers of
+// kernels rewritten into regions (jit/cpu/regions.cpp) and coroutine mode.
+// Included by cpu_prelude.h only, after cpu_check.h.
+#pragma once
+
+// ---- Entry points ----------------------------------------------------------------------------
+namespace kiln_cpu {
+template <class T> using Arg = std::remove_cv_t<std::remove_reference_t<T>>;
+// The index of linear block blk in grid g.
+inline uint3 block_of(unsigned long long blk, dim3 g) {
+  return uint3{unsigned(blk % g.x), unsigned((blk / g.x) % g.y),
+               unsigned(blk / (g.x * (unsigned long long)g.y))};
+}
+template <class F> struct Params;
+template <class... P> struct Params<void (*)(P...)> {
+  static constexpr std::size_t count = sizeof...(P);
+  // Calls f with each argument read from args[k] by its parameter type.
+  template <auto f, std::size_t... K>
+  static inline __attribute__((always_inline)) void call(void** args, std::index_sequence<K...>) {
+    f(Arg<P>(*static_cast<typename RawArg<Arg<P>>::type*>(args[K]))...);
+  }
+  // Runs blocks [first, last) one thread after another (kernels without barriers).
+  // flatten: the kernel is inlined into the thread loop, so thread identity stays in registers.
+  template <auto f, std::size_t... K>
+  __attribute__((flatten)) static void run(void** args, unsigned long long first, unsigned long long last,
+                  std::index_sequence<K...>) {
+    std::tuple<Arg<P>...> a{Arg<P>(*static_cast<typename RawArg<Arg<P>>::type*>(args[K]))...};
+    const dim3 g = tls.grid_dim, b = tls.block_dim;
+    for (unsigned long long blk = first; blk < last; ++blk) {
+      tls.block_idx = block_of(blk, g);
+      for (unsigned z = 0; z < b.z; ++z)
+        for (unsigned y = 0; y < b.y; ++y)
+          for (unsigned x = 0; x < b.x; ++x) {
+            tls.thread_idx = uint3{x, y, z};
+            f(std::get<K>(a)...);
+          }
+    }
+  }
+  // Runs blocks [first, last), one call of f each (region mode: f loops over its threads).
+  template <auto f, std::size_t... K>
+  __attribute__((flatten)) static void run_blocks(void** args, unsigned long long first,
+                                                  unsigned long long last, std::index_sequence<K...>) {
+    std::tuple<Arg<P>...> a{Arg<P>(*static_cast<typename RawArg<Arg<P>>::type*>(args[K]))...};
+    const dim3 g = tls.grid_dim;
+    for (unsigned long long blk = first; blk < last; ++blk) {
+      tls.block_idx = block_of(blk, g);
+      f(std::get<K>(a)...);
+    }
+  }
+};
+// One thread of kernel f (fiber mode).
+template <auto f>
+inline void invoke(void** args) {
+  using P = Params<decltype(f)>;
+  P::template call<f>(args, std::make_index_sequence<P::count>{});
+}
+// Blocks [first, last) of kernel f (loop mode).
+template <auto f>
+inline void run(void** args, unsigned long long first, unsigned long long last) {
+  using P = Params<decltype(f)>;
+  P::template run<f>(args, first, last, std::make_index_sequence<P::count>{});
+}
+// Blocks [first, last) of kernel f (region mode).
+template <auto f>
+inline void run_regions(void** args, unsigned long long first, unsigned long long last) {
+  using P = Params<decltype(f)>;
+  P::template run_blocks<f>(args, first, last, std::make_index_sequence<P::count>{});
+}
+
+// ---- Region mode: the helpers of kernels rewritten by jit/cpu/regions.cpp ----------------
+// p, with its origin hidden from the optimiser. For a thread-local's address taken once per
+// block: GCC otherwise recomputes it (a __tls_get_addr call) at every use, in every thread.
+template <class T>
+inline __attribute__((always_inline)) T* opaque(T* p) {
+  asm("" : "+r"(p));
+  return p;
+}
+// What a region returns: a plain `return;` (one the rewrite did not see) does not compile.
+struct RegionEnd {};
+// A `return` in a region: the thread has returned; later regions skip it.
+inline RegionEnd returned(bool* done, unsigned t) {
+  done[t] = true;
+  return {};
+}
+// Clears a block's returned-thread flags; returns them.
+inline bool* cleared(bool* done, unsigned n) {
+  for (unsigned t = 0; t < n; ++t) done[t] = false;
+  return done;
+}
+// The first thread of the block that has not returned (n when all have; none can when done is
+// null): whose values the header of a loop or if with a barrier reads.
+inline unsigned leader(unsigned n, const bool* done) {
+  unsigned t = 0;
+  if (done)
+    while (t < n && done[t]) ++t;
+  return t;
+}
+// What threadIdx & co. read inside a region: the thread's index, and the block's.
+struct RegionTls {
+  uint3 thread_idx;
+  uint3 block_idx;
+  dim3 block_dim;
+  dim3 grid_dim;
+};
+// Runs region f(t, threadIdx) for each thread t of the block that has not returned, in
+// threadIdx order. (self: this module's Tls, whose address the kernel took once; its threadIdx
+// is written only for regions that call functions, which may read it: a store per thread to
+// one place keeps the compiler from vectorising the loop.)
+template <bool set_identity, class F>
+inline __attribute__((always_inline)) void each_thread(Tls& self, dim3 b, const bool* done, F&& f) {
+  unsigned t = 0;
+  for (unsigned z = 0; z < b.z; ++z)
+    for (unsigned y = 0; y < b.y; ++y)
+      for (unsigned x = 0; x < b.x; ++x, ++t)
+        if (!done || !done[t]) {
+          if constexpr (set_identity) self.thread_idx = uint3{x, y, z};
+          f(t, uint3{x, y, z});
+        }
+}
+}  // namespace kiln_cpu
+// The leader's index in a loop or if header; leaves the kernel when every thread has returned.
+#define KILN_LEAD                                                          \
+  ({                                                                       \
+    const unsigned kiln_l_ = ::kiln_cpu::leader(kiln_n_, kiln_done_);      \
+    if (kiln_l_ == kiln_n_) return;                                        \
+    kiln_l_;                                                               \
+  })
+
+// ---- Coroutine mode ------------------------------------------------------------------------
+// Defined by the backend when this module's kernels with barriers can run as coroutines: every
+// __syncthreads in a __global__ body becomes a co_await (and its `return`s co_return), so the
+// compiler splits each kernel at its barriers and a block's threads take turns without a stack
+// each. See docs/cpu-backend.md.
+#ifdef KILN_COROUTINES
+#include <coroutine>
+namespace kiln_cpu {
+// __syncthreads_count/and/or(p): the thread votes and suspends; the barrier's value is read
+// once the runtime has released it.
+struct BarrierAwait {
+  int op, predicate;
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<>) const { tls.api->barrier_vote(tls.exec, predicate); }
+  int await_resume() const { return tls.api->barrier_result(tls.exec, op); }
+};
+// __syncthreads(): suspends until the runtime's next round.
+struct SyncAwait {
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<>) const noexcept {}
+  void await_resume() const noexcept {}
+};
+// The promise of a kernel thread: created suspended (the runtime resumes it), its frame in the
+// runtime's per-block arena, its exceptions (traps, check-mode reports) passed to the resumer.
+struct ThreadPromise {
+  ThreadPromise() { tls.coroutine = std::coroutine_handle<ThreadPromise>::from_promise(*this).address(); }
+  static void* operator new(std::size_t bytes) { return tls.api->frame_alloc(tls.exec, bytes); }
+  static void operator delete(void*) noexcept {}  // the arena is reset after the block
+  void get_return_object() noexcept {}
+  std::suspend_always initial_suspend() noexcept { return {}; }
+  std::suspend_always final_suspend() noexcept { return {}; }
+  void return_void() noexcept {}
+  void unhandled_exception() { throw; }
+};
+// Creates one thread of kernel f, suspended; returns its frame address.
+template <auto f>
+inline void* start(void** args) {
+  invoke<f>(args);
+  return tls.coroutine;
+}
+// One round of a block (cpu_abi.h, kiln_round): resumes each live thread to its next barrier or
+// its end; returns how many are still live, kept at the front of live.
+inline unsigned round(void* const* frames, const uint3* tids, unsigned* live, unsigned count,
+                      unsigned* running) {
+  uint3* const thread_idx = &tls.thread_idx;  // one TLS lookup per round, not per resume
+  unsigned kept = 0;
+  for (unsigned j = 0; j < count; ++j) {
+    const unsigned i = live[j];
+    *running = i;  // names the thread in a trap's message
+    *thread_idx = tids[i];
+    auto thread = std::coroutine_handle<>::from_address(frames[i]);
+    thread.resume();
+    if (!thread.done()) live[kept++] = i;
+  }
+  return kept;
+}
+}  // namespace kiln_cpu
+// A void function with a co_await (only kernels here: the backend checked that no barrier is
+// named outside a __global__ body) is a kernel thread.
+template <class... A>
+struct std::coroutine_traits<void, A...> {
+  using promise_type = ::kiln_cpu::ThreadPromise;
+};
+#define __syncthreads() (co_await ::kiln_cpu::SyncAwait{})
+#define __syncthreads_count(p) (co_await ::kiln_cpu::BarrierAwait{::kiln_cpu::barrier_count, (p) != 0})
+#define __syncthreads_and(p) (co_await ::kiln_cpu::BarrierAwait{::kiln_cpu::barrier_and, (p) != 0})
+#define __syncthreads_or(p) (co_await ::kiln_cpu::BarrierAwait{::kiln_cpu::barrier_or, (p) != 0})
+#endif

@@ -1,0 +1,88 @@
+// The cpu backend's prelude, part 4 of 6: Block barriers and warp operations: calls into the runtime (kiln_cpu::Api), which runs the
+// block's threads so that they meet.
+// Included by cpu_prelude.h only, after cpu_atomics.h.
+#pragma once
+
+// ---- Block barriers --------------------------------------------------------------------------
+inline void __syncthreads() { kiln_cpu::tls.api->barrier(kiln_cpu::tls.exec, kiln_cpu::barrier_plain, 0); }
+inline int __syncthreads_count(int p) {
+  return kiln_cpu::tls.api->barrier(kiln_cpu::tls.exec, kiln_cpu::barrier_count, p != 0);
+}
+inline int __syncthreads_and(int p) {
+  return kiln_cpu::tls.api->barrier(kiln_cpu::tls.exec, kiln_cpu::barrier_and, p != 0);
+}
+inline int __syncthreads_or(int p) {
+  return kiln_cpu::tls.api->barrier(kiln_cpu::tls.exec, kiln_cpu::barrier_or, p != 0);
+}
+
+// ---- Warp operations (32 lanes; exited lanes are inactive) ------------------------------------
+namespace kiln_cpu {
+inline unsigned long long warp_op(int op, unsigned mask, unsigned long long v, int param, int width) {
+  return tls.api->warp(tls.exec, op, mask, v, param, width);
+}
+// Shuffles any trivially copyable value, 8 bytes at a time.
+template <class T>
+inline T shuffle(int op, unsigned mask, T var, int param, int width) {
+  constexpr unsigned chunks = (sizeof(T) + 7) / 8;
+  unsigned long long in[chunks] = {}, out[chunks];
+  memcpy(in, &var, sizeof(T));
+  for (unsigned c = 0; c < chunks; ++c) out[c] = warp_op(op, mask, in[c], param, width);
+  T r;
+  memcpy(&r, out, sizeof(T));
+  return r;
+}
+}  // namespace kiln_cpu
+template <class T>
+inline T __shfl_sync(unsigned mask, T var, int src_lane, int width = 32) {
+  return kiln_cpu::shuffle(kiln_cpu::warp_shfl_idx, mask, var, src_lane, width);
+}
+template <class T>
+inline T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = 32) {
+  return kiln_cpu::shuffle(kiln_cpu::warp_shfl_up, mask, var, int(delta), width);
+}
+template <class T>
+inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = 32) {
+  return kiln_cpu::shuffle(kiln_cpu::warp_shfl_down, mask, var, int(delta), width);
+}
+template <class T>
+inline T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = 32) {
+  return kiln_cpu::shuffle(kiln_cpu::warp_shfl_xor, mask, var, lane_mask, width);
+}
+inline unsigned __ballot_sync(unsigned mask, int p) {
+  return unsigned(kiln_cpu::warp_op(kiln_cpu::warp_ballot, mask, p != 0, 0, 32));
+}
+inline int __any_sync(unsigned mask, int p) {
+  return int(kiln_cpu::warp_op(kiln_cpu::warp_any, mask, p != 0, 0, 32));
+}
+inline int __all_sync(unsigned mask, int p) {
+  return int(kiln_cpu::warp_op(kiln_cpu::warp_all, mask, p != 0, 0, 32));
+}
+inline int __uni_sync(unsigned mask, int p) { return __all_sync(mask, p) || !__any_sync(mask, p); }
+inline void __syncwarp(unsigned mask = 0xffffffffu) { kiln_cpu::warp_op(kiln_cpu::warp_sync, mask, 0, 0, 32); }
+inline unsigned __activemask() {
+  return unsigned(kiln_cpu::warp_op(kiln_cpu::warp_activemask, 0xffffffffu, 0, 0, 32));
+}
+template <class T>
+inline unsigned __match_any_sync(unsigned mask, T v) {
+  unsigned long long bits = 0;
+  memcpy(&bits, &v, sizeof(T) < 8 ? sizeof(T) : 8);
+  return unsigned(kiln_cpu::warp_op(kiln_cpu::warp_match_any, mask, bits, 0, 32));
+}
+template <class T>
+inline unsigned __match_all_sync(unsigned mask, T v, int* pred) {
+  unsigned long long bits = 0;
+  memcpy(&bits, &v, sizeof(T) < 8 ? sizeof(T) : 8);
+  unsigned r = unsigned(kiln_cpu::warp_op(kiln_cpu::warp_match_all, mask, bits, 0, 32));
+  *pred = r != 0;
+  return r;
+}
+template <class T>
+inline T __reduce_add_sync(unsigned mask, T v) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(mask, v, o);
+  return v;
+}
+inline unsigned __lanemask_lt() { return (1u << kiln_cpu::lane_id()) - 1u; }
+inline unsigned __lanemask_le() { return (2u << kiln_cpu::lane_id()) - 1u; }
+inline unsigned __lanemask_eq() { return 1u << kiln_cpu::lane_id(); }
+inline unsigned __lanemask_gt() { return ~__lanemask_le(); }
+inline unsigned __lanemask_ge() { return ~__lanemask_lt(); }
