@@ -16,7 +16,7 @@ local function set_of(list)
   return s
 end
 local only, skip = opts.only and set_of(opts.only), set_of(opts.skip)
-local pass = { "--out", opts.out, "--reps", tostring(opts.reps) }
+local pass = { "--out", labs.out_dir(opts), "--reps", tostring(opts.reps) }
 if opts.full then pass[#pass + 1] = "--full" end
 if opts["no-pictures"] then pass[#pass + 1] = "--no-pictures" end
 

@@ -44,7 +44,6 @@ function M.args(argv, defaults, full_defaults)
   for k, v in pairs(defaults or {}) do
     if opts[k] == nil then opts[k] = v end
   end
-  opts.out = opts.out or "."
   opts.reps = opts.reps or 5
   return opts
 end
@@ -58,9 +57,19 @@ function M.usage(opts, text)
   end
 end
 
--- The path of an output file in the --out directory.
+-- The folder output goes to: --out DIR, else a new temporary folder (made on first need, once,
+-- and named on a line of its own, so nothing lands in the current folder unasked).
+function M.out_dir(opts)
+  if not opts.out then
+    opts.out = os.mkdtemp("kiln-labs")
+    M.line("output", opts.out .. "  (name a folder with --out DIR)")
+  end
+  return opts.out
+end
+
+-- The path of an output file in the output folder (M.out_dir).
 function M.out_path(opts, file)
-  return (opts.out:gsub("/$", "")) .. "/" .. file
+  return (M.out_dir(opts):gsub("/$", "")) .. "/" .. file
 end
 
 -- Median of a list of numbers (sorts a copy).
