@@ -26,8 +26,8 @@ local out = d_out:copy_to_host()
 local ref = images.box_blur_reference(img, 4, true)
 local differ, worst = images.count_differences(out:reshape(h * w):totable(), ref)
 
-local png = labs.out_path(opts, "blur.png")
-if not opts["no-pictures"] then
+local png = not opts["no-pictures"] and labs.out_path(opts, "blur.png")
+if png then
   local cv = plot.canvas(2 * w + 30, h + 40)
   cv:text(10, 12, "input", { 0, 0, 0 }, 2)
   cv:text(w + 20, 12, "naive 9x9 blur", { 0, 0, 0 }, 2)
@@ -38,6 +38,6 @@ end
 labs.line("image", ("%d x %d gray uint8 (%s)"):format(w, h, opts[1] or "generated"))
 labs.line("time per launch", labs.fmt_ms(ms))
 labs.line("bandwidth", labs.fmt_gbs(2 * h * w, ms) .. " effective (image read once + written once)")
-labs.line("picture", opts["no-pictures"] and "(skipped)" or png)
+labs.line("picture", png or "(skipped)")
 labs.verdict("blur", differ == 0,
   ("%d of %d pixels differ from the CPU reference, largest difference %d"):format(differ, h * w, worst))

@@ -30,8 +30,8 @@ local t_naive, t_shared = out_naive:reshape(h * w):totable(), out_shared:reshape
 local differ = images.count_differences(t_shared, t_naive)
 local ref_differ = images.count_differences(t_shared, images.box_blur_reference(img, 4, true))
 
-local png = labs.out_path(opts, "blur_shared.png")
-if not opts["no-pictures"] then
+local png = not opts["no-pictures"] and labs.out_path(opts, "blur_shared.png")
+if png then
   local cv = plot.canvas(3 * w + 40, h + 40)
   cv:text(10, 12, "input", { 0, 0, 0 }, 2)
   cv:text(w + 20, 12, "naive", { 0, 0, 0 }, 2)
@@ -45,7 +45,7 @@ labs.line("image", ("%d x %d gray uint8 (%s)"):format(w, h, opts[1] or "generate
 labs.line("naive", labs.fmt_ms(ms_naive) .. " per launch, " .. labs.fmt_gbs(2 * h * w, ms_naive))
 labs.line("shared", labs.fmt_ms(ms_shared) .. " per launch, " .. labs.fmt_gbs(2 * h * w, ms_shared))
 labs.line("speedup over naive", ("%.2fx"):format(ms_naive / ms_shared))
-labs.line("picture", opts["no-pictures"] and "(skipped)" or png)
+labs.line("picture", png or "(skipped)")
 labs.verdict("blur_shared", differ == 0 and ref_differ == 0,
   ("%s naive, %d of %d pixels differ; %d differ from the CPU reference"):format(
     differ == 0 and "equal to" or "NOT equal to", differ, h * w, ref_differ))

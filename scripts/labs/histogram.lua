@@ -34,8 +34,8 @@ for b = 1, 256 do
   total = total + bins[b]
 end
 
-local png = labs.out_path(opts, "histogram.png")
-if not opts["no-pictures"] then
+local png = not opts["no-pictures"] and labs.out_path(opts, "histogram.png")
+if png then
   plot.bar_chart(bins, { title = ("Histogram of %d random uint8 values"):format(n),
                          xlabel = "bin (value)", ylabel = "count", width = 900 }):save(png)
 end
@@ -45,6 +45,6 @@ labs.line("size", ("%d uint8 values, %d blocks x %d threads"):format(n, blocks, 
 labs.line("time per launch", labs.fmt_ms(ms))
 labs.line("bandwidth", labs.fmt_gbs(n, ms) .. " (values read)")
 labs.line("bins", ("min %d, max %d, expected %.0f each"):format(lo, hi, n / 256))
-labs.line("picture", opts["no-pictures"] and "(skipped)" or png)
+labs.line("picture", png or "(skipped)")
 labs.verdict("histogram", differ == 0 and total == n,
   ("%d of 256 bins differ from the CPU count; %d values counted of %d"):format(differ, total, n))

@@ -52,13 +52,13 @@ for row = 0, h - 1 do
     cv:set(col, row, c)
   end
 end
-local png = labs.out_path(opts, "julia.png")
-if not opts["no-pictures"] then cv:save(png) end
+local png = not opts["no-pictures"] and labs.out_path(opts, "julia.png")
+if png then cv:save(png) end
 
 labs.line("size", ("%d x %d pixels, %s, c = %g%+gi, MAX_ITER %d"):format(w, h, opts.dtype, cr, ci, max_iter))
 labs.line("time per launch", labs.fmt_ms(ms))
 labs.line("throughput", labs.fmt_gflops(7 * total_iters, ms) .. (" (%.3g iterations, ~7 flops each)"):format(total_iters))
-labs.line("picture", opts["no-pictures"] and "(skipped)" or png)
+labs.line("picture", png or "(skipped)")
 local allowed = opts.dtype == "float64" and 0.001 or 0.03
 labs.verdict("julia", differ <= allowed * w * h,
   ("%d of %d pixels differ from the Lua reference; allowed %.1f%% for %s"):format(differ, w * h, 100 * allowed, opts.dtype))

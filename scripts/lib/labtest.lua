@@ -21,7 +21,8 @@ function M.run(root, name, args, outputs)
     assert(size > 0, name .. ": output " .. file .. " is empty")
     os.remove(out .. "/" .. file)
   end
-  os.remove(out)  -- fails, leaving the folder to be seen, if the lab wrote more than it declared
+  -- Only an empty folder can be removed: a file the lab wrote but did not declare fails the test.
+  assert(os.remove(out), name .. ": wrote files it does not declare, left in " .. out)
 end
 
 return M

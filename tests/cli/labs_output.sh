@@ -26,5 +26,11 @@ out=$("$KILN" "$ROOT/scripts/labs/julia.lua" --size 64 --reps 1 --out named 2>&1
 [[ $out != *"output:"* ]] || fail "a temporary folder was announced despite --out: $out"
 [[ $(ls "$TMPDIR" | wc -l) -eq 1 ]] || fail "--out still made a temporary folder: $(ls "$TMPDIR")"
 
+# --no-pictures: nothing to write, so no temporary folder is made or announced.
+out=$("$KILN" "$ROOT/scripts/labs/julia.lua" --size 64 --reps 1 --no-pictures 2>&1) || fail "julia --no-pictures: $out"
+[[ $out != *"output:"* ]] || fail "a temporary folder was announced with --no-pictures: $out"
+[[ $(ls "$TMPDIR" | wc -l) -eq 1 ]] || fail "--no-pictures still made a temporary folder: $(ls "$TMPDIR")"
+[[ -z $(ls -A "$WORK" | grep -v -e '^tmp$' -e '^named$') ]] || fail "files written to the current folder: $(ls -A "$WORK")"
+
 ((failures == 0)) && echo "labs_output: ok"
 exit $((failures > 0))
