@@ -1,4 +1,4 @@
-// The binary interface between the cpu backend's runtime (runtime/cpu_*.cpp) and a kernel
+// The binary interface between the cpu backend's runtime (runtime/cpu/) and a kernel
 // module it compiled (kernels_src/kiln/cpu_prelude.h + the user's source, built into a .so).
 // Both sides include this header; bump KILN_CPU_ABI_VERSION whenever a struct here changes so a
 // stale cached module is refused instead of misread.

@@ -1,4 +1,4 @@
-// The cpu backend's prelude, part 3 of 6: CUDA's atomics: relaxed, as CUDA's, each returning the old value.
+// Prelude part 3 of 6: CUDA's atomics, relaxed as CUDA's (a plain update on shared memory).
 // Included by cpu_prelude.h only, after cpu_math.h.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The cpu backend's prelude, part 5 of 6: Check mode (KILN_CHECK=1): bounds-checked device pointers and kiln::Array accesses.
+// Prelude part 5 of 6: check mode (KILN_CHECK=1), bounds checks that name the faulting line.
 // Included by cpu_prelude.h only, after cpu_sync.h.
 #pragma once
 

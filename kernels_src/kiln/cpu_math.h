@@ -1,5 +1,4 @@
-// The cpu backend's prelude, part 2 of 6: CUDA's math library beyond <cmath>, conversions and bit casts, integer intrinsics, memory
-// access hints, timers.
+// Prelude part 2 of 6: CUDA's math, conversions, integer intrinsics, hints and timers, on the host.
 // Included by cpu_prelude.h only, after cpu_types.h.
 #pragma once
 

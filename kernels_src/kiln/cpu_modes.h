@@ -1,5 +1,4 @@
-// The cpu backend's prelude, part 6 of 6: How a kernel's threads run: the exported entry points (fiber and loop modes), the helpers of
-// kernels rewritten into regions (jit/cpu/regions.cpp) and coroutine mode.
+// Prelude part 6 of 6: entry points, region and coroutine modes: how the runtime runs threads.
 // Included by cpu_prelude.h only, after cpu_check.h.
 #pragma once
 
@@ -67,7 +66,7 @@ inline void run_regions(void** args, unsigned long long first, unsigned long lon
   P::template run_blocks<f>(args, first, last, std::make_index_sequence<P::count>{});
 }
 
-// ---- Region mode: the helpers of kernels rewritten by jit/cpu/regions.cpp ----------------
+// ---- Region mode: the helpers of kernels rewritten by jit/cpu/regions.cpp --------------------
 // p, with its origin hidden from the optimiser. For a thread-local's address taken once per
 // block: GCC otherwise recomputes it (a __tls_get_addr call) at every use, in every thread.
 template <class T>

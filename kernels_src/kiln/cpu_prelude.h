@@ -24,9 +24,12 @@
 
 #include "kiln/cpu_abi.h"
 
+// In this order (each topic uses the ones before it), so kept out of clang-format's sorting.
+// clang-format off
 #include "kiln/cpu_types.h"
 #include "kiln/cpu_math.h"
 #include "kiln/cpu_atomics.h"
 #include "kiln/cpu_sync.h"
 #include "kiln/cpu_check.h"
 #include "kiln/cpu_modes.h"
+// clang-format on

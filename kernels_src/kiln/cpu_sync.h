@@ -1,5 +1,4 @@
-// The cpu backend's prelude, part 4 of 6: Block barriers and warp operations: calls into the runtime (kiln_cpu::Api), which runs the
-// block's threads so that they meet.
+// Prelude part 4 of 6: barriers and warp operations, calls into the runtime that runs the block.
 // Included by cpu_prelude.h only, after cpu_atomics.h.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The cpu backend's prelude, part 1 of 6: CUDA's keywords, built-in variables (threadIdx, blockIdx, ...) and vector types.
+// Prelude part 1 of 6: CUDA's keywords, built-in variables and vector types, which all else uses.
 // Included by cpu_prelude.h only.
 #pragma once
 
