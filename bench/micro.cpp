@@ -26,6 +26,7 @@
 #include "jit/cuda/nvrtc.h"
 #include "jit/headers.h"
 #include "jit/jit.h"
+#include "repl/settings.h"
 #include "runtime/error.h"
 #ifdef KILN_HAVE_CUDA
 #include <nvrtc.h>
@@ -113,11 +114,18 @@ struct LaunchArgs {
   void* slots1[1];
 };
 
-// The platform of that name ("cpu", "cuda"), with the kernel headers of this source tree.
+// The platform options kiln itself would use (its settings: KILN_CXX, KILN_CPU_THREADS,
+// KILN_REGIONS, CUDA_HOME, ... read as kiln reads them), so that the benchmarks measure the
+// configuration bench/run.sh reports.
+kiln::jit::PlatformOptions platform_options() {
+  static const kiln::Settings settings = kiln::Settings::from_environment();
+  return settings.platform;
+}
+
+// The platform of that name ("cpu", "cuda") with kiln's settings otherwise.
 kiln::jit::Platform open_platform(const std::string& name) {
-  kiln::jit::PlatformOptions options;
+  kiln::jit::PlatformOptions options = platform_options();
   options.backend = name;
-  options.kernels_dir = KILN_KERNELS_DIR;
   return kiln::jit::open_platform(options);
 }
 
@@ -397,9 +405,7 @@ void check(CUresult r, const char* what) {
 // rate, and cuBLAS SGEMM when libcublas can be dlopen'd. Skipped, with the reason, without a GPU.
 void register_cuda() {
   std::string why;
-  kiln::jit::PlatformOptions options;
-  options.kernels_dir = KILN_KERNELS_DIR;
-  if (!kiln::jit::cuda_available(options, &why)) return fact("skip.cuda", why);
+  if (!kiln::jit::cuda_available(platform_options(), &why)) return fact("skip.cuda", why);
   kiln::jit::Platform platform = open_platform("cuda");
   std::shared_ptr<kiln::Backend> backend = platform.backend;
   std::shared_ptr<kiln::cuda::Driver> driver = kiln::cuda::Driver::load(&why);
@@ -514,8 +520,7 @@ BENCHMARK(BM_memcpy)->Apply([](auto* b) { with_range(b)->Unit(benchmark::kMillis
 // Registers what depends on the backend (KILN_BACKEND=cpu|cuda|auto, as kiln chooses), then runs.
 int main(int argc, char** argv) {
   try {
-    const char* env = std::getenv("KILN_BACKEND");
-    std::string backend = env && *env ? env : "auto";
+    const std::string backend = platform_options().backend;
     if (backend != "cpu") register_cuda();
     if (backend != "cuda") register_backend_launch(open_platform("cpu"), "cpu");
     register_nvrtc();

@@ -56,8 +56,9 @@ Platform open_platform(const PlatformOptions& options) {
   std::string why;
   if (which == "cuda") {
     Platform p = try_cuda(options, &why);
-    if (!p.backend) throw Error("KILN_BACKEND=cuda, but the cuda backend cannot run: " + why);
-    p.note = "cuda (KILN_BACKEND=cuda)";
+    if (!p.backend)
+      throw Error("backend 'cuda' was asked for, but the cuda backend cannot run: " + why);
+    p.note = "cuda (asked for)";
     return p;
   }
   if (which == "auto") {

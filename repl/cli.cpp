@@ -208,7 +208,7 @@ std::string help_text() {
          "  -l NAME           require library NAME into global NAME\n"
          "  -i                enter the REPL after the script and chunks\n"
          "  -W                turn Lua warnings on\n"
-         "  --backend NAME    kernel backend: auto, cuda or cpu (sets KILN_BACKEND)\n"
+         "  --backend NAME    kernel backend: auto, cuda or cpu (overrides KILN_BACKEND)\n"
          "  --check           bounds-check kernels on the cpu backend (as KILN_CHECK=1)\n"
          "  --info            print versions, backend, device and cache folder\n"
          "  --cache-stats     print the kernel cache's folder, entries and size\n"
@@ -242,13 +242,13 @@ int run(int argc, char** argv) {
   if (options.check) settings.platform.cpu.check = true;
   if (!options.backend.empty()) settings.platform.backend = options.backend;
 
-  // An explicit KILN_BACKEND=cuda that cannot run fails now, naming what is missing, rather
+  // An explicit cuda backend that cannot run fails now, naming what is missing, rather
   // than at the first kernel (auto falls back to cpu quietly, and opens nothing until used).
   if (settings.platform.backend == "cuda") {
     std::string why;
     if (!jit::cuda_available(settings.platform, &why)) {
-      std::fprintf(stderr, "kiln: KILN_BACKEND=cuda, but the cuda backend cannot run: %s\n",
-                   why.c_str());
+      std::fprintf(stderr, "kiln: %s, but the cuda backend cannot run: %s\n",
+                   options.backend.empty() ? "KILN_BACKEND=cuda" : "--backend cuda", why.c_str());
       return 1;
     }
   }

@@ -18,6 +18,7 @@
 #include "jit/cpu/plan.h"
 #include "jit/cpu/regions.h"
 #include "kiln/cpu_abi.h"
+#include "runtime/cpu/backend.h"
 #include "runtime/cpu/shared_object.h"
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
@@ -52,7 +53,7 @@ class CpuCompiler final : public Compiler {
   // The compiler is named by its binary's identity (path, size, mtime) rather than by its
   // --version line: running it costs milliseconds that a cached kernel's first launch must not.
   std::string identity(const std::string&) const override {
-    return "cpu:" + compiler_fingerprint(compiler_) + ":abi" +
+    return "cpu:" + compiler_fingerprint(compiler_) + ":" + cpu_model_ + ":abi" +
            std::to_string(KILN_CPU_ABI_VERSION) + ":prelude" + prelude_hash_ + ":" +
            joined_flags() +
            (regions_ ? ":regions" + std::to_string(cpu::kRegionsVersion) : ":no-regions");
@@ -80,6 +81,7 @@ class CpuCompiler final : public Compiler {
                                bool checked_pointers) const;
 
   std::string kernels_dir_, compiler_, prelude_hash_;
+  std::string cpu_model_ = cpu::cpu_model_name();  // -march=native builds for this CPU only
   mutable std::once_flag version_once_;
   mutable std::string version_;
   bool check_ = false;

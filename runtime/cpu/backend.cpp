@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -23,13 +23,8 @@
 
 namespace kiln {
 
-namespace {
-
-using cpu::required_symbol;
-using cpu::SharedObject;
-
 // "model name : Intel(R) ..." from /proc/cpuinfo, or "host CPU".
-std::string cpu_model_name() {
+std::string cpu::cpu_model_name() {
   std::ifstream in("/proc/cpuinfo");
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("model name", 0) == 0) {
@@ -42,6 +37,11 @@ std::string cpu_model_name() {
   }
   return "host CPU";
 }
+
+namespace {
+
+using cpu::required_symbol;
+using cpu::SharedObject;
 
 // ---- Streams and events ----------------------------------------------------------------------
 
@@ -229,7 +229,7 @@ CpuBackend::CpuBackend(const CpuBackendOptions& options) {
   check_ = options.check;
   workers_ = options.workers > 0 ? options.workers
                                  : int(std::max(1u, std::thread::hardware_concurrency()));
-  info_.name = cpu_model_name();
+  info_.name = cpu::cpu_model_name();
   info_.multiprocessors = workers_;
   info_.total_memory =
       std::size_t(::sysconf(_SC_PHYS_PAGES)) * std::size_t(::sysconf(_SC_PAGESIZE));

@@ -4,6 +4,7 @@
 // memory; streams run in order, synchronously at the call. See docs/cpu-backend.md.
 #pragma once
 #include <memory>
+#include <string>
 
 #include "runtime/backend.h"
 
@@ -16,5 +17,11 @@ struct CpuBackendOptions {
 
 // The cpu backend.
 std::shared_ptr<Backend> make_cpu_backend(const CpuBackendOptions& options = {});
+
+namespace cpu {
+// This host's CPU ("Intel(R) Xeon(R) ...", from /proc/cpuinfo; "host CPU" when unknown): the
+// device name, and part of the cpu compiler's identity, since -march=native code is for it alone.
+std::string cpu_model_name();
+}  // namespace cpu
 
 }  // namespace kiln

@@ -14,6 +14,12 @@ if [ "$("$kiln" -e 'io.write(tostring(cuda.is_available()))')" = false ]; then
   fi
   grep -q "cuda backend cannot run: " err.txt || { echo "no reason given:"; cat err.txt; exit 1; }
   grep -q ran out.txt && { echo "the script ran anyway"; exit 1; }
+  grep -q "KILN_BACKEND=cuda, but" err.txt || { echo "the variable is not named:"; cat err.txt; exit 1; }
+  if KILN_BACKEND=cpu "$kiln" --backend cuda -e 'print("ran")' > out.txt 2> err.txt; then
+    echo "--backend cuda without a GPU did not fail"; exit 1
+  fi
+  grep -q "\-\-backend cuda, but the cuda backend cannot run: " err.txt ||
+    { echo "--backend cuda is not named:"; cat err.txt; exit 1; }
 fi
 [ "$(KILN_BACKEND=cpu "$kiln" -e 'io.write(cuda.backend())')" = cpu ]
 if KILN_BACKEND=tpu "$kiln" -e 'cuda.backend()' 2> err.txt; then echo "unknown backend accepted"; exit 1; fi

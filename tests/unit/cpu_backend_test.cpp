@@ -294,6 +294,9 @@ TEST(CpuBackend, StreamsEventsAndDevice) {
   EXPECT_EQ(b->device().max_threads_per_block, 1024);
   EXPECT_FALSE(b->device().name.empty());
   EXPECT_NE(compiler()->identity("").find("cpu:"), std::string::npos);
+  // -march=native code runs on this CPU only: a cache shared with another kind of CPU must miss.
+  EXPECT_EQ(b->device().name, cpu::cpu_model_name());
+  EXPECT_NE(compiler()->identity("").find(":" + cpu::cpu_model_name() + ":"), std::string::npos);
   auto s = b->create_stream();
   auto e1 = b->create_event(), e2 = b->create_event();
   e1->record(s.get());
