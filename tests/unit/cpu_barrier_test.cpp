@@ -53,6 +53,44 @@ __global__ void transpose(float* out, const float* in, int w, int h) {
     for (int x = 0; x < w; ++x) ASSERT_EQ(out[x * h + y], in[y * w + x]) << x << "," << y;
 }
 
+// Every thread of a 3-D grid of 3-D blocks knows who it is on both sides of a barrier: its
+// blockIdx, threadIdx, blockDim and gridDim, checked against the host's own enumeration.
+TEST_P(CpuBarrier, IdentityIn3DGridsAcrossABarrier) {
+  Built b = build_in_mode(R"(
+__global__ void identity(unsigned* out) {
+  __shared__ unsigned seen[4 * 3 * 2];
+  unsigned t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  seen[t] = t;
+  unsigned b = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  unsigned before = b * 1000 + t;
+  __syncthreads();
+  unsigned n = blockDim.x * blockDim.y * blockDim.z;
+  unsigned* o = out + 4 * (b * n + t);
+  o[0] = before;
+  o[1] = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;  // after the barrier
+  o[2] = seen[n - 1 - t];  // another thread's write, seen after the barrier
+  o[3] = (gridDim.x * 100 + gridDim.y) * 100 + gridDim.z + blockDim.x * 1000000u;
+})",
+                          "identity");
+  const unsigned gx = 3, gy = 2, gz = 4, bx = 4, by = 3, bz = 2, n = bx * by * bz;
+  const unsigned blocks = gx * gy * gz;
+  Buffer<unsigned> dout(4 * blocks * n, 0xffffffffu);
+  launch(*b.kernel, {gx, gy, gz}, {bx, by, bz}, 0, dout.p);
+  auto out = dout.host();
+  for (unsigned z = 0; z < gz; ++z)
+    for (unsigned y = 0; y < gy; ++y)
+      for (unsigned x = 0; x < gx; ++x) {
+        const unsigned block = (z * gy + y) * gx + x;
+        for (unsigned t = 0; t < n; ++t) {
+          const unsigned* o = &out[4 * (block * n + t)];
+          ASSERT_EQ(o[0], block * 1000 + t) << "block " << block << " thread " << t;
+          ASSERT_EQ(o[1], block) << "block " << block << " thread " << t;
+          ASSERT_EQ(o[2], n - 1 - t) << "block " << block << " thread " << t;
+          ASSERT_EQ(o[3], (gx * 100 + gy) * 100 + gz + bx * 1000000u);
+        }
+      }
+}
+
 TEST_P(CpuBarrier, SharedMemoryBlurMatchesReference) {
   Built b = build_in_mode(R"(
 __global__ void blur(const float* in, float* out, int n) {

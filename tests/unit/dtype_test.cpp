@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 namespace kiln {
 
 TEST(DType, ParsesLongNamesAndAliases) {
@@ -27,6 +29,22 @@ TEST(DType, MapsCppSpellings) {
   EXPECT_FALSE(dtype_of_cpp("float*"));
   EXPECT_FALSE(dtype_of_cpp("Foo"));
   for (DType t : kAllDTypes) EXPECT_EQ(dtype_of_cpp(dtype_info(t).cpp), t);
+}
+
+TEST(DType, ElementSizesAreTheCppTypes) {
+  // Written out, not taken from dtype_info or dispatch_dtype: a wrong size there must show here.
+  EXPECT_EQ(dtype_info(DType::float32).size, sizeof(float));
+  EXPECT_EQ(dtype_info(DType::float64).size, sizeof(double));
+  EXPECT_EQ(dtype_info(DType::int8).size, sizeof(std::int8_t));
+  EXPECT_EQ(dtype_info(DType::uint8).size, sizeof(std::uint8_t));
+  EXPECT_EQ(dtype_info(DType::int16).size, sizeof(std::int16_t));
+  EXPECT_EQ(dtype_info(DType::uint16).size, sizeof(std::uint16_t));
+  EXPECT_EQ(dtype_info(DType::int32).size, sizeof(std::int32_t));
+  EXPECT_EQ(dtype_info(DType::uint32).size, sizeof(std::uint32_t));
+  EXPECT_EQ(dtype_info(DType::int64).size, sizeof(std::int64_t));
+  EXPECT_EQ(dtype_info(DType::uint64).size, sizeof(std::uint64_t));
+  EXPECT_EQ(dtype_info(DType::boolean).size, sizeof(bool));
+  EXPECT_EQ(std::size(kAllDTypes), 11u);  // a new dtype needs a line above
 }
 
 }  // namespace kiln
