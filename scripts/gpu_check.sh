@@ -67,11 +67,18 @@ if grep -q "No tests were found" "$log_dir/ctest-gpu.txt"; then
     [ -e "$script" ] || continue
     "$kiln" "$script" >"$log_dir/one.txt" 2>&1
     rc=$?
-    case $rc in 0) verdict=PASS ;; 77) verdict=SKIP ;; *) verdict="FAIL (exit $rc)"; status=1 ;; esac
+    # A skip here is a failure: this script runs where a GPU is.
+    case $rc in 0) verdict=PASS ;; 77) verdict="SKIP (a failure here)"; status=1 ;; *) verdict="FAIL (exit $rc)"; status=1 ;; esac
     { echo "== $script: $verdict"; cat "$log_dir/one.txt"; } >>"$log_dir/ctest-gpu.txt"
   done
 fi
 ctest --test-dir build -R 'Cuda' --output-on-failure >"$log_dir/ctest-unit.txt" 2>&1 || status=1
+# On a GPU machine nothing may skip: a skipped GPU or cuda test hides a cuda backend that did not
+# start (tests/gpu/lib/gpu.lua already fails then; this catches any test that still skips).
+if grep -qE '\(Skipped\)|\*\*\*Skipped' "$log_dir/ctest-gpu.txt" "$log_dir/ctest-unit.txt"; then
+  echo "gpu_check: tests were skipped on a GPU machine (counted as failures)" >&2
+  status=1
+fi
 {
   echo "## GPU tests"; echo; fenced "$log_dir/ctest-gpu.txt"; echo
   echo "## cuda unit tests"; echo; fenced <(tail -n 40 "$log_dir/ctest-unit.txt"); echo

@@ -1,6 +1,6 @@
 -- GPU only: device listing and the current device's facts.
-if not cuda.is_available() then print("SKIP: no CUDA device"); os.exit(77) end
-if cuda.backend() ~= "cuda" then print("SKIP: backend is " .. cuda.backend()); os.exit(77) end
+package.path = arg[0]:gsub("[^/]*$", "") .. "lib/?.lua;" .. package.path
+require("gpu").require_cuda()
 
 local devices = cuda.list_devices()
 assert(#devices >= 1, "no devices listed")

@@ -1,6 +1,6 @@
 -- GPU only: kernels launched through NVRTC, checked against CPU references.
-if not cuda.is_available() then print("SKIP: no CUDA device"); os.exit(77) end
-if cuda.backend() ~= "cuda" then print("SKIP: backend is " .. cuda.backend()); os.exit(77) end
+package.path = arg[0]:gsub("[^/]*$", "") .. "lib/?.lua;" .. package.path
+require("gpu").require_cuda()
 
 -- saxpy, templated on the element type.
 local saxpy = cuda.jit([[

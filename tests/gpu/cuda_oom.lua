@@ -1,7 +1,7 @@
 -- GPU only: running out of device memory is a catchable error naming the bytes asked for and
 -- the memory free, and the device keeps working afterwards.
-if not cuda.is_available() then print("SKIP: no CUDA device"); os.exit(77) end
-if cuda.backend() ~= "cuda" then print("SKIP: backend is " .. cuda.backend()); os.exit(77) end
+package.path = arg[0]:gsub("[^/]*$", "") .. "lib/?.lua;" .. package.path
+require("gpu").require_cuda()
 
 local dev = cuda.get_current_device()
 -- Seed 004's overflow, scaled to this device: twice its memory in float64.

@@ -1,6 +1,6 @@
 -- GPU only: host -> device -> host copies for every dtype, device-to-device copies, pinned arrays.
-if not cuda.is_available() then print("SKIP: no CUDA device"); os.exit(77) end
-if cuda.backend() ~= "cuda" then print("SKIP: backend is " .. cuda.backend()); os.exit(77) end
+package.path = arg[0]:gsub("[^/]*$", "") .. "lib/?.lua;" .. package.path
+require("gpu").require_cuda()
 
 for _, dtype in ipairs({"float32", "float64", "int8", "uint8", "int16", "uint16", "int32",
                         "uint32", "int64", "uint64"}) do

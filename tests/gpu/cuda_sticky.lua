@@ -1,7 +1,7 @@
 -- GPU only: a kernel fault breaks the context; the error names the kernel and cuda.reset();
 -- reset() recreates the context, old arrays say they are invalid, and launches work again.
-if not cuda.is_available() then print("SKIP: no CUDA device"); os.exit(77) end
-if cuda.backend() ~= "cuda" then print("SKIP: backend is " .. cuda.backend()); os.exit(77) end
+package.path = arg[0]:gsub("[^/]*$", "") .. "lib/?.lua;" .. package.path
+require("gpu").require_cuda()
 
 local wild = cuda.jit([[
 extern "C" __global__ void wild_write(int* p) { p[1ll << 40] = 1; }

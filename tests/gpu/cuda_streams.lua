@@ -1,6 +1,6 @@
 -- GPU only: streams, events and timing.
-if not cuda.is_available() then print("SKIP: no CUDA device"); os.exit(77) end
-if cuda.backend() ~= "cuda" then print("SKIP: backend is " .. cuda.backend()); os.exit(77) end
+package.path = arg[0]:gsub("[^/]*$", "") .. "lib/?.lua;" .. package.path
+require("gpu").require_cuda()
 
 local busy = cuda.jit([[
 extern "C" __global__ void busy(float* x, int n, int rounds) {

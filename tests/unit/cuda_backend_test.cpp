@@ -2,7 +2,9 @@
 // one, and (on a machine with a GPU only; skipped elsewhere) memory, launches, faults and reset.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <vector>
@@ -20,6 +22,16 @@ using jit::CompileRequest;
 
 bool have_libcuda() {
   return dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL) != nullptr;
+}
+
+// Why a GPU is expected here (KILN_BACKEND=cuda, or the NVIDIA driver's device node exists), or
+// "" (the same rule as tests/gpu/lib/gpu.lua): where one is, a cuda backend that does not start
+// fails the device tests instead of skipping them.
+std::string gpu_expected() {
+  const char* backend = std::getenv("KILN_BACKEND");
+  if (backend && std::string(backend) == "cuda") return "KILN_BACKEND=cuda";
+  if (backend && std::string(backend) == "cpu") return "";
+  return ::access("/dev/nvidiactl", F_OK) == 0 ? "/dev/nvidiactl exists" : "";
 }
 
 // The kernel-side headers are not needed by these kernels; NVRTC gets none.
@@ -127,7 +139,10 @@ class CudaDevice : public ::testing::Test {
       backend_ = std::dynamic_pointer_cast<CudaBackend>(platform.backend);
       compiler_ = platform.compiler;
     } catch (const Error& e) {
-      GTEST_SKIP() << "no cuda backend: " << e.what();
+      if (std::string why = gpu_expected(); !why.empty())
+        FAIL() << "a GPU is expected here (" << why << "), but the cuda backend did not start: "
+               << e.what();
+      GTEST_SKIP() << "no GPU expected here: " << e.what();
     }
   }
   std::shared_ptr<CudaBackend> backend_;
