@@ -40,6 +40,17 @@ labs.verdict("reduce", math.abs(got_reduce - ref) <= tol and math.abs(got_hand -
     math.abs(got_reduce - ref), math.abs(got_hand - ref), tol))
 d:free()
 
+-- The same on integers, where every sum is exact: a dropped or doubled element shows (a
+-- tolerance for rounding could hide one). The reference is Lua's own integer sum.
+local ints = array.random.integers(-100, 101, n, { dtype = "int32", seed = 4 })
+local exact = 0
+for _, v in ipairs(ints:totable()) do exact = exact + v end
+local di = cuda.to_device(ints)
+local int_reduce, int_hand = sum_reduce(di), hand_sum(di)
+labs.verdict("reduce (int32, exact)", int_reduce == exact and int_hand == exact,
+  ("reference %d, cuda.reduce %d, hand kernel %d"):format(exact, int_reduce, int_hand))
+di:free()
+
 -- The benchmark sweep.
 print(("  sweep N = 2^%d .. 2^%d, median of %d calls each:"):format(opts["min-exp"], opts["max-exp"], opts.reps))
 local rows, bad = {}, 0
