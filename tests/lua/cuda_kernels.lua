@@ -64,18 +64,22 @@ end
 local fill = cuda.jit([[
 template <typename T, int V>
 __global__ void fill(T* x, int n) { int i = threadIdx.x; if (i < n) x[i] = T(V); }]], { name = "fill<int, 7>" })
-local x = cuda.device_array(10, "int32")
+local x = cuda.to_device(array.full(12, -1, "int32"))
 fill[{1, 32}](x, 10)
-assert(x:copy_to_host():sum() == 70)
+local hx = x:copy_to_host()
+for i = 1, 10 do assert(hx[i] == 7, "fill<int, 7> element " .. i) end
+assert(hx[11] == -1 and hx[12] == -1, "fill<int, 7> wrote past n")
 
 -- extern "C" kernels.
 local cfill = cuda.jit [[
 extern "C" __global__ void cfill(double* x, double v, unsigned n) {
   unsigned i = threadIdx.x; if (i < n) x[i] = v;
 }]]
-local y = cuda.device_array(5, "float64")
+local y = cuda.to_device(array.zeros(6, "float64"))
 cfill[{1, 8}](y, 2.5, 5)
-assert(y:copy_to_host():sum() == 12.5)
+local hy = y:copy_to_host()
+for i = 1, 5 do assert(hy[i] == 2.5, "cfill element " .. i) end
+assert(hy[6] == 0, "cfill wrote past n")
 
 -- kiln::Array gives the kernel its shape, and grid<2> its position.
 local shape2 = cuda.jit [[
