@@ -3,22 +3,31 @@
 # writes bench/results/<YYYY-MM-DD>-<machine>.md (the report, every target marked met / not met)
 # and .csv (every figure: median, min, max over repetitions) beside it, with the seed 004 sweep
 # plots in bench/results/<YYYY-MM-DD>-<machine>-sweeps/.
-# Usage: bench/run.sh [--full] [--quick]
+# Usage: bench/run.sh [--full] [--quick] [--dirty]
 #   --full   the sweeps to the seed's 2^27 (default 2^22) and more repetitions
 #   --quick  few repetitions (a smoke test of the pipeline; not for committed results)
+#   --dirty  measure a tree with uncommitted changes (refused otherwise: results must name the
+#            commit that reproduces them; the report then says "(modified)")
 # Needs only what the build needs (Google Benchmark: Debian libbenchmark-dev); ~6 min on 2 cores.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-full=0 quick=0
+full=0 quick=0 dirty=0
 for a in "$@"; do
   case "$a" in
     --full) full=1 ;;
     --quick) quick=1 ;;
-    *) echo "usage: bench/run.sh [--full] [--quick]" >&2; exit 2 ;;
+    --dirty) dirty=1 ;;
+    *) echo "usage: bench/run.sh [--full] [--quick] [--dirty]" >&2; exit 2 ;;
   esac
 done
+# Results from a tree git does not hold cannot be reproduced: refuse one unless told.
+if git rev-parse --git-dir >/dev/null 2>&1 && ! git diff --quiet HEAD -- . ':!bench/results' &&
+  ((!dirty)); then
+  echo "bench/run.sh: the tree has uncommitted changes (commit them, or pass --dirty)" >&2
+  exit 2
+fi
 
 # Build (Release) what the benchmarks run, unless KILN_BENCH_NO_BUILD=1 (binaries built elsewhere:
 # scripts/gpu_bundle.sh).
