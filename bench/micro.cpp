@@ -18,6 +18,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/serial_refs.h"
@@ -227,6 +228,32 @@ void BM_memcpy(benchmark::State& state) {
   std::vector<float> a = random_floats(kN, 7), b(a.size());
   for (auto _ : state) {
     std::memcpy(b.data(), a.data(), a.size() * sizeof(float));
+    benchmark::ClobberMemory();
+  }
+}
+
+// The cpu backend's worker count as kiln would choose it (KILN_CPU_THREADS, else one per core).
+unsigned cpu_workers() {
+  int w = platform_options().cpu.workers;
+  return w > 0 ? unsigned(w) : std::max(1u, std::thread::hardware_concurrency());
+}
+
+// memcpy of kN floats split over as many threads as the cpu backend's workers: the bandwidth
+// limit a kernel running on all of them is held to (one core's memcpy understates it).
+void BM_memcpy_parallel(benchmark::State& state) {
+  const unsigned threads = cpu_workers();
+  fact("memcpy_parallel.threads", std::to_string(threads));
+  std::vector<float> a = random_floats(kN, 7), b(a.size());
+  const std::size_t per = (a.size() + threads - 1) / threads;
+  auto copy_slice = [&](unsigned t) {
+    const std::size_t begin = std::min(a.size(), t * per), end = std::min(a.size(), begin + per);
+    std::memcpy(b.data() + begin, a.data() + begin, (end - begin) * sizeof(float));
+  };
+  for (auto _ : state) {
+    std::vector<std::thread> helpers;
+    for (unsigned t = 1; t < threads; ++t) helpers.emplace_back(copy_slice, t);
+    copy_slice(0);
+    for (std::thread& h : helpers) h.join();
     benchmark::ClobberMemory();
   }
 }
@@ -516,6 +543,7 @@ BENCHMARK(BM_serial_histogram)->Apply([](auto* b) {
 BENCHMARK(BM_serial_reduce)->Apply([](auto* b) { with_range(b)->Unit(benchmark::kMillisecond); });
 BENCHMARK(BM_serial_abs_sum)->Apply([](auto* b) { with_range(b)->Unit(benchmark::kMillisecond); });
 BENCHMARK(BM_memcpy)->Apply([](auto* b) { with_range(b)->Unit(benchmark::kMillisecond); });
+BENCHMARK(BM_memcpy_parallel)->Apply([](auto* b) { with_range(b)->Unit(benchmark::kMillisecond); });
 
 // Registers what depends on the backend (KILN_BACKEND=cpu|cuda|auto, as kiln chooses), then runs.
 int main(int argc, char** argv) {

@@ -56,6 +56,9 @@ local limit_bw, limit_name
 if gpu and F.cuda_d2d_copy then
   limit_bw = tonumber(FACT["cuda_d2d_copy.bytes"]) / (ms("cuda_d2d_copy") * 1e-3)
   limit_name = "device-to-device copy"
+elseif F.BM_memcpy_parallel then  -- as many threads as the cpu backend's workers
+  limit_bw = 8 * N / (ms("BM_memcpy_parallel") * 1e-3)
+  limit_name = "memcpy on " .. (FACT["memcpy_parallel.threads"] or "?") .. " threads"
 elseif F.BM_memcpy then
   limit_bw = 8 * N / (ms("BM_memcpy") * 1e-3)
   limit_name = "memcpy (one core)"
