@@ -98,6 +98,35 @@ TEST(CpuCheck, OutOfBoundsAfterABarrierIsReported) {
   checking().backend->free(out);
 }
 
+// A pointer one past an allocation's end (end = base + n, as loops over [begin, end) pass it)
+// still belongs to that allocation: reading end[0] is reported, not let through unchecked.
+TEST(CpuCheck, ReadThroughAnEndPointerIsReported) {
+  Checked k = build_checked(R"(__global__ void before_end(const float* end, float* out) {
+  int t = threadIdx.x;
+  out[t] = end[t - 4];
+})",
+                            "before_end");
+  float* in = static_cast<float*>(checking().backend->alloc(4 * sizeof(float)));
+  float* out = static_cast<float*>(checking().backend->alloc(5 * sizeof(float)));
+  std::string m =
+      launch_error(*k.kernel, {1, 1, 1}, {5, 1, 1}, static_cast<const float*>(in + 4), out);
+  EXPECT_NE(m.find("thread (4,0,0) of block (0,0,0)"), std::string::npos) << m;
+  EXPECT_NE(m.find("of a device array of 4"), std::string::npos) << m;
+  checking().backend->free(in);
+  checking().backend->free(out);
+}
+
+// The same for a write: one past the end is outside, whichever way the pointer was formed.
+TEST(CpuCheck, WriteThroughAnEndPointerIsReported) {
+  Checked k =
+      build_checked(R"(__global__ void at_end(int* end) { end[threadIdx.x] = 1; })", "at_end");
+  int* buffer = static_cast<int*>(checking().backend->alloc(16 * sizeof(int)));
+  std::string m = launch_error(*k.kernel, {1, 1, 1}, {1, 1, 1}, buffer + 16);
+  EXPECT_NE(m.find("kernel 'at_end'"), std::string::npos) << m;
+  EXPECT_NE(m.find("of a device array of 16"), std::string::npos) << m;
+  checking().backend->free(buffer);
+}
+
 TEST(CpuCheck, CorrectKernelIsUnaffected) {
   Checked k = build_checked(kCopies, "twice");
   EXPECT_EQ(k.result.signatures[0], "void (*)(float const*, float*, int)");

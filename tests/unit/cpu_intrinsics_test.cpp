@@ -1,4 +1,5 @@
 // The cpu prelude's intrinsics and atomics against known answers.
+#include <algorithm>
 #include <cmath>
 
 #include "cpu_test_util.h"
@@ -106,6 +107,42 @@ __global__ void k(unsigned* inc, unsigned* dec, int* sum, float* fsum, double* d
   EXPECT_EQ(mx.host()[0], 999);
   EXPECT_EQ(cas.host()[0], 2000);
   EXPECT_EQ(bits.host()[0], 0xffffffffu);
+}
+
+// Every atomic add returns the value before it (CUDA's contract, which ticket and compaction
+// code rely on): n adds of 1 hand out each of 0 .. n-1 exactly once, for every type.
+TEST(CpuAtomics, AddReturnsTheOldValue) {
+  Built b = build(R"(
+__global__ void tickets(float* f, double* d, int* i, unsigned long long* u, float* fo, double* dd,
+                        int* io, unsigned long long* uo) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  fo[t] = atomicAdd(f, 1.0f);
+  dd[t] = atomicAdd(d, 1.0);
+  io[t] = atomicAdd(i, 1);
+  uo[t] = atomicAdd(u, 1ull);
+})",
+                  "tickets");
+  const int n = 1000;
+  Buffer<float> f(1, 0), fo(n, -1);
+  Buffer<double> d(1, 0), dd(n, -1);
+  Buffer<int> i(1, 0), io(n, -1);
+  Buffer<unsigned long long> u(1, 0), uo(n, 0);
+  launch(*b.kernel, {8}, {125}, 0, f.p, d.p, i.p, u.p, fo.p, dd.p, io.p, uo.p);
+  auto sorted = [](auto v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  auto f_old = sorted(fo.host());
+  auto d_old = sorted(dd.host());
+  auto i_old = sorted(io.host());
+  auto u_old = sorted(uo.host());
+  for (int k = 0; k < n; ++k) {
+    ASSERT_EQ(f_old[k], float(k)) << "float ticket " << k;
+    ASSERT_EQ(d_old[k], double(k)) << "double ticket " << k;
+    ASSERT_EQ(i_old[k], k) << "int ticket " << k;
+    ASSERT_EQ(u_old[k], (unsigned long long)k) << "u64 ticket " << k;
+  }
+  EXPECT_EQ(f.host()[0], float(n));
 }
 
 // Atomics on shared memory (static and dynamic) take the cpu backend's unlocked path: every
