@@ -126,6 +126,23 @@ echo "Lua benchmarks ..."
 grep '^FIG,' "$work/lua.txt" >>"$figs"
 grep '^FACT,' "$work/lua.txt" >>"$facts"
 
+# The peer: Numba's CUDA simulator on the same 9x9 blur (Debian's python3-numba), when installed;
+# the report marks its target "not measured" otherwise. Figure: microseconds per pixel, fastest
+# of three runs, stored as "ms" per 1000 pixels so that FIG lines keep one unit.
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+if [[ "$backend" == cpu ]] && "$py" -c 'import numba' 2>/dev/null; then
+  echo "Numba's CUDA simulator ..."
+  if us=$(NUMBA_ENABLE_CUDASIM=1 "$py" bench/numba_sim.py 32 2>"$work/numba.err"); then
+    echo "FIG,numba_sim.blur_us_per_pixel,us,$us,$us,$us,1" | tee -a "$figs"
+    fact numba "$("$py" -c 'import numba; print(numba.__version__)') (simulator)"
+  else
+    fact skip.numba_sim "numba_sim.py failed: $(head -c 300 "$work/numba.err")"
+  fi
+else
+  fact skip.numba_sim "python3-numba is not installed (apt install python3-numba to measure the peer)"
+fi
+
 # The seed 004 sweeps, as the labs draw them.
 echo "seed 004 sweeps ..."
 sweeps="$stem-sweeps"
