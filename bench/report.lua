@@ -112,7 +112,10 @@ target("cold compile from Lua, `k:ptx()`, ≤ 1.1× bare NVRTC (every lab kernel
   worst_lua and ("worst %.2f× (%s)"):format(worst_lua, worst_lua_lab) or "–", worst_lua and worst_lua <= 1.1,
   "medians; kiln's process against the C++ process, so process-to-process speed differences count against kiln")
 local fl = ms("proc.cached_first_launch")
-target("cached kernel, first launch in a new process ≤ 5 ms after start", num(fl) .. " ms", fl and fl <= 5)
+local from = FACT["first_launch.cache"]
+target("cached kernel, first launch in a new process ≤ 5 ms after start", num(fl) .. " ms",
+  fl and fl <= 5 and from == "disk", "`k:info().cache` after the launch: " .. tostring(from) ..
+  (from == "disk" and "" or " (not a disk-cache hit, so the figure does not judge the target)"))
 if not gpu then
   local fastest = "fastest run of each"
   local r = ratio("lab.blur", "BM_serial_blur")

@@ -100,6 +100,8 @@ proc proc.kiln_e -- "$kiln" -e ''
 proc proc.repl_prompt --pty --until "kiln> " -- "$kiln"
 "$kiln" bench/first_launch.lua >/dev/null   # fills the disk cache
 proc proc.cached_first_launch --until KILN_BENCH_LAUNCHED -- "$kiln" bench/first_launch.lua
+# The figure counts only if those launches were disk-cache hits: ask a last one where its kernel came from.
+fact first_launch.cache "$(KILN_BENCH_CHECK_CACHE=1 "$kiln" bench/first_launch.lua | sed -n 's/^cache: //p')"
 
 # C++ micro-benchmarks (Google Benchmark): per-repetition aggregates as CSV -> FIG lines.
 echo "C++ micro-benchmarks ..."
