@@ -10,16 +10,27 @@
 namespace kiln::jit {
 namespace fs = std::filesystem;
 
-std::map<std::string, std::string> builtin_headers(const fs::path& kernels_dir) {
-  std::map<std::string, std::string> out;
+namespace {
+
+// Adds each regular file in dir that keep() accepts to headers, by its file name.
+template <typename Keep>
+void add_headers(const fs::path& dir, Keep keep, std::map<std::string, std::string>& headers) {
   std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(kernels_dir, ec)) {
-    if (e.path().extension() != ".cuh" || !e.is_regular_file(ec)) continue;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    if (!keep(e.path()) || !e.is_regular_file(ec)) continue;
     std::ifstream in(e.path(), std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();
-    if (in) out[e.path().filename().string()] = text.str();
+    if (in) headers[e.path().filename().string()] = text.str();
   }
+}
+
+}  // namespace
+
+std::map<std::string, std::string> builtin_headers(const fs::path& kernels_dir) {
+  std::map<std::string, std::string> out;
+  add_headers(kernels_dir, [](const fs::path& p) { return p.extension() == ".cuh"; }, out);
+  add_headers(kernels_dir / "kiln" / "nvrtc_include", [](const fs::path&) { return true; }, out);
   if (!out.count("kiln.cuh"))
     throw Error("kiln: cannot read kiln.cuh in " + kernels_dir.string() +
                 " (set KILN_HOME to the folder that holds kernels_src/)");

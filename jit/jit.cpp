@@ -148,7 +148,9 @@ void Jit::check_for_gpu(const CompileRequest& request, const std::vector<std::st
   if (!options_.nvrtc_check) return;
   if (!nvrtc(nullptr)) return;
   CompileRequest r = request;
-  r.arch.clear();  // the default GPU target, whatever the host backend's target is
+  // The GPU target asked for (opts.arch = "sm_90"), else the default one: what the host backend
+  // calls its target ("native") means nothing to NVRTC.
+  if (r.arch.rfind("sm_", 0) != 0 && r.arch.rfind("compute_", 0) != 0) r.arch.clear();
   ptx(r, extra_key);
 }
 
@@ -193,7 +195,6 @@ Kernel::Kernel(std::shared_ptr<Jit> jit, std::shared_ptr<SourceText> source, Ker
 
 std::string Kernel::name_expression(const std::vector<ArgValue>& args) const {
   if (options_.name.find('<') != std::string::npos) return options_.name;
-  if (decl_.template_params.empty()) return decl_.name;
   std::string why;
   std::optional<std::string> expr = deduce_name_expression(decl_, args, &why);
   if (!expr) throw Error("kernel '" + decl_.name + "': " + why);

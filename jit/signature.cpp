@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <set>
 #include <memory>
 #include <sstream>
 
@@ -471,12 +472,35 @@ std::optional<Pattern> deducible(const std::string& type) {
   return std::nullopt;
 }
 
+// Whether the headers every kernel sees (CUDA's math API, the C library) also declare name in
+// the global namespace, so that a kernel of that name is one of an overload set.
+bool header_declared(const std::string& name) {
+  static const std::set<std::string, std::less<>> names{
+      "abs",   "acos",  "acosf", "asin",  "asinf", "atan",   "atan2", "atan2f", "atanf", "cbrt",
+      "cbrtf", "ceil",  "ceilf", "cos",   "cosf",  "cosh",   "coshf", "erf",    "erff",  "exp",
+      "exp2",  "exp2f", "expf",  "fabs",  "fabsf", "floor",  "floorf", "fma",   "fmaf",  "fmax",
+      "fmaxf", "fmin",  "fminf", "fmod",  "fmodf", "free",   "isinf", "isnan",  "labs",  "llabs",
+      "llmax", "llmin", "log",   "log10", "log2",  "logf",   "malloc", "max",   "memcpy", "memset",
+      "min",   "pow",   "powf",  "printf", "rint", "round",  "roundf", "rsqrt", "rsqrtf", "signbit",
+      "sin",   "sinf",  "sinh",  "sinhf", "sqrt",  "sqrtf",  "tan",   "tanf",   "tanh",  "tanhf",
+      "trunc", "truncf", "ullmax", "ullmin", "umax", "umin"};
+  return names.count(name) != 0;
+}
+
+// "(void(*)(int*, float))name": the kernel among name's overloads, picked by its parameters.
+std::string cast_expression(const KernelDecl& decl) {
+  std::string types;
+  for (const ParamDecl& p : decl.params) types += (types.empty() ? "" : ", ") + p.type;
+  return "(void(*)(" + types + "))" + decl.name;
+}
+
 }  // namespace
 
 std::optional<std::string> deduce_name_expression(const KernelDecl& decl,
                                                   const std::vector<ArgValue>& args,
                                                   std::string* why) {
-  if (decl.template_params.empty()) return decl.name;
+  if (decl.template_params.empty())
+    return !decl.extern_c && header_declared(decl.name) ? cast_expression(decl) : decl.name;
   struct Deduced {
     std::string value;
     std::size_t from;  // parameter index

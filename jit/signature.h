@@ -83,7 +83,8 @@ class ArgPack {
 };
 
 // The name expression that instantiates a (possibly templated) kernel for these arguments:
-// "vec_add" for a plain kernel, "scale<float>" with T deduced from a T* / const T* /
+// "vec_add" for a plain kernel ("(void(*)(int*))min" for one whose name the CUDA and C headers
+// also declare, which the bare name would leave ambiguous), "scale<float>" with T deduced from a T* / const T* /
 // kiln::Array<T, N> parameter (N too, when it is a template parameter), defaults used for the
 // rest (trailing defaults are left out: "reduce<float>", "k<>" when all are defaults). Scalar
 // arguments deduce nothing: C++ would make T int from a Lua 2, a surprise. nullopt, with why

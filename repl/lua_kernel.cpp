@@ -476,20 +476,34 @@ int module_index(lua_State* L) {
   return 1;
 }
 
-// The element type and extent of a global named in source: "__constant__ float w[9];".
+// The element type and element count of a global named in source:
+// "__constant__ float w[9];" -> float32, 9. The count is 0 when an extent is not a plain number
+// (`c_K[KERNEL_LENGTH]`): the compiled module then says how big the global is (the backends
+// check every write against the symbol's size), whatever expression gives it.
 std::pair<DType, long> declared_global(const std::string& text, const std::string& name) {
   std::regex decl("(__constant__|__device__)\\s+([A-Za-z_][A-Za-z0-9_:\\s]*?)\\s+" + name +
-                  "\\s*(\\[\\s*([0-9]+)\\s*\\])?\\s*[;=]");
+                  "\\s*((\\[[^\\]]*\\]\\s*)*)[;=]");
   std::smatch m;
   if (!std::regex_search(text, m, decl))
     throw Error("set_constant: no __constant__ or __device__ variable '" + name +
                 "' in the module");
-  std::string type = std::regex_replace(m[2].str(), std::regex("\\bconst\\b|\\bvolatile\\b"), "");
+  std::string type = std::regex_replace(
+      m[2].str(), std::regex("\\bconst\\b|\\bvolatile\\b|\\b__constant__\\b|\\b__device__\\b"), "");
   std::optional<DType> t = dtype_of_cpp(type);
   if (!t)
     throw Error("set_constant: '" + name + "' has type '" + m[2].str() +
                 "', not a scalar kiln can set");
-  return {*t, m[4].matched ? std::stol(m[4].str()) : 0};
+  long count = 1;
+  const std::string extents = m[3].str();
+  static const std::regex extent("\\[\\s*([^\\]]*?)\\s*\\]");
+  for (auto it = std::sregex_iterator(extents.begin(), extents.end(), extent);
+       it != std::sregex_iterator(); ++it) {
+    const std::string e = (*it)[1].str();
+    if (e.empty() || e.size() > 9 || e.find_first_not_of("0123456789") != std::string::npos)
+      return {*t, 0};
+    count *= std::stol(e);
+  }
+  return {*t, extents.empty() ? 0 : count};
 }
 
 // m:set_constant(name, number_or_array): sets a __constant__ / __device__ global. [-0, +0]

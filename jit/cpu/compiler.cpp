@@ -6,15 +6,18 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <sstream>
 
 #include "jit/cpu/host_compiler.h"
+#include "jit/lexer.h"
 #include "jit/cpu/plan.h"
 #include "jit/cpu/regions.h"
 #include "kiln/cpu_abi.h"
@@ -46,6 +49,37 @@ std::string demangle_type(const char* mangled) {
   return out;
 }
 
+// The line of the innermost '{' in source that no '}' closes, if any (comments, strings and
+// preprocessor lines skipped).
+std::optional<int> unclosed_brace_line(std::string_view source) {
+  std::vector<int> open;
+  for (const Token& t : lex(source)) {
+    if (t.directive) continue;
+    if (is_punct(t, "{")) open.push_back(t.line);
+    if (is_punct(t, "}") && !open.empty()) open.pop_back();
+  }
+  if (open.empty()) return std::nullopt;
+  return open.back();  // the innermost, as NVRTC reports it
+}
+
+// Part of the compiler identity: bump it whenever translation_unit() changes what it generates,
+// so that modules cached by an older kiln are built anew.
+constexpr int kTranslationUnitVersion = 2;
+
+// The GPU architecture device code sees as __CUDA_ARCH__: the one asked for ("sm_90",
+// "compute_86", "90" -> 900, 860, 900), else sm_80's 800 (NVRTC's check compiles for sm_80 too).
+int cuda_arch_value(const std::string& arch) {
+  std::string digits = arch;
+  for (const char* prefix : {"sm_", "compute_"})
+    if (digits.rfind(prefix, 0) == 0) digits = digits.substr(std::string(prefix).size());
+  while (!digits.empty() && std::isalpha(static_cast<unsigned char>(digits.back())))
+    digits.pop_back();  // sm_90a
+  if (digits.empty() || digits.size() > 4 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(c); }))
+    return 800;
+  return std::stoi(digits) * 10;
+}
+
 class CpuCompiler final : public Compiler {
  public:
   explicit CpuCompiler(const CpuCompilerOptions& options);
@@ -54,7 +88,8 @@ class CpuCompiler final : public Compiler {
   // --version line: running it costs milliseconds that a cached kernel's first launch must not.
   std::string identity(const std::string&) const override {
     return "cpu:" + compiler_fingerprint(compiler_) + ":" + cpu_model_ + ":abi" +
-           std::to_string(KILN_CPU_ABI_VERSION) + ":prelude" + prelude_hash_ + ":" +
+           std::to_string(KILN_CPU_ABI_VERSION) + ":tu" +
+           std::to_string(kTranslationUnitVersion) + ":prelude" + prelude_hash_ + ":" +
            joined_flags() +
            (regions_ ? ":regions" + std::to_string(cpu::kRegionsVersion) : ":no-regions");
   }
@@ -123,7 +158,10 @@ std::vector<std::string> CpuCompiler::code_flags() const {
                                  "-fno-semantic-interposition", "-fno-math-errno",
                                  "-fno-trapping-math",
                                  "-ffp-contract=fast",  // GPUs fuse a*b+c too (nvcc --fmad=true)
-                                 "-fstack-clash-protection"};  // large frames still hit the guard
+                                 "-fstack-clash-protection",  // large frames still hit the guard
+                                 // A symbol nothing defines (a __device__ function only
+                                 // declared) is a link error naming it, not a crash at launch.
+                                 "-Wl,-z,defs"};
   // GCC gives static locals of templates and inline functions (a template kernel's __shared__
   // arrays) STB_GNU_UNIQUE binding: glibc then ignores dlclose for the module (a later module
   // loaded under the same /proc/self/fd name got the stale one), and binds the same-named array
@@ -149,7 +187,10 @@ std::string CpuCompiler::translation_unit(const CompileRequest& request,
   const bool coroutines =
       std::find(modes.begin(), modes.end(), kiln_cpu::mode_coroutines) != modes.end();
   std::string tu = coroutines ? "#define KILN_COROUTINES 1\n" : "";
-  tu += "#include <kiln/cpu_prelude.h>\n#line 1 \"" + quoted + "\"\n";
+  // Device code sees what nvcc shows it: __CUDACC__, and __CUDA_ARCH__, so that code under
+  // `#if __CUDA_ARCH__ >= 700` is compiled, not silently dropped.
+  tu += "#include <kiln/cpu_prelude.h>\n#define __CUDACC__ 1\n#define __CUDA_ARCH__ " +
+        std::to_string(cuda_arch_value(request.arch)) + "\n#line 1 \"" + quoted + "\"\n";
   std::string source = cpu::rewrite_extern_shared(request.source);
   if (coroutines) source = cpu::rewrite_coroutine_returns(source);
   tu += checked_pointers ? cpu::rewrite_pointer_params(source) : source;
@@ -166,29 +207,33 @@ std::string CpuCompiler::translation_unit(const CompileRequest& request,
         "unsigned c, unsigned* r) { return kiln_cpu::round(f, t, l, c, r); }\n";
   tu += "KILN_EXPORT unsigned kiln_entry_count() { return " +
         std::to_string(request.name_expressions.size()) + "; }\n";
+  // The entry points' own names are kiln_-prefixed, so that no kernel name (`a`, `f`) means one
+  // of them. A name expression is a name ("k", "k<float>"), whose address is taken, or a cast
+  // that picks one of an overload set ("(void(*)(int*))min"), already a pointer.
   for (std::size_t i = 0; i < request.name_expressions.size(); ++i) {
     const std::string& expr = request.name_expressions[i];
-    std::string id = std::to_string(i);
+    const std::string id = std::to_string(i), fn = expr[0] == '(' ? expr : "&" + expr;
     std::string escaped;
     for (char c : expr) {
       if (c == '"' || c == '\\') escaped += '\\';
       escaped += c;
     }
     tu += "#line 1 \"<kernel " + escaped + ">\"\n";
-    tu += "KILN_EXPORT void kiln_entry_" + id + "(void** a) { kiln_cpu::invoke< &" + expr +
-          " >(a); }\n";
+    tu += "KILN_EXPORT void kiln_entry_" + id + "(void** kiln_args) { kiln_cpu::invoke< " + fn +
+          " >(kiln_args); }\n";
     tu += "KILN_EXPORT void kiln_run_" + id +
-          "(void** a, unsigned long long f, unsigned long long l) { kiln_cpu::" +
-          (modes[i] == kiln_cpu::mode_regions ? "run_regions" : "run") + "< &" + expr +
-          " >(a, f, l); }\n";
+          "(void** kiln_args, unsigned long long kiln_first, unsigned long long kiln_last) { "
+          "kiln_cpu::" +
+          (modes[i] == kiln_cpu::mode_regions ? "run_regions" : "run") + "< " + fn +
+          " >(kiln_args, kiln_first, kiln_last); }\n";
     tu += "KILN_EXPORT const char* kiln_entry_" + id +
-          "_type() { return typeid(kiln_cpu::RawKernel<decltype(&" + expr + ")>::type).name(); }\n";
+          "_type() { return typeid(kiln_cpu::RawKernel<decltype(" + fn + ")>::type).name(); }\n";
     tu += "KILN_EXPORT const char* kiln_entry_" + id + "_name() { return \"" + escaped + "\"; }\n";
     tu += "KILN_EXPORT int kiln_entry_" + id + "_mode() { return " + std::to_string(int(modes[i])) +
           "; }\n";
     if (modes[i] == kiln_cpu::mode_coroutines)
-      tu += "KILN_EXPORT void* kiln_start_" + id + "(void** a) { return kiln_cpu::start< &" + expr +
-            " >(a); }\n";
+      tu += "KILN_EXPORT void* kiln_start_" + id + "(void** kiln_args) { return kiln_cpu::start< " +
+            fn + " >(kiln_args); }\n";
   }
   return tu;
 }
@@ -285,12 +330,21 @@ CompileResult CpuCompiler::compile_once(const CompileRequest& request,
   replace_all(log, tu_path, "<kiln translation unit>");
   replace_all(log, dir.path() + "/", "");
 
-  if (r.exit_code != 0)
-    throw CompileError(
-        "cpu backend: cannot compile " +
-            (request.filename.empty() ? std::string("kernel source") : request.filename) +
-            " (kernels: " + names + ") with " + compiler_,
-        log);
+  if (r.exit_code != 0) {
+    const std::string file = request.filename.empty() ? "kernel.cu" : request.filename;
+    // An error the compiler places in kiln's generated code after the user's source comes from
+    // that source (a brace never closed): name the user's line instead.
+    if (log.find("<kiln entry points>") != std::string::npos ||
+        log.find("<kernel ") != std::string::npos)
+      if (std::optional<int> line = unclosed_brace_line(request.source))
+        throw CompileError(file + ":" + std::to_string(*line) +
+                               ": error: this '{' is never closed (the source ends inside it)",
+                           log);
+    throw CompileError("cpu backend: cannot compile " +
+                           (request.filename.empty() ? std::string("kernel source") : file) +
+                           " (kernels: " + names + ") with " + compiler_,
+                       log);
+  }
 
   CompileResult result;
   result.image_kind = "so";

@@ -78,7 +78,9 @@ std::vector<Mode> thread_modes(std::string_view source, const std::string& filen
   const Mode sync_mode = coroutines ? kiln_cpu::mode_coroutines : kiln_cpu::mode_fibers;
   std::vector<Mode> result;
   for (const auto& expr : name_expressions) {
-    std::string base = expr.substr(0, expr.find('<'));
+    // "ns::k<float>" or "(void(*)(int*))k": the kernel's own name.
+    std::string base = expr[0] == '(' ? expr.substr(expr.rfind(')') + 1) : expr;
+    base = base.substr(0, base.find('<'));
     base.erase(base.find_last_not_of(" \t") + 1);
     if (auto colons = base.rfind("::"); colons != std::string::npos) base = base.substr(colons + 2);
     bool found = false, sync = anywhere;
@@ -108,24 +110,33 @@ std::string rewrite_coroutine_returns(std::string_view source) {
 }
 
 std::string rewrite_extern_shared(std::string_view source) {
-  static const std::regex decl(
-      R"(extern\s+__shared__\s+((?:[A-Za-z_:<>,\s\*]|__align__\s*\(\s*\d+\s*\)|alignas\s*\(\s*\d+\s*\))+?)\s*\b([A-Za-z_]\w*)\s*\[\s*\]\s*;)");
-  static const std::regex align(R"(__align__\s*\(\s*\d+\s*\)|alignas\s*\(\s*\d+\s*\))");
-  std::string in(source), out;
-  auto last = in.cbegin();
-  for (auto it = std::sregex_iterator(in.begin(), in.end(), decl); it != std::sregex_iterator();
-       ++it) {
-    const std::smatch& m = *it;
-    out.append(last, m[0].first);
-    std::string type = std::regex_replace(m[1].str(), align, "");
+  // A declaration is everything from `extern` to the next ';': the qualifiers may come in any
+  // legal order (`extern __shared__ float s[]`, `extern float __shared__ s[]`, with __align__),
+  // so each is taken apart by words rather than matched as a whole.
+  static const std::regex qualifiers(
+      R"(\bextern\b|\b__shared__\b|__align__\s*\(\s*\d+\s*\)|alignas\s*\(\s*\d+\s*\))");
+  static const std::regex unsized(R"(^([^;]*?)\b([A-Za-z_]\w*)\s*\[\s*\]\s*$)");
+  const std::string text = strip_comments(source);
+  std::string out(source);
+  std::vector<std::size_t> externs = jit::find_identifier(text, "extern");
+  for (auto at = externs.rbegin(); at != externs.rend(); ++at) {  // last first: offsets hold
+    const std::size_t end = text.find(';', *at);
+    if (end == std::string::npos) continue;
+    const std::string decl = text.substr(*at, end - *at);
+    if (jit::find_identifier(decl, "__shared__").empty()) continue;
+    std::string rest = std::regex_replace(decl, qualifiers, " ");
+    std::smatch m;
+    if (rest.find_first_of("{}()\"") != std::string::npos || !std::regex_match(rest, m, unsized))
+      continue;  // not a declaration of one unsized array (an extern "C" block, say)
+    std::string type = m[1].str();
     type.erase(0, type.find_first_not_of(" \t\n"));
-    std::string whole = m[0].str();
-    out += "static thread_local " + type + "* const " + m[2].str() + " = reinterpret_cast<" + type +
-           "*>(::kiln_cpu::tls.dyn_smem);";
-    out.append(std::size_t(std::count(whole.begin(), whole.end(), '\n')), '\n');
-    last = m[0].second;
+    type.erase(type.find_last_not_of(" \t\n") + 1);
+    if (type.empty()) continue;
+    std::string replacement = "static thread_local " + type + "* const " + m[2].str() +
+                              " = reinterpret_cast<" + type + "*>(::kiln_cpu::tls.dyn_smem)";
+    replacement.append(std::size_t(std::count(decl.begin(), decl.end(), '\n')), '\n');
+    out.replace(*at, end - *at, replacement);
   }
-  out.append(last, in.cend());
   return out;
 }
 

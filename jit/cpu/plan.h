@@ -23,8 +23,9 @@ std::vector<kiln_cpu::ThreadMode> thread_modes(std::string_view source, const st
 // (columns shift; lines stay).
 std::string rewrite_coroutine_returns(std::string_view source);
 
-// Rewrites each `extern __shared__ T name[];` into a pointer to the block's dynamic shared
-// memory, keeping the line count unchanged.
+// Rewrites each `extern __shared__ T name[];` (its words in any legal order, __align__ and
+// alignas included) into a pointer to the block's dynamic shared memory, keeping the line count
+// unchanged.
 std::string rewrite_extern_shared(std::string_view source);
 
 // Check mode: rewrites each plain `T* name` / `const T* __restrict__ name` parameter of a

@@ -1,6 +1,9 @@
-// cooperative_groups for the cpu backend: the subset real kernels use (thread_block,
-// thread_block_tile<N> with shuffles, votes and sync, cg::reduce and the scans). Reached through
-// the shim <cooperative_groups.h>; built on the prelude's barriers and warp operations.
+// cooperative_groups for the cpu backend, as CUDA 12 and 13 declare it for device code:
+// thread_block (also from block_tile_memory scratch), thread_block_tile<N> (shuffles, votes,
+// match, meta groups), the dynamic tiled_partition, coalesced_threads, labeled_partition and
+// binary_partition, the free sync / thread_rank / num_threads, cg::reduce and the scans, and
+// memcpy_async with wait. Not here: grid_group::sync (a cooperative launch). Reached through the
+// shim <cooperative_groups.h>; built on the prelude's barriers and warp operations.
 #pragma once
 #include "kiln/cpu_prelude.h"
 
@@ -20,6 +23,15 @@ class thread_block {
   dim3 dim_threads() const { return blockDim; }
 };
 inline thread_block this_thread_block() {
+  return {};
+}
+
+// Scratch that CUDA needs for tiles wider than a warp; the cpu backend needs none. Either form,
+// block_tile_memory<MaxBlockSize> (CUDA 12) or <TileCommunicationSize, MaxBlockSize> (CUDA 11).
+template <unsigned... Sizes>
+struct block_tile_memory {};
+template <unsigned... Sizes>
+inline thread_block this_thread_block(block_tile_memory<Sizes...>&) {
   return {};
 }
 
@@ -43,12 +55,87 @@ inline grid_group this_grid() {
   return {};
 }
 
-// N consecutive threads of a warp (N a power of two up to 32).
-template <unsigned N>
+// A group of lanes of one warp given by a mask: what coalesced_threads(), labeled_partition,
+// binary_partition and the dynamic tiled_partition return. Ranks count the mask's set bits.
+class coalesced_group {
+ public:
+  coalesced_group() : mask_(__activemask()) {}
+  explicit coalesced_group(unsigned mask, unsigned meta_rank = 0, unsigned meta_size = 1)
+      : mask_(mask), meta_rank_(meta_rank), meta_size_(meta_size) {}
+  unsigned size() const { return __popc(mask_); }
+  unsigned num_threads() const { return size(); }
+  unsigned thread_rank() const { return __popc(mask_ & __lanemask_lt()); }
+  unsigned meta_group_rank() const { return meta_rank_; }
+  unsigned meta_group_size() const { return meta_size_; }
+  void sync() const { __syncwarp(mask_); }
+  template <class T>
+  T shfl(T v, unsigned rank) const {
+    return __shfl_sync(mask_, v, lane_of(rank));
+  }
+  template <class T>
+  T shfl_down(T v, unsigned d) const {
+    const unsigned r = thread_rank() + d;
+    return __shfl_sync(mask_, v, lane_of(r < size() ? r : thread_rank()));
+  }
+  template <class T>
+  T shfl_up(T v, unsigned d) const {
+    const unsigned r = thread_rank();
+    return __shfl_sync(mask_, v, lane_of(r >= d ? r - d : r));
+  }
+  unsigned ballot(int p) const {
+    return compress(__ballot_sync(mask_, p));  // bit i: the thread of rank i
+  }
+  int any(int p) const { return __any_sync(mask_, p); }
+  int all(int p) const { return __all_sync(mask_, p); }
+  template <class T>
+  unsigned match_any(T v) const {
+    return compress(__match_any_sync(mask_, v));
+  }
+  template <class T>
+  unsigned match_all(T v, int& pred) const {
+    return compress(__match_all_sync(mask_, v, &pred));
+  }
+  unsigned get_mask() const { return mask_; }
+
+ private:
+  // The lane of the thread of this rank.
+  unsigned lane_of(unsigned rank) const {
+    unsigned m = mask_;
+    for (unsigned i = 0; i < rank; ++i) m &= m - 1;
+    return unsigned(__ffs(int(m)) - 1);
+  }
+  // A warp-wide lane mask, as bits by rank in this group.
+  unsigned compress(unsigned lanes) const {
+    unsigned out = 0, bit = 0;
+    for (unsigned m = mask_; m; m &= m - 1, ++bit)
+      if (lanes & (1u << (__ffs(int(m)) - 1))) out |= 1u << bit;
+    return out;
+  }
+  unsigned mask_;
+  unsigned meta_rank_ = 0, meta_size_ = 1;
+};
+inline coalesced_group coalesced_threads() {
+  return {};
+}
+// CUDA's generic group type: what the dynamic tiled_partition(parent, n) returns.
+using thread_group = coalesced_group;
+
+// N consecutive threads of the block. Up to 32 (a power of two), within one warp, with
+// shuffles and votes; wider tiles (64 .. 1024, CUDA 12 with block_tile_memory) have only
+// thread_rank, size, the meta group and sync, which the cpu backend makes a block barrier: every
+// tile of the block must reach it, as kernels written for such tiles do.
+// Parent is CUDA's second parameter (thread_block_tile<32, thread_block>); tiles convert to
+// and from the parentless form, as in CUDA.
+template <unsigned N, class Parent = void>
 class thread_block_tile {
-  static_assert(N >= 1 && N <= 32 && (N & (N - 1)) == 0, "tile size must be a power of two <= 32");
+  static_assert(N >= 1 && N <= 1024 && (N & (N - 1)) == 0,
+                "tile size must be a power of two up to 1024");
 
  public:
+  thread_block_tile() = default;
+  template <class P>
+  thread_block_tile(const thread_block_tile<N, P>&) {}
+
   unsigned thread_rank() const { return kiln_cpu::linear_tid() & (N - 1); }
   static constexpr unsigned size() { return N; }
   static constexpr unsigned num_threads() { return N; }
@@ -56,9 +143,18 @@ class thread_block_tile {
   unsigned meta_group_size() const { return (blockDim.x * blockDim.y * blockDim.z + N - 1) / N; }
   // The lanes of the warp that belong to this tile.
   unsigned mask() const {
-    return N == 32 ? 0xffffffffu : ((1u << N) - 1u) << (kiln_cpu::lane_id() & ~(N - 1));
+    return N >= 32 ? 0xffffffffu : ((1u << N) - 1u) << (kiln_cpu::lane_id() & ~(N - 1));
   }
-  void sync() const { __syncwarp(mask()); }
+  void sync() const {
+    if constexpr (N <= 32)
+      __syncwarp(mask());
+    else
+      __syncthreads();
+  }
+  operator coalesced_group() const {
+    static_assert(N <= 32, "only tiles within a warp convert to a thread_group");
+    return coalesced_group(mask(), meta_group_rank(), meta_group_size());
+  }
   template <class T>
   T shfl(T v, int src) const {
     return __shfl_sync(mask(), v, src, N);
@@ -87,36 +183,65 @@ class thread_block_tile {
     unsigned m = __match_any_sync(mask(), v);
     return N == 32 ? m : (m >> (kiln_cpu::lane_id() & ~(N - 1))) & ((1u << N) - 1u);
   }
+  template <class T>
+  unsigned match_all(T v, int& pred) const {
+    unsigned m = __match_all_sync(mask(), v, &pred);
+    return N == 32 ? m : (m >> (kiln_cpu::lane_id() & ~(N - 1))) & ((1u << N) - 1u);
+  }
 };
 
 template <unsigned N, class Parent>
 inline thread_block_tile<N> tiled_partition(const Parent&) {
   return {};
 }
+// The dynamic form: tiles of n threads (a power of two up to 32) of the block or of a tile.
+template <class Parent>
+inline thread_group tiled_partition(const Parent&, unsigned n) {
+  const unsigned tid = kiln_cpu::linear_tid(), block = blockDim.x * blockDim.y * blockDim.z;
+  const unsigned mask = n >= 32 ? 0xffffffffu : ((1u << n) - 1u) << (kiln_cpu::lane_id() & ~(n - 1));
+  return thread_group(mask, tid / n, (block + n - 1) / n);
+}
 
-// The active threads of the warp at this point.
-class coalesced_group {
- public:
-  coalesced_group() : mask_(__activemask()) {}
-  unsigned size() const { return __popc(mask_); }
-  unsigned num_threads() const { return size(); }
-  unsigned thread_rank() const { return __popc(mask_ & __lanemask_lt()); }
-  void sync() const { __syncwarp(mask_); }
-  template <class T>
-  T shfl(T v, int rank) const {
-    unsigned m = mask_;
-    for (int i = 0; i < rank; ++i) m &= m - 1;
-    return __shfl_sync(mask_, v, __ffs(int(m)) - 1);
-  }
-  unsigned ballot(int p) const { return __ballot_sync(mask_, p); }
-  int any(int p) const { return __any_sync(mask_, p); }
-  int all(int p) const { return __all_sync(mask_, p); }
-
- private:
-  unsigned mask_;
-};
-inline coalesced_group coalesced_threads() {
+// The dynamic partition of a coalesced group: its ranks in consecutive runs of n.
+inline coalesced_group tiled_partition(const coalesced_group& g, unsigned n) {
+  const unsigned first = g.thread_rank() / n * n;
+  unsigned mask = 0, rank = 0;
+  for (unsigned m = g.get_mask(); m; m &= m - 1, ++rank)
+    if (rank >= first && rank < first + n) mask |= 1u << (__ffs(int(m)) - 1);
+  return coalesced_group(mask, g.thread_rank() / n, (g.size() + n - 1) / n);
+}
+// The calling thread alone.
+inline thread_block_tile<1> this_thread() {
   return {};
+}
+
+// The threads of a warp-sized group split by a label: those with the same label together.
+template <class Label>
+inline coalesced_group labeled_partition(const coalesced_group& g, Label label) {
+  return coalesced_group(__match_any_sync(g.get_mask(), label));
+}
+template <unsigned N, class P, class Label>
+inline coalesced_group labeled_partition(const thread_block_tile<N, P>& g, Label label) {
+  return coalesced_group(__match_any_sync(g.mask(), label));
+}
+// The same split in two by a predicate.
+template <class Group>
+inline coalesced_group binary_partition(const Group& g, bool pred) {
+  return labeled_partition(g, int(pred));
+}
+
+// The free functions of every group.
+template <class Group>
+inline void sync(const Group& g) {
+  g.sync();
+}
+template <class Group>
+inline auto thread_rank(const Group& g) {
+  return g.thread_rank();
+}
+template <class Group>
+inline auto group_size(const Group& g) {
+  return g.size();
 }
 
 template <class T>
@@ -145,25 +270,73 @@ struct bit_xor {
 };
 
 // Every thread of the tile gets op folded over all the tile's values.
-template <unsigned N, class T, class Op>
-inline T reduce(const thread_block_tile<N>& g, T v, Op op) {
+template <unsigned N, class P, class T, class Op>
+inline T reduce(const thread_block_tile<N, P>& g, T v, Op op) {
   for (unsigned o = N / 2; o > 0; o /= 2) v = op(v, g.shfl_xor(v, o));
   return v;
 }
+// The same over a coalesced group, in rank order.
+template <class T, class Op>
+inline T reduce(const coalesced_group& g, T v, Op op) {
+  T acc = g.shfl(v, 0);
+  for (unsigned r = 1; r < g.size(); ++r) acc = op(acc, g.shfl(v, r));
+  return acc;
+}
+// Inclusive and exclusive prefixes over a coalesced group, in rank order.
+template <class T, class Op = plus<T>>
+inline T inclusive_scan(const coalesced_group& g, T v, Op op = Op()) {
+  T acc = g.shfl(v, 0);
+  for (unsigned r = 1; r <= g.thread_rank(); ++r) acc = op(acc, g.shfl(v, r));
+  for (unsigned r = g.thread_rank() + 1; r < g.size(); ++r) (void)g.shfl(v, r);  // all take part
+  return acc;
+}
+template <class T, class Op = plus<T>>
+inline T exclusive_scan(const coalesced_group& g, T v, Op op = Op()) {
+  T inc = inclusive_scan(g, v, op);
+  T prev = g.shfl_up(inc, 1);
+  return g.thread_rank() == 0 ? T{} : prev;
+}
 // Inclusive prefix of op over the tile's values, in thread_rank order.
-template <unsigned N, class T, class Op = plus<T>>
-inline T inclusive_scan(const thread_block_tile<N>& g, T v, Op op = Op()) {
+template <unsigned N, class P, class T, class Op = plus<T>>
+inline T inclusive_scan(const thread_block_tile<N, P>& g, T v, Op op = Op()) {
   for (unsigned d = 1; d < N; d *= 2) {
     T o = g.shfl_up(v, d);
     if (g.thread_rank() >= d) v = op(v, o);
   }
   return v;
 }
-template <unsigned N, class T, class Op = plus<T>>
-inline T exclusive_scan(const thread_block_tile<N>& g, T v, Op op = Op()) {
+template <unsigned N, class P, class T, class Op = plus<T>>
+inline T exclusive_scan(const thread_block_tile<N, P>& g, T v, Op op = Op()) {
   T inc = inclusive_scan(g, v, op);
   T prev = g.shfl_up(inc, 1);
   return g.thread_rank() == 0 ? T{} : prev;
+}
+
+// memcpy_async: the group's threads copy bytes between memories (each a strided share), and
+// wait makes the copy visible to the whole group. `size` is a byte count or
+// cuda::aligned_size_t<N>, anything that converts to one.
+template <class Group, class Size>
+inline void memcpy_async(const Group& g, void* dst, const void* src, Size size) {
+  const std::size_t bytes = static_cast<std::size_t>(size);
+  const std::size_t step = g.num_threads(), rank = g.thread_rank();
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  for (std::size_t i = rank; i < bytes; i += step) d[i] = s[i];
+}
+// The element-count form: dst_count elements of src_count copied.
+template <class Group, class T>
+inline void memcpy_async(const Group& g, T* dst, std::size_t dst_count, const T* src,
+                         std::size_t src_count) {
+  const std::size_t n = dst_count < src_count ? dst_count : src_count;
+  for (std::size_t i = g.thread_rank(); i < n; i += g.num_threads()) dst[i] = src[i];
+}
+template <class Group>
+inline void wait(const Group& g) {
+  g.sync();
+}
+template <unsigned Count, class Group>
+inline void wait_prior(const Group& g) {
+  g.sync();
 }
 
 }  // namespace cooperative_groups

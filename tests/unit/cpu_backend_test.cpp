@@ -285,6 +285,15 @@ __global__ void __launch_bounds__(64) s(int* x) { /* return */ if (!x) return; _
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2);
   EXPECT_NE(out.find("float* const buf"), std::string::npos) << out;
   EXPECT_NE(out.find("int y;"), std::string::npos);
+  // Any legal order of the qualifiers; a template's type; extern "C" kernels left alone.
+  std::string mixed = cpu::rewrite_extern_shared(
+      "extern \"C\" __global__ void k() { extern T __shared__ s[]; }\n"
+      "extern unsigned char __shared__ __align__(8) raw[ ];");
+  EXPECT_NE(mixed.find("extern \"C\" __global__ void k() { static thread_local T* const s = "),
+            std::string::npos)
+      << mixed;
+  EXPECT_NE(mixed.find("static thread_local unsigned char* const raw"), std::string::npos) << mixed;
+  EXPECT_EQ(mixed.find("extern T"), std::string::npos) << mixed;
 }
 
 TEST(CpuBackend, StreamsEventsAndDevice) {

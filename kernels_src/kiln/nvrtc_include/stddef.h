@@ -1,0 +1,11 @@
+// <stddef.h> for device code compiled by NVRTC, which ships no C library headers (as jitify2
+// does, kiln hands NVRTC its own). size_t and ptrdiff_t are NVRTC built-ins.
+#pragma once
+#ifndef NULL
+#define NULL 0
+#endif
+#ifndef offsetof
+#define offsetof(type, member) \
+  ((size_t) & reinterpret_cast<const volatile char&>(static_cast<type*>(nullptr)->member))
+#endif
+typedef decltype(nullptr) nullptr_t;

@@ -1,0 +1,3 @@
+// <string.h> for NVRTC: memcpy and memset are NVRTC built-ins.
+#pragma once
+#include <stddef.h>
