@@ -3,6 +3,8 @@
 
 #include <cxxabi.h>
 
+#include <functional>
+
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -122,6 +124,8 @@ std::string describe(const ArgValue& v, bool with_ndim = false) {
     }
     case ArgValue::Kind::boolean:
       return std::string("a boolean (") + (v.boolean ? "true" : "false") + ")";
+    case ArgValue::Kind::table:
+      return "a table of " + std::to_string(v.lanes.size()) + " numbers";
     case ArgValue::Kind::other:
       if (v.lua_type.empty()) return "an unsupported value";
       if (v.lua_type == "nil" || v.lua_type == "no value") return v.lua_type;
@@ -222,6 +226,26 @@ template <typename Where>
 void convert_scalar(const Where& where, const ParamType& p, const ArgValue& v,
                     std::byte* out) {
   const DTypeInfo& info = dtype_info(p.dtype);
+  if (info.lanes > 1) {  // a vector by value, lane by lane from a Lua table
+    const std::string lanes = std::string("xyzw").substr(0, static_cast<std::size_t>(info.lanes));
+    if (v.kind != ArgValue::Kind::table || v.lanes.size() != static_cast<std::size_t>(info.lanes)) {
+      std::string fields;
+      for (char c : lanes) fields += (fields.empty() ? "" : ", ") + std::string(1, c);
+      throw Error(where() + " expects a " + std::string(info.name) + ": a table {" + fields +
+                  "} of numbers, got " + describe(v));
+    }
+    ParamType lane = p;
+    lane.dtype = info.base;
+    for (int k = 0; k < info.lanes; ++k) {
+      // A std::function, whatever Where is: one more instantiation, not one per nesting.
+      const std::function<std::string()> lane_where = [&] {
+        return where() + ", lane " + lanes[static_cast<std::size_t>(k)];
+      };
+      convert_scalar(lane_where, lane, v.lanes[static_cast<std::size_t>(k)],
+                     out + k * dtype_info(info.base).size);
+    }
+    return;
+  }
   if (p.dtype == DType::boolean) {
     if (v.kind != ArgValue::Kind::boolean)
       throw Error(where() + " expects a boolean (true or false; numbers are not converted), got " +
@@ -393,7 +417,8 @@ void ArgPack::add(const std::string& kernel, int position, const std::string& pa
   std::size_t size = 0, align = 1;
   switch (param.kind) {
     case ParamKind::scalar:
-      size = align = dtype_info(param.dtype).size;
+      size = dtype_info(param.dtype).size;
+      align = dtype_info(param.dtype).align;
       break;
     case ParamKind::pointer:
       size = align = sizeof(void*);

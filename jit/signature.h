@@ -43,7 +43,7 @@ std::vector<std::string> parameter_types(std::string_view demangled);
 
 // What a Lua value passed to a kernel is, for deduction and marshalling.
 struct ArgValue {
-  enum class Kind { device_array, host_array, integer, number, boolean, other };
+  enum class Kind { device_array, host_array, integer, number, boolean, table, other };
   Kind kind = Kind::other;
   DType dtype = DType::float64;  // arrays
   int ndim = 0;                  // arrays
@@ -53,6 +53,7 @@ struct ArgValue {
   double number = 0;
   bool boolean = false;
   std::string lua_type;          // "table", "string", ... for messages
+  std::vector<ArgValue> lanes;   // a table's x, y, z, w (or [1]..[4]), for vector parameters
 };
 
 // Laid-out launch arguments. add() converts one value to its parameter's exact type, or throws

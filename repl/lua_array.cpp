@@ -34,9 +34,22 @@ const char* dtype_name(DType t) {
 
 // --- values <-> elements ------------------------------------------------------------------------
 
-// Pushes element i (0-based flat): an integer for integer dtypes (a float for uint64 values past
+// The names of a vector's lanes, as CUDA's vector types call them.
+constexpr const char* kLaneNames[] = {"x", "y", "z", "w"};
+
+// Pushes element i (0-based flat): a table of lanes for vector dtypes, an integer for integer dtypes (a float for uint64 values past
 // 2^63 - 1, which Lua integers cannot hold), a float for float dtypes, a boolean for bool.
 void push_element(lua_State* L, const HostArray& a, std::int64_t i) {
+  if (is_vector(a.dtype())) {  // a table {x =, y =, z =, w =}
+    const int lanes = dtype_info(a.dtype()).lanes;
+    const HostArray lane_view = a.viewed(dtype_info(a.dtype()).base);
+    lua_createtable(L, 0, lanes);
+    for (int k = 0; k < lanes; ++k) {
+      push_element(L, lane_view, i * lanes + k);
+      lua_setfield(L, -2, kLaneNames[k]);
+    }
+    return;
+  }
   switch (a.dtype()) {
     case DType::float32:
       lua_pushnumber(L, a.as<float>()[i]);
@@ -65,6 +78,29 @@ void push_element(lua_State* L, const HostArray& a, std::int64_t i) {
 // boolean, for bool arrays), not integral for an integer dtype, or out of the dtype's range.
 void set_element(lua_State* L, HostArray& a, std::int64_t i, int idx) {
   int type = lua_type(L, idx);
+  if (is_vector(a.dtype())) {  // from {x =, y =, ...}, {1, 2, ...}, or one number for every lane
+    const int lanes = dtype_info(a.dtype()).lanes;
+    HostArray lane_view = a.viewed(dtype_info(a.dtype()).base);
+    if (type == LUA_TNUMBER) {
+      for (int k = 0; k < lanes; ++k) set_element(L, lane_view, i * lanes + k, idx);
+      return;
+    }
+    if (type != LUA_TTABLE)
+      throw Error(std::string("expected a table {x, y, ...} or a number for a ") +
+                  dtype_name(a.dtype()) + " element, got " + luaL_typename(L, idx));
+    idx = lua_absindex(L, idx);
+    for (int k = 0; k < lanes; ++k) {
+      if (lua_getfield(L, idx, kLaneNames[k]) == LUA_TNIL) {
+        lua_pop(L, 1);
+        if (lua_geti(L, idx, k + 1) == LUA_TNIL)
+          throw Error(std::string("a ") + dtype_name(a.dtype()) + " element needs lane " +
+                      kLaneNames[k] + " (or [" + std::to_string(k + 1) + "])");
+      }
+      set_element(L, lane_view, i * lanes + k, -1);
+      lua_pop(L, 1);
+    }
+    return;
+  }
   if (type == LUA_TBOOLEAN && a.dtype() == DType::boolean) {
     a.set_integer(i, lua_toboolean(L, idx));
   } else if (type != LUA_TNUMBER) {
@@ -316,6 +352,16 @@ int array_reshape(lua_State* L) {
     s[infer] = a.size() / known;
   }
   push_host_array(L, a.reshaped(std::move(s)));
+  return 1;
+}
+
+// a:view(dtype): the same buffer read as another dtype, as numpy's view: the last axis scales by
+// the ratio of the sizes (a float4 {n} array viewed as float32 is {4n}). [-0, +1]
+int array_view(lua_State* L) {
+  HostArray& a = check_host_array(L, 1);
+  luaL_checkstring(L, 2);
+  DType t = opt_dtype(L, 2, a.dtype());
+  push_host_array(L, a.viewed(t));
   return 1;
 }
 
@@ -685,6 +731,11 @@ DType opt_dtype(lua_State* L, int idx, DType def) {
     luaL_addchar(&b, ' ');
     luaL_addlstring(&b, dtype_info(t).name.data(), dtype_info(t).name.size());
   }
+  luaL_addstring(&b, "; vectors:");
+  for (DType t : kVectorDTypes) {
+    luaL_addchar(&b, ' ');
+    luaL_addlstring(&b, dtype_info(t).name.data(), dtype_info(t).name.size());
+  }
   luaL_addstring(&b, "; aliases:");
   for (DType t : kAllDTypes) {
     if (dtype_info(t).alias.empty()) continue;
@@ -711,6 +762,7 @@ int open_array(lua_State* L) {
       {"sum", guarded<array_sum>},         {"min", guarded<array_min>},
       {"max", guarded<array_max>},         {"mean", guarded<array_mean>},
       {"copy", guarded<array_copy>},       {"reshape", guarded<array_reshape>},
+      {"view", guarded<array_view>},
       {"astype", guarded<array_astype>},   {"fill", guarded<array_fill>},
       {"totable", guarded<array_totable>}, {nullptr, nullptr}};
   static const luaL_Reg metamethods[] = {{"__newindex", guarded<array_newindex>},

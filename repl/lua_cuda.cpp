@@ -132,6 +132,17 @@ int device_array_copy_to_device(lua_State* L) {
   });
 }
 
+// d:view(dtype): the same device memory read as another dtype, as a:view does. [-0, +1]
+int device_array_view(lua_State* L) {
+  DeviceArray& d = check_device_array(L, 1);
+  luaL_checkstring(L, 2);
+  DType t = opt_dtype(L, 2, d.dtype);
+  return protect(L, [&] {
+    push_device_array(L, DeviceArray{d.buffer, t, viewed_shape(d.shape, d.dtype, t)});
+    return 1;
+  });
+}
+
 // d:free(): releases the memory now; later use is an error. [-0, +0]
 int device_array_free(lua_State* L) {
   auto* d = static_cast<DeviceArray*>(luaL_checkudata(L, 1, kDeviceArrayMeta));
@@ -448,6 +459,7 @@ int open_cuda(lua_State* L) {
   static const luaL_Reg device_array_methods[] = {{"copy_to_host", device_array_copy_to_host},
                                                   {"copy_to_device", device_array_copy_to_device},
                                                   {"free", device_array_free},
+                                                  {"view", device_array_view},
                                                   {nullptr, nullptr}};
   new_metatable<DeviceArray>(L, kDeviceArrayMeta, device_array_methods, device_array_index);
   lua_pushcfunction(L, device_array_tostring), lua_setfield(L, -2, "__tostring");

@@ -167,6 +167,20 @@ jit::ArgValue arg_value(lua_State* L, int idx) {
     v.kind = jit::ArgValue::Kind::number, v.number = lua_tonumber(L, idx);
   } else if (lua_type(L, idx) == LUA_TBOOLEAN) {
     v.kind = jit::ArgValue::Kind::boolean, v.boolean = lua_toboolean(L, idx);
+  } else if (lua_type(L, idx) == LUA_TTABLE) {  // a vector by value: {x =, y =, ...} or {1, 2, ...}
+    v.kind = jit::ArgValue::Kind::table, v.lua_type = "table";
+    idx = lua_absindex(L, idx);
+    static const char* const names[] = {"x", "y", "z", "w"};
+    for (int k = 0; k < 4; ++k) {
+      if (lua_getfield(L, idx, names[k]) == LUA_TNIL) {
+        lua_pop(L, 1);
+        lua_geti(L, idx, k + 1);
+      }
+      const bool present = !lua_isnil(L, -1);
+      if (present) v.lanes.push_back(arg_value(L, lua_gettop(L)));
+      lua_pop(L, 1);
+      if (!present) break;
+    }
   } else {
     v.lua_type = luaL_typename(L, idx);
   }
@@ -534,8 +548,21 @@ int module_set_constant(lua_State* L) {
       const char* at = static_cast<const char*>(pack.pointers()[0]);
       bytes.assign(at, at + dtype_info(dtype).size);
     }
+    // Applied to every build now; a value the compiled global cannot hold is refused, and the
+    // previous value stays (later builds get it), so nothing is half set.
+    std::optional<std::vector<char>> previous;
+    if (auto it = m->globals->find(name); it != m->globals->end()) previous = it->second;
     (*m->globals)[name] = std::move(bytes);
-    for (const KernelRef& k : m->kernels) k->apply_globals_to_builds();
+    try {
+      for (const KernelRef& k : m->kernels) k->apply_globals_to_builds();
+    } catch (...) {
+      if (previous)
+        (*m->globals)[name] = std::move(*previous);
+      else
+        m->globals->erase(name);
+      for (const KernelRef& k : m->kernels) k->apply_globals_to_builds();
+      throw;
+    }
     return 0;
   });
 }

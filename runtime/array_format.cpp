@@ -208,6 +208,16 @@ std::string format_block(const HostArray& a, const ElementFormat& fmt, int dim, 
 }  // namespace
 
 std::string format_array(const HostArray& a) {
+  // A vector array prints as its lanes, one more axis, under its own dtype's name.
+  if (is_vector(a.dtype())) {
+    const DTypeInfo& info = dtype_info(a.dtype());
+    Shape lanes = a.shape();
+    lanes.push_back(info.lanes);
+    std::string s = format_array(a.viewed(info.base).reshaped(lanes));
+    const std::string from = std::string("dtype=") + dtype_name(info.base);
+    s.replace(s.rfind(from), from.size(), std::string("dtype=") + dtype_name(a.dtype()));
+    return s;
+  }
   bool summarize = a.size() > kSummaryThreshold;
   std::vector<std::int64_t> shown;
   shown_indices(a, 0, 0, summarize, shown);

@@ -6,18 +6,33 @@
 namespace kiln {
 namespace {
 
-constexpr std::array<DTypeInfo, kDTypeCount> kInfo = {{
-    {"float32", "f32", "float", 4, false, true},
-    {"float64", "f64", "double", 8, false, true},
-    {"int8", "i8", "signed char", 1, true, true},
-    {"uint8", "u8", "unsigned char", 1, true, false},
-    {"int16", "i16", "short", 2, true, true},
-    {"uint16", "u16", "unsigned short", 2, true, false},
-    {"int32", "i32", "int", 4, true, true},
-    {"uint32", "u32", "unsigned int", 4, true, false},
-    {"int64", "i64", "long", 8, true, true},
-    {"uint64", "u64", "unsigned long", 8, true, false},
-    {"bool", "", "bool", 1, true, false},
+using enum DType;
+constexpr std::array<DTypeInfo, kDTypeCount + kVectorDTypeCount> kInfo = {{
+    {"float32", "f32", "float", 4, false, true, float32, 1, 4},
+    {"float64", "f64", "double", 8, false, true, float64, 1, 8},
+    {"int8", "i8", "signed char", 1, true, true, int8, 1, 1},
+    {"uint8", "u8", "unsigned char", 1, true, false, uint8, 1, 1},
+    {"int16", "i16", "short", 2, true, true, int16, 1, 2},
+    {"uint16", "u16", "unsigned short", 2, true, false, uint16, 1, 2},
+    {"int32", "i32", "int", 4, true, true, int32, 1, 4},
+    {"uint32", "u32", "unsigned int", 4, true, false, uint32, 1, 4},
+    {"int64", "i64", "long", 8, true, true, int64, 1, 8},
+    {"uint64", "u64", "unsigned long", 8, true, false, uint64, 1, 8},
+    {"bool", "", "bool", 1, true, false, boolean, 1, 1},
+    {"float2", "", "float2", 8, false, true, float32, 2, 8},
+    {"float3", "", "float3", 12, false, true, float32, 3, 4},
+    {"float4", "", "float4", 16, false, true, float32, 4, 16},
+    {"double2", "", "double2", 16, false, true, float64, 2, 16},
+    {"int2", "", "int2", 8, true, true, int32, 2, 8},
+    {"int3", "", "int3", 12, true, true, int32, 3, 4},
+    {"int4", "", "int4", 16, true, true, int32, 4, 16},
+    {"uint2", "", "uint2", 8, true, false, uint32, 2, 8},
+    {"uint3", "", "uint3", 12, true, false, uint32, 3, 4},
+    {"uint4", "", "uint4", 16, true, false, uint32, 4, 16},
+    {"char4", "", "char4", 4, true, true, int8, 4, 4},
+    {"uchar4", "", "uchar4", 4, true, false, uint8, 4, 4},
+    {"short2", "", "short2", 4, true, true, int16, 2, 4},
+    {"ushort2", "", "ushort2", 4, true, false, uint16, 2, 4},
 }};
 
 // Collapses runs of blanks and drops "std::" and a trailing " int" of multi-word integer names.
@@ -44,10 +59,9 @@ std::string normalise(std::string_view s) {
 const DTypeInfo& dtype_info(DType t) { return kInfo[static_cast<std::size_t>(t)]; }
 
 std::optional<DType> parse_dtype(std::string_view name) {
-  for (DType t : kAllDTypes) {
-    const DTypeInfo& i = dtype_info(t);
-    if (name == i.name || (!i.alias.empty() && name == i.alias)) return t;
-  }
+  for (const DTypeInfo& i : kInfo)
+    if (name == i.name || (!i.alias.empty() && name == i.alias))
+      return static_cast<DType>(&i - kInfo.data());
   return std::nullopt;
 }
 
@@ -77,6 +91,8 @@ std::optional<DType> dtype_of_cpp(std::string_view spelling) {
   std::string s = normalise(spelling);
   for (const Alias& a : kAliases)
     if (s == a.cpp) return a.t;
+  for (DType t : kVectorDTypes)  // "float4", "struct float4" as some demanglers print it
+    if (s == dtype_info(t).cpp || s == "struct " + std::string(dtype_info(t).cpp)) return t;
   return std::nullopt;
 }
 

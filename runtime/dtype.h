@@ -7,10 +7,15 @@
 
 namespace kiln {
 
+// The scalars, then CUDA's vector types (float4 is four float32 lanes, laid out and aligned as
+// CUDA declares them), which arrays hold and kernels take by pointer or by value.
 enum class DType : std::uint8_t {
-  float32, float64, int8, uint8, int16, uint16, int32, uint32, int64, uint64, boolean
+  float32, float64, int8, uint8, int16, uint16, int32, uint32, int64, uint64, boolean,
+  float2, float3, float4, double2, int2, int3, int4, uint2, uint3, uint4, char4, uchar4, short2,
+  ushort2
 };
-inline constexpr int kDTypeCount = 11;
+inline constexpr int kDTypeCount = 11;        // scalars
+inline constexpr int kVectorDTypeCount = 14;  // vectors
 
 struct DTypeInfo {
   std::string_view name;   // the long name, as a.dtype returns it ("float32")
@@ -19,6 +24,9 @@ struct DTypeInfo {
   std::size_t size;        // bytes per element
   bool is_integer;         // integers and bool: exact arithmetic, Lua integers
   bool is_signed;
+  DType base;              // a vector's lane type; a scalar's own
+  int lanes;               // 1 for scalars, 2..4 for vectors
+  std::size_t align;       // bytes, as CUDA aligns the type
 };
 
 // The facts about one dtype.
@@ -27,13 +35,21 @@ const DTypeInfo& dtype_info(DType t);
 // A dtype from its long name or alias ("float32", "f32"); nullopt when unknown.
 std::optional<DType> parse_dtype(std::string_view name);
 
-// A dtype from a C++ scalar type spelling, normalised or not ("float", "unsigned char", "long",
+// A dtype from a C++ scalar or vector type spelling, normalised or not ("float", "unsigned char", "long",
 // "size_t", "std::int64_t", "clock_t", "signed char", "long long int"); nullopt when not a scalar.
 std::optional<DType> dtype_of_cpp(std::string_view spelling);
 
-// All dtypes, for iteration.
+// All scalar dtypes, for iteration.
 inline constexpr DType kAllDTypes[kDTypeCount] = {
     DType::float32, DType::float64, DType::int8,   DType::uint8,  DType::int16,  DType::uint16,
     DType::int32,   DType::uint32,  DType::int64,  DType::uint64, DType::boolean};
+// All vector dtypes.
+inline constexpr DType kVectorDTypes[kVectorDTypeCount] = {
+    DType::float2, DType::float3, DType::float4, DType::double2, DType::int2,
+    DType::int3,   DType::int4,   DType::uint2,  DType::uint3,   DType::uint4,
+    DType::char4,  DType::uchar4, DType::short2, DType::ushort2};
+
+// Whether t is a vector type (float4, ...).
+inline bool is_vector(DType t) { return dtype_info(t).lanes > 1; }
 
 }  // namespace kiln

@@ -199,6 +199,37 @@ HostArray::HostArray(Shape shape, DType dtype, void* data, std::function<void(vo
       size_(shape_size(shape_)),
       data_(data, std::move(free)) {}
 
+void refuse_vector_dtype(DType t) {
+  const DTypeInfo& i = dtype_info(t);
+  throw Error(std::string(i.name) + " arrays hold vectors of " + std::to_string(i.lanes) + " " +
+              std::string(dtype_info(i.base).name) +
+              ": element-wise arithmetic, comparisons and reductions work on the lanes, "
+              "a:view(\"" + std::string(dtype_info(i.base).name) + "\")");
+}
+
+Shape viewed_shape(const Shape& shape, DType from, DType to) {
+  const std::size_t from_size = dtype_info(from).size, to_size = dtype_info(to).size;
+  Shape out = shape.empty() ? Shape{1} : shape;
+  const std::size_t last_bytes = static_cast<std::size_t>(out.back()) * from_size;
+  if (last_bytes % to_size != 0)
+    throw Error("view: the last axis of a " + shape_string(shape) + " " + dtype_name(from) +
+                " array holds " + std::to_string(last_bytes) + " bytes, not a whole number of " +
+                dtype_name(to) + " (" + std::to_string(to_size) + " bytes)");
+  out.back() = static_cast<std::int64_t>(last_bytes / to_size);
+  return out;
+}
+
+HostArray HostArray::viewed(DType dtype) const {
+  Shape shape = viewed_shape(shape_, dtype_, dtype);
+  if (reinterpret_cast<std::uintptr_t>(data_.get()) % dtype_info(dtype).align != 0)
+    throw Error("view: the buffer is not aligned for " + dtype_name(dtype));
+  HostArray v = *this;
+  v.dtype_ = dtype;
+  v.shape_ = std::move(shape);
+  v.size_ = shape_size(v.shape_);
+  return v;
+}
+
 std::size_t HostArray::nbytes() const {
   return static_cast<std::size_t>(size_) * dtype_info(dtype_).size;
 }

@@ -14,8 +14,12 @@ namespace kiln {
 
 using Shape = std::vector<std::int64_t>;
 
+// Throws the kiln::Error that says a vector dtype (float4, ...) has no element-wise arithmetic,
+// comparison or reduction of its own, and how to reach its lanes.
+[[noreturn]] void refuse_vector_dtype(DType t);
+
 // Calls f with a value-initialised object of dtype t's C++ type (a type tag: f reads its type
-// with decltype) and returns what f returns.
+// with decltype) and returns what f returns. Scalars only: a vector dtype throws.
 template <typename F>
 decltype(auto) dispatch_dtype(DType t, F&& f) {
   switch (t) {
@@ -41,9 +45,15 @@ decltype(auto) dispatch_dtype(DType t, F&& f) {
       return f(std::uint64_t{});
     case DType::boolean:
       break;
+    default:
+      refuse_vector_dtype(t);
   }
   return f(bool{});
 }
+
+// The shape of an array of dtype `from` read as dtype `to` (numpy's view): the last axis scales
+// by the ratio of the sizes. Throws kiln::Error when its bytes do not divide into `to`.
+Shape viewed_shape(const Shape& shape, DType from, DType to);
 
 // Number of elements of a shape; throws kiln::Error on a negative extent or overflow.
 std::int64_t shape_size(const Shape& shape);
@@ -75,6 +85,10 @@ class HostArray {
   // The same buffer under another shape of the same size (numpy's reshape view); writes through
   // either handle show in both. Throws kiln::Error when the sizes differ.
   HostArray reshaped(Shape shape) const;
+  // The same buffer read as another dtype (numpy's view): the last axis scales by the ratio of
+  // the sizes (a float4 {n} is a float32 {4n}). Throws kiln::Error when the last axis's bytes do
+  // not divide into the new dtype, or the buffer is not aligned for it.
+  HostArray viewed(DType dtype) const;
 
  private:
   Shape shape_;

@@ -73,6 +73,53 @@ inline double __dsub_rn(double a, double b) { return a - b; }
 inline double __dmul_rn(double a, double b) { return a * b; }
 inline double __ddiv_rn(double a, double b) { return a / b; }
 inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
+inline float __fmaf_ieee_rn(float a, float b, float c) { return fmaf(a, b, c); }
+// Inverse error functions: an initial guess (Giles, "Approximating the erfinv function") from
+// w = -log((1 - y)(1 + y)), then Newton steps on erf, or on erfc in the tails, where 1 - y
+// would lose the digits; in double, so float results are correctly rounded.
+namespace kiln_cpu {
+inline double erfinv_guess(double y, double w) {
+  double x;
+  if (w < 5.0) {
+    w -= 2.5;
+    x = 2.81022636e-08;
+    for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+                     -0.00417768164, 0.246640727, 1.50140941})
+      x = c + x * w;
+  } else {
+    w = sqrt(w) - 3.0;
+    x = -0.000200214257;
+    for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+                     0.00943887047, 1.00167406, 2.83297682})
+      x = c + x * w;
+  }
+  return x * y;
+}
+}  // namespace kiln_cpu
+inline double erfinv(double y) {
+  if (!(y > -1.0 && y < 1.0)) return y == 1.0 ? HUGE_VAL : y == -1.0 ? -HUGE_VAL : NAN;
+  double x = kiln_cpu::erfinv_guess(y, -log((1.0 - y) * (1.0 + y)));
+  for (int i = 0; i < 3; ++i) x -= (erf(x) - y) / (M_2_SQRTPI * exp(-x * x));
+  return x;
+}
+inline float erfinvf(float y) { return float(erfinv(y)); }
+// erfcinv(y) = erfinv(1 - y), computed without forming 1 - y: Newton steps on log erfc, which
+// stay well scaled however deep in the tail y is.
+inline double erfcinv(double y) {
+  if (!(y > 0.0 && y < 2.0)) return y == 0.0 ? HUGE_VAL : y == 2.0 ? -HUGE_VAL : NAN;
+  if (y > 1.0) return -erfcinv(2.0 - y);
+  const double w = -log(y * (2.0 - y));
+  double x = w < 36.0 ? kiln_cpu::erfinv_guess(1.0 - y, w) : sqrt(-log(y));
+  for (int i = 0; i < 6; ++i) {
+    const double e = erfc(x), d = M_2_SQRTPI * exp(-x * x);
+    if (!(e > 0.0 && d > 0.0)) break;
+    x += (log(e) - log(y)) * e / d;
+  }
+  return x;
+}
+inline float erfcinvf(float y) { return float(erfcinv(y)); }
+inline double normcdfinv(double p) { return -M_SQRT2 * erfcinv(2.0 * p); }
+inline float normcdfinvf(float p) { return float(normcdfinv(p)); }
 inline double __dsqrt_rn(double a) { return sqrt(a); }
 inline double __drcp_rn(double a) { return 1.0 / a; }
 
@@ -163,6 +210,21 @@ inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
   unsigned r = 0;
   for (int i = 0; i < 4; ++i) r |= unsigned((v >> (8 * ((s >> (4 * i)) & 7))) & 0xff) << (8 * i);
   return r;
+}
+// Four- and two-way byte and halfword dot products, accumulated into c.
+inline int __dp4a(int a, int b, int c) {
+  for (int i = 0; i < 4; ++i) c += int((signed char)(a >> (8 * i))) * int((signed char)(b >> (8 * i)));
+  return c;
+}
+inline unsigned __dp4a(unsigned a, unsigned b, unsigned c) {
+  for (int i = 0; i < 4; ++i) c += ((a >> (8 * i)) & 0xffu) * ((b >> (8 * i)) & 0xffu);
+  return c;
+}
+inline int __dp2a_lo(int a, int b, int c) {
+  return c + int(short(a)) * int((signed char)(b)) + int(short(a >> 16)) * int((signed char)(b >> 8));
+}
+inline int __dp2a_hi(int a, int b, int c) {
+  return c + int(short(a)) * int((signed char)(b >> 16)) + int(short(a >> 16)) * int((signed char)(b >> 24));
 }
 inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) {
   return unsigned(((((unsigned long long)hi << 32) | lo) << (s & 31)) >> 32);

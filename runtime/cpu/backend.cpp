@@ -141,11 +141,11 @@ class CpuModule final : public Module {
     const bool found = p && ::dladdr1(p, &info, &entry, RTLD_DL_SYMENT) && entry;
     const auto* sym = static_cast<const ElfW(Sym)*>(entry);
     if (!found || ELF64_ST_TYPE(sym->st_info) != STT_OBJECT)
-      throw Error("set_global: the module has no __constant__ or __device__ variable '" + name +
-                  "' (at namespace scope, not static)");
+      throw Error("set_constant: no __constant__ or __device__ variable '" + name +
+                  "' in the module (at namespace scope, not static)");
     if (bytes > sym->st_size)
-      throw Error("set_global: " + std::to_string(bytes) + " bytes given for '" + name +
-                  "', which holds " + std::to_string(sym->st_size));
+      throw Error("set_constant: '" + name + "' holds " + std::to_string(sym->st_size) +
+                  " bytes; " + std::to_string(bytes) + " bytes do not fit");
     std::memcpy(p, data, bytes);
   }
 

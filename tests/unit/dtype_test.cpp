@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 
 namespace kiln {
 
@@ -45,6 +46,37 @@ TEST(DType, ElementSizesAreTheCppTypes) {
   EXPECT_EQ(dtype_info(DType::uint64).size, sizeof(std::uint64_t));
   EXPECT_EQ(dtype_info(DType::boolean).size, sizeof(bool));
   EXPECT_EQ(std::size(kAllDTypes), 11u);  // a new dtype needs a line above
+}
+
+TEST(DType, VectorsAreTheirLanes) {
+  // Sizes and alignments as CUDA's vector_types.h declares them (float3: 12 bytes, 4-aligned).
+  struct Expected {
+    DType t;
+    DType base;
+    int lanes;
+    std::size_t size, align;
+  };
+  const Expected expected[] = {
+      {DType::float2, DType::float32, 2, 8, 8},    {DType::float3, DType::float32, 3, 12, 4},
+      {DType::float4, DType::float32, 4, 16, 16},  {DType::double2, DType::float64, 2, 16, 16},
+      {DType::int2, DType::int32, 2, 8, 8},        {DType::int3, DType::int32, 3, 12, 4},
+      {DType::int4, DType::int32, 4, 16, 16},      {DType::uint2, DType::uint32, 2, 8, 8},
+      {DType::uint3, DType::uint32, 3, 12, 4},     {DType::uint4, DType::uint32, 4, 16, 16},
+      {DType::char4, DType::int8, 4, 4, 4},        {DType::uchar4, DType::uint8, 4, 4, 4},
+      {DType::short2, DType::int16, 2, 4, 4},      {DType::ushort2, DType::uint16, 2, 4, 4}};
+  ASSERT_EQ(std::size(expected), std::size(kVectorDTypes));
+  for (const Expected& e : expected) {
+    const DTypeInfo& i = dtype_info(e.t);
+    EXPECT_EQ(i.base, e.base) << i.name;
+    EXPECT_EQ(i.lanes, e.lanes) << i.name;
+    EXPECT_EQ(i.size, e.size) << i.name;
+    EXPECT_EQ(i.align, e.align) << i.name;
+    EXPECT_TRUE(is_vector(e.t));
+    EXPECT_EQ(parse_dtype(i.name), e.t);
+    EXPECT_EQ(dtype_of_cpp(i.cpp), e.t);
+    EXPECT_EQ(dtype_of_cpp("struct " + std::string(i.cpp)), e.t);
+  }
+  for (DType t : kAllDTypes) EXPECT_FALSE(is_vector(t));
 }
 
 }  // namespace kiln

@@ -91,8 +91,49 @@ TEST(JitClassifyParam, Unsupported) {
   for (const char* s :
        {"float&", "const float&", "float**", "float const* const*", "Foo", "struct Foo",
         "kiln::Array<T, 2>", "kiln::Array<float, N>", "kiln::Array<float, 0>", "void*", "float[4]",
-        "T*", "__half", "float2", "void (*)(int)", ""}) {
+        "T*", "__half", "float5", "void (*)(int)", ""}) {
     EXPECT_EQ(classify_param(s).kind, ParamKind::unsupported) << s;
+  }
+}
+
+TEST(JitClassifyParam, VectorTypes) {
+  ParamType p = classify_param("float4 const*");
+  EXPECT_EQ(p.kind, ParamKind::pointer);
+  EXPECT_EQ(p.dtype, DType::float4);
+  EXPECT_TRUE(p.is_const);
+  p = classify_param("uchar4");
+  EXPECT_EQ(p.kind, ParamKind::scalar);
+  EXPECT_EQ(p.dtype, DType::uchar4);
+}
+
+TEST(JitArgPack, VectorsByValueAtTheirAlignment) {
+  // (char, double2): the double2 at offset 16, its lanes from a Lua table.
+  ArgPack pack;
+  ArgValue c;
+  c.kind = ArgValue::Kind::integer, c.integer = 7;
+  pack.add("k", 1, "c", classify_param("char"), c);
+  ArgValue v;
+  v.kind = ArgValue::Kind::table;
+  for (double x : {1.5, -2.5}) {
+    ArgValue lane;
+    lane.kind = ArgValue::Kind::number, lane.number = x;
+    v.lanes.push_back(lane);
+  }
+  pack.add("k", 2, "v", classify_param("double2"), v);
+  void** ptrs = pack.pointers();
+  EXPECT_EQ(static_cast<char*>(ptrs[1]) - static_cast<char*>(ptrs[0]), 16);
+  double lanes[2];
+  std::memcpy(lanes, ptrs[1], sizeof lanes);
+  EXPECT_EQ(lanes[0], 1.5);
+  EXPECT_EQ(lanes[1], -2.5);
+  v.lanes.pop_back();  // one lane short: refused, naming the parameter and the lanes
+  try {
+    pack.add("k", 2, "v", classify_param("double2"), v);
+    FAIL() << "a table of 1 number passed as a double2";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("parameter 2 'v' (double2) expects a double2: a table {x, y}"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -1,0 +1,48 @@
+-- Conformance: 16-bit floats (kernels/half.cu). References round through binary16 and bfloat16
+-- here, in Lua, bit by bit: round to nearest, ties to even.
+local here = arg[0]:match("^(.*)/") or "."
+local m = cuda.module({ file = here .. "/kernels/half.cu" })
+
+-- x rounded to a binary float with `bits` fraction bits and exponents from emin (subnormals
+-- below it) up to emax (infinity above).
+local function round_to(x, bits, emin, emax)
+  if x == 0 or x ~= x or x == math.huge or x == -math.huge then return x end
+  local _, e = math.frexp(math.abs(x))  -- |x| = f * 2^e, f in [0.5, 1)
+  local exp = math.max(e - 1, emin)
+  local ulp = 2.0 ^ (exp - bits)
+  local q = math.abs(x) / ulp
+  local r = math.floor(q)
+  if q - r > 0.5 or (q - r == 0.5 and r % 2 == 1) then r = r + 1 end
+  local y = r * ulp
+  if y >= 2.0 ^ (emax + 1) then y = math.huge end
+  return x < 0 and -y or y
+end
+local function f16(x) return round_to(x, 10, -14, 15) end
+local function bf16(x) return round_to(x, 7, -126, 127) end
+local function f32(x) return round_to(x, 23, -126, 127) end
+
+local n = 3000
+local a = array.random.uniform(n, { low = -300, high = 300, dtype = "float32", seed = 9 })
+local b = array.random.uniform(n, { low = -2, high = 2, dtype = "float32", seed = 10 })
+a[1], b[1] = 65519, 1e-7      -- rounds to 65504; to a subnormal
+a[2], b[2] = 65520, -6e-8     -- rounds to infinity; the smallest subnormal
+a[3], b[3] = 2049, 1.00048828125  -- a tie: to even
+local out = cuda.device_array(8 * n, "float32")
+m.narrow_math[{ (n + 127) // 128, 128 }](cuda.to_device(a), cuda.to_device(b), out, n)
+local h = out:copy_to_host()
+local bad = 0
+for i = 1, n do
+  local ha, hb = f16(a[i]), f16(b[i])
+  local ba, bb = bf16(a[i]), bf16(b[i])
+  local want = { ha, f16(ha + hb), f16(ha * hb), f16(ha * hb + 1), f32(f16(2 * ha) + f16(2 * hb)),
+                 ba, bf16(f32(ba + bb)), ha < hb and 1 or 0 }
+  for k = 1, 8 do
+    local got = h[(i - 1) * 8 + k]
+    if got ~= want[k] then
+      bad = bad + 1
+      if bad <= 5 then print(("input %d (%.9g, %.9g), result %d: %.9g, expected %.9g"):format(i, a[i], b[i], k - 1, got, want[k])) end
+    end
+  end
+end
+assert(bad == 0, bad .. " results differ")
+print("ok")

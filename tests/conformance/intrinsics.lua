@@ -1,0 +1,96 @@
+-- Conformance: architecture macros, qualifiers and intrinsics (kernels/intrinsics.cu) against
+-- references computed here with Lua's 64-bit integers and doubles.
+local here = arg[0]:match("^(.*)/") or "."
+local path = here .. "/kernels/intrinsics.cu"
+local m = cuda.module({ file = path })
+
+-- __CUDA_ARCH__ is what nvcc would give device code: sm_80 unless another arch is asked for.
+local flags = cuda.device_array(2, "int32")
+m.arch[{ 1, 1 }](flags)
+local f = flags:copy_to_host()
+assert(f[2] == 1, "__CUDACC__ is not defined")
+if cuda.backend() == "cpu" then
+  assert(f[1] == 800, "__CUDA_ARCH__ on the cpu backend: " .. f[1])
+  local m90 = cuda.module({ file = path }, { arch = "sm_90" })
+  m90.arch[{ 1, 1 }](flags)
+  assert(flags:copy_to_host()[1] == 900, "__CUDA_ARCH__ with opts.arch = sm_90")
+else
+  local cc = cuda.get_current_device().compute_capability
+  assert(f[1] >= 700 and f[1] <= (cc[1] * 10 + cc[2]) * 10, "__CUDA_ARCH__ on the GPU: " .. f[1])
+end
+
+local n = 4000
+local a = array.random.integers(0, 1 << 32, n, { dtype = "uint32", seed = 5 })
+local b = array.random.integers(0, 1 << 32, n, { dtype = "uint32", seed = 6 })
+a[1], b[1], a[2], b[2] = 0, 0, 0xffffffff, 1  -- edge cases: zero, all ones
+local out = cuda.device_array(n * 16, "int64")
+m.integer_ops[{ (n + 255) // 256, 256 }](cuda.to_device(a), cuda.to_device(b), out, n)
+local h = out:copy_to_host()
+
+local M32 = 0xffffffff
+local function s32(v) v = v & M32; return v >= 1 << 31 and v - (1 << 32) or v end
+local function s24(v) v = v & 0xffffff; return v >= 1 << 23 and v - (1 << 24) or v end
+local function s8(v) v = v & 0xff; return v >= 128 and v - 256 or v end
+local function popc(v) local c = 0; while v ~= 0 do c = c + (v & 1); v = v >> 1 end; return c end
+local function clz(v, bits) local c = 0; for k = bits - 1, 0, -1 do if (v >> k) & 1 == 1 then break end; c = c + 1 end; return c end
+local function ffs(v) if v == 0 then return 0 end; local k = 1; while v & 1 == 0 do v = v >> 1; k = k + 1 end; return k end
+local function brev(v) local r = 0; for k = 0, 31 do r = r | (((v >> k) & 1) << (31 - k)) end; return r end
+local function byte_perm(x, y, s)
+  local v, r = (y << 32) | x, 0
+  for k = 0, 3 do r = r | (((v >> (8 * ((s >> (4 * k)) & 7))) & 0xff) << (8 * k)) end
+  return r
+end
+local function funnel_l(lo, hi, s) return (((hi << 32) | lo) << (s & 31) >> 32) & M32 end
+local function funnel_r(lo, hi, s) return ((((hi << 32) | lo) >> (s & 31))) & M32 end
+local function umulhi(x, y)
+  local xl, xh, yl, yh = x & 0xffff, x >> 16, y & 0xffff, y >> 16
+  local mid = (xl * yl >> 16) + (xh * yl & 0xffffffff) + (xl * yh & 0xffffffff)
+  return (xh * yh + (xh * yl >> 32) + (xl * yh >> 32) + (mid >> 16)) & M32
+end
+local function mulhi_s(x, y)  -- signed high word, from the unsigned one
+  local hi = umulhi(x, y)
+  if s32(x) < 0 then hi = hi - y end
+  if s32(y) < 0 then hi = hi - x end
+  return s32(hi)
+end
+local bad = 0
+for i = 1, n do
+  local x, y = a[i], b[i]
+  local want = {
+    popc(x), clz(x, 32), ffs(x), brev(x), byte_perm(x, y, 0x7531), funnel_l(x, y, y & 63),
+    funnel_r(x, y, y & 63), s32(s24(x) * s24(y)), umulhi(x, y), ((x & 0xffffff) * (y & 0xffffff)) & M32,
+    popc(x) + popc(y), clz(y, 64), (x << 7 | x >> 25) & M32,
+    5 + s8(x) * s8(y) + s8(x >> 8) * s8(y >> 8) + s8(x >> 16) * s8(y >> 16) + s8(x >> 24) * s8(y >> 24),
+    (3 + math.abs(x - y)) & M32, mulhi_s(x, y),
+  }
+  for k = 1, 16 do
+    local got = h[(i - 1) * 16 + k]
+    if got ~= want[k] then
+      bad = bad + 1
+      if bad <= 5 then print(("integer op %d, inputs %#x %#x: %d, expected %d"):format(k - 1, x, y, got, want[k])) end
+    end
+  end
+end
+assert(bad == 0, bad .. " integer results differ")
+
+local fa = array.random.uniform(n, { low = -4, high = 4, dtype = "float32", seed = 7 })
+local fb = array.random.uniform(n, { low = 0.25, high = 8, dtype = "float32", seed = 8 })
+local fo = cuda.device_array(n * 8, "float32")
+m.float_ops[{ (n + 255) // 256, 256 }](cuda.to_device(fa), cuda.to_device(fb), fo, n)
+local hf = fo:copy_to_host()
+for i = 1, n do
+  local x, y = fa[i], fb[i]
+  local want = { x / y, math.min(math.max(x - 0.5, 0), 1), 1 / math.sqrt(y), math.sin(x), math.cos(x),
+                 x * y + 1, x + y, -x }
+  -- __fdividef and rsqrtf are approximate (2 ulp on a GPU); the rest within float rounding.
+  local tol = { 4e-7, 1e-7, 4e-7, 2e-7, 2e-7, 2e-7, 1e-7, 0 }
+  for k = 1, 8 do
+    local got = hf[(i - 1) * 8 + k]
+    if math.abs(got - want[k]) > tol[k] * math.max(1, math.abs(want[k])) then
+      bad = bad + 1
+      if bad <= 5 then print(("float op %d, inputs %g %g: %.9g, expected %.9g"):format(k - 1, x, y, got, want[k])) end
+    end
+  end
+end
+assert(bad == 0, bad .. " float results differ")
+print("ok")

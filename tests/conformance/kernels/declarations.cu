@@ -1,0 +1,48 @@
+// Conformance: declarations as published code writes them. A separable-convolution row pass
+// with its filter in a __constant__ table sized by a macro; dynamic shared memory declared with
+// the type before __shared__ in a template, and as aligned bytes; kernels whose names the C and
+// CUDA headers also use.
+#define KERNEL_RADIUS 4
+#define KERNEL_LENGTH (2 * KERNEL_RADIUS + 1)
+
+__constant__ float c_Kernel[KERNEL_LENGTH];
+__device__ int d_calls;
+
+__global__ void convolution_rows(float* __restrict__ dst, const float* __restrict__ src, int w,
+                                 int h) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+  if (x >= w || y >= h) return;
+  float sum = 0;
+#pragma unroll
+  for (int k = -KERNEL_RADIUS; k <= KERNEL_RADIUS; ++k) {
+    const int xx = min(max(x + k, 0), w - 1);
+    sum += src[y * w + xx] * c_Kernel[KERNEL_RADIUS - k];
+  }
+  dst[y * w + x] = sum;
+  if (x == 0 && y == 0) atomicAdd(&d_calls, 1);
+}
+
+// Reverses each block's slice through dynamic shared memory: `extern T __shared__`.
+template <typename T>
+__global__ void reverse_blocks(const T* in, T* out) {
+  extern T __shared__ tile[];
+  const int t = threadIdx.x, base = blockIdx.x * blockDim.x;
+  tile[t] = in[base + t];
+  __syncthreads();
+  out[base + t] = tile[blockDim.x - 1 - t];
+}
+
+// The same with aligned raw bytes, reinterpreted.
+__global__ void reverse_bytes(const double* in, double* out) {
+  extern __shared__ __align__(16) unsigned char raw[];
+  double* tile = reinterpret_cast<double*>(raw);
+  const int t = threadIdx.x, base = blockIdx.x * blockDim.x;
+  tile[t] = in[base + t];
+  __syncthreads();
+  out[base + t] = tile[blockDim.x - 1 - t];
+}
+
+__global__ void a(int* o) { o[threadIdx.x] = 1; }
+__global__ void f(int* o) { o[threadIdx.x] = 2; }
+__global__ void min(int* o) { o[threadIdx.x] = 3; }
+__global__ void max(int* o) { o[threadIdx.x] = 4; }

@@ -1,0 +1,78 @@
+-- Conformance: vector dtypes (kernels/vectors.cu) for host and device arrays, by pointer and by
+-- value, against references computed here on the lanes.
+local here = arg[0]:match("^(.*)/") or "."
+local m = cuda.module({ file = here .. "/kernels/vectors.cu" })
+
+-- Each vector dtype has the size the compiler gives its type; arrays of it are aligned for it.
+local names = { "float2", "float3", "float4", "double2", "int2", "int3", "int4", "uint2", "uint3",
+                "uint4", "char4", "uchar4", "short2", "ushort2" }
+local layout = cuda.device_array(2 * #names, "int32")
+m.layouts[{ 1, 1 }](layout)
+local l = layout:copy_to_host()
+for k, name in ipairs(names) do
+  local bytes = array.zeros(1, name):view("uint8").size
+  assert(bytes == l[2 * k - 1], ("%s: %d bytes here, %d in the kernel"):format(name, bytes, l[2 * k - 1]))
+  assert(array.zeros(3, name).dtype == name)
+end
+
+-- float4 saxpy: the lanes are a float32 array's consecutive elements.
+local n4 = 10007
+local x = array.random.uniform(4 * n4, { dtype = "float32", seed = 1 })
+local y = array.random.uniform(4 * n4, { dtype = "float32", seed = 2 })
+local dy = cuda.to_device(y:view("float4"))
+assert(dy.shape[1] == n4 and dy.dtype == "float4")
+m.saxpy4[{ (n4 + 255) // 256, 256 }](2.5, cuda.to_device(x:view("float4")), dy, n4)
+local got = dy:view("float32"):copy_to_host()
+assert(got.size == 4 * n4)
+for i = 1, 4 * n4 do
+  local want = y[i] + 2.5 * x[i]
+  assert(math.abs(got[i] - want) <= 1e-6 * math.max(1, math.abs(want)), "saxpy4 element " .. i)
+end
+
+-- uchar4 pixels in and out as tables of lanes; a uchar4 by value.
+local n = 300
+local px = array.zeros(n, "uchar4")
+for i = 1, n do px[i] = { x = i % 256, y = (3 * i) % 256, z = (7 * i) % 256, w = 200 } end
+local dpx = cuda.to_device(px)
+m.invert[{ (n + 127) // 128, 128 }](dpx, { 0, 0, 0xf0, 0 }, n)
+local hp = dpx:copy_to_host()
+for i = 1, n do
+  local p = hp[i]
+  assert(p.x == 255 - i % 256 and p.y == 255 - (3 * i) % 256 and p.z == (255 - (7 * i) % 256) & 0xf0
+         and p.w == 200, "pixel " .. i)
+end
+
+-- float2 complex products, a float2 by value given with named lanes.
+local a = array.random.uniform({ 500, 2 }, { low = -1, dtype = "float32", seed = 3 })
+local b = array.random.uniform({ 500, 2 }, { low = -1, dtype = "float32", seed = 4 })
+local c = cuda.device_array(500, "float2")
+m.complex_mul[{ 4, 128 }](cuda.to_device(a:view("float2")), cuda.to_device(b:view("float2")), c,
+                          { x = 2, y = -1 }, 500)
+local hc = c:copy_to_host()
+assert(hc.shape[1] == 500 and hc.dtype == "float2")
+for i = 1, 500 do
+  local ur, ui, vr, vi = a:get(i, 1), a:get(i, 2), b:get(i, 1), b:get(i, 2)
+  local want_r, want_i = (ur * vr - ui * vi) * 2, -(ur * vi + ui * vr)
+  local z = hc[i]
+  assert(math.abs(z.x - want_r) < 1e-6 and math.abs(z.y - want_i) < 1e-6, "complex_mul " .. i)
+end
+
+-- Vectors by value between scalars of other alignments.
+local bv = cuda.device_array(11)
+m.by_value[{ 1, 1 }](-7, { 1.5, -2.25 }, 100, { x = 0.5, y = 1.5, z = 2.5 }, { 1, -2, 3, -4 }, bv)
+local hv = bv:copy_to_host()
+local want_bv = { -7, 1.5, -2.25, 100, 0.5, 1.5, 2.5, 1, -2, 3, -4 }
+for k = 1, 11 do assert(hv[k] == want_bv[k], ("by_value field %d: %g, expected %g"):format(k, hv[k], want_bv[k])) end
+
+-- What does not fit is refused, naming the parameter, the dtype and the lanes.
+local function refused(pattern, f)
+  local ok, err = pcall(f)
+  assert(not ok and tostring(err):find(pattern), tostring(err))
+end
+refused("expects a float2 array, got a float32", function()
+  m.complex_mul[{ 1, 1 }](cuda.to_device(a), cuda.to_device(b), c, { 1, 1 }, 1) end)
+refused("expects a float2: a table {x, y}", function()
+  m.complex_mul[{ 1, 1 }](cuda.to_device(a:view("float2")), cuda.to_device(b:view("float2")), c, 2, 1) end)
+refused("not a whole number of float3", function() return array.zeros(4, "float32"):view("float3") end)
+refused("work on the lanes", function() return px:sum() end)
+print("ok")
