@@ -359,6 +359,7 @@ SyncUse scan_sync(std::string_view source) {
     }
     for (std::string_view p : kOtherPrefixes)
       if (std::string_view(t.text).starts_with(p)) use.other_sync = true;
+    if (t.text == "cub") use.other_sync = true;  // CUB's collectives synchronise inside
     if (t.text == "sync" && k > 0 && is_punct(toks[k - 1], ".") && punct_at(k + 1, "("))
       use.other_sync = true;  // cooperative groups: g.sync()
   }
@@ -367,6 +368,43 @@ SyncUse scan_sync(std::string_view source) {
 
 bool uses_barriers(std::string_view source) {
   return scan_sync(source).any();
+}
+
+std::optional<GlobalDecl> find_global(std::string_view source, std::string_view name) {
+  std::vector<Token> toks = lex(source);
+  for (std::size_t k = 0; k < toks.size(); ++k) {
+    if (toks[k].directive || !is_ident(toks[k], name)) continue;
+    // Back over the type's words to the __constant__ / __device__ that makes it a global.
+    std::size_t first = k;
+    bool global = false;
+    while (first > 0 && !toks[first - 1].directive &&
+           (toks[first - 1].kind == Token::ident || is_punct(toks[first - 1], ":"))) {
+      const std::string& w = toks[--first].text;
+      if (w == "__constant__" || w == "__device__") global = true;
+    }
+    if (!global) continue;
+    GlobalDecl decl;
+    for (std::size_t j = first; j < k; ++j) {
+      const std::string& w = toks[j].text;
+      if (w == "__constant__" || w == "__device__" || w == "const" || w == "volatile" ||
+          w == "static" || w == "extern" || w == "__managed__")
+        continue;
+      decl.type += (decl.type.empty() || w == ":" || decl.type.back() == ':' ? "" : " ") + w;
+    }
+    // The extents, then the end of the declarator.
+    std::size_t j = k + 1;
+    while (j < toks.size() && is_punct(toks[j], "[")) {
+      std::size_t close = j + 1;
+      while (close < toks.size() && !is_punct(toks[close], "]")) ++close;
+      if (close >= toks.size()) break;
+      decl.extents.emplace_back(source.substr(toks[j].end, toks[close].begin - toks[j].end));
+      j = close + 1;
+    }
+    if (j < toks.size() && (is_punct(toks[j], ";") || is_punct(toks[j], "=") ||
+                            is_punct(toks[j], ",") || is_punct(toks[j], "{")))
+      return decl;
+  }
+  return std::nullopt;
 }
 
 std::vector<std::size_t> find_identifier(std::string_view source, std::string_view word) {

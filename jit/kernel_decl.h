@@ -4,6 +4,7 @@
 // parser: enough for kernel declarations.
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,7 +52,7 @@ struct SyncUse {
   bool other_sync = false;      // __syncwarp, __shfl*, __ballot/any/all/uni_sync, __activemask,
                                 // __match_*, __reduce_*, __barrier_sync, cooperative groups
                                 // (cooperative_groups, tiled_partition, this_thread_block,
-                                // coalesced_threads, g.sync())
+                                // coalesced_threads, g.sync()), CUB (`cub`)
   bool lambda = false;          // a lambda expression (a `return` there is the lambda's own)
   // Whether any barrier, warp operation or cooperative-groups construct appears.
   bool any() const { return block_barriers || other_sync; }
@@ -61,6 +62,15 @@ SyncUse scan_sync(std::string_view source);
 // Whether the source needs block barriers or warp operations: scan_sync(source).any(). The cpu
 // backend runs such kernels' threads as fibers or coroutines.
 bool uses_barriers(std::string_view source);
+
+// A __constant__ or __device__ variable at namespace scope: `__constant__ float w[9][K];`.
+struct GlobalDecl {
+  std::string type;                  // its element type's words, qualifiers dropped: "float"
+  std::vector<std::string> extents;  // each [...]'s text, as written: {"9", "K"}
+};
+// The declaration of the global named name in source (comments, strings and preprocessor lines
+// skipped), or nullopt when there is none.
+std::optional<GlobalDecl> find_global(std::string_view source, std::string_view name);
 
 // The offset of each occurrence of the identifier word in source outside comments and literals
 // (preprocessor lines included).

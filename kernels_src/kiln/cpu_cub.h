@@ -1,0 +1,540 @@
+// CUB's block- and warp-level collectives for the cpu backend, with CUB's interface (class
+// templates, TempStorage, the methods and their arguments) but kiln's own implementation: a
+// block's threads share TempStorage in __shared__ memory and meet at __syncthreads, exactly as
+// many times as CUB itself synchronises (once per reduction, twice per scan), so code that is
+// correct with CUB's rules (a __syncthreads before TempStorage is reused) is correct here.
+// Results follow CUB's contracts: a block reduction's result is valid in thread 0, a warp
+// reduction's in lane 0. Reached through the shims <cub/cub.cuh>, <cub/block/...>,
+// <cub/warp/...>. Also cuda::std::plus / minus and cuda::maximum / minimum, the operators CUDA
+// 13's CUB takes, and CUB 2's cub::Sum / Max / Min.
+#pragma once
+#include <algorithm>
+#include <type_traits>
+
+#include "kiln/cpu_prelude.h"
+
+namespace cuda {
+namespace std {
+template <class T = void>
+struct plus {
+  constexpr T operator()(const T& a, const T& b) const { return a + b; }
+};
+template <>
+struct plus<void> {
+  template <class T>
+  constexpr T operator()(const T& a, const T& b) const { return a + b; }
+};
+template <class T = void>
+struct minus {
+  constexpr T operator()(const T& a, const T& b) const { return a - b; }
+};
+}  // namespace std
+template <class T = void>
+struct maximum {
+  constexpr T operator()(const T& a, const T& b) const { return a < b ? b : a; }
+};
+template <>
+struct maximum<void> {
+  template <class T>
+  constexpr T operator()(const T& a, const T& b) const { return a < b ? b : a; }
+};
+template <class T = void>
+struct minimum {
+  constexpr T operator()(const T& a, const T& b) const { return b < a ? b : a; }
+};
+template <>
+struct minimum<void> {
+  template <class T>
+  constexpr T operator()(const T& a, const T& b) const { return b < a ? b : a; }
+};
+}  // namespace cuda
+
+enum cudaSharedMemConfig {
+  cudaSharedMemBankSizeDefault,
+  cudaSharedMemBankSizeFourByte,
+  cudaSharedMemBankSizeEightByte
+};
+
+namespace cub {
+
+struct Sum : ::cuda::std::plus<> {};
+struct Max : ::cuda::maximum<> {};
+struct Min : ::cuda::minimum<> {};
+struct NullType {};
+
+enum BlockReduceAlgorithm {
+  BLOCK_REDUCE_RAKING_COMMUTATIVE_ONLY,
+  BLOCK_REDUCE_RAKING,
+  BLOCK_REDUCE_WARP_REDUCTIONS
+};
+enum BlockScanAlgorithm { BLOCK_SCAN_RAKING, BLOCK_SCAN_RAKING_MEMOIZE, BLOCK_SCAN_WARP_SCANS };
+enum BlockLoadAlgorithm {
+  BLOCK_LOAD_DIRECT,
+  BLOCK_LOAD_STRIPED,
+  BLOCK_LOAD_VECTORIZE,
+  BLOCK_LOAD_TRANSPOSE,
+  BLOCK_LOAD_WARP_TRANSPOSE,
+  BLOCK_LOAD_WARP_TRANSPOSE_TIMESLICED
+};
+enum BlockStoreAlgorithm {
+  BLOCK_STORE_DIRECT,
+  BLOCK_STORE_STRIPED,
+  BLOCK_STORE_VECTORIZE,
+  BLOCK_STORE_TRANSPOSE,
+  BLOCK_STORE_WARP_TRANSPOSE,
+  BLOCK_STORE_WARP_TRANSPOSE_TIMESLICED
+};
+
+namespace detail {
+
+// The calling thread's rank in a block of the given x and y extents.
+inline int block_rank(int dim_x, int dim_y) {
+  return int(threadIdx.x) + dim_x * (int(threadIdx.y) + dim_y * int(threadIdx.z));
+}
+
+// Storage a collective made with no TempStorage uses: one per block (__shared__ is per block).
+template <class Storage>
+Storage& private_storage() {
+  static __shared__ Storage storage;
+  return storage;
+}
+
+// Folds items[0..N) with op.
+template <class T, int N, class Op>
+T thread_reduce(const T (&items)[N], Op op) {
+  T acc = items[0];
+  for (int i = 1; i < N; ++i) acc = op(acc, items[i]);
+  return acc;
+}
+
+// Radix-sortable bits of a key, ordered as the keys (CUB's twiddling: floats by sign and
+// magnitude, signed integers with the sign bit flipped).
+template <class K>
+auto ordered_bits(K key) {
+  if constexpr (::std::is_floating_point_v<K>) {
+    using U = ::std::conditional_t<sizeof(K) == 4, unsigned, unsigned long long>;
+    U u;
+    memcpy(&u, &key, sizeof u);
+    const U sign = U(1) << (8 * sizeof(U) - 1);
+    return (u & sign) ? U(~u) : U(u | sign);
+  } else if constexpr (::std::is_signed_v<K>) {
+    using U = ::std::make_unsigned_t<K>;
+    return U(U(key) ^ (U(1) << (8 * sizeof(U) - 1)));
+  } else {
+    return key;
+  }
+}
+
+}  // namespace detail
+
+// ---- Block reduction ---------------------------------------------------------------------------
+template <class T, int BLOCK_DIM_X, BlockReduceAlgorithm ALGORITHM = BLOCK_REDUCE_WARP_REDUCTIONS,
+          int BLOCK_DIM_Y = 1, int BLOCK_DIM_Z = 1>
+class BlockReduce {
+  static constexpr int kThreads = BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z;
+
+ public:
+  struct TempStorage {
+    T values[kThreads];
+  };
+  BlockReduce() : BlockReduce(detail::private_storage<TempStorage>()) {}
+  explicit BlockReduce(TempStorage& storage)
+      : storage_(storage), rank_(detail::block_rank(BLOCK_DIM_X, BLOCK_DIM_Y)) {}
+
+  // op folded over the first `valid` threads' inputs, in rank order; valid in thread 0.
+  template <class Op>
+  T Reduce(T input, Op op, int valid = kThreads) {
+    storage_.values[rank_] = input;
+    __syncthreads();
+    if (rank_ != 0) return input;
+    T acc = storage_.values[0];
+    for (int i = 1; i < valid && i < kThreads; ++i) acc = op(acc, storage_.values[i]);
+    return acc;
+  }
+  template <int N, class Op>
+  T Reduce(const T (&inputs)[N], Op op) {
+    return Reduce(detail::thread_reduce(inputs, op), op);
+  }
+  T Sum(T input) { return Reduce(input, ::cuda::std::plus<>()); }
+  T Sum(T input, int valid) { return Reduce(input, ::cuda::std::plus<>(), valid); }
+  template <int N>
+  T Sum(const T (&inputs)[N]) {
+    return Reduce(inputs, ::cuda::std::plus<>());
+  }
+
+ private:
+  TempStorage& storage_;
+  int rank_;
+};
+
+// ---- Block scan -------------------------------------------------------------------------------
+template <class T, int BLOCK_DIM_X, BlockScanAlgorithm ALGORITHM = BLOCK_SCAN_RAKING,
+          int BLOCK_DIM_Y = 1, int BLOCK_DIM_Z = 1>
+class BlockScan {
+  static constexpr int kThreads = BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z;
+
+ public:
+  struct TempStorage {
+    T values[kThreads];
+    T prefix[kThreads];
+    T aggregate;
+  };
+  BlockScan() : BlockScan(detail::private_storage<TempStorage>()) {}
+  explicit BlockScan(TempStorage& storage)
+      : storage_(storage), rank_(detail::block_rank(BLOCK_DIM_X, BLOCK_DIM_Y)) {}
+
+  // Exclusive: output = initial op inputs of the lower ranks (thread 0: initial).
+  template <class Op>
+  void ExclusiveScan(T input, T& output, T initial, Op op) {
+    T aggregate;
+    ExclusiveScan(input, output, initial, op, aggregate);
+  }
+  template <class Op>
+  void ExclusiveScan(T input, T& output, T initial, Op op, T& aggregate) {
+    scan(input, op, &initial);
+    output = storage_.prefix[rank_];
+    aggregate = storage_.aggregate;
+  }
+  // Without an initial value, thread 0's output is undefined in CUB; here it is its input.
+  template <class Op>
+  void ExclusiveScan(T input, T& output, Op op) {
+    scan(input, op, nullptr);
+    output = rank_ == 0 ? input : storage_.prefix[rank_];
+  }
+  template <class Op>
+  void InclusiveScan(T input, T& output, Op op) {
+    T aggregate;
+    InclusiveScan(input, output, op, aggregate);
+  }
+  template <class Op>
+  void InclusiveScan(T input, T& output, Op op, T& aggregate) {
+    scan(input, op, nullptr);
+    output = rank_ == 0 ? input : op(storage_.prefix[rank_], input);
+    aggregate = storage_.aggregate;
+  }
+  void ExclusiveSum(T input, T& output) { ExclusiveScan(input, output, T(0), ::cuda::std::plus<>()); }
+  void ExclusiveSum(T input, T& output, T& aggregate) {
+    ExclusiveScan(input, output, T(0), ::cuda::std::plus<>(), aggregate);
+  }
+  void InclusiveSum(T input, T& output) { InclusiveScan(input, output, ::cuda::std::plus<>()); }
+  void InclusiveSum(T input, T& output, T& aggregate) {
+    InclusiveScan(input, output, ::cuda::std::plus<>(), aggregate);
+  }
+
+  // The blocked forms: ITEMS consecutive items per thread, scanned in order.
+  template <int N, class Op>
+  void ExclusiveScan(const T (&input)[N], T (&output)[N], T initial, Op op) {
+    T aggregate;
+    ExclusiveScan(input, output, initial, op, aggregate);
+  }
+  template <int N, class Op>
+  void ExclusiveScan(const T (&input)[N], T (&output)[N], T initial, Op op, T& aggregate) {
+    T prefix;
+    ExclusiveScan(detail::thread_reduce(input, op), prefix, initial, op, aggregate);
+    for (int i = 0; i < N; ++i) {
+      const T item = input[i];
+      output[i] = prefix;
+      prefix = op(prefix, item);
+    }
+  }
+  template <int N, class Op>
+  void InclusiveScan(const T (&input)[N], T (&output)[N], Op op) {
+    T aggregate;
+    InclusiveScan(input, output, op, aggregate);
+  }
+  template <int N, class Op>
+  void InclusiveScan(const T (&input)[N], T (&output)[N], Op op, T& aggregate) {
+    T prefix;
+    ExclusiveScan(detail::thread_reduce(input, op), prefix, op);
+    aggregate = storage_.aggregate;
+    for (int i = 0; i < N; ++i) {
+      prefix = rank_ == 0 && i == 0 ? input[0] : op(prefix, input[i]);
+      output[i] = prefix;
+    }
+  }
+  template <int N>
+  void ExclusiveSum(const T (&input)[N], T (&output)[N]) {
+    ExclusiveScan(input, output, T(0), ::cuda::std::plus<>());
+  }
+  template <int N>
+  void ExclusiveSum(const T (&input)[N], T (&output)[N], T& aggregate) {
+    ExclusiveScan(input, output, T(0), ::cuda::std::plus<>(), aggregate);
+  }
+  template <int N>
+  void InclusiveSum(const T (&input)[N], T (&output)[N]) {
+    InclusiveScan(input, output, ::cuda::std::plus<>());
+  }
+  template <int N>
+  void InclusiveSum(const T (&input)[N], T (&output)[N], T& aggregate) {
+    InclusiveScan(input, output, ::cuda::std::plus<>(), aggregate);
+  }
+
+ private:
+  // Every thread's exclusive prefix into storage_.prefix (from *initial when given), and the
+  // aggregate of the inputs alone (CUB's block_aggregate): thread 0 folds while the others wait.
+  // Two barriers.
+  template <class Op>
+  void scan(T input, Op op, const T* initial) {
+    storage_.values[rank_] = input;
+    __syncthreads();
+    if (rank_ == 0) {
+      T aggregate = storage_.values[0];
+      storage_.prefix[0] = initial ? *initial : aggregate;
+      for (int i = 1; i < kThreads; ++i) {
+        storage_.prefix[i] = initial ? op(*initial, aggregate) : aggregate;
+        aggregate = op(aggregate, storage_.values[i]);
+      }
+      storage_.aggregate = aggregate;
+    }
+    __syncthreads();
+  }
+
+  TempStorage& storage_;
+  int rank_;
+};
+
+// ---- Block load and store ---------------------------------------------------------------------
+// Every algorithm but the striped one gives (or takes) the blocked arrangement: thread r holds
+// items r*N .. r*N+N-1. Direct loads need no storage and no barrier.
+template <class T, int BLOCK_DIM_X, int ITEMS_PER_THREAD,
+          BlockLoadAlgorithm ALGORITHM = BLOCK_LOAD_DIRECT, int BLOCK_DIM_Y = 1, int BLOCK_DIM_Z = 1>
+class BlockLoad {
+  static constexpr int kThreads = BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z;
+
+ public:
+  struct TempStorage {};
+  BlockLoad() : rank_(detail::block_rank(BLOCK_DIM_X, BLOCK_DIM_Y)) {}
+  explicit BlockLoad(TempStorage&) : BlockLoad() {}
+
+  template <class It, class U>
+  void Load(It block, U (&items)[ITEMS_PER_THREAD]) {
+    for (int i = 0; i < ITEMS_PER_THREAD; ++i) items[i] = block[index(i)];
+  }
+  template <class It, class U>
+  void Load(It block, U (&items)[ITEMS_PER_THREAD], int valid) {
+    for (int i = 0; i < ITEMS_PER_THREAD; ++i)
+      if (index(i) < valid) items[i] = block[index(i)];
+  }
+  template <class It, class U, class D>
+  void Load(It block, U (&items)[ITEMS_PER_THREAD], int valid, D oob_default) {
+    for (int i = 0; i < ITEMS_PER_THREAD; ++i)
+      items[i] = index(i) < valid ? U(block[index(i)]) : U(oob_default);
+  }
+
+ private:
+  int index(int i) const {
+    return ALGORITHM == BLOCK_LOAD_STRIPED ? i * kThreads + rank_ : rank_ * ITEMS_PER_THREAD + i;
+  }
+  int rank_;
+};
+
+template <class T, int BLOCK_DIM_X, int ITEMS_PER_THREAD,
+          BlockStoreAlgorithm ALGORITHM = BLOCK_STORE_DIRECT, int BLOCK_DIM_Y = 1,
+          int BLOCK_DIM_Z = 1>
+class BlockStore {
+  static constexpr int kThreads = BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z;
+
+ public:
+  struct TempStorage {};
+  BlockStore() : rank_(detail::block_rank(BLOCK_DIM_X, BLOCK_DIM_Y)) {}
+  explicit BlockStore(TempStorage&) : BlockStore() {}
+
+  template <class It, class U>
+  void Store(It block, U (&items)[ITEMS_PER_THREAD]) {
+    for (int i = 0; i < ITEMS_PER_THREAD; ++i) block[index(i)] = items[i];
+  }
+  template <class It, class U>
+  void Store(It block, U (&items)[ITEMS_PER_THREAD], int valid) {
+    for (int i = 0; i < ITEMS_PER_THREAD; ++i)
+      if (index(i) < valid) block[index(i)] = items[i];
+  }
+
+ private:
+  int index(int i) const {
+    return ALGORITHM == BLOCK_STORE_STRIPED ? i * kThreads + rank_ : rank_ * ITEMS_PER_THREAD + i;
+  }
+  int rank_;
+};
+
+// ---- Block radix sort -------------------------------------------------------------------------
+// Stable, by the key bits [begin_bit, end_bit) in CUB's order (floats and signed integers by
+// value). Thread 0 sorts the block's items in shared memory between two barriers.
+template <class KeyT, int BLOCK_DIM_X, int ITEMS_PER_THREAD, class ValueT = NullType,
+          int RADIX_BITS = 4, bool MEMOIZE_OUTER_SCAN = true,
+          BlockScanAlgorithm INNER_SCAN_ALGORITHM = BLOCK_SCAN_WARP_SCANS,
+          cudaSharedMemConfig SMEM_CONFIG = cudaSharedMemBankSizeFourByte, int BLOCK_DIM_Y = 1,
+          int BLOCK_DIM_Z = 1>
+class BlockRadixSort {
+  static constexpr int kThreads = BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z;
+  static constexpr int kItems = kThreads * ITEMS_PER_THREAD;
+  static constexpr bool kValues = !::std::is_same_v<ValueT, NullType>;
+  using Value = ::std::conditional_t<kValues, ValueT, char>;
+
+ public:
+  struct TempStorage {
+    KeyT keys[kItems], sorted_keys[kItems];
+    Value values[kValues ? kItems : 1], sorted_values[kValues ? kItems : 1];
+    int order[kItems];
+  };
+  BlockRadixSort() : BlockRadixSort(detail::private_storage<TempStorage>()) {}
+  explicit BlockRadixSort(TempStorage& storage)
+      : storage_(storage), rank_(detail::block_rank(BLOCK_DIM_X, BLOCK_DIM_Y)) {}
+
+  void Sort(KeyT (&keys)[ITEMS_PER_THREAD], int begin_bit = 0, int end_bit = 8 * sizeof(KeyT)) {
+    sort(keys, nullptr, begin_bit, end_bit, false, false);
+  }
+  void Sort(KeyT (&keys)[ITEMS_PER_THREAD], Value (&values)[ITEMS_PER_THREAD], int begin_bit = 0,
+            int end_bit = 8 * sizeof(KeyT)) {
+    sort(keys, values, begin_bit, end_bit, false, false);
+  }
+  void SortDescending(KeyT (&keys)[ITEMS_PER_THREAD], int begin_bit = 0,
+                      int end_bit = 8 * sizeof(KeyT)) {
+    sort(keys, nullptr, begin_bit, end_bit, true, false);
+  }
+  void SortDescending(KeyT (&keys)[ITEMS_PER_THREAD], Value (&values)[ITEMS_PER_THREAD],
+                      int begin_bit = 0, int end_bit = 8 * sizeof(KeyT)) {
+    sort(keys, values, begin_bit, end_bit, true, false);
+  }
+  void SortBlockedToStriped(KeyT (&keys)[ITEMS_PER_THREAD], int begin_bit = 0,
+                            int end_bit = 8 * sizeof(KeyT)) {
+    sort(keys, nullptr, begin_bit, end_bit, false, true);
+  }
+  void SortBlockedToStriped(KeyT (&keys)[ITEMS_PER_THREAD], Value (&values)[ITEMS_PER_THREAD],
+                            int begin_bit = 0, int end_bit = 8 * sizeof(KeyT)) {
+    sort(keys, values, begin_bit, end_bit, false, true);
+  }
+  void SortDescendingBlockedToStriped(KeyT (&keys)[ITEMS_PER_THREAD], int begin_bit = 0,
+                                      int end_bit = 8 * sizeof(KeyT)) {
+    sort(keys, nullptr, begin_bit, end_bit, true, true);
+  }
+
+ private:
+  void sort(KeyT (&keys)[ITEMS_PER_THREAD], Value* values, int begin_bit, int end_bit,
+            bool descending, bool striped_out) {
+    for (int i = 0; i < ITEMS_PER_THREAD; ++i) {
+      storage_.keys[rank_ * ITEMS_PER_THREAD + i] = keys[i];
+      if (values) storage_.values[rank_ * ITEMS_PER_THREAD + i] = values[i];
+    }
+    __syncthreads();
+    if (rank_ == 0) {
+      const int width = end_bit - begin_bit;
+      auto digit = [&](int k) {
+        const auto bits = detail::ordered_bits(storage_.keys[k]);
+        using U = decltype(bits);
+        const U mask = width >= int(8 * sizeof(U)) ? U(~U(0)) : U((U(1) << width) - 1);
+        return U((bits >> begin_bit) & mask);
+      };
+      int* order = storage_.order;
+      for (int k = 0; k < kItems; ++k) order[k] = k;
+      ::std::stable_sort(order, order + kItems, [&](int a, int b) {
+        return descending ? digit(b) < digit(a) : digit(a) < digit(b);
+      });
+      for (int k = 0; k < kItems; ++k) storage_.sorted_keys[k] = storage_.keys[order[k]];
+      for (int k = 0; k < kItems; ++k) storage_.keys[k] = storage_.sorted_keys[k];
+      if (kValues && values) {
+        for (int k = 0; k < kItems; ++k) storage_.sorted_values[k] = storage_.values[order[k]];
+        for (int k = 0; k < kItems; ++k) storage_.values[k] = storage_.sorted_values[k];
+      }
+    }
+    __syncthreads();
+    for (int i = 0; i < ITEMS_PER_THREAD; ++i) {
+      const int k = striped_out ? i * kThreads + rank_ : rank_ * ITEMS_PER_THREAD + i;
+      keys[i] = storage_.keys[k];
+      if (values) values[i] = storage_.values[k];
+    }
+  }
+
+  TempStorage& storage_;
+  int rank_;
+};
+
+// ---- Warp reduction and scan ------------------------------------------------------------------
+// Logical warps of LOGICAL_WARP_THREADS lanes (a power of two up to 32), through the prelude's
+// shuffles. No storage is needed; TempStorage exists for the interface.
+template <class T, int LOGICAL_WARP_THREADS = 32>
+class WarpReduce {
+ public:
+  struct TempStorage {};
+  WarpReduce() = default;
+  explicit WarpReduce(TempStorage&) {}
+
+  // op over the first `valid` lanes of the logical warp; valid in its lane 0.
+  template <class Op>
+  T Reduce(T input, Op op, int valid = LOGICAL_WARP_THREADS) {
+    const int lane = int(kiln_cpu::lane_id()) % LOGICAL_WARP_THREADS;
+    for (int offset = 1; offset < LOGICAL_WARP_THREADS; offset *= 2) {
+      const T other = __shfl_down_sync(mask(), input, offset, LOGICAL_WARP_THREADS);
+      if (lane % (2 * offset) == 0 && lane + offset < valid) input = op(input, other);
+    }
+    return input;
+  }
+  T Sum(T input) { return Reduce(input, ::cuda::std::plus<>()); }
+  T Sum(T input, int valid) { return Reduce(input, ::cuda::std::plus<>(), valid); }
+
+ private:
+  static unsigned mask() {
+    return LOGICAL_WARP_THREADS == 32
+               ? 0xffffffffu
+               : ((1u << LOGICAL_WARP_THREADS) - 1u)
+                     << (kiln_cpu::lane_id() & ~unsigned(LOGICAL_WARP_THREADS - 1));
+  }
+};
+
+template <class T, int LOGICAL_WARP_THREADS = 32>
+class WarpScan {
+ public:
+  struct TempStorage {};
+  WarpScan() = default;
+  explicit WarpScan(TempStorage&) {}
+
+  template <class Op>
+  void InclusiveScan(T input, T& output, Op op) {
+    T aggregate;
+    InclusiveScan(input, output, op, aggregate);
+  }
+  template <class Op>
+  void InclusiveScan(T input, T& output, Op op, T& aggregate) {
+    const int lane = int(kiln_cpu::lane_id()) % LOGICAL_WARP_THREADS;
+    for (int offset = 1; offset < LOGICAL_WARP_THREADS; offset *= 2) {
+      const T other = __shfl_up_sync(mask(), input, offset, LOGICAL_WARP_THREADS);
+      if (lane >= offset) input = op(other, input);
+    }
+    output = input;
+    aggregate = __shfl_sync(mask(), input, LOGICAL_WARP_THREADS - 1, LOGICAL_WARP_THREADS);
+  }
+  template <class Op>
+  void ExclusiveScan(T input, T& output, T initial, Op op) {
+    T aggregate;
+    ExclusiveScan(input, output, initial, op, aggregate);
+  }
+  template <class Op>
+  void ExclusiveScan(T input, T& output, T initial, Op op, T& aggregate) {
+    T inclusive;
+    InclusiveScan(input, inclusive, op, aggregate);
+    const T before = __shfl_up_sync(mask(), inclusive, 1, LOGICAL_WARP_THREADS);
+    output = int(kiln_cpu::lane_id()) % LOGICAL_WARP_THREADS == 0 ? initial : op(initial, before);
+  }
+  void InclusiveSum(T input, T& output) { InclusiveScan(input, output, ::cuda::std::plus<>()); }
+  void InclusiveSum(T input, T& output, T& aggregate) {
+    InclusiveScan(input, output, ::cuda::std::plus<>(), aggregate);
+  }
+  void ExclusiveSum(T input, T& output) {
+    ExclusiveScan(input, output, T(0), ::cuda::std::plus<>());
+  }
+  void ExclusiveSum(T input, T& output, T& aggregate) {
+    ExclusiveScan(input, output, T(0), ::cuda::std::plus<>(), aggregate);
+  }
+  T Broadcast(T input, unsigned src_lane) {
+    return __shfl_sync(mask(), input, int(src_lane), LOGICAL_WARP_THREADS);
+  }
+
+ private:
+  static unsigned mask() {
+    return LOGICAL_WARP_THREADS == 32
+               ? 0xffffffffu
+               : ((1u << LOGICAL_WARP_THREADS) - 1u)
+                     << (kiln_cpu::lane_id() & ~unsigned(LOGICAL_WARP_THREADS - 1));
+  }
+};
+
+}  // namespace cub

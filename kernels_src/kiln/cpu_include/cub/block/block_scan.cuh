@@ -1,0 +1,3 @@
+// cpu backend shim: <cub/block/block_scan.cuh> resolves to kiln's implementation of CUB's collectives.
+#pragma once
+#include "kiln/cpu_cub.h"
