@@ -378,7 +378,7 @@ std::optional<GlobalDecl> find_global(std::string_view source, std::string_view 
     std::size_t first = k;
     bool global = false;
     while (first > 0 && !toks[first - 1].directive &&
-           (toks[first - 1].kind == Token::ident || is_punct(toks[first - 1], ":"))) {
+           (toks[first - 1].kind == Token::ident || is_punct(toks[first - 1], "::"))) {
       const std::string& w = toks[--first].text;
       if (w == "__constant__" || w == "__device__") global = true;
     }
@@ -389,7 +389,7 @@ std::optional<GlobalDecl> find_global(std::string_view source, std::string_view 
       if (w == "__constant__" || w == "__device__" || w == "const" || w == "volatile" ||
           w == "static" || w == "extern" || w == "__managed__")
         continue;
-      decl.type += (decl.type.empty() || w == ":" || decl.type.back() == ':' ? "" : " ") + w;
+      decl.type += (decl.type.empty() || w == "::" || decl.type.back() == ':' ? "" : " ") + w;
     }
     // The extents, then the end of the declarator.
     std::size_t j = k + 1;

@@ -4,10 +4,10 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
-#include <regex>
 
 #include "jit/backends.h"
 #include "jit/headers.h"
+#include "jit/kernel_decl.h"
 #include "jit/reduce.h"
 #include "repl/lua_array.h"
 #include "repl/lua_cuda.h"
@@ -495,29 +495,24 @@ int module_index(lua_State* L) {
 // (`c_K[KERNEL_LENGTH]`): the compiled module then says how big the global is (the backends
 // check every write against the symbol's size), whatever expression gives it.
 std::pair<DType, long> declared_global(const std::string& text, const std::string& name) {
-  std::regex decl("(__constant__|__device__)\\s+([A-Za-z_][A-Za-z0-9_:\\s]*?)\\s+" + name +
-                  "\\s*((\\[[^\\]]*\\]\\s*)*)[;=]");
-  std::smatch m;
-  if (!std::regex_search(text, m, decl))
+  std::optional<jit::GlobalDecl> decl = jit::find_global(text, name);
+  if (!decl)
     throw Error("set_constant: no __constant__ or __device__ variable '" + name +
                 "' in the module");
-  std::string type = std::regex_replace(
-      m[2].str(), std::regex("\\bconst\\b|\\bvolatile\\b|\\b__constant__\\b|\\b__device__\\b"), "");
-  std::optional<DType> t = dtype_of_cpp(type);
-  if (!t)
-    throw Error("set_constant: '" + name + "' has type '" + m[2].str() +
+  std::optional<DType> t = dtype_of_cpp(decl->type);
+  if (!t || is_vector(*t))
+    throw Error("set_constant: '" + name + "' has type '" +
+                (decl->type.size() > 60 ? decl->type.substr(0, 60) + "..." : decl->type) +
                 "', not a scalar kiln can set");
   long count = 1;
-  const std::string extents = m[3].str();
-  static const std::regex extent("\\[\\s*([^\\]]*?)\\s*\\]");
-  for (auto it = std::sregex_iterator(extents.begin(), extents.end(), extent);
-       it != std::sregex_iterator(); ++it) {
-    const std::string e = (*it)[1].str();
+  for (std::string e : decl->extents) {
+    e.erase(0, e.find_first_not_of(" \t\n"));
+    e.erase(e.find_last_not_of(" \t\n") + 1);
     if (e.empty() || e.size() > 9 || e.find_first_not_of("0123456789") != std::string::npos)
       return {*t, 0};
     count *= std::stol(e);
   }
-  return {*t, extents.empty() ? 0 : count};
+  return {*t, decl->extents.empty() ? 0 : count};
 }
 
 // m:set_constant(name, number_or_array): sets a __constant__ / __device__ global. [-0, +0]

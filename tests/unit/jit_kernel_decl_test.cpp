@@ -337,3 +337,34 @@ TEST(JitFindIdentifier, SkipsCommentsLiteralsAndLongerNames) {
 
 }  // namespace
 }  // namespace kiln::jit
+
+namespace kiln::jit {
+
+TEST(JitFindGlobal, TypesAndExtentsWhateverTheirExpressions) {
+  const char* src = R"(#define KERNEL_LENGTH 9
+// __constant__ float c_K[1];  (a comment: not the declaration)
+__constant__ float c_K[KERNEL_LENGTH];
+static __device__ const unsigned int table[4][2 * 3] = {};
+__device__ std::int64_t counter;
+__global__ void k(float* x) { float c_K = 1; x[0] = c_K; })";
+  std::optional<GlobalDecl> k = find_global(src, "c_K");
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->type, "float");
+  EXPECT_EQ(k->extents, std::vector<std::string>{"KERNEL_LENGTH"});
+  std::optional<GlobalDecl> t = find_global(src, "table");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->type, "unsigned int");
+  EXPECT_EQ(t->extents, (std::vector<std::string>{"4", "2 * 3"}));
+  std::optional<GlobalDecl> c = find_global(src, "counter");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->type, "std::int64_t");
+  EXPECT_TRUE(c->extents.empty());
+  EXPECT_FALSE(find_global(src, "x"));
+  EXPECT_FALSE(find_global(src, "nothing"));
+  // A long run of words before the name is read without recursion (no stack to overflow).
+  std::string huge = "__device__ ";
+  for (int i = 0; i < 50000; ++i) huge += "a_b ";
+  EXPECT_TRUE(find_global(huge + "zz;", "zz"));
+}
+
+}  // namespace kiln::jit
