@@ -141,6 +141,9 @@ std::int64_t check_flat_index(lua_State* L, const HostArray& a, int idx) {
       luaL_error(L, "array index must be an integer, got %s", lua_tostring(L, idx));
     luaL_error(L, "array index must be an integer, got a %s", luaL_typename(L, idx));
   }
+  if (i == 0 && a.size() > 0)
+    luaL_error(L, "index 0 out of range: array indices start at 1 (a[1] .. a[%I])",
+               static_cast<LUA_INTEGER>(a.size()));
   if (i < 1 || i > a.size())
     luaL_error(L, "index %I out of range for array of size %I", static_cast<LUA_INTEGER>(i),
                static_cast<LUA_INTEGER>(a.size()));
@@ -151,6 +154,9 @@ std::int64_t check_flat_index(lua_State* L, const HostArray& a, int idx) {
 int array_index(lua_State* L) {
   HostArray& a = check_host_array(L, 1);
   if (lua_type(L, 2) == LUA_TNUMBER) {
+    // a[#a + 1] is nil, as a Lua sequence ends, so that ipairs(a) stops there; other indices
+    // outside 1..#a are errors.
+    if (lua_isinteger(L, 2) && lua_tointeger(L, 2) == a.size() + 1) return lua_pushnil(L), 1;
     push_element(L, a, check_flat_index(L, a, 2));
     return 1;
   }
@@ -719,7 +725,13 @@ Shape check_shape(lua_State* L, int idx) {
 
 DType opt_dtype(lua_State* L, int idx, DType def) {
   if (lua_isnoneornil(L, idx)) return def;
-  if (lua_type(L, idx) != LUA_TSTRING) luaL_typeerror(L, idx, "dtype name");
+  if (lua_type(L, idx) == LUA_TTABLE) {  // an options table: {dtype = "float32", ...}
+    lua_getfield(L, idx, "dtype");
+    DType t = lua_isnil(L, -1) ? def : opt_dtype(L, lua_gettop(L), def);
+    lua_pop(L, 1);
+    return t;
+  }
+  if (lua_type(L, idx) != LUA_TSTRING) luaL_typeerror(L, idx, "dtype name or {dtype = ...}");
   const char* name = lua_tostring(L, idx);
   if (auto t = parse_dtype(name)) return *t;
   luaL_Buffer b;

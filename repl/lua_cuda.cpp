@@ -84,6 +84,11 @@ void push_device(lua_State* L, const DeviceInfo& d) {
 // d.shape, d.dtype, d.size, d.ndim and methods. [-0, +1]
 int device_array_index(lua_State* L) {
   DeviceArray& a = *static_cast<DeviceArray*>(luaL_checkudata(L, 1, kDeviceArrayMeta));
+  if (lua_type(L, 2) == LUA_TNUMBER)
+    return luaL_error(L,
+                      "a device array's elements are on the device: copy it to the host first "
+                      "(d:copy_to_host()[%s])",
+                      lua_tostring(L, 2));
   const char* key = luaL_checkstring(L, 2);
   if (std::strcmp(key, "shape") == 0) return push_shape(L, a.shape), 1;
   if (std::strcmp(key, "dtype") == 0) return lua_pushstring(L, dtype_info(a.dtype).name.data()), 1;
@@ -92,6 +97,12 @@ int device_array_index(lua_State* L) {
     return lua_pushinteger(L, static_cast<lua_Integer>(a.shape.size())), 1;
   luaL_getmetafield(L, 1, "__methods");
   lua_getfield(L, -1, key);
+  return 1;
+}
+
+// #d: the number of elements, as #a for a host array. [-0, +1]
+int device_array_len(lua_State* L) {
+  lua_pushinteger(L, check_device_array(L, 1).size());
   return 1;
 }
 
@@ -463,6 +474,7 @@ int open_cuda(lua_State* L) {
                                                   {nullptr, nullptr}};
   new_metatable<DeviceArray>(L, kDeviceArrayMeta, device_array_methods, device_array_index);
   lua_pushcfunction(L, device_array_tostring), lua_setfield(L, -2, "__tostring");
+  lua_pushcfunction(L, device_array_len), lua_setfield(L, -2, "__len");
   lua_pop(L, 1);
 
   static const luaL_Reg stream_methods[] = {{"synchronize", stream_synchronize},

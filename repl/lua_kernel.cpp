@@ -210,26 +210,33 @@ std::vector<jit::ArgValue> collect_args(lua_State* L, int first, std::vector<Sta
   return args;
 }
 
-// A launch dimension: a positive integer or {x [, y [, z]]}.
-Dim3 check_dim(lua_State* L, int idx, const char* what) {
+// A launch dimension of kernel `kernel`: a positive integer or {x [, y [, z]]}.
+Dim3 check_dim(lua_State* L, int idx, const char* what, const char* kernel) {
   auto component = [&](lua_Integer v) -> std::uint32_t {
     if (v < 0 || v > 0xffffffffLL)
-      luaL_error(L, "launch %s dimension %I is out of range", what, static_cast<LUA_INTEGER>(v));
+      luaL_error(L, "kernel '%s': launch %s dimension %I is out of range", kernel, what,
+                 static_cast<LUA_INTEGER>(v));
     return static_cast<std::uint32_t>(v);
   };
   auto integer = [&](int i) -> lua_Integer {
     int isnum = 0;
     lua_Integer v = lua_tointegerx(L, i, &isnum);
+    if (!isnum && lua_type(L, i) == LUA_TNUMBER)  // 1000 / 256: Lua's / always gives a float
+      luaL_error(L,
+                 "kernel '%s': launch %s %s is not an integer (round up with math.ceil(n / "
+                 "threads) or (n + threads - 1) // threads)",
+                 kernel, what, lua_tostring(L, i));
     if (!isnum)
-      luaL_error(L, "launch %s: expected an integer or {x, y, z}, got %s", what,
-                 luaL_typename(L, i));
+      luaL_error(L, "kernel '%s': launch %s: expected an integer or {x, y, z}, got %s", kernel,
+                 what, luaL_typename(L, i));
     return v;
   };
   Dim3 d;
   if (lua_type(L, idx) == LUA_TTABLE) {
     lua_Integer n = luaL_len(L, idx);
     if (n < 1 || n > 3)
-      luaL_error(L, "launch %s: expected 1 to 3 dimensions, got %d", what, int(n));
+      luaL_error(L, "kernel '%s': launch %s: expected 1 to 3 dimensions, got %d", kernel, what,
+                 int(n));
     std::uint32_t* parts[3] = {&d.x, &d.y, &d.z};
     for (lua_Integer i = 1; i <= n; ++i) {
       lua_geti(L, idx, i);
@@ -242,15 +249,15 @@ Dim3 check_dim(lua_State* L, int idx, const char* what) {
   return d;
 }
 
-// The table {grid, block [, stream [, shared_bytes]]} at idx.
-LaunchConfig check_config(lua_State* L, int idx) {
+// The table {grid, block [, stream [, shared_bytes]]} at idx, for kernel `kernel`.
+LaunchConfig check_config(lua_State* L, int idx, const char* kernel) {
   LaunchConfig c;
   idx = lua_absindex(L, idx);
   lua_geti(L, idx, 1);
   lua_geti(L, idx, 2);
   if (lua_isnil(L, -2) || lua_isnil(L, -1)) luaL_error(L, "a launch needs {grid, block}");
-  c.grid = check_dim(L, -2, "grid");
-  c.block = check_dim(L, -1, "block");
+  c.grid = check_dim(L, -2, "grid", kernel);
+  c.block = check_dim(L, -1, "block", kernel);
   lua_pop(L, 2);
   lua_geti(L, idx, 3);
   c.stream = opt_stream(L, -1);
@@ -296,7 +303,7 @@ int launcher_call(lua_State* L) {
 int kernel_index(lua_State* L) {
   KernelRef& k = check_kernel(L, 1);
   if (lua_type(L, 2) == LUA_TTABLE) {
-    LaunchConfig c = check_config(L, 2);
+    LaunchConfig c = check_config(L, 2, k->name().c_str());
     Launcher* l = new_object<Launcher>(L, kLauncherMeta, Launcher{k, c});
     lua_pushvalue(L, 2), lua_setiuservalue(L, -2, 1);  // keeps the stream alive
     (void)l;

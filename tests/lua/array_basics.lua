@@ -109,7 +109,20 @@ assert(t1[1] == true and t1[2] == false)
 assert(array.from(5):totable() == 5.0)
 
 -- Bad input is an error that names the problem.
-fails("index 11 out of range for array of size 10", function() return array.zeros(10)[11] end)
+fails("index 12 out of range for array of size 10", function() return array.zeros(10)[12] end)
+-- a[#a + 1] is nil, as a sequence ends: ipairs walks an array and stops.
+assert(array.zeros(10)[11] == nil)
+local walked, total = 0, 0
+for i, v in ipairs(array.arange(5, "int32")) do walked, total = i, total + v end
+assert(walked == 5 and total == 0 + 1 + 2 + 3 + 4, "ipairs over an array")
+-- dtypes as a name or an options table, everywhere.
+assert(array.zeros(3, { dtype = "int16" }).dtype == "int16")
+assert(cuda.device_array(3, { dtype = "uint8" }).dtype == "uint8")
+assert(cuda.device_array({ 2, 3 }, "float32").dtype == "float32")
+-- a device array has a length, and its elements are read on the host.
+local dev = cuda.device_array({ 2, 3 })
+assert(#dev == 6)
+fails("copy it to the host first", function() return dev[1] end)
 fails("index 0 out of range", function() return array.zeros(10)[0] end)
 fails("index -1 out of range", function() local q = array.zeros(10); q[-1] = 1 end)
 fails("array index must be an integer, got 1.5", function() return array.zeros(10)[1.5] end)
