@@ -1,5 +1,7 @@
 #include "jit/jit.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <regex>
 
@@ -201,9 +203,94 @@ std::string Kernel::name_expression(const std::vector<ArgValue>& args) const {
   return *expr;
 }
 
+namespace {
+
+// The struct a parameter type names ("Params", "const Params", "struct Params"), or "".
+std::string struct_name_of(const std::string& type) {
+  std::string name;
+  std::size_t at = 0;
+  while (at < type.size()) {
+    std::size_t end = type.find(' ', at);
+    if (end == std::string::npos) end = type.size();
+    std::string word = type.substr(at, end - at);
+    at = end + 1;
+    if (word.empty() || word == "const" || word == "volatile" || word == "struct" ||
+        word == "class" || word == "__grid_constant__")
+      continue;
+    if (!name.empty()) return "";  // two names: not one struct
+    name = word;
+  }
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return "";
+  return name;
+}
+
+// The global a struct's layout probe fills: its size, alignment, and each member's offset and
+// size, as the compiler laid them out.
+std::string layout_symbol(const std::string& struct_name) { return "kiln_layout_" + struct_name; }
+
+// A struct declared in the kernel's source or one of its local headers.
+std::optional<StructDecl> find_struct_in(const SourceText& source, const std::string& name) {
+  if (std::optional<StructDecl> d = find_struct(source.text(), name)) return d;
+  for (const std::string& text : source.included_texts())
+    if (std::optional<StructDecl> d = find_struct(text, name)) return d;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string Kernel::layout_probes() const {
+  std::string probes;
+  std::vector<std::string> done;
+  for (const ParamDecl& p : decl_.params) {
+    std::string name = struct_name_of(p.type);
+    if (name.empty() || std::find(done.begin(), done.end(), name) != done.end()) continue;
+    std::optional<StructDecl> d = find_struct_in(*source_, name);
+    if (!d) continue;
+    done.push_back(name);
+    probes += "__device__ unsigned long long " + layout_symbol(name) + "[] = {sizeof(" + name +
+              "), alignof(" + name + ")";
+    for (const StructDecl::Member& m : d->members)
+      probes += ", offsetof(" + name + ", " + m.name + "), sizeof(((" + name + "*)0)->" +
+                m.name + ")";
+    probes += "};\n";
+  }
+  // After the user's source, so that its lines keep their numbers.
+  return probes.empty() ? "" : "\n#include <stddef.h>\n" + probes;
+}
+
+std::shared_ptr<const StructLayout> Kernel::struct_layout(Build& build,
+                                                           const std::string& type) const {
+  std::string name = struct_name_of(type);
+  if (name.empty()) return nullptr;
+  std::optional<StructDecl> d = find_struct_in(*source_, name);
+  if (!d) return nullptr;
+  std::vector<unsigned long long> words(2 + 2 * d->members.size());
+  build.module->get_global(layout_symbol(name), words.data(), words.size() * sizeof words[0]);
+  auto layout = std::make_shared<StructLayout>();
+  layout->name = name;
+  layout->size = words[0];
+  layout->align = words[1];
+  for (std::size_t i = 0; i < d->members.size(); ++i) {
+    StructLayout::Field f;
+    f.name = d->members[i].name;
+    f.type = d->members[i].type;
+    f.offset = words[2 + 2 * i];
+    const std::size_t bytes = words[3 + 2 * i];
+    if (std::optional<DType> t = dtype_of_cpp(f.type)) {
+      const std::size_t element = dtype_info(*t).size;
+      f.dtype = *t;
+      f.count = bytes / element;
+      f.settable = f.count >= 1 && bytes % element == 0;
+    }
+    layout->fields.push_back(std::move(f));
+  }
+  return layout;
+}
+
 CompileRequest Kernel::request(const std::string& name_expression, const std::string& arch) const {
   CompileRequest r;
-  r.source = source_->text();
+  r.source = source_->text() + layout_probes();
   r.filename = source_->filename();
   r.name_expressions = {name_expression};
   for (const auto& [name, value] : options_.defines)
@@ -218,7 +305,7 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
   auto spec = std::make_unique<Specialisation>();
   spec->name_expression = name_expression;
   CompileRequest r = request(name_expression, jit_->target(options_.arch));
-  const void* owner = has_settable_globals(r.source) ? globals_.get() : nullptr;
+  const void* owner = has_settable_globals(source_->text()) ? globals_.get() : nullptr;
   spec->build = jit_->build(r, source_->included_texts(), owner);
   const CompileResult& result = spec->build.build->result;
   if (result.lowered_names.empty())
@@ -235,6 +322,11 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
   for (std::size_t i = 0; i < types.size(); ++i) {
     spec->params.push_back(classify_param(types[i]));
     spec->param_names.push_back(i < decl_.params.size() ? decl_.params[i].name : "");
+    if (spec->params.back().kind != ParamKind::unsupported) continue;
+    if (auto layout = struct_layout(*spec->build.build, types[i])) {  // a struct by value
+      spec->params.back().kind = ParamKind::structure;
+      spec->params.back().layout = std::move(layout);
+    }
   }
   spec->program = spec->build.build->module->kernel(spec->lowered_name);
   apply_globals(*spec->build.build);

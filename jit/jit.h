@@ -141,6 +141,10 @@ class Kernel {
  private:
   std::string name_expression(const std::vector<ArgValue>& args) const;
   CompileRequest request(const std::string& name_expression, const std::string& arch) const;
+  // Globals appended to the source that record the layout of each struct parameter, as the
+  // compiler chooses it; and the layout read back from a build ("" / nullptr: not a struct).
+  std::string layout_probes() const;
+  std::shared_ptr<const StructLayout> struct_layout(Build& build, const std::string& type) const;
   std::unique_ptr<Specialisation> compile(const std::string& name_expression);
   void reload_if_edited();
 

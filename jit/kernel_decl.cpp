@@ -407,6 +407,98 @@ std::optional<GlobalDecl> find_global(std::string_view source, std::string_view 
   return std::nullopt;
 }
 
+namespace {
+
+// The data members declared by the tokens of a struct body, toks[first, last).
+std::vector<StructDecl::Member> struct_members(const std::vector<Token>& toks, std::size_t first,
+                                               std::size_t last) {
+  std::vector<StructDecl::Member> out;
+  std::size_t start = first;
+  int depth = 0;
+  for (std::size_t k = first; k < last; ++k) {
+    const Token& t = toks[k];
+    if (t.directive) continue;
+    if (is_punct(t, "{") || is_punct(t, "(")) ++depth;
+    if (is_punct(t, "}") || is_punct(t, ")")) --depth;
+    if (depth == 0 && is_punct(t, ":") && k > start && k == start + 1 &&
+        (is_ident(toks[start], "public") || is_ident(toks[start], "private") ||
+         is_ident(toks[start], "protected"))) {
+      start = k + 1;  // an access label
+      continue;
+    }
+    if (depth != 0 || !(is_punct(t, ";") || is_punct(t, "}"))) continue;
+    // One declaration, toks[start, k): skip anything but data members.
+    bool data = k > start;
+    for (std::size_t j = start; j < k && data; ++j)
+      if (is_punct(toks[j], "(") || is_punct(toks[j], "{") || is_ident(toks[j], "static") ||
+          is_ident(toks[j], "using") || is_ident(toks[j], "typedef") ||
+          is_ident(toks[j], "friend") || is_ident(toks[j], "template") || toks[j].directive)
+        data = false;
+    if (data) {
+      // type declarator[, declarator...]: a declarator is a name and its [extents].
+      std::string type;
+      std::size_t j = start;
+      std::vector<std::string> names;
+      for (std::size_t d = start; d <= k; ++d) {
+        if (d < k && !is_punct(toks[d], ",")) continue;
+        std::size_t end = d;  // back over [..] to the declarator's name
+        int brackets = 0;
+        std::size_t n = end;
+        while (n > j) {
+          --n;
+          if (is_punct(toks[n], "]")) ++brackets;
+          if (is_punct(toks[n], "[")) --brackets;
+          if (brackets == 0 && toks[n].kind == Token::ident) break;
+        }
+        if (n < j || toks[n].kind != Token::ident) break;
+        if (names.empty())
+          for (std::size_t w = j; w < n; ++w) {
+            const std::string& word = toks[w].text;
+            if (word == "const" || word == "volatile" || word == "mutable") continue;
+            type += (type.empty() || word == "::" || type.back() == ':' ? "" : " ") + word;
+          }
+        names.push_back(toks[n].text);
+        j = d + 1;
+      }
+      for (const std::string& n : names) out.push_back({n, type});
+    }
+    start = k + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<StructDecl> find_struct(std::string_view source, std::string_view name) {
+  std::vector<Token> toks = lex(source);
+  // The matching '}' of the '{' at k.
+  auto close_of = [&](std::size_t k) {
+    int depth = 0;
+    for (std::size_t j = k; j < toks.size(); ++j) {
+      if (toks[j].directive) continue;
+      if (is_punct(toks[j], "{")) ++depth;
+      if (is_punct(toks[j], "}") && --depth == 0) return j;
+    }
+    return toks.size();
+  };
+  for (std::size_t k = 0; k + 1 < toks.size(); ++k) {
+    if (toks[k].directive || !(is_ident(toks[k], "struct") || is_ident(toks[k], "class"))) continue;
+    std::size_t open = k + 1;
+    bool named = is_ident(toks[open], name);
+    if (toks[open].kind == Token::ident) ++open;
+    while (open < toks.size() && toks[open].kind == Token::ident) ++open;  // alignas, final
+    if (open >= toks.size() || !is_punct(toks[open], "{")) continue;
+    std::size_t close = close_of(open);
+    if (close >= toks.size()) return std::nullopt;
+    // typedef struct { ... } name;
+    if (!named && k > 0 && is_ident(toks[k - 1], "typedef") && close + 1 < toks.size() &&
+        is_ident(toks[close + 1], name))
+      named = true;
+    if (named) return StructDecl{std::string(name), struct_members(toks, open + 1, close)};
+  }
+  return std::nullopt;
+}
+
 std::vector<std::size_t> find_identifier(std::string_view source, std::string_view word) {
   std::vector<std::size_t> at;
   for (const Token& t : lex(source))

@@ -72,6 +72,20 @@ struct GlobalDecl {
 // skipped), or nullopt when there is none.
 std::optional<GlobalDecl> find_global(std::string_view source, std::string_view name);
 
+// A struct as source declares it, for passing one by value from a Lua table: its data members'
+// names and element types, in order (the compiler gives their offsets and sizes: jit.cpp).
+struct StructDecl {
+  struct Member {
+    std::string name;
+    std::string type;  // the element type's words: "float", "float4", "unsigned int"
+  };
+  std::string name;
+  std::vector<Member> members;
+};
+// The definition of `struct name { ... };` / `class name { ... };` / `typedef struct { ... }
+// name;` in source; member functions, static members, types and access labels are skipped.
+std::optional<StructDecl> find_struct(std::string_view source, std::string_view name);
+
 // The offset of each occurrence of the identifier word in source outside comments and literals
 // (preprocessor lines included).
 std::vector<std::size_t> find_identifier(std::string_view source, std::string_view word);

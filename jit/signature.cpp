@@ -125,7 +125,8 @@ std::string describe(const ArgValue& v, bool with_ndim = false) {
     case ArgValue::Kind::boolean:
       return std::string("a boolean (") + (v.boolean ? "true" : "false") + ")";
     case ArgValue::Kind::table:
-      return "a table of " + std::to_string(v.lanes.size()) + " numbers";
+      if (v.lanes.empty() && !v.fields.empty()) return "a table of named fields";
+      return "a table of " + std::to_string(v.lanes.size()) + " values";
     case ArgValue::Kind::other:
       if (v.lua_type.empty()) return "an unsupported value";
       if (v.lua_type == "nil" || v.lua_type == "no value") return v.lua_type;
@@ -286,6 +287,50 @@ void convert_scalar(const Where& where, const ParamType& p, const ArgValue& v,
   store_integer(p.dtype, x, out);
 }
 
+// Lays a Lua table out as a struct: each field by name (every field given, no other key), each
+// converted to its declared type at the offset the compiler chose; arrays from a table of
+// count values.
+template <typename Where>
+void convert_struct(const Where& where, const StructLayout& layout, const ArgValue& v,
+                    std::byte* out) {
+  if (v.kind != ArgValue::Kind::table)
+    throw Error(where() + " expects a " + layout.name + ", a table of its fields, got " +
+                describe(v));
+  for (const auto& [key, value] : v.fields) {
+    bool known = false;
+    for (const StructLayout::Field& f : layout.fields) known = known || f.name == key;
+    if (!known) {
+      std::string names;
+      for (const StructLayout::Field& f : layout.fields) names += (names.empty() ? "" : ", ") + f.name;
+      throw Error(where() + ": " + layout.name + " has no field '" + key + "' (its fields: " +
+                  names + ")");
+    }
+  }
+  for (const StructLayout::Field& f : layout.fields) {
+    const ArgValue* value = nullptr;
+    for (const auto& [key, given] : v.fields)
+      if (key == f.name) value = &given;
+    const std::function<std::string()> field_where = [&] { return where() + ", field '" + f.name + "'"; };
+    if (!value) throw Error(field_where() + " (" + f.type + ") is not given");
+    if (!f.settable)
+      throw Error(field_where() + " has type " + f.type + ", which kiln cannot set from Lua");
+    ParamType element;
+    element.kind = ParamKind::scalar;
+    element.dtype = f.dtype;
+    const std::size_t size = dtype_info(f.dtype).size;
+    if (f.count == 1) {
+      convert_scalar(field_where, element, *value, out + f.offset);
+      continue;
+    }
+    if (value->kind != ArgValue::Kind::table || value->lanes.size() != f.count)
+      throw Error(field_where() + " is " + std::to_string(f.count) + " " +
+                  std::string(dtype_info(f.dtype).name) + ": expects a table of " +
+                  std::to_string(f.count) + " values, got " + describe(*value));
+    for (std::size_t k = 0; k < f.count; ++k)
+      convert_scalar(field_where, element, value->lanes[k], out + f.offset + k * size);
+  }
+}
+
 }  // namespace
 
 ParamType classify_param(std::string_view cpp_type) {
@@ -427,13 +472,21 @@ void ArgPack::add(const std::string& kernel, int position, const std::string& pa
       size = sizeof(void*) + sizeof(long long) * static_cast<std::size_t>(param.ndim);
       align = 8;
       break;
+    case ParamKind::structure:
+      size = param.layout->size;
+      align = param.layout->align;
+      break;
     case ParamKind::unsupported:
       throw Error(where() +
-                  " has a type kiln cannot pass from Lua (it passes scalars, pointers to scalars "
-                  "and kiln::Array<T, N>)");
+                  " has a type kiln cannot pass from Lua (it passes scalars, vectors, pointers "
+                  "to them, kiln::Array<T, N>, and structs the kernel's source declares)");
   }
-  std::byte bytes[sizeof(void*) + 8 * sizeof(long long)] = {};
-  if (param.kind == ParamKind::scalar) {
+  std::byte small[sizeof(void*) + 8 * sizeof(long long)] = {};
+  std::vector<std::byte> large(param.kind == ParamKind::structure ? size : 0);
+  std::byte* bytes = param.kind == ParamKind::structure ? large.data() : small;
+  if (param.kind == ParamKind::structure) {
+    convert_struct(where, *param.layout, value, bytes);
+  } else if (param.kind == ParamKind::scalar) {
     convert_scalar(where, param, value, bytes);
   } else {
     if (!is_array_value(value) || value.dtype != param.dtype ||

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,10 +17,26 @@
 namespace kiln::jit {
 
 enum class ParamKind {
-  scalar,      // float, int, size_t, bool, ...
-  pointer,     // T* / const T* to a dtype
-  array,       // kiln::Array<T, N>: pointer and shape
-  unsupported  // anything else (structs, references, pointers to pointers, ...)
+  scalar,     // float, int, size_t, bool, float4, ...
+  pointer,    // T* / const T* to a dtype
+  array,      // kiln::Array<T, N>: pointer and shape
+  structure,  // a struct declared in the kernel's source, by value, from a Lua table
+  unsupported  // anything else (references, pointers to pointers, ...)
+};
+
+// A struct's layout, as the compiler laid it out (jit.cpp asks the compiled module).
+struct StructLayout {
+  struct Field {
+    std::string name;
+    std::string type;     // as declared, for messages
+    DType dtype = DType::float32;
+    bool settable = false;  // a scalar or vector kiln knows
+    std::size_t offset = 0;
+    std::size_t count = 1;  // elements: 3 for `double w[3]`
+  };
+  std::string name;
+  std::size_t size = 0, align = 1;
+  std::vector<Field> fields;
 };
 
 struct ParamType {
@@ -28,6 +45,7 @@ struct ParamType {
   bool is_const = false;         // pointee const-qualified
   int ndim = 0;                  // for kiln::Array
   std::string spelling;          // as given, for messages: "float const*"
+  std::shared_ptr<const StructLayout> layout;  // for structure
 };
 
 // Classifies one C++ parameter type, spelled as the demangler or as a user writes it.
@@ -53,7 +71,8 @@ struct ArgValue {
   double number = 0;
   bool boolean = false;
   std::string lua_type;          // "table", "string", ... for messages
-  std::vector<ArgValue> lanes;   // a table's x, y, z, w (or [1]..[4]), for vector parameters
+  std::vector<ArgValue> lanes;   // a table's x, y, z, w, else its [1]..[n]: vectors, arrays
+  std::vector<std::pair<std::string, ArgValue>> fields;  // a table's string keys: structs
 };
 
 // Laid-out launch arguments. add() converts one value to its parameter's exact type, or throws

@@ -167,19 +167,29 @@ jit::ArgValue arg_value(lua_State* L, int idx) {
     v.kind = jit::ArgValue::Kind::number, v.number = lua_tonumber(L, idx);
   } else if (lua_type(L, idx) == LUA_TBOOLEAN) {
     v.kind = jit::ArgValue::Kind::boolean, v.boolean = lua_toboolean(L, idx);
-  } else if (lua_type(L, idx) == LUA_TTABLE) {  // a vector by value: {x =, y =, ...} or {1, 2, ...}
+  } else if (lua_type(L, idx) == LUA_TTABLE) {  // a vector, array or struct by value
     v.kind = jit::ArgValue::Kind::table, v.lua_type = "table";
     idx = lua_absindex(L, idx);
+    luaL_checkstack(L, 8, "kernel argument tables nested too deeply");
+    // lanes: x, y, z, w when x is there (a vector), else [1] .. [n] (a vector or an array).
+    const bool named = lua_getfield(L, idx, "x") != LUA_TNIL;
+    lua_pop(L, 1);
     static const char* const names[] = {"x", "y", "z", "w"};
-    for (int k = 0; k < 4; ++k) {
-      if (lua_getfield(L, idx, names[k]) == LUA_TNIL) {
-        lua_pop(L, 1);
-        lua_geti(L, idx, k + 1);
+    for (lua_Integer k = 1;; ++k) {
+      if (named ? (k > 4 || lua_getfield(L, idx, names[k - 1]) == LUA_TNIL)
+                : lua_geti(L, idx, k) == LUA_TNIL) {
+        if (!named || k <= 4) lua_pop(L, 1);
+        break;
       }
-      const bool present = !lua_isnil(L, -1);
-      if (present) v.lanes.push_back(arg_value(L, lua_gettop(L)));
+      v.lanes.push_back(arg_value(L, lua_gettop(L)));
       lua_pop(L, 1);
-      if (!present) break;
+    }
+    // fields: every string key (a struct's members, by name).
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+      if (lua_type(L, -2) == LUA_TSTRING)
+        v.fields.emplace_back(lua_tostring(L, -2), arg_value(L, lua_gettop(L)));
+      lua_pop(L, 1);
     }
   } else {
     v.lua_type = luaL_typename(L, idx);

@@ -87,6 +87,9 @@ class Module {
   virtual std::unique_ptr<Program> kernel(const std::string& lowered_name) = 0;
   // Copies bytes into a __constant__ or __device__ global; throws kiln::Error when there is none.
   virtual void set_global(const std::string& name, const void* data, std::size_t bytes) = 0;
+  // Copies bytes out of a global (the first bytes of it); throws kiln::Error when there is none
+  // or it is smaller.
+  virtual void get_global(const std::string& name, void* out, std::size_t bytes) = 0;
 };
 
 class Backend {

@@ -135,6 +135,15 @@ class CpuModule final : public Module {
   }
 
   void set_global(const std::string& name, const void* data, std::size_t bytes) override {
+    std::memcpy(global(name, bytes), data, bytes);
+  }
+  void get_global(const std::string& name, void* out, std::size_t bytes) override {
+    std::memcpy(out, global(name, bytes), bytes);
+  }
+
+ private:
+  // The address of the module's global `name`, checked to hold at least bytes.
+  void* global(const std::string& name, std::size_t bytes) {
     void* p = so_->symbol(name);
     Dl_info info{};
     void* entry = nullptr;
@@ -146,10 +155,9 @@ class CpuModule final : public Module {
     if (bytes > sym->st_size)
       throw Error("set_constant: '" + name + "' holds " + std::to_string(sym->st_size) +
                   " bytes; " + std::to_string(bytes) + " bytes do not fit");
-    std::memcpy(p, data, bytes);
+    return p;
   }
 
- private:
   std::shared_ptr<CpuBackend> backend_;
   std::shared_ptr<SharedObject> so_;
   const cpu::Allocations* allocations_;  // owned by the backend, which outlives the module

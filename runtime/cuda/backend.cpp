@@ -272,6 +272,21 @@ class CudaModule final : public Module {
 
   void set_global(const std::string& name, const void* data, std::size_t bytes) override {
     State& state = *image_->state;
+    CUdeviceptr ptr = global(name, bytes);
+    state.check(state.driver->cuMemcpyHtoDAsync(ptr, data, bytes, nullptr), "cuMemcpyHtoDAsync");
+    state.check(state.driver->cuStreamSynchronize(nullptr), "cuStreamSynchronize");
+  }
+  void get_global(const std::string& name, void* out, std::size_t bytes) override {
+    State& state = *image_->state;
+    CUdeviceptr ptr = global(name, bytes);
+    state.check(state.driver->cuMemcpyDtoHAsync(out, ptr, bytes, nullptr), "cuMemcpyDtoHAsync");
+    state.check(state.driver->cuStreamSynchronize(nullptr), "cuStreamSynchronize");
+  }
+
+ private:
+  // The device address of the module's global `name`, checked to hold at least bytes.
+  CUdeviceptr global(const std::string& name, std::size_t bytes) {
+    State& state = *image_->state;
     state.enter();
     CUdeviceptr ptr = 0;
     std::size_t size = 0;
@@ -283,11 +298,9 @@ class CudaModule final : public Module {
     if (bytes > size)
       throw Error("set_constant: '" + name + "' holds " + std::to_string(size) + " bytes; " +
                   std::to_string(bytes) + " bytes do not fit");
-    state.check(state.driver->cuMemcpyHtoDAsync(ptr, data, bytes, nullptr), "cuMemcpyHtoDAsync");
-    state.check(state.driver->cuStreamSynchronize(nullptr), "cuStreamSynchronize");
+    return ptr;
   }
 
- private:
   std::shared_ptr<LoadedImage> image_;
 };
 

@@ -368,3 +368,37 @@ __global__ void k(float* x) { float c_K = 1; x[0] = c_K; })";
 }
 
 }  // namespace kiln::jit
+
+namespace kiln::jit {
+
+TEST(JitFindStruct, DataMembersInOrder) {
+  const char* src = R"(#define N 3
+struct Other { int q; };
+struct Params {
+  float scale;            // a comment
+  unsigned int n, m;
+  float4 box;
+  double w[N];
+  static const int kMax = 4;
+  __device__ float area() const { return box.z * box.w; }
+ public:
+  const long long id;
+};
+typedef struct { short a; char b[2]; } Packed;
+__global__ void k(Params p, Packed q) {})";
+  std::optional<StructDecl> p = find_struct(src, "Params");
+  ASSERT_TRUE(p);
+  std::vector<std::pair<std::string, std::string>> got;
+  for (const auto& m : p->members) got.emplace_back(m.name, m.type);
+  EXPECT_EQ(got, (std::vector<std::pair<std::string, std::string>>{
+                     {"scale", "float"}, {"n", "unsigned int"}, {"m", "unsigned int"},
+                     {"box", "float4"}, {"w", "double"}, {"id", "long long"}}));
+  std::optional<StructDecl> q = find_struct(src, "Packed");
+  ASSERT_TRUE(q);
+  ASSERT_EQ(q->members.size(), 2u);
+  EXPECT_EQ(q->members[1].name, "b");
+  EXPECT_EQ(q->members[1].type, "char");
+  EXPECT_FALSE(find_struct(src, "Missing"));
+}
+
+}  // namespace kiln::jit

@@ -290,7 +290,8 @@ TEST(JitArgPack, ArrayErrors) {
             "array, got a 2-d uint8 device array");
   EXPECT_EQ(error_of("float&", number(1)),
             "kernel 'scale': parameter 1 'x' (float&) has a type kiln cannot pass from Lua (it "
-            "passes scalars, pointers to scalars and kiln::Array<T, N>)");
+            "passes scalars, vectors, pointers to them, kiln::Array<T, N>, and structs the "
+            "kernel's source declares)");
 }
 
 TEST(JitArgPack, ScalarConversions) {

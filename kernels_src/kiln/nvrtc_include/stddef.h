@@ -4,8 +4,7 @@
 #ifndef NULL
 #define NULL 0
 #endif
-#ifndef offsetof
-#define offsetof(type, member) \
-  ((size_t) & reinterpret_cast<const volatile char&>(static_cast<type*>(nullptr)->member))
+#ifndef offsetof  // as libcu++ defines it for NVRTC: a constant NVRTC folds
+#define offsetof(type, member) ((size_t)((char*)&(((type*)0)->member) - (char*)0))
 #endif
 typedef decltype(nullptr) nullptr_t;
