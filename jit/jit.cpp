@@ -193,7 +193,8 @@ Kernel::Kernel(std::shared_ptr<Jit> jit, std::shared_ptr<SourceText> source, Ker
       decl_(std::move(decl)),
       options_(std::move(options)),
       globals_(std::move(globals)),
-      built_revision_(source_->revision()) {}
+      built_revision_(source_->revision()),
+      names_grid_(names_grid()) {}
 
 std::string Kernel::name_expression(const std::vector<ArgValue>& args) const {
   if (options_.name.find('<') != std::string::npos) return options_.name;
@@ -352,6 +353,7 @@ void Kernel::reload_if_edited() {
   std::vector<KernelDecl> decls = select_kernels(*source_, decl_.name, false);
   std::unordered_map<std::string, std::unique_ptr<Specialisation>> rebuilt;
   KernelDecl previous = std::exchange(decl_, decls.front());
+  names_grid_ = names_grid();
   try {
     for (const auto& [expr, spec] : by_name_expression_) rebuilt[expr] = compile(expr);
   } catch (const Interrupted&) {
@@ -419,7 +421,26 @@ void Kernel::launch(Specialisation& spec, const LaunchConfig& config,
   pack_.clear();
   for (std::size_t i = 0; i < args.size(); ++i)
     pack_.add(decl_.name, static_cast<int>(i + 1), spec.param_names[i], spec.params[i], args[i]);
-  spec.program->launch(config, pack_.pointers());
+  if (!names_grid_) {
+    spec.program->launch(config, pack_.pointers());
+    return;
+  }
+  LaunchConfig cooperative = config;  // grid.sync() needs every block resident (Numba's rule)
+  cooperative.cooperative = true;
+  spec.program->launch(cooperative, pack_.pointers());
+}
+
+bool Kernel::names_grid() const {
+  // In this kernel's body, or anywhere outside the kernels' bodies (a device function it calls).
+  std::string outside = source_->text();
+  bool in_body = false;
+  for (const KernelBody& b : find_kernel_bodies(outside)) {
+    std::string_view body = std::string_view(source_->text()).substr(b.open, b.close - b.open);
+    if (b.name == decl_.name && !find_identifier(body, "this_grid").empty()) in_body = true;
+    for (std::size_t i = b.open; i < b.close; ++i)
+      if (outside[i] != '\n') outside[i] = ' ';
+  }
+  return in_body || !find_identifier(outside, "this_grid").empty();
 }
 
 std::string Kernel::ptx(const std::vector<ArgValue>* args) {

@@ -140,6 +140,8 @@ class Kernel {
 
  private:
   std::string name_expression(const std::vector<ArgValue>& args) const;
+  // Whether the kernel may synchronise its grid (names this_grid): it then launches cooperatively.
+  bool names_grid() const;
   CompileRequest request(const std::string& name_expression, const std::string& arch) const;
   // Globals appended to the source that record the layout of each struct parameter, as the
   // compiler chooses it; and the layout read back from a build ("" / nullptr: not a struct).
@@ -157,6 +159,7 @@ class Kernel {
   std::unordered_map<std::string, Specialisation*> by_signature_;
   Specialisation* last_ = nullptr;
   std::uint64_t built_revision_ = 0;  // the source revision the specialisations come from
+  bool names_grid_ = false;           // names_grid() of that revision
   ArgPack pack_;                      // reused by every launch (launches are synchronous)
 };
 

@@ -52,6 +52,9 @@ struct LaunchConfig {
   Dim3 grid, block;
   std::size_t shared_bytes = 0;  // dynamic shared memory
   Stream* stream = nullptr;      // nullptr: the default stream
+  // Every block at once, so that the kernel may synchronise its whole grid
+  // (cooperative_groups::this_grid().sync()); an error when they cannot all be resident.
+  bool cooperative = false;
 };
 
 // What the loaded kernel says of itself; -1 where the backend cannot tell.

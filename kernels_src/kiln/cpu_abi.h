@@ -4,7 +4,7 @@
 // stale cached module is refused instead of misread.
 #pragma once
 
-#define KILN_CPU_ABI_VERSION 8
+#define KILN_CPU_ABI_VERSION 9
 
 namespace kiln_cpu {
 
@@ -27,7 +27,14 @@ struct dim3 {
 enum ThreadMode { mode_loop = 0, mode_fibers = 1, mode_coroutines = 2, mode_regions = 3 };
 
 // Operations a kernel thread asks of the runtime's block scheduler.
-enum BarrierOp { barrier_plain = 0, barrier_count = 1, barrier_and = 2, barrier_or = 3 };
+// barrier_grid: the block's barrier, then every block's (a cooperative launch's grid.sync()).
+enum BarrierOp {
+  barrier_plain = 0,
+  barrier_count = 1,
+  barrier_and = 2,
+  barrier_or = 3,
+  barrier_grid = 4
+};
 enum WarpOp {
   warp_shfl_idx = 0,
   warp_shfl_up = 1,

@@ -1,8 +1,8 @@
 // cooperative_groups for the cpu backend, as CUDA 12 and 13 declare it for device code:
 // thread_block (also from block_tile_memory scratch), thread_block_tile<N> (shuffles, votes,
 // match, meta groups), the dynamic tiled_partition, coalesced_threads, labeled_partition and
-// binary_partition, the free sync / thread_rank / num_threads, cg::reduce and the scans, and
-// memcpy_async with wait. Not here: grid_group::sync (a cooperative launch). Reached through the
+// binary_partition, the free sync / thread_rank / group_size, cg::reduce and the scans,
+// memcpy_async with wait, and grid_group::sync through a cooperative launch. Reached through the
 // shim <cooperative_groups.h>; built on the prelude's barriers and warp operations.
 #pragma once
 #include "kiln/cpu_prelude.h"
@@ -35,9 +35,16 @@ inline thread_block this_thread_block(block_tile_memory<Sizes...>&) {
   return {};
 }
 
-// The whole grid (no grid-wide sync: that needs a cooperative launch).
+// The whole grid. sync() needs a cooperative launch, which kiln chooses for a kernel that
+// names this_grid (as Numba does); it waits for every thread of every block.
 class grid_group {
  public:
+  void sync() const {
+    kiln_cpu::tls.api->barrier(kiln_cpu::tls.exec, kiln_cpu::barrier_grid, 0);
+  }
+  static void barrier_wait() {
+    kiln_cpu::tls.api->barrier(kiln_cpu::tls.exec, kiln_cpu::barrier_grid, 0);
+  }
   unsigned long long thread_rank() const {
     unsigned long long block =
         blockIdx.x +

@@ -296,7 +296,14 @@ void CpuProgram::launch(const LaunchConfig& config, void** args) {
   if (static_shared_ > long(48 * 1024))
     throw Error("kernel '" + entry_.name + "': its module uses " + std::to_string(static_shared_) +
                 " bytes of static shared memory, more than the limit of 49152");
-  backend_->pool().launch(entry_, config, args, config.grid.count());
+  if (!config.cooperative) return backend_->pool().launch(entry_, config, args, config.grid.count());
+  if (config.grid.count() > cpu::WorkerPool::kMaxCooperativeBlocks)
+    throw Error("kernel '" + entry_.name + "' synchronises its grid (this_grid().sync()), so all of "
+                "its blocks must run at once: " + std::to_string(config.grid.count()) +
+                " blocks is more than the cpu backend's " +
+                std::to_string(cpu::WorkerPool::kMaxCooperativeBlocks) +
+                " (a grid-stride loop over fewer blocks covers any size)");
+  backend_->pool().launch_cooperative(entry_, config, args, config.grid.count());
 }
 
 }  // namespace

@@ -375,6 +375,15 @@ int BlockRunner::barrier(int op, int predicate) {
   acc_and_ &= predicate;
   acc_or_ |= predicate;
   if (++arrived_ == live_) {
+    // The block is together; for grid.sync() the whole grid must be too (a cooperative launch
+    // runs each block on an OS thread of its own, so this thread may block).
+    if (op == kiln_cpu::barrier_grid) {
+      if (!worker_.grid)
+        throw Error(where(cur_) +
+                    ": this_grid().sync() needs a cooperative launch (kiln chooses one for a "
+                    "kernel whose source names this_grid)");
+      worker_.grid->arrive_and_wait();
+    }
     release_barrier();
   } else {
     Fiber& f = fibers_[cur_];

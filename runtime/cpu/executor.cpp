@@ -132,6 +132,33 @@ void run_blocks(Worker& worker, const KernelEntry& k, const LaunchConfig& cfg, v
         kiln_cpu::uint3{unsigned(b % gx), unsigned(b / gx % gy), unsigned(b / (gx * gy))});
 }
 
+void GridBarrier::release_locked() {
+  arrived_ = 0;
+  ++generation_;
+  cv_.notify_all();
+}
+
+void GridBarrier::arrive_and_wait() {
+  std::unique_lock lock(mutex_);
+  if (aborted_) throw Error("another block of the cooperative launch failed");
+  const std::uint64_t generation = generation_;
+  if (++arrived_ == expected_) return release_locked();
+  cv_.wait(lock, [&] { return generation_ != generation || aborted_; });
+  if (generation_ == generation) throw Error("another block of the cooperative launch failed");
+}
+
+void GridBarrier::leave() {
+  std::lock_guard lock(mutex_);
+  --expected_;
+  if (expected_ > 0 && arrived_ == expected_) release_locked();
+}
+
+void GridBarrier::abort() {
+  std::lock_guard lock(mutex_);
+  aborted_ = true;
+  cv_.notify_all();
+}
+
 WorkerPool::WorkerPool(int workers) {
   if (workers < 1) workers = 1;
   for (int i = 0; i < workers; ++i) workers_.push_back(std::make_unique<Worker>());
@@ -233,6 +260,44 @@ void WorkerPool::launch(const KernelEntry& k, const LaunchConfig& cfg, void** ar
   if (job.interrupted) {
     check_interrupt();
     throw Interrupted();
+  }
+}
+
+void WorkerPool::launch_cooperative(const KernelEntry& k, const LaunchConfig& cfg, void** args,
+                                    std::uint64_t blocks) {
+  std::lock_guard lock(launch_mutex_);
+  install_fault_handler();
+  GridBarrier grid(blocks);
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (std::uint64_t b = 0; b < blocks; ++b) workers.push_back(std::make_unique<Worker>());
+  std::mutex error_mutex;
+  std::exception_ptr error;
+  auto run = [&](std::uint64_t b) {
+    Worker& worker = *workers[b];
+    ScopedAltStack alt(worker.altstack);
+    worker.grid = &grid;
+    try {
+      run_blocks(worker, k, cfg, args, b, b + 1);
+      grid.leave();
+    } catch (...) {
+      {
+        std::lock_guard guard(error_mutex);
+        if (!error) error = std::current_exception();
+      }
+      grid.abort();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (std::uint64_t b = 1; b < blocks; ++b) threads.emplace_back(run, b);
+  run(0);
+  for (auto& t : threads) t.join();
+  std::fflush(stdout);
+  if (error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const OutOfBounds& e) {
+      throw Error(e.with_source_line());
+    }
   }
 }
 

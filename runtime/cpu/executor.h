@@ -47,6 +47,24 @@ inline constexpr std::size_t kDynamicSharedBytes = 227 * 1024;  // the opt-in li
 
 class BlockRunner;
 
+// The grid-wide barrier of a cooperative launch: each block's OS thread waits in it once all of
+// the block's threads have reached grid.sync(). A block that ends leaves it (so the others do not
+// wait for it forever); a block that fails aborts it, and every waiting block then fails too.
+class GridBarrier {
+ public:
+  explicit GridBarrier(std::uint64_t blocks) : expected_(blocks) {}
+  void arrive_and_wait();
+  void leave();
+  void abort();
+
+ private:
+  void release_locked();
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::uint64_t expected_, arrived_ = 0, generation_ = 0;
+  bool aborted_ = false;
+};
+
 // Everything a worker thread owns: its fiber stacks, its dynamic shared memory, its runner.
 struct Worker {
   Worker();
@@ -56,6 +74,7 @@ struct Worker {
   unsigned char* dyn_smem = nullptr;          // kDynamicSharedBytes, 128-aligned, fixed for life
   std::unique_ptr<BlockRunner> runner;
   void* altstack = nullptr;  // the signal stack used when a fiber overflows
+  GridBarrier* grid = nullptr;  // a cooperative launch's, while one runs on this worker
   // Where k's module keeps this worker's thread-locals (its static shared memory), remembered
   // for the last module the worker ran.
   std::uintptr_t static_shared_of(const KernelEntry& k);
@@ -81,6 +100,11 @@ class WorkerPool {
   // Runs blocks [0, blocks) of kernel k on all workers; returns when all are done. Rethrows the
   // first error a block raised; throws kiln::Interrupted when Ctrl-C stopped it.
   void launch(const KernelEntry& k, const LaunchConfig& cfg, void** args, std::uint64_t blocks);
+  // A cooperative launch: every block at once, each on a thread of its own (the pool's workers
+  // cannot hold them all), meeting at grid.sync(). At most kMaxCooperativeBlocks blocks.
+  void launch_cooperative(const KernelEntry& k, const LaunchConfig& cfg, void** args,
+                          std::uint64_t blocks);
+  static constexpr std::uint64_t kMaxCooperativeBlocks = 256;
 
  private:
   struct Job {

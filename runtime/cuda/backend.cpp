@@ -207,12 +207,39 @@ class CudaProgram final : public Program {
       optin_bytes_ = config.shared_bytes;
     }
     CUstream stream = state.stream_of(config.stream);
+    if (config.cooperative) check_coresident(config);
     state.last_kernel = name_;
-    state.check(state.driver->cuLaunchKernel(fn, config.grid.x, config.grid.y, config.grid.z,
-                                             config.block.x, config.block.y, config.block.z,
-                                             static_cast<unsigned>(config.shared_bytes), stream,
-                                             args, nullptr),
-                "cuLaunchKernel of kernel '" + name_ + "'");
+    if (config.cooperative)
+      state.check(state.driver->cuLaunchCooperativeKernel(
+                      fn, config.grid.x, config.grid.y, config.grid.z, config.block.x,
+                      config.block.y, config.block.z, static_cast<unsigned>(config.shared_bytes),
+                      stream, args),
+                  "cuLaunchCooperativeKernel of kernel '" + name_ + "'");
+    else
+      state.check(state.driver->cuLaunchKernel(fn, config.grid.x, config.grid.y, config.grid.z,
+                                               config.block.x, config.block.y, config.block.z,
+                                               static_cast<unsigned>(config.shared_bytes), stream,
+                                               args, nullptr),
+                  "cuLaunchKernel of kernel '" + name_ + "'");
+  }
+
+  // A cooperative launch's grid must fit on the device at once (blocks per multiprocessor, from
+  // the occupancy calculator, times multiprocessors); a clear error before the driver's.
+  void check_coresident(const LaunchConfig& config) {
+    State& state = *image_->state;
+    int per_sm = 0;
+    state.check(state.driver->cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                    &per_sm, function(), static_cast<int>(config.block.count()),
+                    config.shared_bytes),
+                "cuOccupancyMaxActiveBlocksPerMultiprocessor for kernel '" + name_ + "'");
+    const std::uint64_t most = std::uint64_t(per_sm) * std::uint64_t(state.info.multiprocessors);
+    if (config.grid.count() > most)
+      throw Error("kernel '" + name_ + "' synchronises its grid (this_grid().sync()), so all of "
+                  "its blocks must be resident at once: " + std::to_string(config.grid.count()) +
+                  " blocks is more than the " + std::to_string(most) + " this GPU holds (" +
+                  std::to_string(per_sm) + " per multiprocessor x " +
+                  std::to_string(state.info.multiprocessors) + " multiprocessors, blocks of " +
+                  std::to_string(config.block.count()) + " threads)");
   }
 
   KernelAttributes attributes() const override { return attributes_; }

@@ -55,9 +55,11 @@ namespace kiln::cuda {
   X(cuModuleGetFunction, 2000)        \
   X(cuModuleGetGlobal, 3020)          \
   X(cuLaunchKernel, 4000)             \
+  X(cuLaunchCooperativeKernel, 9000)  \
   X(cuFuncGetAttribute, 2020)         \
   X(cuFuncSetAttribute, 9000)         \
-  X(cuOccupancyMaxPotentialBlockSize, 6050)
+  X(cuOccupancyMaxPotentialBlockSize, 6050) \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050)
 
 // Entry points newer drivers have and kiln does without (nullptr when absent).
 #define KILN_CUDA_OPTIONAL(X)         \
