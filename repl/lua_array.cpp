@@ -21,6 +21,7 @@
 #include "runtime/array_format.h"
 #include "runtime/error.h"
 #include "runtime/image.h"
+#include "runtime/npy.h"
 #include "runtime/random.h"
 
 namespace kiln::lua {
@@ -368,6 +369,21 @@ int array_view(lua_State* L) {
   luaL_checkstring(L, 2);
   DType t = opt_dtype(L, 2, a.dtype());
   push_host_array(L, a.viewed(t));
+  return 1;
+}
+
+// array.save(path, a): writes a as NumPy's .npy. [-0, +0]
+int array_save(lua_State* L) {
+  const char* path = luaL_checkstring(L, 1);
+  HostArray& a = check_host_array(L, 2);
+  save_npy(path, a);
+  return 0;
+}
+
+// array.load(path) -> the array in a NumPy .npy file. [-0, +1]
+int array_load(lua_State* L) {
+  const char* path = luaL_checkstring(L, 1);
+  push_host_array(L, load_npy(path));
   return 1;
 }
 
@@ -783,6 +799,8 @@ int open_array(lua_State* L) {
                                          {"__gc", array_gc},
                                          {nullptr, nullptr}};
   static const luaL_Reg functions[] = {{"zeros", guarded<array_zeros>},
+                                       {"save", guarded<array_save>},
+                                       {"load", guarded<array_load>},
                                        {"empty", guarded<array_zeros>},
                                        {"ones", guarded<array_ones>},
                                        {"full", guarded<array_full>},

@@ -36,10 +36,12 @@ LIBS=(-lxxhash)
 build cache_entry tests/fuzz/fuzz_cache_entry.cpp jit/cache.cpp
 LIBS=(-llua5.4)
 build array_from tests/fuzz/fuzz_array_from.cpp repl/lua_array.cpp runtime/host_array.cpp \
-  runtime/dtype.cpp runtime/image.cpp runtime/array_format.cpp runtime/random.cpp
+  runtime/dtype.cpp runtime/image.cpp runtime/array_format.cpp runtime/random.cpp runtime/npy.cpp
+LIBS=()
+build npy tests/fuzz/fuzz_npy.cpp runtime/npy.cpp runtime/host_array.cpp runtime/dtype.cpp
 
 targets=("$@")
-((${#targets[@]})) || targets=(kernel_decl regions cache_entry array_from)
+((${#targets[@]})) || targets=(kernel_decl regions cache_entry array_from npy)
 for t in "${targets[@]}"; do
   mkdir -p "$OUT/corpus/$t"
   echo "fuzz.sh: running $t for $SECONDS_EACH s"

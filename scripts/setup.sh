@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build pkg-config git
           liblua5.4-dev libboost-context-dev libstb-dev libcli11-dev libxxhash-dev
           libedit-dev libgtest-dev libgmock-dev libbenchmark-dev tmux gnuplot-nox
-          clang libclang-rt-14-dev)  # clang and its sanitizer runtimes: scripts/fuzz.sh
+          clang libclang-rt-14-dev   # clang and its sanitizer runtimes: scripts/fuzz.sh
+          python3-numpy)             # tests/cli/npy_numpy.sh checks .npy files against NumPy
 
 missing=()
 for p in "${packages[@]}"; do
