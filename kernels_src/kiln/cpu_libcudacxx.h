@@ -1,4 +1,4 @@
-// libcu++ (<cuda/std/...>, <cuda/atomic>) for the cpu backend. CCCL's own headers take their
+// libcu++ (<cuda/std/...>, <cuda/atomic>, <cuda/barrier>) for the cpu backend. CCCL's own headers take their
 // device paths whenever __CUDA_ARCH__ is defined, as it is here, so the cpu backend does not use
 // them: cuda::std is the host's standard library (the shims <cuda/std/X> include <X>), and
 // cuda::atomic / cuda::atomic_ref are the host's atomics, whatever the thread scope (a
@@ -112,6 +112,67 @@ class atomic_ref {
     return old;
   }
   T* p_;
+};
+
+// cuda::barrier<thread_scope_block>, as samples use it: in shared memory, initialised by one
+// thread for the block's threads, then arrive_and_wait(), or arrive() and later wait(token).
+// The cpu backend maps both onto the block's barrier (a deferred one for arrive/wait), which is
+// exact when every thread of the block takes part, as the expected count must then say; any
+// other count stops the kernel with an error that says so.
+template <thread_scope Scope>
+class barrier {
+ public:
+  struct arrival_token {};
+  barrier() = default;
+  barrier(const barrier&) = delete;
+  barrier& operator=(const barrier&) = delete;
+  friend void init(barrier* b, ::std::ptrdiff_t expected) { b->expected_ = expected; }
+  arrival_token arrive() {
+    check();
+    return {};
+  }
+  void wait(arrival_token&&) const {
+    check();
+    __syncthreads();
+  }
+  void arrive_and_wait() {
+    check();
+    __syncthreads();
+  }
+  static constexpr ::std::ptrdiff_t max() { return 1 << 30; }
+
+ private:
+  void check() const {
+    const ::std::ptrdiff_t block = ::std::ptrdiff_t(blockDim.x) * blockDim.y * blockDim.z;
+    if (expected_ != block)
+      kiln_cpu::trap(
+          "cuda::barrier: the cpu backend supports a barrier for every thread of the block "
+          "(init(&bar, blockDim.x * blockDim.y * blockDim.z)); this one expects another count");
+  }
+  ::std::ptrdiff_t expected_ = 0;
+};
+
+// cuda::memcpy_async: the copy happens at once (the cpu backend has no asynchronous copy
+// engine), so it is complete when the barrier it names completes, as CUDA promises. The group
+// form splits the bytes among the group's threads.
+template <thread_scope Scope>
+inline void memcpy_async(void* dst, const void* src, ::std::size_t bytes, barrier<Scope>&) {
+  memcpy(dst, src, bytes);
+}
+template <class Group, thread_scope Scope>
+inline void memcpy_async(const Group& g, void* dst, const void* src, ::std::size_t bytes,
+                         barrier<Scope>&) {
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  for (::std::size_t i = g.thread_rank(); i < bytes; i += g.size()) d[i] = s[i];
+}
+
+// cuda::aligned_size_t<N>(bytes): a byte count known to be a multiple of N.
+template <::std::size_t Align>
+struct aligned_size_t {
+  ::std::size_t value;
+  explicit constexpr aligned_size_t(::std::size_t v) : value(v) {}
+  constexpr operator ::std::size_t() const { return value; }
 };
 
 namespace std {
