@@ -7,6 +7,20 @@
 #include "runtime/error.h"
 
 namespace kiln::cpu {
+
+namespace {
+
+// What a kernel's invalid access (a fault outside any guard page) is reported as.
+std::string bad_access_text(const void* addr) {
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%llx",
+                static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(addr)));
+  return std::string("invalid memory access at address ") + hex +
+         (reinterpret_cast<std::uintptr_t>(addr) < 4096 ? " (a null pointer)" : "") +
+         "; `kiln --check` names the source line of an access outside an array";
+}
+
+}  // namespace
 namespace {
 
 // The kernel API (cpu_abi.h) of a block run by the block runner: exec is the BlockRunner.
@@ -84,11 +98,12 @@ void BlockRunner::run(const KernelEntry& k, const kiln_cpu::Tls& launch, void** 
   if (coroutines_) start_coroutines();
 
   set_overflow_catcher(this);
-  if (sigsetjmp(overflow_jmp_, 0) != 0) {  // a thread ran into its stack's guard page
+  if (int jumped = sigsetjmp(overflow_jmp_, 0); jumped != 0) {  // a guard page, or a bad access
     asan_finish_switch(nullptr, nullptr, nullptr);
     in_fibers_ = false;
     set_overflow_catcher(nullptr);
     frames_.clear();  // a frame that was running cannot be destroyed; the arena is reused
+    if (jumped == 2) throw Error(where(cur_) + ": " + bad_access_text(fault_addr_));
     throw Error(where(cur_) + ": overflowed its " + std::to_string(kFiberStackBytes / 1024) +
                 " KiB fiber stack (deep recursion or large local arrays)");
   }
@@ -137,12 +152,16 @@ void BlockRunner::run_on_block_stack(const KernelEntry& k, const kiln_cpu::Tls& 
   worker_.block_stack.reserve(1);
   k.set_launch(&launch);
   set_overflow_catcher(this);
-  if (sigsetjmp(overflow_jmp_, 0) != 0) {  // the block ran into the stack's guard page
+  if (int jumped = sigsetjmp(overflow_jmp_, 0); jumped != 0) {  // a guard page, or a bad access
     asan_finish_switch(nullptr, nullptr, nullptr);
     on_block_stack_ = false;
     set_overflow_catcher(nullptr);
     kiln_cpu::Tls now{};
     k.get_launch(&now);
+    // Loop and region modes run a block's threads as the module's own loops, whose index the
+    // compiler need not have stored when the access faults: the thread is not named.
+    if (jumped == 2)
+      throw Error("kernel '" + k.name + "': one of its threads: " + bad_access_text(fault_addr_));
     throw Error("kernel '" + k.name + "': thread " + dims(now.thread_idx) + " of block " +
                 dims(now.block_idx) + ": overflowed its block's " +
                 std::to_string(kBlockStackBytes >> 20) +

@@ -49,6 +49,12 @@ class BlockRunner final : public OverflowCatcher {
     asan_start_switch(nullptr, sched_bottom_, sched_size_);
     siglongjmp(overflow_jmp_, 1);
   }
+  bool running_kernel() const override { return in_fibers_ || on_block_stack_; }
+  [[noreturn]] void fault_jump(const void* addr) override {
+    fault_addr_ = addr;
+    asan_start_switch(nullptr, sched_bottom_, sched_size_);
+    siglongjmp(overflow_jmp_, 2);
+  }
 
  private:
   enum class State : unsigned char { ready, running, barrier, warp, done };
@@ -117,6 +123,7 @@ class BlockRunner final : public OverflowCatcher {
   std::size_t arena_chunk_ = 0, arena_used_ = 0;
   std::exception_ptr error_;
   sigjmp_buf overflow_jmp_;
+  const void* volatile fault_addr_ = nullptr;  // fault_jump's address, for the message
 };
 
 }  // namespace kiln::cpu

@@ -19,10 +19,12 @@ thread_local OverflowCatcher* t_catcher = nullptr;  // what runs on guarded stac
 thread_local void* t_altstack = nullptr;            // the alternate signal stack use_altstack set
 struct sigaction g_previous_segv;                   // chained to for faults that are not ours
 
-// SIGSEGV/SIGBUS on the alternate stack: a fault in a fiber's guard page aborts the block.
+// SIGSEGV/SIGBUS on the alternate stack: a fault in a fiber's guard page, or any fault of kernel
+// code, aborts the block with an error; other faults go to the handler that was there before.
 void on_fault(int sig, siginfo_t* info, void* uctx) {
   OverflowCatcher* r = t_catcher;
   if (r && r->stack_overflowed(info->si_addr)) r->overflow_jump();
+  if (r && r->running_kernel()) r->fault_jump(info->si_addr);
   const struct sigaction& prev = g_previous_segv;
   if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction) {
     prev.sa_sigaction(sig, info, uctx);

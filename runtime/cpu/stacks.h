@@ -1,6 +1,7 @@
 // Guarded stacks: the fiber and block stacks the cpu backend runs kernel threads on, each with a
 // guard page below it, and the SIGSEGV handler that turns a fault in a guard page into a jump
-// back to the code that owns the stack (a reported stack overflow, not a crash). Also ASan's
+// back to the code that owns the stack (a reported stack overflow, not a crash), and any other
+// fault of kernel code (a null or wild pointer) into a reported invalid access. Also ASan's
 // stack-switch annotations, which every switch onto or off such a stack must make.
 #pragma once
 #include <signal.h>
@@ -53,6 +54,10 @@ class OverflowCatcher {
  public:
   virtual bool stack_overflowed(const void* addr) const = 0;  // async-signal-safe
   [[noreturn]] virtual void overflow_jump() = 0;
+  // Whether kernel code runs on this thread now (async-signal-safe): any other fault there is a
+  // kernel's bad access, which fault_jump turns into an error for its launch.
+  virtual bool running_kernel() const = 0;
+  [[noreturn]] virtual void fault_jump(const void* addr) = 0;
 
  protected:
   ~OverflowCatcher() = default;
