@@ -99,6 +99,12 @@ Storage& private_storage() {
   return storage;
 }
 
+// The lanes of the calling thread's logical warp of N lanes (a power of two up to 32).
+template <int N>
+unsigned logical_warp_mask() {
+  return N == 32 ? 0xffffffffu : ((1u << N) - 1u) << (kiln_cpu::lane_id() & ~unsigned(N - 1));
+}
+
 // Folds items[0..N) with op.
 template <class T, int N, class Op>
 T thread_reduce(const T (&items)[N], Op op) {
@@ -472,12 +478,7 @@ class WarpReduce {
   T Sum(T input, int valid) { return Reduce(input, ::cuda::std::plus<>(), valid); }
 
  private:
-  static unsigned mask() {
-    return LOGICAL_WARP_THREADS == 32
-               ? 0xffffffffu
-               : ((1u << LOGICAL_WARP_THREADS) - 1u)
-                     << (kiln_cpu::lane_id() & ~unsigned(LOGICAL_WARP_THREADS - 1));
-  }
+  static unsigned mask() { return detail::logical_warp_mask<LOGICAL_WARP_THREADS>(); }
 };
 
 template <class T, int LOGICAL_WARP_THREADS = 32>
@@ -529,12 +530,7 @@ class WarpScan {
   }
 
  private:
-  static unsigned mask() {
-    return LOGICAL_WARP_THREADS == 32
-               ? 0xffffffffu
-               : ((1u << LOGICAL_WARP_THREADS) - 1u)
-                     << (kiln_cpu::lane_id() & ~unsigned(LOGICAL_WARP_THREADS - 1));
-  }
+  static unsigned mask() { return detail::logical_warp_mask<LOGICAL_WARP_THREADS>(); }
 };
 
 }  // namespace cub
