@@ -19,6 +19,7 @@
 #include "repl/lua_util.h"
 #include "repl/modules.h"
 #include "runtime/array_format.h"
+#include "runtime/array_math.h"
 #include "runtime/error.h"
 #include "runtime/image.h"
 #include "runtime/npy.h"
@@ -240,8 +241,19 @@ int array_set(lua_State* L) {
 }
 
 // a:sum(): an integer for integer and bool dtypes, a float otherwise. [-0, +1]
-int array_sum(lua_State* L) {
+// The whole-array reductions take no axis: one given is an error, not silently ignored.
+HostArray& check_whole_reduction(lua_State* L, const char* what) {
   HostArray& a = check_host_array(L, 1);
+  if (!lua_isnone(L, 2))
+    luaL_error(L,
+               "%s: kiln's reductions cover the whole array and take no axis (for one axis, "
+               "reduce the rows in a loop, or in a kernel)",
+               what);
+  return a;
+}
+
+int array_sum(lua_State* L) {
+  HostArray& a = check_whole_reduction(L, "sum");
   if (dtype_info(a.dtype()).is_integer)
     lua_pushinteger(L, sum_integer(a));
   else
@@ -251,19 +263,19 @@ int array_sum(lua_State* L) {
 
 // a:min() / a:max(): the element itself. [-0, +1]
 int array_min(lua_State* L) {
-  HostArray& a = check_host_array(L, 1);
+  HostArray& a = check_whole_reduction(L, "min");
   push_element(L, a, argmin(a));
   return 1;
 }
 int array_max(lua_State* L) {
-  HostArray& a = check_host_array(L, 1);
+  HostArray& a = check_whole_reduction(L, "max");
   push_element(L, a, argmax(a));
   return 1;
 }
 
 // a:mean(): a float. [-0, +1]
 int array_mean(lua_State* L) {
-  lua_pushnumber(L, mean(check_host_array(L, 1)));
+  lua_pushnumber(L, mean(check_whole_reduction(L, "mean")));
   return 1;
 }
 
@@ -369,6 +381,54 @@ int array_view(lua_State* L) {
   luaL_checkstring(L, 2);
   DType t = opt_dtype(L, 2, a.dtype());
   push_host_array(L, a.viewed(t));
+  return 1;
+}
+
+// The operand at idx of an arithmetic metamethod: a host array, or a Lua number as a 0-d int64
+// or float64 array (which broadcasts).
+HostArray operand(lua_State* L, int idx, const char* what) {
+  if (HostArray* a = test_host_array(L, idx)) return *a;
+  if (lua_type(L, idx) != LUA_TNUMBER)
+    throw Error(std::string("array ") + what + ": expected an array or a number, got " +
+                (lua_type(L, idx) == LUA_TNIL ? "nil" : std::string("a ") + luaL_typename(L, idx)));
+  const bool integer = lua_isinteger(L, idx);
+  HostArray s(Shape{}, integer ? DType::int64 : DType::float64);
+  if (integer)
+    s.set_integer(0, lua_tointeger(L, idx));
+  else
+    s.set_number(0, lua_tonumber(L, idx));
+  return s;
+}
+
+// __add, __sub, __mul, __div: a new array, element by element (runtime/array_math.h). [-0, +1]
+template <ArithOp Op>
+int array_arith(lua_State* L) {
+  static const char* const names[] = {"+", "-", "*", "/"};
+  const char* what = names[int(Op)];
+  push_host_array(L, arithmetic(operand(L, 1, what), operand(L, 2, what), Op));
+  return 1;
+}
+
+// __unm: -a. [-0, +1]
+int array_unm(lua_State* L) {
+  push_host_array(L, negate(check_host_array(L, 1)));
+  return 1;
+}
+
+// a:eq(b), a:ne(b), a:lt(b), a:le(b), a:gt(b), a:ge(b): a bool array. [-0, +1]
+template <CompareOp Op>
+int array_compare(lua_State* L) {
+  static const char* const names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+  push_host_array(L, compare(check_host_array(L, 1), operand(L, 2, names[int(Op)]), Op));
+  return 1;
+}
+
+// array.linspace(start, stop, n [, dtype]): n values from start to stop inclusive. [-0, +1]
+int array_linspace(lua_State* L) {
+  const double start = luaL_checknumber(L, 1), stop = luaL_checknumber(L, 2);
+  const lua_Integer n = luaL_checkinteger(L, 3);
+  DType t = opt_dtype(L, 4, DType::float64);
+  push_host_array(L, linspace(start, stop, n, t));
   return 1;
 }
 
@@ -791,15 +851,24 @@ int open_array(lua_State* L) {
       {"max", guarded<array_max>},         {"mean", guarded<array_mean>},
       {"copy", guarded<array_copy>},       {"reshape", guarded<array_reshape>},
       {"view", guarded<array_view>},
+      {"eq", guarded<array_compare<CompareOp::eq>>}, {"ne", guarded<array_compare<CompareOp::ne>>},
+      {"lt", guarded<array_compare<CompareOp::lt>>}, {"le", guarded<array_compare<CompareOp::le>>},
+      {"gt", guarded<array_compare<CompareOp::gt>>}, {"ge", guarded<array_compare<CompareOp::ge>>},
       {"astype", guarded<array_astype>},   {"fill", guarded<array_fill>},
       {"totable", guarded<array_totable>}, {nullptr, nullptr}};
   static const luaL_Reg metamethods[] = {{"__newindex", guarded<array_newindex>},
+                                         {"__add", guarded<array_arith<ArithOp::add>>},
+                                         {"__sub", guarded<array_arith<ArithOp::sub>>},
+                                         {"__mul", guarded<array_arith<ArithOp::mul>>},
+                                         {"__div", guarded<array_arith<ArithOp::div>>},
+                                         {"__unm", guarded<array_unm>},
                                          {"__len", guarded<array_len>},
                                          {"__tostring", guarded<array_tostring>},
                                          {"__gc", array_gc},
                                          {nullptr, nullptr}};
   static const luaL_Reg functions[] = {{"zeros", guarded<array_zeros>},
                                        {"save", guarded<array_save>},
+                                       {"linspace", guarded<array_linspace>},
                                        {"load", guarded<array_load>},
                                        {"empty", guarded<array_zeros>},
                                        {"ones", guarded<array_ones>},
