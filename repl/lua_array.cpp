@@ -447,6 +447,16 @@ int array_load(lua_State* L) {
   return 1;
 }
 
+// a:sub(first, last) or a:sub({r1, r2}, {c1, c2}, ...): a contiguous sub-array sharing a's
+// memory (Torch7's sub; 1-based, inclusive, -1 the last). [-0, +1]
+int array_sub(lua_State* L) {
+  HostArray& a = check_host_array(L, 1);
+  auto ranges = check_sub_ranges(L, 2, a.ndim());
+  SubRange r = sub_range(a.shape(), ranges);
+  push_host_array(L, a.sliced(r.first, r.count, r.shape));
+  return 1;
+}
+
 // Pushes the sub-table of a for dimension `dim` starting at flat offset `*pos`. [-0, +1]
 void push_table(lua_State* L, const HostArray& a, int dim, std::int64_t* pos) {
   std::int64_t n = a.shape()[dim];
@@ -776,6 +786,41 @@ int random_integers(lua_State* L) {
 
 // --- the exported C++ API --------------------------------------------------------------------
 
+std::vector<std::pair<std::int64_t, std::int64_t>> check_sub_ranges(lua_State* L, int idx,
+                                                                     int ndim) {
+  // Every Lua error first, while no C++ object is alive (a longjmp skips destructors).
+  const bool pair = lua_type(L, idx) == LUA_TNUMBER;
+  const int top = lua_gettop(L);
+  if (pair) {
+    luaL_checkinteger(L, idx);
+    luaL_checkinteger(L, idx + 1);
+    if (!lua_isnone(L, idx + 2)) luaL_argerror(L, idx + 2, "sub(first, last) takes two indices");
+  } else {
+    if (top < idx) luaL_argerror(L, idx, "expected first, last or {first, last} per dimension");
+    if (top - idx + 1 > ndim) luaL_error(L, "sub: %d ranges for a %d-d array", top - idx + 1, ndim);
+    for (int i = idx; i <= top; ++i) {
+      luaL_checktype(L, i, LUA_TTABLE);
+      lua_geti(L, i, 1);
+      lua_geti(L, i, 2);
+      if (!lua_isinteger(L, -2) || !lua_isinteger(L, -1))
+        luaL_argerror(L, i, "expected {first, last} (integers)");
+      lua_pop(L, 2);
+    }
+  }
+  std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
+  if (pair) {
+    ranges.emplace_back(lua_tointeger(L, idx), lua_tointeger(L, idx + 1));
+    return ranges;
+  }
+  for (int i = idx; i <= top; ++i) {
+    lua_geti(L, i, 1);
+    lua_geti(L, i, 2);
+    ranges.emplace_back(lua_tointeger(L, -2), lua_tointeger(L, -1));
+    lua_pop(L, 2);
+  }
+  return ranges;
+}
+
 HostArray* test_host_array(lua_State* L, int idx) {
   return static_cast<HostArray*>(luaL_testudata(L, idx, kHostArrayMeta));
 }
@@ -851,6 +896,7 @@ int open_array(lua_State* L) {
       {"max", guarded<array_max>},         {"mean", guarded<array_mean>},
       {"copy", guarded<array_copy>},       {"reshape", guarded<array_reshape>},
       {"view", guarded<array_view>},
+      {"sub", guarded<array_sub>},
       {"eq", guarded<array_compare<CompareOp::eq>>}, {"ne", guarded<array_compare<CompareOp::ne>>},
       {"lt", guarded<array_compare<CompareOp::lt>>}, {"le", guarded<array_compare<CompareOp::le>>},
       {"gt", guarded<array_compare<CompareOp::gt>>}, {"ge", guarded<array_compare<CompareOp::ge>>},

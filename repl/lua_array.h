@@ -28,6 +28,9 @@ Shape check_shape(lua_State* L, int idx);
 // The dtype named at idx (a long name or alias), def when nil or absent; a Lua argument error
 // listing the valid names otherwise. [-0, +0, v]
 DType opt_dtype(lua_State* L, int idx, DType def);
+// The ranges of a:sub / d:sub from the arguments at idx..top: (first, last) integers, or one
+// {first, last} table per leading dimension (Lua errors on anything else). [-0, +0]
+std::vector<std::pair<std::int64_t, std::int64_t>> check_sub_ranges(lua_State* L, int idx, int ndim);
 // Pushes a fresh table {d1, d2, ...}. [-0, +1, m]
 void push_shape(lua_State* L, const Shape& s);
 

@@ -117,12 +117,12 @@ int device_array_copy_to_host(lua_State* L) {
         throw Error("copy_to_host: the host array is " + shape_string(out->shape()) + " " +
                     std::string(dtype_info(out->dtype()).name) + ", the device array " +
                     shape_string(d.shape) + " " + std::string(dtype_info(d.dtype).name));
-      d.buffer->backend().copy_to_host(out->data(), d.buffer->ptr(), d.nbytes(), s);
+      d.buffer->backend().copy_to_host(out->data(), d.data(), d.nbytes(), s);
       lua_pushvalue(L, 2);
       return 1;
     }
     HostArray h(d.shape, d.dtype);
-    d.buffer->backend().copy_to_host(h.data(), d.buffer->ptr(), d.nbytes(), s);
+    d.buffer->backend().copy_to_host(h.data(), d.data(), d.nbytes(), s);
     push_host_array(L, std::move(h));
     return 1;
   });
@@ -138,7 +138,7 @@ int device_array_copy_to_device(lua_State* L) {
       throw Error("copy_to_device: the host array is " + shape_string(h.shape()) + " " +
                   std::string(dtype_info(h.dtype()).name) + ", the device array " +
                   shape_string(d.shape) + " " + std::string(dtype_info(d.dtype).name));
-    d.buffer->backend().copy_to_device(d.buffer->ptr(), h.data(), d.nbytes(), s);
+    d.buffer->backend().copy_to_device(d.data(), h.data(), d.nbytes(), s);
     return 0;
   });
 }
@@ -149,7 +149,21 @@ int device_array_view(lua_State* L) {
   luaL_checkstring(L, 2);
   DType t = opt_dtype(L, 2, d.dtype);
   return protect(L, [&] {
-    push_device_array(L, DeviceArray{d.buffer, t, viewed_shape(d.shape, d.dtype, t)});
+    push_device_array(L, DeviceArray{d.buffer, t, viewed_shape(d.shape, d.dtype, t), d.offset, true});
+    return 1;
+  });
+}
+
+// d:sub(first, last) or d:sub({r1, r2}, {c1, c2}, ...): a contiguous sub-array sharing d's
+// memory, as a:sub does; kernels get a pointer at its start, copies move just its part. [-0, +1]
+int device_array_sub(lua_State* L) {
+  DeviceArray& d = check_device_array(L, 1);
+  auto ranges = check_sub_ranges(L, 2, static_cast<int>(d.shape.size()));
+  return protect(L, [&] {
+    SubRange r = sub_range(d.shape, ranges);
+    push_device_array(L, DeviceArray{d.buffer, d.dtype, r.shape,
+                                     d.offset + std::size_t(r.first) * dtype_info(d.dtype).size,
+                                     true});
     return 1;
   });
 }
@@ -157,6 +171,9 @@ int device_array_view(lua_State* L) {
 // d:free(): releases the memory now; later use is an error. [-0, +0]
 int device_array_free(lua_State* L) {
   auto* d = static_cast<DeviceArray*>(luaL_checkudata(L, 1, kDeviceArrayMeta));
+  if (d->view)
+    return luaL_error(L, "free: a sub-array or view does not own its memory; free the array it "
+                         "came from");
   if (d->buffer) d->buffer->release();
   return 0;
 }
@@ -171,7 +188,7 @@ int device_array_tostring(lua_State* L) {
       return 1;
     }
     HostArray h(d->shape, d->dtype);
-    d->buffer->backend().copy_to_host(h.data(), d->buffer->ptr(), d->nbytes(), nullptr);
+    d->buffer->backend().copy_to_host(h.data(), d->data(), d->nbytes(), nullptr);
     std::string text = format_array(h);
     if (!text.empty() && text.back() == ')')
       text.insert(text.size() - 1, ", device=" + d->buffer->backend().name());
@@ -286,7 +303,7 @@ int cuda_to_device(lua_State* L) {
   Stream* s = opt_stream(L, 2);
   return protect(L, [&] {
     DeviceArray d{allocate_device(L, h.nbytes()), h.dtype(), h.shape()};
-    d.buffer->backend().copy_to_device(d.buffer->ptr(), h.data(), h.nbytes(), s);
+    d.buffer->backend().copy_to_device(d.data(), h.data(), h.nbytes(), s);
     push_device_array(L, std::move(d));
     return 1;
   });
@@ -471,6 +488,7 @@ int open_cuda(lua_State* L) {
                                                   {"copy_to_device", device_array_copy_to_device},
                                                   {"free", device_array_free},
                                                   {"view", device_array_view},
+                                                  {"sub", device_array_sub},
                                                   {nullptr, nullptr}};
   new_metatable<DeviceArray>(L, kDeviceArrayMeta, device_array_methods, device_array_index);
   lua_pushcfunction(L, device_array_tostring), lua_setfield(L, -2, "__tostring");

@@ -155,7 +155,7 @@ jit::ArgValue arg_value(lua_State* L, int idx) {
       throw Error(which + ": the device array is invalid: it was made before cuda.reset()");
     v.kind = jit::ArgValue::Kind::device_array;
     v.dtype = d->dtype, v.ndim = static_cast<int>(d->shape.size()), v.shape = d->shape;
-    v.data = d->buffer->ptr();
+    v.data = d->data();
   } else if (HostArray* h = test_host_array(L, idx)) {
     v.kind = jit::ArgValue::Kind::host_array;
     v.dtype = h->dtype(), v.ndim = h->ndim(), v.shape = h->shape();
@@ -598,7 +598,7 @@ int reduce_call(lua_State* L) {
       return 1;
     }
     std::shared_ptr<DeviceBuffer> staged;
-    void* in = d ? d->buffer->ptr() : nullptr;
+    void* in = d ? d->data() : nullptr;
     if (!d && n > 0) {
       staged = allocate_device(L, h->nbytes());
       staged->backend().copy_to_device(staged->ptr(), h->data(), h->nbytes(), nullptr);

@@ -45,6 +45,9 @@ struct DeviceArray {
   std::shared_ptr<DeviceBuffer> buffer;
   DType dtype;
   Shape shape;
+  std::size_t offset = 0;  // bytes into the buffer: a sub-array (d:sub) starts there
+  bool view = false;       // a sub-array or a view, which does not own the buffer
+  void* data() const { return static_cast<char*>(buffer->ptr()) + offset; }
   std::int64_t size() const { return shape_size(shape); }
   std::size_t nbytes() const { return static_cast<std::size_t>(size()) * dtype_info(dtype).size; }
 };

@@ -315,6 +315,58 @@ HostArray HostArray::reshaped(Shape shape) const {
   return r;
 }
 
+SubRange sub_range(const Shape& shape,
+                   const std::vector<std::pair<std::int64_t, std::int64_t>>& ranges) {
+  if (ranges.empty() || ranges.size() > shape.size())
+    throw Error("sub: expected 1 to " + std::to_string(shape.size()) + " ranges for an array of shape " +
+                shape_string(shape) + ", got " + std::to_string(ranges.size()));
+  SubRange r;
+  r.shape = shape;
+  std::vector<std::int64_t> lows(shape.size(), 1);
+  std::size_t last_partial = 0;
+  bool any_partial = false;
+  for (std::size_t d = 0; d < ranges.size(); ++d) {
+    const std::int64_t n = shape[d];
+    auto [lo, hi] = ranges[d];
+    if (lo < 0) lo += n + 1;
+    if (hi < 0) hi += n + 1;
+    if (lo < 1 || hi > n || lo > hi + 1)
+      throw Error("sub: range " + std::to_string(ranges[d].first) + ".." +
+                  std::to_string(ranges[d].second) + " is outside dimension " +
+                  std::to_string(d + 1) + " (size " + std::to_string(n) + ")");
+    lows[d] = lo;
+    r.shape[d] = hi - lo + 1;
+    if (r.shape[d] != n) last_partial = d, any_partial = true;
+  }
+  // Contiguous: single indices before the last partial dimension, whole ones after it.
+  for (std::size_t d = 0; any_partial && d < last_partial; ++d)
+    if (r.shape[d] != 1)
+      throw Error("sub: dimension " + std::to_string(d + 1) + " takes " +
+                  std::to_string(r.shape[d]) + " indices before a partial dimension " +
+                  std::to_string(last_partial + 1) +
+                  ": kiln's sub-arrays are views of contiguous memory (rows, or part of one row; "
+                  "not a column)");
+  std::int64_t stride = 1;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    r.first += (lows[d] - 1) * stride;
+    stride *= shape[d];
+  }
+  r.count = shape_size(r.shape);
+  return r;
+}
+
+HostArray HostArray::sliced(std::int64_t first, std::int64_t count, Shape shape) const {
+  if (first < 0 || count < 0 || first > size_ - count || shape_size(shape) != count)
+    throw Error("sub: elements " + std::to_string(first) + " + " + std::to_string(count) +
+                " are outside an array of size " + std::to_string(size_));
+  HostArray r = *this;
+  r.data_ = std::shared_ptr<void>(data_, static_cast<char*>(data_.get()) +
+                                             first * std::int64_t(dtype_info(dtype_).size));
+  r.shape_ = std::move(shape);
+  r.size_ = count;
+  return r;
+}
+
 HostArray astype(const HostArray& a, DType dtype) {
   HostArray r(a.shape(), dtype);
   if (dtype == a.dtype()) {

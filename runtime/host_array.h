@@ -55,6 +55,17 @@ decltype(auto) dispatch_dtype(DType t, F&& f) {
 // by the ratio of the sizes. Throws kiln::Error when its bytes do not divide into `to`.
 Shape viewed_shape(const Shape& shape, DType from, DType to);
 
+// A contiguous sub-array: its first flat element, its element count and its shape.
+struct SubRange {
+  std::int64_t first = 0, count = 0;
+  Shape shape;
+};
+// The sub-array of an array of `shape` that 1-based inclusive ranges select, one per leading
+// dimension ({r1, r2} of the rows, then {c1, c2}, ...; -1 is the last index). It must be
+// contiguous: single indices before the last dimension taken in part, whole dimensions after it
+// (rows of a matrix, or part of one row; not a column). Throws kiln::Error naming the range otherwise.
+SubRange sub_range(const Shape& shape, const std::vector<std::pair<std::int64_t, std::int64_t>>& ranges);
+
 // Number of elements of a shape; throws kiln::Error on a negative extent or overflow.
 std::int64_t shape_size(const Shape& shape);
 // "(2, 3)" as numpy prints shapes; "(5,)" for 1-D.
@@ -85,6 +96,9 @@ class HostArray {
   // The same buffer under another shape of the same size (numpy's reshape view); writes through
   // either handle show in both. Throws kiln::Error when the sizes differ.
   HostArray reshaped(Shape shape) const;
+  // Elements [first, first + count) of the flat buffer as an array of `shape` (count elements),
+  // sharing the buffer: a contiguous sub-array (a:sub). Throws kiln::Error when out of range.
+  HostArray sliced(std::int64_t first, std::int64_t count, Shape shape) const;
   // The same buffer read as another dtype (numpy's view): the last axis scales by the ratio of
   // the sizes (a float4 {n} is a float32 {4n}). Throws kiln::Error when the last axis's bytes do
   // not divide into the new dtype, or the buffer is not aligned for it.

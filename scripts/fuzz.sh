@@ -36,7 +36,8 @@ LIBS=(-lxxhash)
 build cache_entry tests/fuzz/fuzz_cache_entry.cpp jit/cache.cpp
 LIBS=(-llua5.4)
 build array_from tests/fuzz/fuzz_array_from.cpp repl/lua_array.cpp runtime/host_array.cpp \
-  runtime/dtype.cpp runtime/image.cpp runtime/array_format.cpp runtime/random.cpp runtime/npy.cpp
+  runtime/dtype.cpp runtime/image.cpp runtime/array_format.cpp runtime/random.cpp runtime/npy.cpp \
+  runtime/array_math.cpp
 LIBS=()
 build npy tests/fuzz/fuzz_npy.cpp runtime/npy.cpp runtime/host_array.cpp runtime/dtype.cpp
 
