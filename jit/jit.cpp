@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
+#include <thread>
 #include <regex>
 
 #include "jit/cuda/nvrtc.h"
@@ -91,6 +95,44 @@ std::map<std::string, std::string> Jit::headers() const {
   return builtin_headers(kernels_dir_);
 }
 
+namespace {
+
+// While alive, a thread that tells options.on_slow_compile about the request once
+// compile_notice_ms have passed (and nothing if the compile ends first).
+class SlowCompileNotice {
+ public:
+  SlowCompileNotice(const JitOptions& options, const CompileRequest& request) {
+    if (!options.on_slow_compile || options.compile_notice_ms <= 0) return;
+    std::string what;
+    for (const std::string& e : request.name_expressions) what += (what.empty() ? "" : ", ") + e;
+    what += " (" + (request.filename.empty() ? std::string("kernel.cu") : request.filename) + ")";
+    const auto delay = std::chrono::duration<double, std::milli>(options.compile_notice_ms);
+    watcher_ = std::thread([this, delay, what, tell = options.on_slow_compile] {
+      std::unique_lock lock(mutex_);
+      if (!cv_.wait_for(lock, delay, [this] { return done_; })) tell("compiling " + what);
+    });
+  }
+  ~SlowCompileNotice() {
+    if (!watcher_.joinable()) return;
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    watcher_.join();
+  }
+  SlowCompileNotice(const SlowCompileNotice&) = delete;
+  SlowCompileNotice& operator=(const SlowCompileNotice&) = delete;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread watcher_;
+};
+
+}  // namespace
+
 BuildRef Jit::build(const CompileRequest& request, const std::vector<std::string>& extra_key,
                     const void* private_to) {
   auto start = Clock::now();
@@ -118,6 +160,7 @@ BuildRef Jit::build(const CompileRequest& request, const std::vector<std::string
     b->result = std::move(*cached);
   } else {
     origin = Origin::compiled;
+    SlowCompileNotice notice(options_, request);
     check_for_gpu(request, extra_key);
     b->result = compiler_->compile(request);
     cache_.store(key, b->result);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -37,6 +38,10 @@ struct JitOptions {
   std::string arch;                        // the default target ("" → the compiler's own)
   bool nvrtc_check = true;                 // on the cpu backend, also compile with NVRTC
   std::vector<std::string> cuda_toolkits;  // where to look for NVRTC first
+  // Told "compiling <kernels> (<file>)" once a compile has taken compile_notice_ms, so that a
+  // slow first launch says why it waits; empty: never told.
+  std::function<void(const std::string&)> on_slow_compile;
+  double compile_notice_ms = 500;
 };
 
 // Where a build came from, as k:info().cache says it.

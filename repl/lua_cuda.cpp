@@ -441,8 +441,13 @@ std::shared_ptr<jit::Jit> runtime_ptr(lua_State* L) {
     for (const std::string& w : s.warnings) std::fprintf(stderr, "%s\n", w.c_str());
     if (!s.error.empty()) throw Error(s.error);
     jit::Platform platform = jit::open_platform(s.platform);
+    jit::JitOptions options = s.jit;
+    if (options.compile_notice_ms > 0)  // a slow first launch says why it waits
+      options.on_slow_compile = [](const std::string& what) {
+        std::fprintf(stderr, "kiln: %s...\n", what.c_str());
+      };
     b.jit = std::make_shared<jit::Jit>(platform.backend, platform.compiler, disk_cache(L),
-                                       s.platform.kernels_dir, s.jit);
+                                       s.platform.kernels_dir, options);
     b.note = platform.note;
   }
   return b.jit;

@@ -548,8 +548,9 @@ class Repl {
     return elapsed.count();
   }
 
-  // :time EXPR: like IPython's %timeit, finds a loop count whose run takes at least 0.2 s,
-  // then times up to 7 runs (about 1.5 s in all) and prints min, median and max per loop.
+  // :time EXPR: like IPython's %timeit, runs EXPR once untimed (a first launch compiles), finds
+  // a loop count whose run takes at least 0.2 s, then times up to 7 runs (about 1.5 s in all)
+  // and prints min, median and max per loop.
   // Each run ends with cuda.synchronize() so device work is inside the time.
   void time(const std::string& code) {
     std::string with_return = "return " + code;
@@ -567,6 +568,14 @@ class Repl {
     int batch = lua_gettop(L());
     if (!lua::push_cuda_function(L(), "synchronize")) lua_pushnil(L());
     int sync = lua_gettop(L());
+
+    // One untimed run first: a kernel's first launch compiles it (or loads it from the cache),
+    // which is not what :time measures. When that took long, say so.
+    const double first = run_batch(batch, fn, sync, 1);
+    if (first < 0) return;
+    if (first >= 0.2)
+      std::printf("first run %s, not timed (a first launch compiles or loads its kernel)\n",
+                  format_duration(first).c_str());
 
     // Loop counts 1, 2, 5, 10, 20, 50, ... as IPython's autorange.
     long long loops = 1;

@@ -88,6 +88,16 @@ Settings Settings::from_environment() {
   p.regions = flag("KILN_REGIONS", true);
   s.jit.arch = env("KILN_ARCH");
   s.jit.nvrtc_check = flag("KILN_NVRTC_CHECK", true);
+  // KILN_COMPILE_NOTICE: milliseconds before a compile says so (default 500; 0 never).
+  if (std::string notice = env("KILN_COMPILE_NOTICE"); !notice.empty()) {
+    char* end = nullptr;
+    const double ms = std::strtod(notice.c_str(), &end);
+    if (end == notice.c_str() || *end != '\0' || ms < 0)
+      s.warnings.push_back("kiln: KILN_COMPILE_NOTICE='" + notice +
+                           "' is not a number of milliseconds; using 500");
+    else
+      s.jit.compile_notice_ms = ms;
+  }
   s.jit.cuda_toolkits = p.cuda_toolkits;
   s.cache = read_cache(s);
   s.history_file = env("KILN_HISTORY");

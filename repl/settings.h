@@ -23,7 +23,7 @@ struct CacheSettings {
 struct Settings {
   jit::PlatformOptions platform;  // KILN_BACKEND, KILN_HOME, KILN_CPU_THREADS, KILN_CHECK,
                                   // KILN_CXX, KILN_REGIONS, CUDA_HOME, CUDA_PATH
-  jit::JitOptions jit;            // KILN_ARCH, KILN_NVRTC_CHECK
+  jit::JitOptions jit;            // KILN_ARCH, KILN_NVRTC_CHECK, KILN_COMPILE_NOTICE (ms; 0: off)
   CacheSettings cache;
   std::string history_file;  // KILN_HISTORY, else ~/.kiln_history ("" : none)
   std::string editor;        // EDITOR, else VISUAL, else vi

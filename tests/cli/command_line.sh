@@ -122,6 +122,12 @@ timing=$(repl ':time math.sqrt(2)')
 [[ $timing =~ min\ [0-9.]+\ (ns|µs|ms|s),\ median\ [0-9.]+\ (ns|µs|ms|s),\ max\ [0-9.]+\ (ns|µs|ms|s)\ per\ loop\ \([1-7]\ runs?,\ [0-9]+\ loops?\ each\) ]] ||
   { echo "FAIL :time output: $timing"; failures=$((failures + 1)); }
 contains ":time error" "(time):1: t" "$(repl ':time error("t")')"
+# A first launch that compiles is run once untimed, and :time says so.
+timed=$(KILN_CACHE_DIR="$PWD/time-cache" repl 'k = cuda.jit("__global__ void timed(int* x) { x[0] = 1; }")' \
+  'd = cuda.device_array(1, "int32")' ':time k[{1, 1}](d)')
+contains ":time first run" "first run " "$timed"
+contains ":time first run not timed" "not timed (a first launch compiles or loads its kernel)" "$timed"
+[[ $timed =~ per\ loop ]] || { echo "FAIL :time after a compile: $timed"; failures=$((failures + 1)); }
 contains ":time syntax error" "(time):1: unexpected symbol" "$(repl ':time (')"
 
 # :load runs a file in the session; :reset forgets it.
