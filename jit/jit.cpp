@@ -131,6 +131,19 @@ class SlowCompileNotice {
   std::thread watcher_;
 };
 
+// Rethrows the compile error being handled, with a hint when the cause is a common slip: kiln::
+// names used without #include <kiln.cuh>. Called from a catch block.
+[[noreturn]] void rethrow_with_hints(const CompileError& e, const std::string& source) {
+  if (source.find("kiln::") == std::string::npos || source.find("kiln.cuh") != std::string::npos)
+    throw;
+  std::string message = e.what();  // the message, then "\n" and the log
+  if (!e.log().empty() && message.size() > e.log().size())
+    message.resize(message.size() - e.log().size() - 1);
+  throw CompileError(message + " (hint: the source uses kiln:: but does not #include <kiln.cuh>, "
+                               "which declares kiln::Array, kiln::grid and kiln::gridsize)",
+                     e.log());
+}
+
 }  // namespace
 
 BuildRef Jit::build(const CompileRequest& request, const std::vector<std::string>& extra_key,
@@ -161,8 +174,12 @@ BuildRef Jit::build(const CompileRequest& request, const std::vector<std::string
   } else {
     origin = Origin::compiled;
     SlowCompileNotice notice(options_, request);
-    check_for_gpu(request, extra_key);
-    b->result = compiler_->compile(request);
+    try {
+      check_for_gpu(request, extra_key);
+      b->result = compiler_->compile(request);
+    } catch (const CompileError& e) {
+      rethrow_with_hints(e, request.source);
+    }
     cache_.store(key, b->result);
   }
   try {

@@ -179,6 +179,11 @@ bad("the device array was freed", function() return freed:copy_to_host() end)
 bad("the device array was freed", function() freed:copy_to_device(array.zeros(3, "float32")) end)
 bad("freed", function() add[{1, 3}](freed, db, dout, 3) end)
 
+-- kiln:: without #include <kiln.cuh>: the compile error says what is missing.
+bad("does not #include <kiln.cuh>", function()
+  cuda.jit("__global__ void k(kiln::Array<float, 1> a) { a[0] = 1; }")[{1, 1}](cuda.device_array(1, "float32"))
+end)
+
 -- Modules, constants, devices.
 local mod = cuda.module [[
 __constant__ float c[4];
