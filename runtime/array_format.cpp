@@ -191,7 +191,10 @@ std::string format_block(const HostArray& a, const ElementFormat& fmt, int dim, 
     }
     s += line;
   } else {
-    std::string sep = "," + std::string(a.ndim() - dim - 1, '\n');
+    // Strings here are built by appending: GCC 12 misreads `"," + std::string(...)` in this
+    // function (a -Wrestrict false positive, GCC bug 105329).
+    std::string sep(1, ',');
+    sep.append(std::size_t(a.ndim() - dim - 1), '\n');
     for (std::int64_t i = 0; i < n; ++i) {
       if (elide && i == kEdgeItems) {
         s += indent + "..." + sep;
@@ -202,7 +205,10 @@ std::string format_block(const HostArray& a, const ElementFormat& fmt, int dim, 
       if (i + 1 < n) s += sep;
     }
   }
-  return "[" + s.substr(std::min(indent.size(), s.size())) + "]";
+  std::string out(1, '[');
+  out += std::string_view(s).substr(std::min(indent.size(), s.size()));
+  out += ']';
+  return out;
 }
 
 }  // namespace
