@@ -30,9 +30,12 @@ std::string descr_of(DType t) {
 // single bytes).
 std::optional<DType> dtype_of_descr(const std::string& descr) {
   for (DType t : kAllDTypes) {
-    std::string d = descr_of(t);
-    if (descr == d || (d[0] == '<' && descr == "=" + d.substr(1)) ||
-        (d[0] == '|' && (descr == "<" + d.substr(1) || descr == "=" + d.substr(1))))
+    const std::string d = descr_of(t);
+    if (descr == d) return t;
+    const bool same_rest =
+        descr.size() == d.size() && descr.compare(1, std::string::npos, d, 1) == 0;
+    if (same_rest && ((d[0] == '<' && descr[0] == '=') ||
+                      (d[0] == '|' && (descr[0] == '<' || descr[0] == '='))))
       return t;
   }
   return std::nullopt;
