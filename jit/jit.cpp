@@ -91,8 +91,9 @@ std::string Jit::target(const std::string& arch) const {
   return compiler_->default_arch();
 }
 
-std::map<std::string, std::string> Jit::headers() const {
-  return builtin_headers(kernels_dir_);
+const std::map<std::string, std::string>& Jit::headers() const {
+  if (!headers_) headers_ = builtin_headers(kernels_dir_);
+  return *headers_;
 }
 
 namespace {
@@ -234,7 +235,7 @@ std::string Jit::ptx(const CompileRequest& request, const std::vector<std::strin
                                     r.source,
                                     join(r.name_expressions, "\n"),
                                     join(r.options, "\n")};
-  std::map<std::string, std::string> hdrs = headers();
+  const std::map<std::string, std::string>& hdrs = headers();
   for (const auto& [name, text] : hdrs) parts.push_back(name + "\n" + text);
   parts.insert(parts.end(), extra_key.begin(), extra_key.end());
   std::string key = hash_key(parts);

@@ -9,6 +9,7 @@
 #include <map>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -91,7 +92,9 @@ class Jit {
 
   // NVRTC, loaded on first use; nullptr (why filled) without it. For k:ptx() on any backend.
   std::shared_ptr<Nvrtc> nvrtc(std::string* why);
-  std::map<std::string, std::string> headers() const;  // kiln.cuh & co, for NVRTC
+  // kiln.cuh & co, for NVRTC and every cache key: read once, on first use (they are kiln's own
+  // files, not the user's, so a session does not watch them).
+  const std::map<std::string, std::string>& headers() const;
 
  private:
   std::shared_ptr<Backend> backend_;
@@ -103,6 +106,7 @@ class Jit {
   std::shared_ptr<Nvrtc> nvrtc_;
   std::string nvrtc_why_;
   bool nvrtc_tried_ = false;
+  mutable std::optional<std::map<std::string, std::string>> headers_;
 };
 
 // The bytes of __constant__ / __device__ globals set from Lua (m:set_constant), applied to
