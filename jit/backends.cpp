@@ -15,7 +15,7 @@ namespace {
 // The cuda backend with NVRTC for its device, or an empty platform with why.
 Platform try_cuda(const PlatformOptions& options, std::string* why) {
 #ifdef KILN_HAVE_CUDA
-  std::shared_ptr<Backend> backend = make_cuda_backend(0, why);
+  std::shared_ptr<Backend> backend = make_cuda_backend(options.local_rank, why, /*wrap=*/true);
   if (!backend) return {};
   auto& cuda = dynamic_cast<CudaBackend&>(*backend);
   std::shared_ptr<Nvrtc> nvrtc = Nvrtc::load(why, options.cuda_toolkits);

@@ -11,6 +11,7 @@
 
 #include "jit/backends.h"
 #include "repl/lua_host.h"
+#include "repl/lua_mpi.h"
 #include "repl/pretty.h"
 #include "repl/repl.h"
 #include "repl/settings.h"
@@ -225,7 +226,20 @@ std::string version_text() {
   return std::string("kiln ") + KILN_VERSION + " (" LUA_RELEASE ")";
 }
 
+namespace {
+int run_options(int argc, char** argv);
+}  // namespace
+
 int run(int argc, char** argv) {
+  const int status = run_options(argc, argv);
+  lua::end_job_if_failed(status);  // under mpirun: a failed rank ends the job, not just itself
+  return status;
+}
+
+namespace {
+
+// Parses the command line and does what it says; returns the exit status.
+int run_options(int argc, char** argv) {
   ParseResult parsed = parse(argc, argv);
   if (!parsed.error.empty()) {
     std::fprintf(stderr, "kiln: %s\nusage: kiln [options] [script [args...]] (kiln --help)\n",
@@ -282,5 +296,7 @@ int run(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace
 
 }  // namespace kiln::cli

@@ -350,19 +350,7 @@ int cuda_pinned_array(lua_State* L) {
   DType dtype = opt_dtype(L, 2, DType::float64);
   return protect(L, [&] {
     Shape shape = check_shape(L, 1);  // its Lua error comes before any C++ object exists
-#ifdef KILN_HAVE_CUDA
-    std::shared_ptr<Backend> backend = runtime(L).backend_ptr();
-    if (auto* c = dynamic_cast<CudaBackend*>(backend.get())) {
-      std::size_t bytes = device_bytes(shape, dtype);
-      void* data = c->pinned_alloc(bytes);
-      std::memset(data, 0, bytes);
-      // The free callback holds the backend, so pinned arrays may outlive everything else.
-      push_host_array(L,
-                      HostArray(shape, dtype, data, [backend, c](void* p) { c->pinned_free(p); }));
-      return 1;
-    }
-#endif
-    push_host_array(L, HostArray(shape, dtype));
+    push_host_array(L, pinned_host_array(L, shape, dtype));
     return 1;
   });
 }
@@ -429,6 +417,20 @@ int cuda_cache_clear(lua_State* L) {
 }  // namespace
 
 // ------------------------------------------------------------------------------ shared API
+
+HostArray pinned_host_array(lua_State* L, const Shape& shape, DType dtype) {
+#ifdef KILN_HAVE_CUDA
+  std::shared_ptr<Backend> backend = runtime(L).backend_ptr();
+  if (auto* c = dynamic_cast<CudaBackend*>(backend.get())) {
+    std::size_t bytes = device_bytes(shape, dtype);
+    void* data = c->pinned_alloc(bytes);
+    std::memset(data, 0, bytes);
+    // The free callback holds the backend, so pinned arrays may outlive everything else.
+    return HostArray(shape, dtype, data, [backend, c](void* p) { c->pinned_free(p); });
+  }
+#endif
+  return HostArray(shape, dtype);
+}
 
 jit::Jit& runtime(lua_State* L) {
   return *runtime_ptr(L);

@@ -28,6 +28,10 @@ void push_device_array(lua_State* L, DeviceArray a);          // [-0, +1]
 // A device buffer of bytes; on exhaustion runs a full collection and tries once more.
 std::shared_ptr<DeviceBuffer> allocate_device(lua_State* L, std::size_t bytes);
 
+// A zero-filled host array, page-locked where the backend has such memory (the cuda backend), so
+// that copies to and from the device run at full speed. Throws kiln::Error on exhaustion.
+HostArray pinned_host_array(lua_State* L, const Shape& shape, DType dtype);
+
 // The stream at idx (a stream userdata; nil or 0 for the default stream).
 Stream* opt_stream(lua_State* L, int idx);
 

@@ -1,4 +1,5 @@
 #include "repl/lua_host.h"
+#include "repl/lua_mpi.h"
 
 #include <stdlib.h>
 
@@ -120,6 +121,7 @@ void open_kiln(lua_State* L) {
   lua_setglobal(L, "array");
   luaL_requiref(L, "kiln.cuda", open_cuda, 0);
   lua_setglobal(L, "cuda");
+  preload_mpi(L);
 }
 
 State new_state(const Settings& settings) {

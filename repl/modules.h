@@ -8,8 +8,8 @@ namespace kiln::lua {
 int open_array(lua_State* L);  // "kiln.array", global array (lua_array.cpp)
 int open_cuda(lua_State* L);   // "kiln.cuda", global cuda (lua_cuda.cpp)
 
-// Opens the standard libraries, preloads "kiln.array" and "kiln.cuda" and sets the globals
-// array and cuda. [-0, +0]
+// Opens the standard libraries, loads "kiln.array" and "kiln.cuda" into the globals array and
+// cuda, and preloads "kiln.mpi" (repl/lua_mpi.h) for require. [-0, +0]
 void open_kiln(lua_State* L);
 
 }  // namespace kiln::lua

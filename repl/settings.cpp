@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <thread>
 
 namespace kiln {
 namespace fs = std::filesystem;
@@ -71,6 +72,24 @@ bool flag(const char* name, bool default_on) {
   return v.empty() ? default_on : v != "0";
 }
 
+// An integer variable, or fallback when unset or not a number.
+int int_env(const char* name, int fallback) {
+  std::string text = env(name);
+  char* end = nullptr;
+  long n = std::strtol(text.c_str(), &end, 10);
+  return text.empty() || *end || n < 0 || n > 1 << 20 ? fallback : int(n);
+}
+
+// The MPI launcher's variables, if one started this process.
+MpiSettings read_mpi() {
+  MpiSettings m;
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"})
+    m.launched = m.launched || getenv(var) != nullptr;
+  m.local_rank = int_env("OMPI_COMM_WORLD_LOCAL_RANK", int_env("MPI_LOCALRANKID", 0));
+  m.local_size = std::max(1, int_env("OMPI_COMM_WORLD_LOCAL_SIZE", int_env("MPI_LOCALNRANKS", 1)));
+  return m;
+}
+
 }  // namespace
 
 Settings Settings::from_environment() {
@@ -82,6 +101,11 @@ Settings Settings::from_environment() {
   for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
     if (std::string dir = env(var); !dir.empty()) p.cuda_toolkits.push_back(dir);
   p.cpu.workers = read_workers(s);
+  s.mpi = read_mpi();
+  p.local_rank = s.mpi.local_rank;
+  // Ranks sharing a node share its cores: each takes its part, as one per core would oversubscribe.
+  if (p.cpu.workers == 0 && s.mpi.local_size > 1)
+    p.cpu.workers = std::max(1, int(std::thread::hardware_concurrency()) / s.mpi.local_size);
   p.cpu.check = flag("KILN_CHECK", false);
   p.host_compiler = env("KILN_CXX").empty() ? KILN_CXX_COMPILER : env("KILN_CXX");
   if (p.host_compiler.empty()) p.host_compiler = "c++";

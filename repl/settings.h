@@ -1,5 +1,5 @@
 // kiln's settings: every environment variable kiln reads (KILN_*, XDG_CACHE_HOME, CUDA_HOME,
-// CUDA_PATH, HOME, EDITOR), read once, here, when the program starts (as lua.c reads LUA_INIT
+// CUDA_PATH, HOME, EDITOR, and an MPI launcher's rank variables), read once, here, when the program starts (as lua.c reads LUA_INIT
 // only in the standalone program), then passed down: the layers below read none.
 #pragma once
 #include <cstdint>
@@ -20,11 +20,21 @@ struct CacheSettings {
   bool enabled = true;                   // KILN_CACHE=0 turns it off (as does no folder)
 };
 
+// How mpirun started this process, from the launcher's variables (Open MPI's OMPI_COMM_WORLD_*,
+// PMIx's PMIX_RANK, MPICH's PMI_RANK and MPI_LOCALRANKID).
+struct MpiSettings {
+  bool launched = false;  // started by an MPI launcher: kiln.mpi may initialise MPI
+  int local_rank = 0;     // this rank's place among the ranks on its node
+  int local_size = 1;     // the ranks on this node
+};
+
 struct Settings {
   jit::PlatformOptions platform;  // KILN_BACKEND, KILN_HOME, KILN_CPU_THREADS, KILN_CHECK,
                                   // KILN_CXX, KILN_REGIONS, CUDA_HOME, CUDA_PATH
   jit::JitOptions jit;            // KILN_ARCH, KILN_NVRTC_CHECK, KILN_COMPILE_NOTICE (ms; 0: off)
   CacheSettings cache;
+  MpiSettings mpi;  // under mpirun: platform.local_rank is set from it, and the cpu backend
+                    // takes its share of the cores unless KILN_CPU_THREADS says otherwise
   std::string history_file;  // KILN_HISTORY, else ~/.kiln_history ("" : none)
   std::string editor;        // EDITOR, else VISUAL, else vi
   // What was wrong with a variable: warnings are printed when a backend opens; an error

@@ -101,6 +101,9 @@ class Backend {
   virtual std::string name() const = 0;  // "cpu" or "cuda"
   virtual const DeviceInfo& device() const = 0;
   virtual std::string describe() const = 0;  // one line for kiln --info
+  // Whether the host may read and write this backend's memory through its pointers (the cpu
+  // backend's is host memory; a GPU's is not), once synchronize() has returned.
+  virtual bool host_addressable() const { return false; }
 
   // Memory. alloc throws kiln::Error naming the bytes asked for and free on exhaustion.
   virtual void* alloc(std::size_t bytes) = 0;

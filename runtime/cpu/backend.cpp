@@ -173,6 +173,7 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
   explicit CpuBackend(const CpuBackendOptions& options);
 
   std::string name() const override { return "cpu"; }
+  bool host_addressable() const override { return true; }
   const DeviceInfo& device() const override { return info_; }
   std::string describe() const override {
     return "cpu: " + info_.name + ", " + std::to_string(workers_) + " worker thread(s)";

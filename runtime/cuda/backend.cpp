@@ -598,7 +598,7 @@ const cuda::Driver& CudaBackend::driver() const {
   return *state_->driver;
 }
 
-std::shared_ptr<Backend> make_cuda_backend(int device_id, std::string* why) {
+std::shared_ptr<Backend> make_cuda_backend(int device_id, std::string* why, bool wrap) {
   std::string reason;
   auto fail = [&](std::string message) {
     if (why) *why = std::move(message);
@@ -610,6 +610,7 @@ std::shared_ptr<Backend> make_cuda_backend(int device_id, std::string* why) {
     int count = 0;
     if (driver->cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0)
       return fail("no CUDA device");
+    if (wrap && device_id >= 0) device_id %= count;
     if (device_id < 0 || device_id >= count)
       return fail("no CUDA device " + std::to_string(device_id) + " (there " +
                   (count == 1 ? "is 1 device" : "are " + std::to_string(count) + " devices") +

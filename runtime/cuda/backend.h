@@ -15,8 +15,9 @@
 namespace kiln {
 
 // The cuda backend for device_id, or nullptr with why filled: "no CUDA driver (libcuda.so.1 not
-// found)", "no CUDA device". Its compiler (NVRTC) is chosen in jit/backends.cpp.
-std::shared_ptr<Backend> make_cuda_backend(int device_id, std::string* why);
+// found)", "no CUDA device". With wrap, device_id is taken modulo the device count (an MPI rank's
+// place on its node). Its compiler (NVRTC) is chosen in jit/backends.cpp.
+std::shared_ptr<Backend> make_cuda_backend(int device_id, std::string* why, bool wrap = false);
 
 namespace cuda {
 struct State;  // the context, its generation and what lives in it (backend.cpp)

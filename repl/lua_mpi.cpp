@@ -1,0 +1,431 @@
+// The kiln.mpi module: the ranks of an mpirun job and the messages between them, on host arrays
+// and device arrays (and views of either). runtime/mpi/world.h does the MPI; this file turns Lua
+// arguments into host-addressable buffers, staging device memory that the host cannot address.
+#include "repl/lua_mpi.h"
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "repl/lua_array.h"
+#include "repl/lua_cuda.h"
+#include "repl/lua_host.h"
+#include "repl/lua_util.h"
+#include "repl/settings.h"
+#include "runtime/mpi/world.h"
+
+namespace kiln::lua {
+namespace {
+
+constexpr const char* kRequestMeta = "kiln.mpi.request";
+
+enum class Use { send, receive, both };
+
+// An array argument as MPI sees it: count scalar elements of host-addressable memory. A device
+// array first waits for the work queued on its device (so a message carries what earlier
+// launches wrote). Where the host cannot address device memory (the cuda backend) it is staged
+// through a pinned host copy: copied out before a send, copied back by finish() after a receive.
+class Payload {
+ public:
+  Payload(lua_State* L, int idx, Use use) : use_(use) {
+    if (HostArray* h = test_host_array(L, idx)) {
+      set(h->data(), h->size(), h->dtype());
+      return;
+    }
+    DeviceArray& d = *test_device_array(L, idx);  // check_array vetted it
+    Backend& backend = d.buffer->backend();
+    backend.synchronize();
+    if (backend.host_addressable()) {
+      set(d.data(), d.size(), d.dtype);
+      return;
+    }
+    device_ = d;
+    staged_.emplace(pinned_host_array(L, d.shape, d.dtype));
+    if (use != Use::receive) backend.copy_to_host(staged_->data(), d.data(), d.nbytes(), nullptr);
+    set(staged_->data(), d.size(), d.dtype);
+  }
+
+  const mpi::Buffer& buffer() const { return buffer_; }
+
+  // Writes what a staged receive brought back to the device.
+  void finish() {
+    if (staged_ && use_ != Use::send)
+      device_->buffer->backend().copy_to_device(device_->data(), staged_->data(),
+                                                device_->nbytes(), nullptr);
+  }
+
+ private:
+  void set(void* data, std::int64_t size, DType dtype) {
+    const DTypeInfo& info = dtype_info(dtype);  // a vector's lanes travel as its lane type
+    buffer_ = {data, static_cast<std::size_t>(size) * info.lanes, info.base};
+  }
+
+  Use use_;
+  mpi::Buffer buffer_;
+  std::optional<DeviceArray> device_;
+  std::optional<HostArray> staged_;
+};
+
+// A non-blocking operation and what it holds: the payloads whose memory it uses (the Lua arrays
+// themselves are kept alive in the userdata's user value).
+struct LuaRequest {
+  std::optional<mpi::Request> request;
+  std::vector<Payload> payloads;
+};
+
+// The world, opened by luaopen (so that any function here can rely on it).
+mpi::World& world() { return mpi::World::open(); }
+
+// Raises a Lua argument error unless the value at idx is a host array or a usable device
+// array; runs before any C++ object exists. [-0, +0, v]
+void check_array(lua_State* L, int idx) {
+  if (test_host_array(L, idx)) return;
+  if (test_device_array(L, idx)) {
+    check_device_array(L, idx);  // freed or stale: its own message
+    return;
+  }
+  luaL_typeerror(L, idx, "host or device array");
+}
+
+// A rank argument: 0 .. size-1; nil too where none is allowed (MPI_PROC_NULL: the message is
+// skipped, as at the edges of a halo exchange). [-0, +0, v]
+int check_rank(lua_State* L, int idx, bool nil_ok) {
+  if (nil_ok && lua_isnoneornil(L, idx)) return mpi::kNoRank;
+  lua_Integer r = luaL_checkinteger(L, idx);
+  if (r < 0 || r >= world().size())
+    luaL_argerror(L, idx,
+                  lua_pushfstring(L, "rank %I is not in this job (ranks 0 to %d)", r,
+                                  world().size() - 1));
+  return static_cast<int>(r);
+}
+
+// An optional tag: 0 .. 32767 (the least upper bound MPI promises). [-0, +0, v]
+int opt_tag(lua_State* L, int idx) {
+  lua_Integer t = luaL_optinteger(L, idx, 0);
+  if (t < 0 || t > 32767) luaL_argerror(L, idx, "tags run from 0 to 32767");
+  return static_cast<int>(t);
+}
+
+// An optional reduction: "sum" (the default), "prod", "min" or "max". [-0, +0, v]
+mpi::Op opt_op(lua_State* L, int idx) {
+  const char* name = luaL_optstring(L, idx, "sum");
+  const mpi::Op* op = mpi::parse_op(name);
+  if (!op)
+    luaL_argerror(L, idx, lua_pushfstring(L, "unknown op '%s' (sum, prod, min or max)", name));
+  return *op;
+}
+
+// mpi.rank() -> this process's rank, 0 .. size-1. [-0, +1]
+int mpi_rank(lua_State* L) {
+  lua_pushinteger(L, world().rank());
+  return 1;
+}
+
+// mpi.size() -> the job's number of ranks. [-0, +1]
+int mpi_size(lua_State* L) {
+  lua_pushinteger(L, world().size());
+  return 1;
+}
+
+// mpi.local_rank() -> this rank's place among the ranks on its node (its GPU). [-0, +1]
+int mpi_local_rank(lua_State* L) {
+  lua_pushinteger(L, world().local_rank());
+  return 1;
+}
+
+// mpi.barrier(): returns when every rank has called it. [-0, +0]
+int mpi_barrier(lua_State* L) {
+  return protect(L, [] {
+    world().barrier();
+    return 0;
+  });
+}
+
+// mpi.bcast(a [, root]) -> a, holding root's a on every rank. [-0, +1]
+int mpi_bcast(lua_State* L) {
+  check_array(L, 1);
+  int root = lua_isnoneornil(L, 2) ? 0 : check_rank(L, 2, false);
+  return protect(L, [&] {
+    Payload p(L, 1, Use::both);
+    world().check_agreement("mpi.bcast", p.buffer(), root);
+    world().bcast(p.buffer(), root);
+    p.finish();
+    lua_settop(L, 1);
+    return 1;
+  });
+}
+
+// mpi.allreduce(a [, op]) -> a, every rank's a combined element by element (in place). [-0, +1]
+int mpi_allreduce(lua_State* L) {
+  check_array(L, 1);
+  mpi::Op op = opt_op(L, 2);
+  return protect(L, [&] {
+    Payload p(L, 1, Use::both);
+    world().check_agreement("mpi.allreduce", p.buffer(), 0);
+    world().allreduce(p.buffer(), op);
+    p.finish();
+    lua_settop(L, 1);
+    return 1;
+  });
+}
+
+// mpi.reduce(a [, op [, root]]) -> a: on root, every rank's a combined (in place); the other
+// ranks' a unchanged. [-0, +1]
+int mpi_reduce(lua_State* L) {
+  check_array(L, 1);
+  mpi::Op op = opt_op(L, 2);
+  int root = lua_isnoneornil(L, 3) ? 0 : check_rank(L, 3, false);
+  return protect(L, [&] {
+    Payload p(L, 1, Use::both);
+    world().check_agreement("mpi.reduce", p.buffer(), root);
+    world().reduce(p.buffer(), op, root);
+    p.finish();
+    lua_settop(L, 1);
+    return 1;
+  });
+}
+
+// Pushes a new array like the one at idx (host or device) with shape {size, shape...}. [-0, +1]
+void push_gathered(lua_State* L, int idx) {
+  Shape shape{world().size()};
+  if (HostArray* h = test_host_array(L, idx)) {
+    shape.insert(shape.end(), h->shape().begin(), h->shape().end());
+    push_host_array(L, HostArray(shape, h->dtype()));
+    return;
+  }
+  DeviceArray& d = *test_device_array(L, idx);
+  shape.insert(shape.end(), d.shape.begin(), d.shape.end());
+  DeviceArray out{allocate_device(L, static_cast<std::size_t>(shape_size(shape)) *
+                                         dtype_info(d.dtype).size),
+                  d.dtype, shape};
+  push_device_array(L, std::move(out));
+}
+
+// mpi.allgather(a [, out]) -> out: every rank's a in rank order; a new array of shape
+// {size, a's shape...}, of a's kind, unless out is given. [-0, +1]
+int mpi_allgather(lua_State* L) {
+  check_array(L, 1);
+  if (!lua_isnoneornil(L, 2)) check_array(L, 2);
+  lua_settop(L, 2);
+  return protect(L, [&] {
+    if (lua_isnil(L, 2)) {
+      push_gathered(L, 1);
+      lua_replace(L, 2);
+    }
+    Payload send(L, 1, Use::send), recv(L, 2, Use::receive);
+    world().check_agreement("mpi.allgather", send.buffer(), 0);
+    world().allgather(send.buffer(), recv.buffer());
+    recv.finish();
+    return 1;
+  });
+}
+
+// mpi.send(a, dest [, tag]): sends a to rank dest; returns when a may be reused. [-0, +0]
+int mpi_send(lua_State* L) {
+  check_array(L, 1);
+  int dest = check_rank(L, 2, false);
+  int tag = opt_tag(L, 3);
+  return protect(L, [&] {
+    Payload p(L, 1, Use::send);
+    world().send(p.buffer(), dest, tag);
+    return 0;
+  });
+}
+
+// mpi.recv(a, src [, tag]) -> a, holding what rank src sent: exactly a's element count. [-0, +1]
+int mpi_recv(lua_State* L) {
+  check_array(L, 1);
+  int src = check_rank(L, 2, false);
+  int tag = opt_tag(L, 3);
+  return protect(L, [&] {
+    Payload p(L, 1, Use::receive);
+    world().recv(p.buffer(), src, tag);
+    p.finish();
+    lua_settop(L, 1);
+    return 1;
+  });
+}
+
+// mpi.sendrecv(send, dest, recv, src [, tag]) -> recv: sends to dest while receiving from src,
+// so that a ring or a halo exchange cannot deadlock. A nil rank skips that half. [-0, +1]
+int mpi_sendrecv(lua_State* L) {
+  check_array(L, 1);
+  int dest = check_rank(L, 2, true);
+  check_array(L, 3);
+  int src = check_rank(L, 4, true);
+  int tag = opt_tag(L, 5);
+  return protect(L, [&] {
+    Payload out(L, 1, Use::send), in(L, 3, Use::receive);
+    world().sendrecv(out.buffer(), dest, in.buffer(), src, tag);
+    in.finish();
+    lua_settop(L, 3);
+    return 1;
+  });
+}
+
+// Pushes a request userdata for an operation on the array at idx, which it keeps alive and
+// returns from :wait(). [-0, +1]
+LuaRequest& push_request(lua_State* L, int idx) {
+  auto* r = new_object<LuaRequest>(L, kRequestMeta);
+  lua_pushvalue(L, idx);
+  lua_setiuservalue(L, -2, 1);
+  return *r;
+}
+
+// Starts a non-blocking operation on the array at 1: start(buffer) returns its mpi::Request.
+// [-0, +1]
+template <typename Start>
+int start_request(lua_State* L, Use use, Start&& start) {
+  return protect(L, [&] {
+    LuaRequest& r = push_request(L, 1);
+    r.payloads.emplace_back(L, 1, use);
+    r.request.emplace(start(r.payloads.back().buffer()));
+    return 1;
+  });
+}
+
+// mpi.isend(a, dest [, tag]) -> request; a must not change until request:wait(). [-0, +1]
+int mpi_isend(lua_State* L) {
+  check_array(L, 1);
+  int dest = check_rank(L, 2, false);
+  int tag = opt_tag(L, 3);
+  return start_request(L, Use::send, [&](mpi::Buffer b) { return world().isend(b, dest, tag); });
+}
+
+// mpi.irecv(a, src [, tag]) -> request; a holds the message after request:wait(). [-0, +1]
+int mpi_irecv(lua_State* L) {
+  check_array(L, 1);
+  int src = check_rank(L, 2, false);
+  int tag = opt_tag(L, 3);
+  return start_request(L, Use::receive, [&](mpi::Buffer b) { return world().irecv(b, src, tag); });
+}
+
+// mpi.iallreduce(a [, op]) -> request: allreduce in place, complete after request:wait(). The
+// ranks' agreement is not checked (that would block). [-0, +1]
+int mpi_iallreduce(lua_State* L) {
+  check_array(L, 1);
+  mpi::Op op = opt_op(L, 2);
+  return start_request(L, Use::both, [&](mpi::Buffer b) { return world().iallreduce(b, op); });
+}
+
+// mpi.ibcast(a [, root]) -> request: bcast, complete after request:wait(). [-0, +1]
+int mpi_ibcast(lua_State* L) {
+  check_array(L, 1);
+  int root = lua_isnoneornil(L, 2) ? 0 : check_rank(L, 2, false);
+  return start_request(L, Use::both, [&](mpi::Buffer b) { return world().ibcast(b, root); });
+}
+
+// request:wait() -> the array: completes the operation (a receive's data is in place). [-0, +1]
+int request_wait(lua_State* L) {
+  auto* r = static_cast<LuaRequest*>(luaL_checkudata(L, 1, kRequestMeta));
+  return protect(L, [&] {
+    if (!r->request->done()) {
+      r->request->wait();
+      for (Payload& p : r->payloads) p.finish();
+    }
+    lua_getiuservalue(L, 1, 1);
+    return 1;
+  });
+}
+
+// request:test() -> whether the operation has completed (then :wait() returns at once). [-0, +1]
+int request_test(lua_State* L) {
+  auto* r = static_cast<LuaRequest*>(luaL_checkudata(L, 1, kRequestMeta));
+  return protect(L, [&] {
+    lua_pushboolean(L, r->request->done() || r->request->test());
+    return 1;
+  });
+}
+
+// mpi.waitall(requests): waits for each request in the list. [-0, +0]
+int mpi_waitall(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  const lua_Integer n = luaL_len(L, 1);
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_pushcfunction(L, request_wait);
+    lua_geti(L, 1, i);
+    if (!luaL_testudata(L, -1, kRequestMeta))
+      return luaL_argerror(L, 1, lua_pushfstring(L, "item %I is not an mpi request", i));
+    lua_call(L, 1, 0);
+  }
+  return 0;
+}
+
+// os.exit under mpirun: a failure status ends the whole job, since ranks waiting for this one
+// would otherwise wait for ever; success exits as before (MPI_Finalize waits for the others).
+// Upvalue 1: the original os.exit. [-?, +0]
+int mpi_os_exit(lua_State* L) {
+  const int status = lua_isboolean(L, 1)    ? (lua_toboolean(L, 1) ? 0 : 1)
+                     : lua_isnoneornil(L, 1) ? 0
+                                             : static_cast<int>(luaL_checkinteger(L, 1));
+  if (status != 0) end_job_if_failed(status);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 0);
+  return 0;
+}
+
+// Replaces os.exit with mpi_os_exit. [-0, +0]
+void wrap_os_exit(lua_State* L) {
+  if (lua_getglobal(L, "os") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_getfield(L, -1, "exit");
+  lua_pushcclosure(L, mpi_os_exit, 1);
+  lua_setfield(L, -2, "exit");
+  lua_pop(L, 1);
+}
+
+// luaopen_kiln_mpi: the mpi table; MPI starts here, once per process. [-0, +1]
+int open_mpi(lua_State* L) {
+  if (!mpi::World::available())
+    return luaL_error(L, "kiln.mpi: kiln was built without MPI (scripts/setup.sh installs "
+                         "libopenmpi-dev and openmpi-bin; then rebuild)");
+  if (!settings(L).mpi.launched)
+    return luaL_error(L, "kiln.mpi needs mpirun, which did not start this kiln; run the script as "
+                         "'mpirun -n 4 kiln script.lua' (add --oversubscribe for more ranks than "
+                         "cores)");
+  protect(L, [] {
+    world();
+    return 0;
+  });
+  static const luaL_Reg request_methods[] = {{"wait", request_wait}, {"test", request_test},
+                                             {nullptr, nullptr}};
+  new_metatable<LuaRequest>(L, kRequestMeta, request_methods, nullptr);
+  lua_pop(L, 1);
+  wrap_os_exit(L);
+  static const luaL_Reg functions[] = {
+      {"rank", mpi_rank},           {"size", mpi_size},         {"local_rank", mpi_local_rank},
+      {"barrier", mpi_barrier},     {"bcast", mpi_bcast},       {"allreduce", mpi_allreduce},
+      {"reduce", mpi_reduce},       {"allgather", mpi_allgather}, {"send", mpi_send},
+      {"recv", mpi_recv},           {"sendrecv", mpi_sendrecv}, {"isend", mpi_isend},
+      {"irecv", mpi_irecv},         {"iallreduce", mpi_iallreduce}, {"ibcast", mpi_ibcast},
+      {"waitall", mpi_waitall},     {nullptr, nullptr}};
+  luaL_newlib(L, functions);
+  lua_pushstring(L, mpi::World::library_version().c_str());
+  lua_setfield(L, -2, "library");
+  return 1;
+}
+
+}  // namespace
+
+void preload_mpi(lua_State* L) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, open_mpi);
+  lua_setfield(L, -2, "kiln.mpi");
+  lua_pop(L, 1);
+}
+
+void end_job_if_failed(int status) {
+  if (status == 0 || !mpi::World::is_open()) return;
+  mpi::World& w = mpi::World::open();
+  if (w.size() <= 1) return;
+  std::fflush(stdout);
+  std::fprintf(stderr, "kiln: rank %d of %d failed (status %d); ending the whole job\n", w.rank(),
+               w.size(), status);
+  w.abort(status);
+}
+
+}  // namespace kiln::lua

@@ -1,0 +1,103 @@
+// MPI for kiln: the job's processes (ranks) and the messages between them, over host-addressable
+// buffers of one dtype. Open MPI from Debian when kiln is built with it (KILN_HAVE_MPI); without
+// it every entry point throws kiln::Error saying so. The Lua module (repl/lua_mpi.cpp) stages
+// device memory that the host cannot address before it gets here.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "runtime/dtype.h"
+
+namespace kiln::mpi {
+
+enum class Op { sum, prod, min, max };
+
+// A peer rank that is not there (MPI_PROC_NULL): sendrecv skips that half, as at the edges of
+// a halo exchange.
+inline constexpr int kNoRank = -1;
+
+// An MPI message's payload: count elements of a scalar dtype at data (a vector dtype's lanes are
+// counted as elements: float4 x n is 4n float32).
+struct Buffer {
+  void* data = nullptr;
+  std::size_t count = 0;
+  DType dtype = DType::float32;
+};
+
+// A non-blocking operation in flight. wait() completes it and returns the elements received
+// (those sent, for a send). The destructor cancels a receive still pending and waits for the
+// rest, so that no operation outlives the memory it uses.
+class Request {
+ public:
+  struct Impl;
+  explicit Request(std::unique_ptr<Impl> impl);
+  ~Request();
+  Request(Request&&) noexcept;
+  Request& operator=(Request&&) noexcept;
+  std::size_t wait();
+  bool test();  // whether it has completed (then wait() returns at once)
+  bool done() const;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// The job this process belongs to (MPI_COMM_WORLD). MPI is initialised once per process: the
+// library itself is process-wide state, so this is the one object of its kind, made on first
+// use and finalised when the process exits normally.
+class World {
+ public:
+  // The world, initialising MPI on the first call; throws kiln::Error when kiln was built
+  // without MPI or MPI cannot start.
+  static World& open();
+  // Whether open() has succeeded in this process (without opening anything).
+  static bool is_open();
+  // Whether this kiln was built with MPI.
+  static bool available();
+  // The MPI library's version line (MPI_Get_library_version), "" without MPI.
+  static std::string library_version();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int local_rank() const { return local_rank_; }  // among the ranks on this node
+  int local_size() const { return local_size_; }
+
+  void barrier();
+  void bcast(Buffer b, int root);
+  void allreduce(Buffer b, Op op);  // in place
+  // In place at root; the other ranks' buffers are sent and left unchanged.
+  void reduce(Buffer b, Op op, int root);
+  // Each rank's send (count elements) into recv (size() * count elements), in rank order.
+  void allgather(Buffer send, Buffer recv);
+  void send(Buffer b, int dest, int tag);
+  // Receives exactly b.count elements; throws kiln::Error naming the count that came instead.
+  void recv(Buffer b, int src, int tag);
+  void sendrecv(Buffer send, int dest, Buffer recv, int src, int tag);
+  Request isend(Buffer b, int dest, int tag);
+  Request irecv(Buffer b, int src, int tag);
+  Request iallreduce(Buffer b, Op op);
+  Request ibcast(Buffer b, int root);
+
+  // Checks that every rank calls the same collective with the same dtype, element count and
+  // root: one small allreduce, and a kiln::Error on every rank naming what differs. what is the
+  // collective's name, for the message.
+  void check_agreement(const char* what, Buffer b, int root);
+
+  // Ends every rank of the job with status (MPI_Abort); does not return.
+  [[noreturn]] void abort(int status);
+
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+ private:
+  World();
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  bool finalize_ = false;
+};
+
+// "sum" → Op::sum, ...; nullptr when unknown.
+const Op* parse_op(const std::string& name);
+
+}  // namespace kiln::mpi
