@@ -134,6 +134,12 @@ int mpi_local_rank(lua_State* L) {
   return 1;
 }
 
+// mpi.wtime() -> seconds on a wall clock (MPI_Wtime). [-0, +1]
+int mpi_wtime(lua_State* L) {
+  lua_pushnumber(L, mpi::World::wtime());
+  return 1;
+}
+
 // mpi.barrier(): returns when every rank has called it. [-0, +0]
 int mpi_barrier(lua_State* L) {
   return protect(L, [] {
@@ -162,7 +168,7 @@ int mpi_allreduce(lua_State* L) {
   mpi::Op op = opt_op(L, 2);
   return protect(L, [&] {
     Payload p(L, 1, Use::both);
-    world().check_agreement("mpi.allreduce", p.buffer(), 0);
+    world().check_agreement("mpi.allreduce", p.buffer(), 0, op);
     world().allreduce(p.buffer(), op);
     p.finish();
     lua_settop(L, 1);
@@ -178,7 +184,7 @@ int mpi_reduce(lua_State* L) {
   int root = lua_isnoneornil(L, 3) ? 0 : check_rank(L, 3, false);
   return protect(L, [&] {
     Payload p(L, 1, Use::both);
-    world().check_agreement("mpi.reduce", p.buffer(), root);
+    world().check_agreement("mpi.reduce", p.buffer(), root, op);
     world().reduce(p.buffer(), op, root);
     p.finish();
     lua_settop(L, 1);
@@ -402,7 +408,7 @@ int open_mpi(lua_State* L) {
       {"reduce", mpi_reduce},       {"allgather", mpi_allgather}, {"send", mpi_send},
       {"recv", mpi_recv},           {"sendrecv", mpi_sendrecv}, {"isend", mpi_isend},
       {"irecv", mpi_irecv},         {"iallreduce", mpi_iallreduce}, {"ibcast", mpi_ibcast},
-      {"waitall", mpi_waitall},     {nullptr, nullptr}};
+      {"waitall", mpi_waitall},     {"wtime", mpi_wtime},       {nullptr, nullptr}};
   luaL_newlib(L, functions);
   lua_pushstring(L, mpi::World::library_version().c_str());
   lua_setfield(L, -2, "library");

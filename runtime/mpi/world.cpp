@@ -191,6 +191,8 @@ std::string World::library_version() {
   return s;
 }
 
+double World::wtime() { return MPI_Wtime(); }
+
 void World::barrier() { check(MPI_Barrier(MPI_COMM_WORLD), "mpi.barrier"); }
 
 void World::bcast(Buffer b, int root) {
@@ -290,25 +292,34 @@ Request World::ibcast(Buffer b, int root) {
   return Request(std::move(r));
 }
 
-void World::check_agreement(const char* what, Buffer b, int root) {
+void World::check_agreement(const char* what, Buffer b, int root, Op op) {
   // Each value and its negation under MPI_MAX: every rank then knows the largest and the
   // smallest of each, and they agree exactly when the two are equal.
-  const long long mine[4] = {static_cast<long long>(std::hash<std::string_view>{}(what) & 0x7fffffff),
-                             static_cast<long long>(b.dtype), static_cast<long long>(b.count), root};
-  long long both[8];
-  for (int i = 0; i < 4; ++i) both[i] = mine[i], both[4 + i] = -mine[i];
-  check(MPI_Allreduce(MPI_IN_PLACE, both, 8, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD), what);
-  static constexpr const char* fields[4] = {"collective", "dtype", "element count", "root"};
-  for (int i = 0; i < 4; ++i) {
-    if (both[i] == -both[4 + i]) continue;
+  constexpr int kFields = 5;
+  const long long mine[kFields] = {
+      static_cast<long long>(std::hash<std::string_view>{}(what) & 0x7fffffff),
+      static_cast<long long>(b.dtype), static_cast<long long>(b.count), root,
+      static_cast<long long>(op)};
+  long long both[2 * kFields];
+  for (int i = 0; i < kFields; ++i) both[i] = mine[i], both[kFields + i] = -mine[i];
+  check(MPI_Allreduce(MPI_IN_PLACE, both, 2 * kFields, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD),
+        what);
+  static constexpr const char* fields[kFields] = {"collective", "dtype", "element count", "root",
+                                                  "reduction"};
+  static constexpr const char* ops[] = {"sum", "prod", "min", "max"};
+  for (int i = 0; i < kFields; ++i) {
+    const long long low = -both[kFields + i], high = both[i];
+    if (low == high) continue;
     std::string range;
-    if (i == 1)
-      range = " (" + std::string(dtype_info(static_cast<DType>(-both[5])).name) + " and " +
-              std::string(dtype_info(static_cast<DType>(both[1])).name) + ")";
-    else if (i >= 2)
-      range = " (from " + std::to_string(-both[4 + i]) + " to " + std::to_string(both[i]) + ")";
-    else
+    if (i == 0)
       range = " (this rank calls " + std::string(what) + "; another calls a different one)";
+    else if (i == 1)
+      range = " (" + std::string(dtype_info(static_cast<DType>(low)).name) + " and " +
+              std::string(dtype_info(static_cast<DType>(high)).name) + ")";
+    else if (i == 4)
+      range = std::string(" (") + ops[low] + " and " + ops[high] + ")";
+    else
+      range = " (from " + std::to_string(low) + " to " + std::to_string(high) + ")";
     throw Error(std::string(what) + ": the ranks disagree on the " + fields[i] + range);
   }
 }
@@ -342,6 +353,7 @@ World& World::open() { no_mpi(); }
 bool World::is_open() { return false; }
 bool World::available() { return false; }
 std::string World::library_version() { return ""; }
+double World::wtime() { no_mpi(); }
 void World::barrier() {}
 void World::bcast(Buffer, int) {}
 void World::allreduce(Buffer, Op) {}

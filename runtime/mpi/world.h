@@ -57,6 +57,8 @@ class World {
   static bool available();
   // The MPI library's version line (MPI_Get_library_version), "" without MPI.
   static std::string library_version();
+  // Seconds on a wall clock (MPI_Wtime), for timing a job's steps.
+  static double wtime();
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -79,10 +81,10 @@ class World {
   Request iallreduce(Buffer b, Op op);
   Request ibcast(Buffer b, int root);
 
-  // Checks that every rank calls the same collective with the same dtype, element count and
-  // root: one small allreduce, and a kiln::Error on every rank naming what differs. what is the
-  // collective's name, for the message.
-  void check_agreement(const char* what, Buffer b, int root);
+  // Checks that every rank calls the same collective with the same dtype, element count, root
+  // and reduction: one small allreduce, and a kiln::Error on every rank naming what differs.
+  // what is the collective's name, for the message.
+  void check_agreement(const char* what, Buffer b, int root, Op op = Op::sum);
 
   // Ends every rank of the job with status (MPI_Abort); does not return.
   [[noreturn]] void abort(int status);
