@@ -27,7 +27,7 @@ mpi.barrier()'
 expect_job_failure 2 0 'local mpi = require "kiln.mpi"
 if mpi.rank() == 0 then
   local k = cuda.jit("__global__ void poke(float* p) { p[threadIdx.x + (1ll << 40)] = 1; }")
-  k[{1, 1}](cuda.device_array(1))
+  k[{1, 1}](cuda.device_array(1, "float32"))
 end
 mpi.allreduce(array.zeros(2))'
 # A collective error caught by pcall is not a failure: the job goes on and exits 0.
