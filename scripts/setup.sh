@@ -8,7 +8,8 @@ packages=(build-essential cmake ninja-build pkg-config git
           liblua5.4-dev libboost-context-dev libstb-dev libcli11-dev libxxhash-dev
           libedit-dev libgtest-dev libgmock-dev libbenchmark-dev tmux gnuplot-nox
           clang libclang-rt-14-dev   # clang and its sanitizer runtimes: scripts/fuzz.sh
-          python3-numpy)             # tests/cli/npy_numpy.sh checks .npy files against NumPy
+          python3-numpy              # tests/cli/npy_numpy.sh checks .npy files against NumPy
+          libopenmpi-dev openmpi-bin)  # kiln.mpi and mpirun (tests/mpi)
 
 missing=()
 for p in "${packages[@]}"; do
