@@ -14,11 +14,26 @@
 #include "repl/lua_util.h"
 #include "repl/settings.h"
 #include "runtime/mpi/world.h"
+#ifdef KILN_HAVE_NCCL
+#include "runtime/cuda/nccl.h"
+#endif
 
 namespace kiln::lua {
 namespace {
 
 constexpr const char* kRequestMeta = "kiln.mpi.request";
+constexpr const char* kDevicePathMeta = "kiln.mpi.DevicePath";
+constexpr const char* kDevicePathKey = "kiln.mpi.device_path";  // the registry's DevicePath
+
+// How device arrays travel between ranks, chosen once when the module opens: directly (the cpu
+// backend's device memory is host memory), GPU to GPU through NCCL for the collectives (the
+// cuda backend, when every rank has NCCL), else staged through pinned host memory.
+struct DevicePath {
+  std::string description;  // mpi.device_path
+#ifdef KILN_HAVE_NCCL
+  std::unique_ptr<cuda::NcclComm> nccl;
+#endif
+};
 
 enum class Use { send, receive, both };
 
@@ -116,6 +131,38 @@ mpi::Op opt_op(lua_State* L, int idx) {
   return *op;
 }
 
+// The state's DevicePath (made by open_mpi). [-0, +0]
+DevicePath& device_path(lua_State* L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kDevicePathKey);
+  auto* path = static_cast<DevicePath*>(luaL_checkudata(L, -1, kDevicePathMeta));
+  lua_pop(L, 1);
+  return *path;
+}
+
+// Runs a collective GPU to GPU through NCCL when the array at idx is a device array NCCL can
+// move: checks that the ranks agree (the route included, so that a host array on one rank and
+// a device array on another is an error, not a hang), runs run(comm, buffer, device pointer) and
+// waits for the device. Returns false, having done nothing, otherwise. [-0, +0]
+template <typename Run>
+bool through_nccl(lua_State* L, int idx, const char* what, int root, mpi::Op op, Run&& run) {
+#ifdef KILN_HAVE_NCCL
+  DeviceArray* d = test_device_array(L, idx);
+  cuda::NcclComm* comm = device_path(L).nccl.get();
+  const DTypeInfo& info = dtype_info(d ? d->dtype : DType::float32);
+  if (d && comm && info.base != DType::int16 && info.base != DType::uint16) {
+    mpi::Buffer b{d->data(), static_cast<std::size_t>(d->size()) * info.lanes, info.base};
+    world().check_agreement(what, b, root, op, 1);
+    d->buffer->backend().synchronize();  // NCCL's stream must see what earlier launches wrote
+    run(*comm, b, d->data());
+    d->buffer->backend().synchronize();
+    return true;
+  }
+#else
+  (void)L, (void)idx, (void)what, (void)root, (void)op, (void)run;
+#endif
+  return false;
+}
+
 // mpi.rank() -> this process's rank, 0 .. size-1. [-0, +1]
 int mpi_rank(lua_State* L) {
   lua_pushinteger(L, world().rank());
@@ -153,6 +200,11 @@ int mpi_bcast(lua_State* L) {
   check_array(L, 1);
   int root = lua_isnoneornil(L, 2) ? 0 : check_rank(L, 2, false);
   return protect(L, [&] {
+    lua_settop(L, 1);
+    if (through_nccl(L, 1, "mpi.bcast", root, mpi::Op::sum, [&](auto& c, mpi::Buffer b, void* p) {
+          c.bcast(p, b.count, b.dtype, root, nullptr);
+        }))
+      return 1;
     Payload p(L, 1, Use::both);
     world().check_agreement("mpi.bcast", p.buffer(), root);
     world().bcast(p.buffer(), root);
@@ -167,6 +219,11 @@ int mpi_allreduce(lua_State* L) {
   check_array(L, 1);
   mpi::Op op = opt_op(L, 2);
   return protect(L, [&] {
+    lua_settop(L, 1);
+    if (through_nccl(L, 1, "mpi.allreduce", 0, op, [&](auto& c, mpi::Buffer b, void* p) {
+          c.allreduce(p, b.count, b.dtype, op, nullptr);
+        }))
+      return 1;
     Payload p(L, 1, Use::both);
     world().check_agreement("mpi.allreduce", p.buffer(), 0, op);
     world().allreduce(p.buffer(), op);
@@ -183,6 +240,11 @@ int mpi_reduce(lua_State* L) {
   mpi::Op op = opt_op(L, 2);
   int root = lua_isnoneornil(L, 3) ? 0 : check_rank(L, 3, false);
   return protect(L, [&] {
+    lua_settop(L, 1);
+    if (through_nccl(L, 1, "mpi.reduce", root, op, [&](auto& c, mpi::Buffer b, void* p) {
+          c.reduce(p, b.count, b.dtype, op, root, nullptr);
+        }))
+      return 1;
     Payload p(L, 1, Use::both);
     world().check_agreement("mpi.reduce", p.buffer(), root, op);
     world().reduce(p.buffer(), op, root);
@@ -219,6 +281,12 @@ int mpi_allgather(lua_State* L) {
       push_gathered(L, 1);
       lua_replace(L, 2);
     }
+    DeviceArray* out = test_device_array(L, 2);
+    if (out && out->nbytes() == test_device_array(L, 1)->nbytes() * world().size() &&
+        through_nccl(L, 1, "mpi.allgather", 0, mpi::Op::sum, [&](auto& c, mpi::Buffer b, void* p) {
+          c.allgather(p, out->data(), b.count, b.dtype, nullptr);
+        }))
+      return 1;
     Payload send(L, 1, Use::send), recv(L, 2, Use::receive);
     world().check_agreement("mpi.allgather", send.buffer(), 0);
     world().allgather(send.buffer(), recv.buffer());
@@ -384,6 +452,60 @@ void wrap_os_exit(lua_State* L) {
   lua_pop(L, 1);
 }
 
+#ifdef KILN_HAVE_NCCL
+// A communicator between the ranks' GPUs, when every rank loads NCCL: rank 0 makes the id and
+// MPI carries it to the others (with a flag, so that a rank 0 without an id fails no one).
+// Collective: every rank calls it. Returns nullptr, with why, when some rank cannot.
+std::unique_ptr<cuda::NcclComm> join_gpus(lua_State* L, std::string* why) {
+  std::shared_ptr<cuda::Nccl> nccl = cuda::Nccl::load(settings(L).platform.cuda_toolkits, why);
+  int have = nccl ? 1 : 0;
+  world().allreduce({&have, 1, DType::int32}, mpi::Op::min);
+  if (!have) {
+    if (why->empty()) *why = "a rank has no NCCL";
+    return nullptr;
+  }
+  struct {
+    cuda::Nccl::UniqueId id{};
+    char ok = 0;
+  } message;
+  if (world().rank() == 0) {
+    try {
+      message.id = nccl->unique_id(), message.ok = 1;
+    } catch (const Error& e) {
+      *why = e.what();
+    }
+  }
+  world().bcast({&message, sizeof message, DType::uint8}, 0);
+  if (!message.ok) {
+    if (why->empty()) *why = "rank 0 could not make an NCCL id";
+    return nullptr;
+  }
+  return std::make_unique<cuda::NcclComm>(nccl, message.id, world().size(), world().rank());
+}
+#endif
+
+// Makes the state's DevicePath (opening the backend): collective, as NCCL's setup is. [-0, +0]
+void open_device_path(lua_State* L) {
+  static const luaL_Reg none[] = {{nullptr, nullptr}};
+  new_metatable<DevicePath>(L, kDevicePathMeta, none, nullptr);
+  lua_pop(L, 1);
+  DevicePath& path = *new_object<DevicePath>(L, kDevicePathMeta);
+  lua_setfield(L, LUA_REGISTRYINDEX, kDevicePathKey);
+  if (runtime(L).backend().host_addressable()) {
+    path.description = "direct (the cpu backend's device memory is host memory)";
+    return;
+  }
+  path.description = "staged through pinned host memory";
+#ifdef KILN_HAVE_NCCL
+  std::string why;
+  path.nccl = join_gpus(L, &why);
+  if (path.nccl)
+    path.description = "collectives GPU to GPU through NCCL; send and recv " + path.description;
+  else
+    path.description += " (" + why + ")";
+#endif
+}
+
 // luaopen_kiln_mpi: the mpi table; MPI starts here, once per process. [-0, +1]
 int open_mpi(lua_State* L) {
   if (!mpi::World::available())
@@ -393,8 +515,9 @@ int open_mpi(lua_State* L) {
     return luaL_error(L, "kiln.mpi needs mpirun, which did not start this kiln; run the script as "
                          "'mpirun -n 4 kiln script.lua' (add --oversubscribe for more ranks than "
                          "cores)");
-  protect(L, [] {
+  protect(L, [L] {
     world();
+    open_device_path(L);
     return 0;
   });
   static const luaL_Reg request_methods[] = {{"wait", request_wait}, {"test", request_test},
@@ -412,6 +535,8 @@ int open_mpi(lua_State* L) {
   luaL_newlib(L, functions);
   lua_pushstring(L, mpi::World::library_version().c_str());
   lua_setfield(L, -2, "library");
+  lua_pushstring(L, device_path(L).description.c_str());
+  lua_setfield(L, -2, "device_path");
   return 1;
 }
 

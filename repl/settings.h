@@ -1,6 +1,7 @@
 // kiln's settings: every environment variable kiln reads (KILN_*, XDG_CACHE_HOME, CUDA_HOME,
-// CUDA_PATH, HOME, EDITOR, and an MPI launcher's rank variables), read once, here, when the program starts (as lua.c reads LUA_INIT
-// only in the standalone program), then passed down: the layers below read none.
+// CUDA_PATH, HOME, EDITOR, and an MPI launcher's rank variables), read once, here, when the
+// program starts (as lua.c reads LUA_INIT only in the standalone program), then passed down:
+// the layers below read none.
 #pragma once
 #include <cstdint>
 #include <filesystem>

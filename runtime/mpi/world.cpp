@@ -292,20 +292,20 @@ Request World::ibcast(Buffer b, int root) {
   return Request(std::move(r));
 }
 
-void World::check_agreement(const char* what, Buffer b, int root, Op op) {
+void World::check_agreement(const char* what, Buffer b, int root, Op op, int route) {
   // Each value and its negation under MPI_MAX: every rank then knows the largest and the
   // smallest of each, and they agree exactly when the two are equal.
-  constexpr int kFields = 5;
+  constexpr int kFields = 6;
   const long long mine[kFields] = {
       static_cast<long long>(std::hash<std::string_view>{}(what) & 0x7fffffff),
       static_cast<long long>(b.dtype), static_cast<long long>(b.count), root,
-      static_cast<long long>(op)};
+      static_cast<long long>(op), route};
   long long both[2 * kFields];
   for (int i = 0; i < kFields; ++i) both[i] = mine[i], both[kFields + i] = -mine[i];
   check(MPI_Allreduce(MPI_IN_PLACE, both, 2 * kFields, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD),
         what);
   static constexpr const char* fields[kFields] = {"collective", "dtype", "element count", "root",
-                                                  "reduction"};
+                                                  "reduction", "memory"};
   static constexpr const char* ops[] = {"sum", "prod", "min", "max"};
   for (int i = 0; i < kFields; ++i) {
     const long long low = -both[kFields + i], high = both[i];
@@ -318,6 +318,8 @@ void World::check_agreement(const char* what, Buffer b, int root, Op op) {
               std::string(dtype_info(static_cast<DType>(high)).name) + ")";
     else if (i == 4)
       range = std::string(" (") + ops[low] + " and " + ops[high] + ")";
+    else if (i == 5)
+      range = " (GPU arrays through NCCL on some ranks, host memory through MPI on others)";
     else
       range = " (from " + std::to_string(low) + " to " + std::to_string(high) + ")";
     throw Error(std::string(what) + ": the ranks disagree on the " + fields[i] + range);
@@ -366,7 +368,7 @@ Request World::isend(Buffer, int, int) { no_mpi(); }
 Request World::irecv(Buffer, int, int) { no_mpi(); }
 Request World::iallreduce(Buffer, Op) { no_mpi(); }
 Request World::ibcast(Buffer, int) { no_mpi(); }
-void World::check_agreement(const char*, Buffer, int) {}
+void World::check_agreement(const char*, Buffer, int, Op, int) {}
 void World::abort(int status) { std::_Exit(status); }
 
 #endif

@@ -81,10 +81,10 @@ class World {
   Request iallreduce(Buffer b, Op op);
   Request ibcast(Buffer b, int root);
 
-  // Checks that every rank calls the same collective with the same dtype, element count, root
-  // and reduction: one small allreduce, and a kiln::Error on every rank naming what differs.
-  // what is the collective's name, for the message.
-  void check_agreement(const char* what, Buffer b, int root, Op op = Op::sum);
+  // Checks that every rank calls the same collective with the same dtype, element count, root,
+  // reduction and route (0: through MPI; 1: between GPUs through NCCL): one small allreduce,
+  // and a kiln::Error on every rank naming what differs. what is the collective's name.
+  void check_agreement(const char* what, Buffer b, int root, Op op = Op::sum, int route = 0);
 
   // Ends every rank of the job with status (MPI_Abort); does not return.
   [[noreturn]] void abort(int status);

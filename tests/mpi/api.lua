@@ -7,6 +7,8 @@ assert(rank >= 0 and rank < size)
 assert(mpi.local_rank() >= 0 and mpi.local_rank() < size)
 assert(type(mpi.library) == "string" and #mpi.library > 0)
 assert(type(mpi.wtime()) == "number")
+-- On the cpu backend device arrays are host memory, and travel as they are.
+assert(mpi.device_path:find("^direct"), mpi.device_path)
 
 -- Fails with what was expected, naming the rank.
 local function check(cond, what, ...)
