@@ -31,7 +31,9 @@ backend=$(build/kiln -e 'io.write(cuda.backend())')
 # Seconds per step of one run on n ranks (the lab reports the slowest rank's median).
 per_step_us() {
   local out
-  out=$(timeout 600 mpirun -n "$1" build/kiln scripts/labs/heat.lua --size "$size" --steps "$steps" \
+  # --bind-to none: Open MPI binds each rank to one core when ranks <= 2, which would leave a
+  # lone rank one core of the machine's; unbound, the ranks split the cores (docs/mpi.md).
+  out=$(timeout 600 mpirun --bind-to none -n "$1" build/kiln scripts/labs/heat.lua --size "$size" --steps "$steps" \
           --reps 3 2>&1) || { echo "bench/mpi.sh: the lab failed on $1 ranks:" >&2; echo "$out" >&2; exit 1; }
   grep -q "ranks = 1 rank: OK" <<<"$out" || { echo "$out" >&2; exit 1; }
   # "time per step:  1.234 ms (...)" -> microseconds

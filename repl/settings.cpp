@@ -7,7 +7,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <thread>
+
+#include "runtime/process.h"
 
 namespace kiln {
 namespace fs = std::filesystem;
@@ -105,7 +106,7 @@ Settings Settings::from_environment() {
   p.local_rank = s.mpi.local_rank;
   // Ranks sharing a node share its cores: each takes its part, as one per core would oversubscribe.
   if (p.cpu.workers == 0 && s.mpi.local_size > 1)
-    p.cpu.workers = std::max(1, int(std::thread::hardware_concurrency()) / s.mpi.local_size);
+    p.cpu.workers = std::max(1, usable_cores() / s.mpi.local_size);
   p.cpu.check = flag("KILN_CHECK", false);
   p.host_compiler = env("KILN_CXX").empty() ? KILN_CXX_COMPILER : env("KILN_CXX");
   if (p.host_compiler.empty()) p.host_compiler = "c++";

@@ -35,4 +35,8 @@ void write_file(const std::string& path, const std::string& bytes);
 // Reads a whole file; throws kiln::Error naming the path on failure.
 std::vector<char> read_file(const std::string& path);
 
+// The cores this process may run on: its CPU affinity mask (taskset, a cgroup's cpuset, or
+// mpirun's binding of a rank to a core), else every core.
+int usable_cores();
+
 }  // namespace kiln

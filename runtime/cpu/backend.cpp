@@ -19,6 +19,7 @@
 
 #include "runtime/cpu/executor.h"
 #include "runtime/cpu/shared_object.h"
+#include "runtime/process.h"
 #include "runtime/error.h"
 
 namespace kiln {
@@ -236,8 +237,7 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
 
 CpuBackend::CpuBackend(const CpuBackendOptions& options) {
   check_ = options.check;
-  workers_ = options.workers > 0 ? options.workers
-                                 : int(std::max(1u, std::thread::hardware_concurrency()));
+  workers_ = options.workers > 0 ? options.workers : usable_cores();
   info_.name = cpu::cpu_model_name();
   info_.multiprocessors = workers_;
   info_.total_memory =

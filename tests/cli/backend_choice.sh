@@ -24,4 +24,15 @@ fi
 [ "$(KILN_BACKEND=cpu "$kiln" -e 'io.write(cuda.backend())')" = cpu ]
 if KILN_BACKEND=tpu "$kiln" -e 'cuda.backend()' 2> err.txt; then echo "unknown backend accepted"; exit 1; fi
 grep -q "not one of auto, cuda, cpu" err.txt || { cat err.txt; exit 1; }
+# The cpu backend's workers: one per core this process may use (its affinity), not per core of
+# the machine; under mpirun, the ranks on a node share them (OMPI_COMM_WORLD_LOCAL_SIZE).
+workers() { KILN_BACKEND=cpu "$@" "$kiln" -e 'io.write(cuda.get_current_device().multiprocessors)'; }
+if command -v taskset >/dev/null; then
+  [ "$(workers taskset -c 0)" = 1 ] || { echo "taskset -c 0: $(workers taskset -c 0) workers"; exit 1; }
+fi
+cores=$(nproc)
+[ "$(workers env)" = "$cores" ] || { echo "$(workers env) workers on $cores cores"; exit 1; }
+[ "$(workers env OMPI_COMM_WORLD_LOCAL_SIZE="$cores")" = 1 ] || { echo "ranks do not share cores"; exit 1; }
+[ "$(workers env OMPI_COMM_WORLD_LOCAL_SIZE="$cores" KILN_CPU_THREADS=3)" = 3 ] ||
+  { echo "KILN_CPU_THREADS does not win under mpirun"; exit 1; }
 echo "backend_choice: ok"
