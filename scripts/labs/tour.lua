@@ -6,7 +6,7 @@ package.path = here .. "/../lib/?.lua;" .. package.path
 local labs = require "labs"
 
 local LABS = { "copy", "julia", "blur", "blur_shared", "histogram", "reduce", "abs_sum", "matmul",
-               "matmul_tiled", "normalize", "overflow" }
+               "matmul_tiled", "normalize", "overflow", "heat" }
 local opts = labs.args(arg, {})
 labs.usage(opts, "kiln scripts/labs/tour.lua [--full] [--out DIR] [--reps R] [--only a,b] [--skip a,b] [--no-pictures]")
 
