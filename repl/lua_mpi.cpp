@@ -37,10 +37,11 @@ struct DevicePath {
 
 enum class Use { send, receive, both };
 
-// An array argument as MPI sees it: count scalar elements of host-addressable memory. A device
+// An array argument as MPI sees it: count scalar elements of memory MPI can reach. A device
 // array first waits for the work queued on its device (so a message carries what earlier
-// launches wrote). Where the host cannot address device memory (the cuda backend) it is staged
-// through a pinned host copy: copied out before a send, copied back by finish() after a receive.
+// launches wrote). Where neither the host nor a CUDA-aware MPI can address device memory (the
+// cuda backend under Debian's Open MPI) it is staged through a pinned host copy: copied out
+// before a send, copied back by finish() after a receive.
 class Payload {
  public:
   Payload(lua_State* L, int idx, Use use) : use_(use) {
@@ -51,7 +52,7 @@ class Payload {
     DeviceArray& d = *test_device_array(L, idx);  // check_array vetted it
     Backend& backend = d.buffer->backend();
     backend.synchronize();
-    if (backend.host_addressable()) {
+    if (backend.host_addressable() || mpi::World::cuda_aware()) {
       set(d.data(), d.size(), d.dtype);
       return;
     }
@@ -495,7 +496,8 @@ void open_device_path(lua_State* L) {
     path.description = "direct (the cpu backend's device memory is host memory)";
     return;
   }
-  path.description = "staged through pinned host memory";
+  path.description = mpi::World::cuda_aware() ? "direct (a CUDA-aware MPI)"
+                                              : "staged through pinned host memory";
 #ifdef KILN_HAVE_NCCL
   std::string why;
   path.nccl = join_gpus(L, &why);

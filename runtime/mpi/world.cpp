@@ -10,6 +10,9 @@
 
 #ifdef KILN_HAVE_MPI
 #include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI's extensions: MPIX_CUDA_AWARE_SUPPORT
+#endif
 #endif
 
 namespace kiln::mpi {
@@ -193,6 +196,14 @@ std::string World::library_version() {
 
 double World::wtime() { return MPI_Wtime(); }
 
+bool World::cuda_aware() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
+
 void World::barrier() { check(MPI_Barrier(MPI_COMM_WORLD), "mpi.barrier"); }
 
 void World::bcast(Buffer b, int root) {
@@ -356,6 +367,7 @@ bool World::is_open() { return false; }
 bool World::available() { return false; }
 std::string World::library_version() { return ""; }
 double World::wtime() { no_mpi(); }
+bool World::cuda_aware() { return false; }
 void World::barrier() {}
 void World::bcast(Buffer, int) {}
 void World::allreduce(Buffer, Op) {}

@@ -59,6 +59,9 @@ class World {
   static std::string library_version();
   // Seconds on a wall clock (MPI_Wtime), for timing a job's steps.
   static double wtime();
+  // Whether the MPI library takes CUDA device pointers itself (a CUDA-aware Open MPI build, as
+  // MPIX_Query_cuda_support reports at run time); Debian's is not.
+  static bool cuda_aware();
 
   int rank() const { return rank_; }
   int size() const { return size_; }
