@@ -6,9 +6,11 @@ kiln=$(realpath "$1")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export KILN_BACKEND=cpu OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
-# Open MPI's own allocations outlive MPI_Finalize by design: LeakSanitizer reports them in
-# sanitizer builds. The suppressions name Open MPI's libraries only, never kiln's code.
-export LSAN_OPTIONS="suppressions=$here/lsan_openmpi.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+# In sanitizer builds: no leak check under mpirun. Open MPI's plugins keep allocations past
+# MPI_Finalize and are unloaded by it, so LeakSanitizer can neither name nor suppress them (their
+# frames are "<unknown module>"). Address and UB checks stay on; kiln's own code is leak-checked
+# by the rest of the suite.
+if [[ -n "${ASAN_OPTIONS:-}" ]]; then export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"; fi
 if ! command -v mpirun >/dev/null; then
   echo "SKIP: no mpirun (scripts/setup.sh installs openmpi-bin)"
   exit 77
