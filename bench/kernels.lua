@@ -6,6 +6,8 @@
 --                        nvrtc_kiln/<lab> with nvrtc_bare/<lab>, both in bench/micro.cpp's process)
 --   lua_launch/<n>       an empty <<<1, 32>>> launch from a Lua loop with n = 0, 1, 4, 16 arguments
 --   lab.<lab>            each lab kernel's time per launch at the benchmark sizes
+--   (FACT resources.<lab>.<arch>: registers|spill stores/loads|shared|local|occupancy|limit
+--   from k:resources(arch, 256), for the report's table)
 -- Every compile gets a fresh -DKILN_BENCH_NONCE so neither cache can answer; run.sh also points
 -- KILN_CACHE_DIR at an empty folder. Sizes: KILN_BENCH_IMAGE, KILN_BENCH_MATMUL, KILN_BENCH_N.
 -- Usage: kiln bench/kernels.lua [--only compile,launch,labs] [--reps R]
@@ -190,6 +192,15 @@ if wanted("labs") then
     launch(k)  -- compiles (or loads from the cache), warms caches
     cuda.synchronize()
     if k:info().threads then print(("FACT,threads.%s,%s"):format(l.lab, k:info().threads)) end
+    -- What its cubins say, for sm_80 and sm_90 (no GPU needed), at 256 threads a block.
+    for _, arch in ipairs({ "sm_80", "sm_90" }) do
+      local ok, r = pcall(k.resources, k, arch, 256)
+      if ok then
+        print(("FACT,resources.%s.%s,%d|%s|%d|%d|%.2f|%s"):format(l.lab, arch, r.registers,
+          r.spill_stores and (r.spill_stores .. "/" .. r.spill_loads) or "?", r.shared_bytes,
+          r.local_bytes, r.occupancy, r.occupancy_limit))
+      end
+    end
     local reps = (l.lab:find("matmul") and cuda.backend() == "cpu") and 3 or opts.reps
     local samples = {}
     for r = 1, reps do samples[r] = wall_ms(function() launch(k) end) end

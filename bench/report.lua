@@ -244,6 +244,29 @@ if gpu and F.cublas_sgemm then
   w()
 end
 
+-- Resources ---------------------------------------------------------------------------------------------
+if FACT["resources." .. LABS[1] .. ".sm_80"] then
+  w("## Lab kernels as a GPU would run them")
+  w()
+  w("From the cubins NVRTC builds for each architecture (`k:resources(arch, 256)`: registers,")
+  w("spill stores/loads and memory from the cubin and ptxas, occupancy at 256 threads a block by")
+  w("the occupancy calculator's formula). No GPU is needed, so a change that costs registers or")
+  w("occupancy shows here on every machine.")
+  w()
+  w("| kernel | arch | registers | spills (bytes, stores/loads) | shared bytes | local bytes | occupancy (limit) |")
+  w("|---|---|---|---|---|---|---|")
+  for _, lab in ipairs(LABS) do
+    for _, arch in ipairs({ "sm_80", "sm_90" }) do
+      local f = FACT["resources." .. lab .. "." .. arch]
+      if f then
+        local regs, spills, shared, lcl, occ, limit = f:match("^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$")
+        w(("| %s | %s | %s | %s | %s | %s | %s (%s) |"):format(lab, arch, regs, spills, shared, lcl, occ, limit))
+      end
+    end
+  end
+  w()
+end
+
 -- Sweeps ------------------------------------------------------------------------------------------------
 if FACT.sweeps then
   w("## The seed 004 sweeps")

@@ -214,21 +214,30 @@ void Jit::check_for_gpu(const CompileRequest& request, const std::vector<std::st
   // The GPU target asked for (opts.arch = "sm_90"), else the default one: what the host backend
   // calls its target ("native") means nothing to NVRTC.
   if (r.arch.rfind("sm_", 0) != 0 && r.arch.rfind("compute_", 0) != 0) r.arch.clear();
-  ptx(r, extra_key);
+  if (options_.check_archs.empty() || !r.arch.empty()) {
+    gpu_build(r, extra_key);
+    return;
+  }
+  for (const std::string& arch : options_.check_archs) {  // each one's cubin must assemble
+    r.arch = arch;
+    gpu_build(r, extra_key);
+  }
 }
 
-std::string Jit::ptx(const CompileRequest& request, const std::vector<std::string>& extra_key) {
+CompileResult Jit::gpu_build(const CompileRequest& request, const std::vector<std::string>& extra_key) {
   std::string why;
   std::shared_ptr<Nvrtc> compiler = nvrtc(&why);
-  if (!compiler) throw Error("PTX needs NVRTC, which is unavailable: " + why);
+  if (!compiler) throw Error("a GPU build needs NVRTC, which is unavailable: " + why);
   CompileRequest r = request;
   r.arch = compiler->cap_arch(r.arch.empty() || r.arch == "native" ? "sm_80" : r.arch);
   // Host-compiler options NVRTC does not take (it optimises by default).
   std::erase_if(r.options, [](const std::string& o) {
     return (o.size() == 3 && o.starts_with("-O")) || o == "-g";
   });
+  // ptxas's report of each kernel's resources (k:resources reads its spills from it).
+  if (r.arch.starts_with("sm_")) r.options.push_back("-Xptxas=-v");
   std::vector<std::string> parts = {KILN_VERSION,
-                                    "ptx",
+                                    "gpu",
                                     compiler->version(),
                                     r.arch,
                                     r.filename,
@@ -239,10 +248,10 @@ std::string Jit::ptx(const CompileRequest& request, const std::vector<std::strin
   for (const auto& [name, text] : hdrs) parts.push_back(name + "\n" + text);
   parts.insert(parts.end(), extra_key.begin(), extra_key.end());
   std::string key = hash_key(parts);
-  if (std::optional<CompileResult> cached = cache_.load(key)) return cached->ptx;
+  if (std::optional<CompileResult> cached = cache_.load(key)) return *cached;
   CompileResult result = compiler->compile(r, hdrs);
   cache_.store(key, result);
-  return result.ptx;
+  return result;
 }
 
 // ------------------------------------------------------------------------------------- Kernel
@@ -504,23 +513,27 @@ bool Kernel::names_grid() const {
   return in_body || !find_identifier(outside, "this_grid").empty();
 }
 
+std::string Kernel::current_expression(const std::vector<ArgValue>* args, const char* how) const {
+  if (args) return name_expression(*args);
+  if (last_) return last_->name_expression;
+  if (options_.name.find('<') != std::string::npos || decl_.template_params.empty())
+    return name_expression({});
+  throw Error("kernel '" + decl_.name + "' is a template: " + how);
+}
+
 std::string Kernel::ptx(const std::vector<ArgValue>* args) {
-  std::string expr;
-  if (args)
-    expr = name_expression(*args);
-  else if (last_)
-    expr = last_->name_expression;
-  else if (options_.name.find('<') != std::string::npos || decl_.template_params.empty())
-    expr = name_expression({});
-  else
-    throw Error("kernel '" + decl_.name +
-                "' is a template: give k:ptx() its arguments, or launch it first");
+  const std::string expr = current_expression(args, "give k:ptx() its arguments, or launch it first");
   std::string arch = options_.arch;
   if (arch.empty()) {
     const std::string& preset = jit_->options().arch;
     arch = !preset.empty() ? preset : jit_->backend().name() == "cuda" ? jit_->target("") : "";
   }
   return jit_->ptx(request(expr, arch), source_->included_texts());
+}
+
+CompileResult Kernel::gpu_build(const std::string& arch, const std::vector<ArgValue>* args) {
+  return jit_->gpu_build(request(current_expression(args, "launch it first, so that its argument types are known"), arch),
+                         source_->included_texts());
 }
 
 // -------------------------------------------------------------------------- selection, checks

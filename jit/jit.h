@@ -38,6 +38,8 @@ struct KernelOptions {
 struct JitOptions {
   std::string arch;                        // the default target ("" → the compiler's own)
   bool nvrtc_check = true;                 // on the cpu backend, also compile with NVRTC
+  // ...for these GPU architectures ("sm_80", "sm_90"); empty: the kernel's own or sm_80.
+  std::vector<std::string> check_archs;
   std::vector<std::string> cuda_toolkits;  // where to look for NVRTC first
   // Told "compiling <kernels> (<file>)" once a compile has taken compile_notice_ms, so that a
   // slow first launch says why it waits; empty: never told.
@@ -83,8 +85,13 @@ class Jit {
   // its own).
   BuildRef build(const CompileRequest& request, const std::vector<std::string>& extra_key,
                  const void* private_to);
-  // PTX from NVRTC for a request, cached like any build (any backend; needs NVRTC).
-  std::string ptx(const CompileRequest& request, const std::vector<std::string>& extra_key);
+  // NVRTC's output for a request (a cubin for an sm_ arch, with ptxas's verbose log; PTX
+  // always), cached like any build; any backend, needs NVRTC. arch "" or "native": sm_80.
+  CompileResult gpu_build(const CompileRequest& request, const std::vector<std::string>& extra_key);
+  // Its PTX.
+  std::string ptx(const CompileRequest& request, const std::vector<std::string>& extra_key) {
+    return gpu_build(request, extra_key).ptx;
+  }
   // On a backend other than cuda, also compiles the source with NVRTC (when it is there), so
   // that code that runs on the host is known to compile for a GPU and GPU-only mistakes are
   // reported as the cuda backend reports them. options().nvrtc_check turns it off.
@@ -143,12 +150,18 @@ class Kernel {
   Specialisation* last() const { return last_; }
   // PTX of the last (or given) specialisation, compiled with NVRTC on any backend.
   std::string ptx(const std::vector<ArgValue>* args);
+  // NVRTC's build of the given (or last) specialisation for a GPU architecture ("sm_90"), on
+  // any backend; lowered_names[0] names the kernel in it.
+  CompileResult gpu_build(const std::string& arch, const std::vector<ArgValue>* args = nullptr);
   // Applies the module's globals to a build, or to every build this kernel has loaded.
   void apply_globals(Build& build) const;
   void apply_globals_to_builds() const;
 
  private:
   std::string name_expression(const std::vector<ArgValue>& args) const;
+  // The name expression for args, else the last launch's, else the plain name (a template
+  // without either is an error that ends with how to give it types).
+  std::string current_expression(const std::vector<ArgValue>* args, const char* how) const;
   // Whether the kernel may synchronise its grid (names this_grid): it then launches cooperatively.
   bool names_grid() const;
   CompileRequest request(const std::string& name_expression, const std::string& arch) const;

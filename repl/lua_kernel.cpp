@@ -1,5 +1,6 @@
 // Kernels in Lua: cuda.jit, cuda.jit_file, cuda.module, cuda.reduce, and the launch syntax
 // k[{grid, block [, stream [, shared_bytes]]}](args...) as Numba's kernel[grid, block](args).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -14,8 +15,10 @@
 #include "repl/lua_host.h"
 #include "repl/lua_util.h"
 #include "runtime/error.h"
+#include "runtime/process.h"
 #ifdef KILN_HAVE_CUDA
 #include "runtime/cuda/backend.h"
+#include "runtime/cuda/cubin.h"
 #endif
 
 namespace kiln::lua {
@@ -371,6 +374,125 @@ int kernel_ptx(lua_State* L) {
   });
 }
 
+#ifdef KILN_HAVE_CUDA
+// The GPU architecture at idx ("sm_90"), else the device's on the cuda backend, else sm_80.
+// [-0, +0, v]
+std::string check_arch(lua_State* L, int idx) {
+  if (lua_isnoneornil(L, idx)) {
+    if (auto* c = dynamic_cast<CudaBackend*>(&runtime(L).backend()))
+      return "sm_" + std::to_string(c->device().cc_major * 10 + c->device().cc_minor);
+    return "sm_80";
+  }
+  std::string arch = luaL_checkstring(L, idx);
+  if (!arch.starts_with("sm_") || arch.size() < 5 ||
+      arch.find_first_not_of("0123456789", 3) != std::string::npos)
+    luaL_argerror(L, idx, lua_pushfstring(L, "'%s' is not a GPU architecture such as \"sm_90\"",
+                                          arch.c_str()));
+  return arch;
+}
+
+// The kernel of a GPU build (its lowered name) read from its cubin, with ptxas's figures.
+cuda::CubinKernel read_kernel(const jit::Kernel& k, const CompileResult& build,
+                              const std::string& arch) {
+  if (build.image_kind != "cubin")
+    throw Error("kernel '" + k.name() + "': NVRTC made no cubin for " + arch);
+  std::string why;
+  std::optional<cuda::Cubin> cubin = cuda::read_cubin(build.image.data(), build.image.size(), &why);
+  if (!cubin) throw Error("kernel '" + k.name() + "': the cubin for " + arch + " is unreadable: " + why);
+  cuda::add_ptxas_log(*cubin, build.log);
+  auto it = cubin->kernels.find(build.lowered_names.at(0));
+  if (it == cubin->kernels.end())
+    throw Error("kernel '" + k.name() + "': no " + build.lowered_names[0] + " in its cubin");
+  return it->second;
+}
+#endif
+
+// k:resources([arch [, block_size [, dynamic_shared]]]) -> {registers=, spill_stores=,
+// spill_loads=, shared_bytes=, local_bytes=, max_threads_per_block=, param_bytes=, arch=,
+// and with block_size: blocks_per_sm=, occupancy=, occupancy_limit=; on the cuda backend for
+// its own architecture: driver = the same figures from cuFuncGetAttribute}. Read from the cubin
+// NVRTC builds for arch (default: the device's, else sm_80): no GPU needed. [-0, +1]
+int kernel_resources(lua_State* L) {
+  KernelRef& k = check_kernel(L, 1);
+#ifdef KILN_HAVE_CUDA
+  std::string arch = check_arch(L, 2);
+  lua_Integer block = luaL_optinteger(L, 3, 0);
+  lua_Integer dynamic = luaL_optinteger(L, 4, 0);
+  if (block < 0 || dynamic < 0) luaL_argerror(L, block < 0 ? 3 : 4, "must not be negative");
+  return protect(L, [&] {
+    const cuda::CubinKernel r = read_kernel(*k, k->gpu_build(arch), arch);
+    const int cc = std::stoi(arch.substr(3));
+    lua_createtable(L, 0, 12);
+    auto field = [&](const char* name, lua_Integer v) { lua_pushinteger(L, v), lua_setfield(L, -2, name); };
+    lua_pushstring(L, arch.c_str()), lua_setfield(L, -2, "arch");
+    field("registers", r.registers);
+    if (r.spill_stores >= 0) field("spill_stores", r.spill_stores), field("spill_loads", r.spill_loads);
+    field("shared_bytes", lua_Integer(r.shared_bytes));
+    field("local_bytes", lua_Integer(r.local_bytes));
+    std::optional<cuda::ArchLimits> limits = cuda::arch_limits(cc);
+    const int max_threads = limits ? limits->max_threads_per_block : 1024;
+    field("max_threads_per_block", r.max_threads_per_block > 0 ? std::min(r.max_threads_per_block, max_threads) : max_threads);
+    field("param_bytes", r.param_bytes);
+    if (block > 0) {
+      if (!limits) throw Error("k:resources: no occupancy figures for " + arch);
+      cuda::Occupancy o = cuda::occupancy(*limits, r, int(std::min<lua_Integer>(block, 1 << 20)),
+                                          std::uint64_t(dynamic));
+      field("blocks_per_sm", o.blocks_per_sm);
+      lua_pushnumber(L, o.occupancy), lua_setfield(L, -2, "occupancy");
+      lua_pushstring(L, o.limit.c_str()), lua_setfield(L, -2, "occupancy_limit");
+    }
+    // On a GPU of this architecture, what the driver says of the kernel it loaded.
+    auto* c = dynamic_cast<CudaBackend*>(&runtime(L).backend());
+    jit::Kernel::Specialisation* s = k->last();
+    if (c && s && c->device().cc_major * 10 + c->device().cc_minor == cc) {
+      KernelAttributes a = s->program->attributes();
+      lua_createtable(L, 0, 4);
+      field("registers", a.registers);
+      field("shared_bytes", a.shared_bytes);
+      field("local_bytes", a.local_bytes);
+      field("max_threads_per_block", a.max_threads_per_block);
+      lua_setfield(L, -2, "driver");
+    }
+    return 1;
+  });
+#else
+  return luaL_error(L, "k:resources: kiln was built without the CUDA toolkit headers");
+#endif
+}
+
+// k:sass([arch]) -> the kernel's machine code for arch as nvdisasm prints it (a clear error
+// where nvdisasm is not installed). [-0, +1]
+int kernel_sass(lua_State* L) {
+  KernelRef& k = check_kernel(L, 1);
+#ifdef KILN_HAVE_CUDA
+  std::string arch = check_arch(L, 2);
+  return protect(L, [&] {
+    std::vector<std::string> dirs;
+    for (const std::string& home : settings(L).platform.cuda_toolkits) dirs.push_back(home + "/bin");
+    if (std::find(dirs.begin(), dirs.end(), "/usr/local/cuda/bin") == dirs.end())
+      dirs.push_back("/usr/local/cuda/bin");
+    const std::string nvdisasm = find_program("nvdisasm", dirs);
+    if (nvdisasm.empty()) {
+      std::string looked;
+      for (const std::string& dir : dirs) looked += dir + ", ";
+      throw Error("k:sass needs nvdisasm, which is not installed (it comes with the CUDA toolkit: "
+                  "package cuda-nvdisasm); looked in " + looked + "and PATH");
+    }
+    const CompileResult build = k->gpu_build(arch);
+    if (build.image_kind != "cubin") throw Error("kernel '" + k->name() + "': NVRTC made no cubin for " + arch);
+    TempDir dir;
+    const std::string file = dir.path() + "/kernel.cubin";
+    write_file(file, std::string(build.image.begin(), build.image.end()));
+    ProcessResult r = run_process({nvdisasm, "--print-code", "--function", build.lowered_names.at(0), file});
+    if (r.exit_code != 0) throw Error("k:sass: nvdisasm failed: " + r.output);
+    lua_pushlstring(L, r.output.data(), r.output.size());
+    return 1;
+  });
+#else
+  return luaL_error(L, "k:sass: kiln was built without the CUDA toolkit headers");
+#endif
+}
+
 // k:info() -> {name=, registers=, ..., compile_ms=, cache=, backend=}. [-0, +1]
 int kernel_info(lua_State* L) {
   KernelRef& k = check_kernel(L, 1);
@@ -631,7 +753,8 @@ int cuda_reduce(lua_State* L) {
 
 void register_kernel_functions(lua_State* L) {
   static const luaL_Reg kernel_methods[] = {
-      {"forall", kernel_forall}, {"ptx", kernel_ptx}, {"info", kernel_info}, {nullptr, nullptr}};
+      {"forall", kernel_forall}, {"ptx", kernel_ptx}, {"info", kernel_info},
+      {"resources", kernel_resources}, {"sass", kernel_sass}, {nullptr, nullptr}};
   new_metatable<KernelRef>(L, kKernelMeta, kernel_methods, kernel_index);
   lua_pushcfunction(L, kernel_call), lua_setfield(L, -2, "__call");
   lua_pushcfunction(L, kernel_tostring), lua_setfield(L, -2, "__tostring");

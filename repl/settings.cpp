@@ -112,7 +112,16 @@ Settings Settings::from_environment() {
   if (p.host_compiler.empty()) p.host_compiler = "c++";
   p.regions = flag("KILN_REGIONS", true);
   s.jit.arch = env("KILN_ARCH");
+  // KILN_NVRTC_CHECK: 0 off; 1 (default) on; or the GPU architectures to build each kernel for
+  // ("sm_80,sm_90": a cubin for each must assemble).
   s.jit.nvrtc_check = flag("KILN_NVRTC_CHECK", true);
+  if (std::string archs = env("KILN_NVRTC_CHECK"); archs.starts_with("sm_")) {
+    for (std::size_t at = 0; at <= archs.size();) {
+      std::size_t comma = std::min(archs.find(',', at), archs.size());
+      if (comma > at) s.jit.check_archs.push_back(archs.substr(at, comma - at));
+      at = comma + 1;
+    }
+  }
   // KILN_COMPILE_NOTICE: milliseconds before a compile says so (default 500; 0 never).
   if (std::string notice = env("KILN_COMPILE_NOTICE"); !notice.empty()) {
     char* end = nullptr;

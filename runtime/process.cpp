@@ -133,6 +133,21 @@ std::vector<char> read_file(const std::string& path) {
   return std::vector<char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+std::string find_program(const std::string& name, const std::vector<std::string>& dirs) {
+  std::vector<std::string> all = dirs;
+  const char* path = std::getenv("PATH");
+  const std::string entries = path ? path : "/usr/bin:/bin";
+  for (std::size_t start = 0, end; start <= entries.size(); start = end + 1) {
+    end = std::min(entries.find(':', start), entries.size());
+    if (end > start) all.push_back(entries.substr(start, end - start));
+  }
+  for (const std::string& dir : all) {
+    const std::string candidate = dir + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
 int usable_cores() {
   cpu_set_t set;
   CPU_ZERO(&set);

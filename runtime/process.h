@@ -35,6 +35,9 @@ void write_file(const std::string& path, const std::string& bytes);
 // Reads a whole file; throws kiln::Error naming the path on failure.
 std::vector<char> read_file(const std::string& path);
 
+// The path of an executable named name: the first in dirs, then in PATH; "" when none.
+std::string find_program(const std::string& name, const std::vector<std::string>& dirs = {});
+
 // The cores this process may run on: its CPU affinity mask (taskset, a cgroup's cpuset, or
 // mpirun's binding of a rank to a core), else every core.
 int usable_cores();

@@ -29,18 +29,8 @@ std::string compiler_version(const std::string& compiler) {
 std::string compiler_fingerprint(const std::string& compiler) {
   namespace fs = std::filesystem;
   fs::path path = compiler;
-  if (compiler.find('/') == std::string::npos) {
-    const char* env = std::getenv("PATH");
-    std::string dirs = env ? env : "/usr/bin:/bin";
-    for (std::size_t start = 0, end; start <= dirs.size(); start = end + 1) {
-      end = std::min(dirs.find(':', start), dirs.size());
-      fs::path candidate = fs::path(dirs.substr(start, end - start)) / compiler;
-      if (::access(candidate.c_str(), X_OK) == 0) {
-        path = candidate;
-        break;
-      }
-    }
-  }
+  if (compiler.find('/') == std::string::npos)
+    if (std::string found = find_program(compiler); !found.empty()) path = found;
   std::error_code ec;
   fs::path real = fs::canonical(path, ec);
   struct stat st {};
