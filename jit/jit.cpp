@@ -224,7 +224,8 @@ void Jit::check_for_gpu(const CompileRequest& request, const std::vector<std::st
   }
 }
 
-CompileResult Jit::gpu_build(const CompileRequest& request, const std::vector<std::string>& extra_key) {
+CompileResult Jit::gpu_build(const CompileRequest& request, const std::vector<std::string>& extra_key,
+                             bool report) {
   std::string why;
   std::shared_ptr<Nvrtc> compiler = nvrtc(&why);
   if (!compiler) throw Error("a GPU build needs NVRTC, which is unavailable: " + why);
@@ -234,8 +235,17 @@ CompileResult Jit::gpu_build(const CompileRequest& request, const std::vector<st
   std::erase_if(r.options, [](const std::string& o) {
     return (o.size() == 3 && o.starts_with("-O")) || o == "-g";
   });
-  // ptxas's report of each kernel's resources (k:resources reads its spills from it).
-  if (r.arch.starts_with("sm_")) r.options.push_back("-Xptxas=-v");
+  if (report && r.arch.starts_with("sm_")) {
+    // ptxas's report of each kernel's resources. With it, ptxas leaves its error messages out
+    // of the log: a build that fails is built again without, for the error a user can read.
+    CompileRequest verbose = r;
+    verbose.options.push_back("-Xptxas=-v");
+    try {
+      return gpu_build(verbose, extra_key, false);
+    } catch (const CompileError&) {
+      return gpu_build(r, extra_key, false);
+    }
+  }
   std::vector<std::string> parts = {KILN_VERSION,
                                     "gpu",
                                     compiler->version(),
@@ -532,8 +542,9 @@ std::string Kernel::ptx(const std::vector<ArgValue>* args) {
 }
 
 CompileResult Kernel::gpu_build(const std::string& arch, const std::vector<ArgValue>* args) {
-  return jit_->gpu_build(request(current_expression(args, "launch it first, so that its argument types are known"), arch),
-                         source_->included_texts());
+  const std::string expr =
+      current_expression(args, "launch it first, so that its argument types are known");
+  return jit_->gpu_build(request(expr, arch), source_->included_texts(), /*report=*/true);
 }
 
 // -------------------------------------------------------------------------- selection, checks

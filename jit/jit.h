@@ -85,9 +85,11 @@ class Jit {
   // its own).
   BuildRef build(const CompileRequest& request, const std::vector<std::string>& extra_key,
                  const void* private_to);
-  // NVRTC's output for a request (a cubin for an sm_ arch, with ptxas's verbose log; PTX
-  // always), cached like any build; any backend, needs NVRTC. arch "" or "native": sm_80.
-  CompileResult gpu_build(const CompileRequest& request, const std::vector<std::string>& extra_key);
+  // NVRTC's output for a request (a cubin for an sm_ arch; PTX always), cached like any build;
+  // any backend, needs NVRTC. arch "" or "native": sm_80. With report, the log holds ptxas's
+  // resource report (-Xptxas=-v; k:resources reads spills from it).
+  CompileResult gpu_build(const CompileRequest& request, const std::vector<std::string>& extra_key,
+                          bool report = false);
   // Its PTX.
   std::string ptx(const CompileRequest& request, const std::vector<std::string>& extra_key) {
     return gpu_build(request, extra_key).ptx;

@@ -14,8 +14,12 @@ local labs = require "labs"
 local sweep = require "sweep"
 
 local opts = labs.args(arg, { size = 1 << 20, ["min-exp"] = 12, ["max-exp"] = 20, ["max-serial-exp"] = 22 },
-                       { ["max-exp"] = 27, ["max-serial-exp"] = 24 })
-labs.usage(opts, "kiln scripts/labs/abs_sum.lua [--size N] [--min-exp E] [--max-exp E] [--max-serial-exp E] [--reps R] [--out DIR] [--full]")
+                       { ["max-exp"] = 27, ["max-serial-exp"] = 24 }, {
+  usage = "kiln scripts/labs/abs_sum.lua [--size N] [--min-exp E] [--max-exp E] [--max-serial-exp E] [--reps R] [--out DIR] [--full]\n"
+       .. "  --size N: the checked run (default 2^20); the sweep: N = 2^min-exp .. 2^max-exp (12 .. 20,\n"
+       .. "  --full 27), the serial host loop up to 2^max-serial-exp (22, --full 24)",
+  options = { size = "count", ["min-exp"] = "count", ["max-exp"] = "count", ["max-serial-exp"] = "int" },
+})
 labs.header("abs_sum", "abs-sum reduction: host loop, hand kernel, cuda.reduce")
 local TPB = 256
 local seed_reduce = cuda.reduce("b < 0 ? a - b : a + b")

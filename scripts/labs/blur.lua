@@ -3,17 +3,34 @@
 -- exactly against a CPU blur computed differently (a summed-area table). Writes the input and
 -- the output side by side. The image is generated (kiln ships no copyrighted picture) unless a
 -- PNG/JPEG path is given; colour images are blurred as gray.
--- Usage: kiln scripts/labs/blur.lua [IMAGE] [--size N | --height H --width W] [--out DIR] [--reps R] [--full]
+-- Usage: kiln scripts/labs/blur.lua [IMAGE] [--size N] [--height H] [--width W] [--out DIR] [--reps R] [--full]
 local here = arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "."
 package.path = here .. "/../lib/?.lua;" .. package.path
 local labs = require "labs"
 local plot = require "plot"
 local images = require "images"
 
-local opts = labs.args(arg, { size = 512 }, { size = 1024 })
-labs.usage(opts, "kiln scripts/labs/blur.lua [IMAGE] [--size N | --height H --width W] [--out DIR] [--reps R] [--full]")
+local opts = labs.args(arg, {}, {}, {
+  usage = "kiln scripts/labs/blur.lua [IMAGE] [--size N] [--height H] [--width W] [--out DIR] [--reps R] [--full]\n"
+       .. "  IMAGE: a PNG or JPEG (blurred as gray); else a generated H x W image, both sides --size\n"
+       .. "  (default 512, --full 1024)",
+  options = { size = "count", height = "count", width = "count" },
+  positional = { "image" },
+})
+if opts.image and (opts.size or opts.height or opts.width) then
+  labs.usage_error("--size, --height and --width are for the generated image; " .. opts.image .. " has its own size")
+end
+-- The input, read before anything runs: a path that does not load is the caller's mistake.
+local img
+if opts.image then
+  local ok, loaded = pcall(array.load_image, opts.image)
+  if not ok then labs.usage_error(tostring(loaded)) end
+  img = images.to_gray(loaded)
+else
+  local size = opts.size or (opts.full and 1024 or 512)
+  img = images.test_image(opts.height or size, opts.width or size)
+end
 labs.header("blur", "9x9 box blur, naive")
-local img = opts[1] and images.to_gray(array.load_image(opts[1])) or images.test_image(opts.height or opts.size, opts.width or opts.size)
 local h, w = img.shape[1], img.shape[2]
 local k = cuda.jit_file("blur.cu", { defines = { RADIUS = 4 } })
 
@@ -35,7 +52,7 @@ if png then
   cv:image(out, w + 20, 34)
   cv:save(png)
 end
-labs.line("image", ("%d x %d gray uint8 (%s)"):format(w, h, opts[1] or "generated"))
+labs.line("image", ("%d x %d gray uint8 (%s)"):format(w, h, opts.image or "generated"))
 labs.line("time per launch", labs.fmt_ms(ms))
 labs.line("bandwidth", labs.fmt_gbs(2 * h * w, ms) .. " effective (image read once + written once)")
 labs.line("picture", png or "(skipped)")

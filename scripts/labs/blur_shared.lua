@@ -2,17 +2,34 @@
 -- array per block. It must equal the naive blur exactly (same neighbours, same order, same
 -- count), and both must equal the CPU reference. Writes input, naive and shared outputs side by
 -- side. The image is generated unless a PNG/JPEG path is given.
--- Usage: kiln scripts/labs/blur_shared.lua [IMAGE] [--size N | --height H --width W] [--out DIR] [--reps R] [--full]
+-- Usage: kiln scripts/labs/blur_shared.lua [IMAGE] [--size N] [--height H] [--width W] [--out DIR] [--reps R] [--full]
 local here = arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "."
 package.path = here .. "/../lib/?.lua;" .. package.path
 local labs = require "labs"
 local plot = require "plot"
 local images = require "images"
 
-local opts = labs.args(arg, { size = 512 }, { size = 1024 })
-labs.usage(opts, "kiln scripts/labs/blur_shared.lua [IMAGE] [--size N | --height H --width W] [--out DIR] [--reps R] [--full]")
+local opts = labs.args(arg, {}, {}, {
+  usage = "kiln scripts/labs/blur_shared.lua [IMAGE] [--size N] [--height H] [--width W] [--out DIR] [--reps R] [--full]\n"
+       .. "  IMAGE: a PNG or JPEG (blurred as gray); else a generated H x W image, both sides --size\n"
+       .. "  (default 512, --full 1024)",
+  options = { size = "count", height = "count", width = "count" },
+  positional = { "image" },
+})
+if opts.image and (opts.size or opts.height or opts.width) then
+  labs.usage_error("--size, --height and --width are for the generated image; " .. opts.image .. " has its own size")
+end
+-- The input, read before anything runs: a path that does not load is the caller's mistake.
+local img
+if opts.image then
+  local ok, loaded = pcall(array.load_image, opts.image)
+  if not ok then labs.usage_error(tostring(loaded)) end
+  img = images.to_gray(loaded)
+else
+  local size = opts.size or (opts.full and 1024 or 512)
+  img = images.test_image(opts.height or size, opts.width or size)
+end
 labs.header("blur_shared", "9x9 box blur, shared-memory tiles with a 4-pixel halo")
-local img = opts[1] and images.to_gray(array.load_image(opts[1])) or images.test_image(opts.height or opts.size, opts.width or opts.size)
 local h, w = img.shape[1], img.shape[2]
 local defines = { RADIUS = 4, TILE = 16 }
 local naive = cuda.jit_file("blur.cu", { defines = defines })
@@ -41,7 +58,7 @@ if png then
   cv:image(out_shared, 2 * w + 30, 34)
   cv:save(png)
 end
-labs.line("image", ("%d x %d gray uint8 (%s)"):format(w, h, opts[1] or "generated"))
+labs.line("image", ("%d x %d gray uint8 (%s)"):format(w, h, opts.image or "generated"))
 labs.line("naive", labs.fmt_ms(ms_naive) .. " per launch, " .. labs.fmt_gbs(2 * h * w, ms_naive))
 labs.line("shared", labs.fmt_ms(ms_shared) .. " per launch, " .. labs.fmt_gbs(2 * h * w, ms_shared))
 labs.line("speedup over naive", ("%.2fx"):format(ms_naive / ms_shared))

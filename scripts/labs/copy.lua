@@ -1,13 +1,16 @@
 -- Lab: vector copy, the seed's first kernel (foo). Shows a launch with blocks x threads, the
 -- bounds check that makes any grid safe, host arrays passed straight to a kernel (copied to the
 -- device and back, as Numba does), and device arrays that stay on the device.
--- Usage: kiln scripts/labs/copy.lua [--size N] [--dtype float32] [--reps R] [--full]
+-- Usage: kiln scripts/labs/copy.lua [--size N] [--dtype float32|float64] [--reps R] [--full]
 local here = arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "."
 package.path = here .. "/../lib/?.lua;" .. package.path
 local labs = require "labs"
 
-local opts = labs.args(arg, { size = 1 << 20, dtype = "float32" }, { size = 1 << 24 })
-labs.usage(opts, "kiln scripts/labs/copy.lua [--size N] [--dtype T] [--reps R] [--full]")
+local opts = labs.args(arg, { size = 1 << 20, dtype = "float32" }, { size = 1 << 24 }, {
+  usage = "kiln scripts/labs/copy.lua [--size N] [--dtype float32|float64] [--reps R] [--full]\n"
+       .. "  --size N: elements copied (default 2^20, --full 2^24)",
+  options = { size = "count", dtype = { "float32", "float64" } },
+})
 labs.header("copy", "vector copy (the seed's foo)")
 local k = cuda.jit_file("copy.cu")
 

@@ -7,8 +7,12 @@ package.path = here .. "/../lib/?.lua;" .. package.path
 local labs = require "labs"
 local plot = require "plot"
 
-local opts = labs.args(arg, { size = 1000000 }, { size = 10000000 })
-labs.usage(opts, "kiln scripts/labs/histogram.lua [--size N] [--blocks B] [--out DIR] [--reps R] [--full]")
+local opts = labs.args(arg, { size = 1000000 }, { size = 10000000 }, {
+  usage = "kiln scripts/labs/histogram.lua [--size N] [--blocks B] [--out DIR] [--reps R] [--full]\n"
+       .. "  --size N: values counted (default 10^6, --full 10^7); --blocks B: the grid (default a\n"
+       .. "  few blocks per multiprocessor; a grid-stride loop covers the rest)",
+  options = { size = "count", blocks = "count" },
+})
 labs.header("histogram", "256-bin histogram, shared bins + atomics + grid-stride loop")
 local n, tpb = opts.size, 256
 local dev = cuda.get_current_device()

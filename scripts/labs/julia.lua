@@ -2,15 +2,19 @@
 -- cuda.grid(2)), written as a colour-mapped PNG. Validated against a Lua reference iteration
 -- (chaotic points on the set's boundary may escape one step earlier or later when the rounding
 -- differs, e.g. fused multiply-add on a GPU, so a small fraction of pixels may differ).
--- Usage: kiln scripts/labs/julia.lua [--size WIDTH] [--dtype float64|float32] [--out DIR] [--full]
+-- Usage: kiln scripts/labs/julia.lua [--size WIDTH] [--dtype float64|float32] [--max-iter N] [--re X] [--im Y]
+--                                     [--out DIR] [--reps R] [--full]
 local here = arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "."
 package.path = here .. "/../lib/?.lua;" .. package.path
 local labs = require "labs"
 local plot = require "plot"
 
 local opts = labs.args(arg, { size = 512, dtype = "float64", ["max-iter"] = 256,
-                              re = -0.8, im = 0.156 }, { size = 1536 })
-labs.usage(opts, "kiln scripts/labs/julia.lua [--size WIDTH] [--dtype T] [--max-iter N] [--re X --im Y] [--out DIR] [--full]")
+                              re = -0.8, im = 0.156 }, { size = 1536 }, {
+  usage = "kiln scripts/labs/julia.lua [--size WIDTH] [--dtype float64|float32] [--max-iter N] [--re X] [--im Y] [--out DIR] [--reps R] [--full]\n"
+       .. "  WIDTH x 3/4 WIDTH pixels (default 512, --full 1536); c = X + Yi (default -0.8 + 0.156i)",
+  options = { size = "count", dtype = { "float64", "float32" }, ["max-iter"] = "count" },
+})
 labs.header("julia", "Julia set on a 2-D grid")
 local w = opts.size
 local h = w * 3 // 4

@@ -1,17 +1,24 @@
 -- Lab: matrix multiply with shared-memory tiles (TPB = 16), the seed's cuda_fast_matmul, fixed
 -- for sizes that are not multiples of the tile. Runs the naive kernel too, for the speedup.
 -- Validated in float32 against a Lua double-precision reference: |c - ref| <= 1e-4 * sum|a*b|.
--- Usage: kiln scripts/labs/matmul_tiled.lua [--m M --k K --n N | --size S] [--reps R] [--full]
+-- Usage: kiln scripts/labs/matmul_tiled.lua [M [N [K]]] [--m M] [--n N] [--k K] [--size S] [--reps R] [--full]
+--   C (M x N) = A (M x K) * B (K x N); defaults M 200, N 180, K 150; --size S sets all three
+--   (--full: 1000); a size given on its own, positionally or as --m, --n, --k, wins over both.
 local here = arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "."
 package.path = here .. "/../lib/?.lua;" .. package.path
 local labs = require "labs"
 local matref = require "matref"
 
-local opts = labs.args(arg, { m = 200, k = 150, n = 180 }, { size = 1000 })
-labs.usage(opts, "kiln scripts/labs/matmul_tiled.lua [--m M --k K --n N | --size S] [--reps R] [--full]")
+local opts = labs.args(arg, {}, { size = 1000 }, {
+  usage = "kiln scripts/labs/matmul_tiled.lua [M [N [K]]] [--m M] [--n N] [--k K] [--size S] [--reps R] [--full]\n"
+       .. "  C (M x N) = A (M x K) * B (K x N); defaults M 200, N 180, K 150; --size S sets all\n"
+       .. "  three (--full: 1000); a size given on its own, positionally or as --m, --n, --k, wins",
+  options = { m = "count", n = "count", k = "count", size = "count" },
+  positional = { "m", "n", "k" },
+})
 labs.header("matmul_tiled", "matrix multiply, shared-memory tiles of 16 x 16")
-local m, kdim, n = opts.m, opts.k, opts.n
-if opts.size then m, kdim, n = opts.size, opts.size, opts.size end
+-- A size given on its own wins over --size (and --full), which wins over the defaults.
+local m, kdim, n = opts.m or opts.size or 200, opts.k or opts.size or 150, opts.n or opts.size or 180
 local TPB = 16
 local naive = cuda.jit_file("matmul.cu")
 local tiled = cuda.jit_file("matmul_tiled.cu", { defines = { TPB = TPB } })

@@ -7,8 +7,11 @@ local here = arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "."
 package.path = here .. "/../lib/?.lua;" .. package.path
 local labs = require "labs"
 
-local opts = labs.args(arg, { size = 100000, dtype = "float64" }, { size = 1 << 24 })
-labs.usage(opts, "kiln scripts/labs/normalize.lua [--size N] [--dtype T] [--reps R] [--full]")
+local opts = labs.args(arg, { size = 100000, dtype = "float64" }, { size = 1 << 24 }, {
+  usage = "kiln scripts/labs/normalize.lua [--size N] [--dtype float64|float32] [--reps R] [--full]\n"
+       .. "  --size N: the vector's length (default 100000, --full 2^24)",
+  options = { size = "count", dtype = { "float64", "float32" } },
+})
 labs.header("normalize", "vector normalisation, one block, shared-memory reduction")
 local n, TPB = opts.size, 256
 local k = cuda.jit_file("normalize.cu", { defines = { TPB = TPB } })

@@ -3,13 +3,17 @@
 -- most GPUs; on the cpu backend "device" memory is host memory, and the allocation may succeed
 -- when the machine has that much (the lab then frees it at once). The seed's second case, 1e12
 -- float32 values on the host (4 TB), fails everywhere.
--- Usage: kiln scripts/labs/overflow.lua [--count N] [--dtype float64]
+-- Usage: kiln scripts/labs/overflow.lua [--count N] [--dtype T] [--host-count N]
 local here = arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "."
 package.path = here .. "/../lib/?.lua;" .. package.path
 local labs = require "labs"
 
-local opts = labs.args(arg, { count = 2e9, dtype = "float64", ["host-count"] = 1e12 })
-labs.usage(opts, "kiln scripts/labs/overflow.lua [--count N] [--dtype T] [--host-count N]")
+local opts = labs.args(arg, { count = 2e9, dtype = "float64", ["host-count"] = 1e12 }, {}, {
+  usage = "kiln scripts/labs/overflow.lua [--count N] [--dtype T] [--host-count N]\n"
+       .. "  --count N: device elements asked for (default 2e9), of dtype T (default float64);\n"
+       .. "  --host-count N: float32 host elements asked for (default 1e12)",
+  options = { count = "number", dtype = labs.dtype_names(), ["host-count"] = "number" },
+})
 labs.header("overflow", "asking for more memory than there is")
 local gb = opts.count * labs.dtype_bytes(opts.dtype) / 1e9
 local ok, result = pcall(cuda.device_array, math.tointeger(opts.count) or opts.count, opts.dtype)

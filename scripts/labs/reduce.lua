@@ -3,14 +3,18 @@
 -- sum against the device for N = 2^12 .. 2^20 (2^27 with --full), with the data copied to the
 -- device on every call (a host array passed to the reducer) and with the data already there.
 -- The lesson: copies dominate; data resident on the device wins at large N.
--- Usage: kiln scripts/labs/reduce.lua [--size N] [--min-exp 12] [--max-exp 20] [--reps R] [--out DIR] [--full]
+-- Usage: kiln scripts/labs/reduce.lua [--size N] [--min-exp E] [--max-exp E] [--reps R] [--out DIR] [--full]
 local here = arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "."
 package.path = here .. "/../lib/?.lua;" .. package.path
 local labs = require "labs"
 local sweep = require "sweep"
 
-local opts = labs.args(arg, { size = 1 << 20, ["min-exp"] = 12, ["max-exp"] = 20 }, { ["max-exp"] = 27 })
-labs.usage(opts, "kiln scripts/labs/reduce.lua [--size N] [--min-exp E] [--max-exp E] [--reps R] [--out DIR] [--full]")
+local opts = labs.args(arg, { size = 1 << 20, ["min-exp"] = 12, ["max-exp"] = 20 }, { ["max-exp"] = 27 }, {
+  usage = "kiln scripts/labs/reduce.lua [--size N] [--min-exp E] [--max-exp E] [--reps R] [--out DIR] [--full]\n"
+       .. "  --size N: the checked run (default 2^20); the sweep: N = 2^min-exp .. 2^max-exp (12 .. 20,\n"
+       .. "  --full 27)",
+  options = { size = "count", ["min-exp"] = "count", ["max-exp"] = "count" },
+})
 labs.header("reduce", "sum reduction: cuda.reduce and a hand-written kernel")
 local TPB = 256
 local sum_reduce = cuda.reduce("a + b")

@@ -1,21 +1,33 @@
 -- The labs tour: runs every lab in turn (default sizes, or the seed's with --full), writes all
 -- their pictures and CSV files to --out, prints a summary and exits non-zero if any lab failed.
--- Usage: kiln scripts/labs/tour.lua [--full] [--out DIR] [--reps R] [--only a,b,...] [--skip a,b,...] [--no-pictures]
+-- Usage: kiln scripts/labs/tour.lua [--full] [--out DIR] [--reps R] [--only a,b,...] [--skip a,b,...]
+--                                    [--no-pictures]
 local here = arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "."
 package.path = here .. "/../lib/?.lua;" .. package.path
 local labs = require "labs"
 
 local LABS = { "copy", "julia", "blur", "blur_shared", "histogram", "reduce", "abs_sum", "matmul",
                "matmul_tiled", "normalize", "overflow", "heat" }
-local opts = labs.args(arg, {})
-labs.usage(opts, "kiln scripts/labs/tour.lua [--full] [--out DIR] [--reps R] [--only a,b] [--skip a,b] [--no-pictures]")
+local opts = labs.args(arg, {}, {}, {
+  usage = "kiln scripts/labs/tour.lua [--full] [--out DIR] [--reps R] [--only a,b,...] [--skip a,b,...] [--no-pictures]\n"
+       .. "  the labs: " .. table.concat(LABS, ", "),
+  options = { only = "string", skip = "string" },
+})
 
-local function set_of(list)
-  local s = {}
-  for name in tostring(list or ""):gmatch("[^,]+") do s[name] = true end
+-- The set of lab names in a comma-separated list; a name that is not a lab is a usage error
+-- (a typo must not silently run nothing).
+local function set_of(list, option)
+  local s, known = {}, {}
+  for _, name in ipairs(LABS) do known[name] = true end
+  for name in tostring(list or ""):gmatch("[^,]+") do
+    if not known[name] then
+      labs.usage_error(("%s: no lab named '%s'; the labs are %s"):format(option, name, table.concat(LABS, ", ")))
+    end
+    s[name] = true
+  end
   return s
 end
-local only, skip = opts.only and set_of(opts.only), set_of(opts.skip)
+local only, skip = opts.only and set_of(opts.only, "--only"), set_of(opts.skip, "--skip")
 local pass = { "--out", labs.out_dir(opts), "--reps", tostring(opts.reps) }
 if opts.full then pass[#pass + 1] = "--full" end
 if opts["no-pictures"] then pass[#pass + 1] = "--no-pictures" end

@@ -8,31 +8,161 @@ local M = {}
 -- Set by the tour: a failed check raises an error (caught by the tour) instead of exiting.
 M.in_tour = false
 
--- Options that take no value; every other --name takes the next argument.
-local FLAGS = { full = true, quiet = true, help = true, ["no-pictures"] = true }
+-- Options every lab takes (the tour passes --out, --reps, --full and --no-pictures to each), and
+-- the kind of value each takes.
+local COMMON = { full = "flag", help = "flag", ["no-pictures"] = "flag", out = "folder", reps = "count" }
 
--- Parses argv (the arg table: arg[1], arg[2], ...) into a table: opts.full, opts.size, opts.out,
--- opts.reps, any other --name value (numbers converted), and positional arguments in opts[1..].
--- defaults fills what is not given; with --full, full_defaults (the seed's sizes) come first.
-function M.args(argv, defaults, full_defaults)
-  local opts = {}
+-- What --help adds under a lab's own usage line: the common options.
+local COMMON_HELP = [[
+options every lab takes:
+  --out DIR      an existing folder for pictures and CSV files (default: a new temporary folder)
+  --reps R       timed launches; the median is reported (default 5)
+  --full         the seed tutorials' sizes
+  --no-pictures  write no PNG files
+  --help         this text]]
+
+-- The script's file name, for messages ("matmul.lua").
+local function script_name()
+  return (arg and arg[0] and arg[0]:match("([^/]*)$")) or "lab"
+end
+
+-- A usage error: raised in the tour (which counts the lab as failed), else printed on stderr
+-- with exit status 2, without a Lua traceback (the mistake is the caller's, not the script's).
+function M.usage_error(msg)
+  msg = script_name() .. ": " .. msg
+  if M.in_tour then error(msg, 0) end
+  io.stderr:write(msg, "\n")
+  os.exit(2)
+end
+
+-- nil when path is an existing folder this process can write into, else why not. Checked before
+-- the lab runs, so that a typo in --out does not cost a whole run.
+local function folder_problem(path)
+  local f, err = io.open(path .. "/.", "r")
+  if not f then
+    if err:find("Not a directory", 1, true) then return "is not a folder" end
+    if err:find("No such file", 1, true) then return "does not exist (make it first, or leave --out out for a temporary folder)" end
+    return err
+  end
+  f:close()
+  -- Writable? A probe file, removed at once (never a file that was already there).
+  local probe = path .. "/.kiln-labs-probe"
+  local existing = io.open(probe, "r")
+  if existing then existing:close(); return nil end
+  local w, werr = io.open(probe, "w")
+  if not w then return "cannot be written to (" .. tostring(werr):gsub("^.*: ", "") .. ")" end
+  w:close()
+  os.remove(probe)
+  return nil
+end
+
+-- Converts text v for option (or positional argument) name of the given kind, or raises a usage
+-- error. Kinds: "flag" (no value), "count" (an integer >= 1), "int", "number", "string",
+-- "folder" (an existing, writable folder), or a list of the allowed strings.
+local function convert(name, kind, v)
+  local num = tonumber(v)
+  if kind == "count" or kind == "int" then
+    local i = math.tointeger(num)
+    if not i or (kind == "count" and i < 1) then
+      M.usage_error(("%s wants %s, not '%s'"):format(name, kind == "count" and "a positive integer" or "an integer", v))
+    end
+    return i
+  elseif kind == "number" then
+    if not num then M.usage_error(("%s wants a number, not '%s'"):format(name, v)) end
+    return math.tointeger(num) or num
+  elseif kind == "folder" then
+    local why = folder_problem(v)
+    if why then M.usage_error(("%s %s: %s"):format(name, v, why)) end
+    return v
+  elseif type(kind) == "table" then
+    for _, allowed in ipairs(kind) do
+      if v == allowed then return v end
+    end
+    M.usage_error(("%s wants one of %s, not '%s'"):format(name, table.concat(kind, ", "), v))
+  end
+  return v
+end
+
+-- The kind of an option known only by its default value (labs that give no spec).
+local function kind_of(default)
+  if math.type(default) == "integer" then return "int" end
+  if type(default) == "number" then return "number" end
+  return "string"
+end
+
+-- Parses argv (the arg table: arg[1], arg[2], ...) into a table: opts.full, opts.out, opts.reps,
+-- the lab's own options (opts.size, ...) and its positional arguments by name. defaults fills
+-- what is not given; with --full, full_defaults (the seed's sizes) come first.
+-- spec (optional) says what the lab takes, so that every mistake is caught before it runs:
+--   usage = "kiln scripts/labs/x.lua [...]"   printed by --help (with the common options)
+--   options = { size = "count", dtype = { "float32", "float64" }, ... }   options without a
+--             default, or with a stricter kind than the default's (see convert)
+--   positional = { "m", "n", "k" }            names that positional arguments fill, in order
+-- An option the lab does not take, a missing or malformed value, a positional argument too
+-- many, or an --out that is not a writable folder is a usage error naming it.
+function M.args(argv, defaults, full_defaults, spec)
+  spec = spec or {}
+  local kinds = {}
+  for name, v in pairs(defaults or {}) do kinds[name] = kind_of(v) end
+  for name, v in pairs(full_defaults or {}) do kinds[name] = kinds[name] or kind_of(v) end
+  for name, kind in pairs(spec.options or {}) do kinds[name] = kind end
+  for name, kind in pairs(COMMON) do kinds[name] = kind end
+  local function known()
+    local names = {}
+    for name in pairs(kinds) do names[#names + 1] = "--" .. name end
+    table.sort(names)
+    return table.concat(names, " ")
+  end
+
+  -- --help wins over any mistake elsewhere on the line.
+  if spec.usage then
+    for _, a in ipairs(argv or {}) do
+      if a == "--help" then
+        print("usage: " .. spec.usage)
+        print(COMMON_HELP)
+        if M.in_tour then error("help", 0) end
+        os.exit(0)
+      end
+    end
+  end
+
+  local opts, given = {}, {}
+  local positional = spec.positional or {}
+  local npos = 0
   local i = 1
   while argv and argv[i] ~= nil do
     local a = argv[i]
     local name, inline = a:match("^%-%-([%w%-_]+)=(.*)$")
     name = name or a:match("^%-%-([%w%-_]+)$")
-    if name and FLAGS[name] then
-      opts[name] = true
-    elseif name then
-      local v = inline
-      if v == nil then
-        i = i + 1
-        v = argv[i]
-        if v == nil then error("option --" .. name .. " needs a value", 0) end
+    if name then
+      local kind = kinds[name]
+      if not kind then M.usage_error(("unknown option --%s; its options are %s"):format(name, known())) end
+      if given[name] then M.usage_error(("--%s given twice (as %s before)"):format(name, given[name])) end
+      given[name] = "--" .. name
+      if kind == "flag" then
+        if inline then M.usage_error(("--%s takes no value"):format(name)) end
+        opts[name] = true
+      else
+        local v = inline
+        if v == nil then
+          i = i + 1
+          v = argv[i]
+          -- "--out --full": the next word is an option, so --out's value is missing.
+          if v == nil or v:match("^%-%-%a") then M.usage_error(("option --%s needs a value"):format(name)) end
+        end
+        opts[name] = convert("--" .. name, kind, v)
       end
-      opts[name] = math.tointeger(tonumber(v)) or tonumber(v) or v
     else
-      opts[#opts + 1] = math.tointeger(tonumber(a)) or tonumber(a) or a
+      npos = npos + 1
+      local pname = positional[npos]
+      if not pname then
+        M.usage_error(("unexpected argument '%s'%s"):format(a, #positional == 0 and
+          " (it takes no positional arguments; its options are " .. known() .. ")" or
+          (" (it takes at most %d: %s)"):format(#positional, table.concat(positional, " "):upper())))
+      end
+      if given[pname] then M.usage_error(("%s given twice (as %s before)"):format(pname:upper(), given[pname])) end
+      given[pname] = "argument " .. npos
+      opts[pname] = convert(pname:upper(), kinds[pname] or "string", a)
     end
     i = i + 1
   end
@@ -48,7 +178,8 @@ function M.args(argv, defaults, full_defaults)
   return opts
 end
 
--- Prints usage text and ends the script when --help was given.
+-- Prints usage text and ends the script when --help was given (for labs that give args no
+-- spec.usage; with one, args itself answers --help).
 function M.usage(opts, text)
   if opts.help then
     print(text)
@@ -139,6 +270,14 @@ local DTYPE_BYTES = {
 }
 function M.dtype_bytes(dtype)
   return DTYPE_BYTES[dtype] or error("unknown dtype " .. tostring(dtype), 2)
+end
+
+-- The scalar dtypes' names, sorted (an option kind for labs.args).
+function M.dtype_names()
+  local names = {}
+  for name in pairs(DTYPE_BYTES) do names[#names + 1] = name end
+  table.sort(names)
+  return names
 end
 
 -- The header line of a lab's report: its name, what it does and the backend it runs on.
