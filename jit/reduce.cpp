@@ -1,6 +1,8 @@
 #include "jit/reduce.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "runtime/error.h"
@@ -10,22 +12,23 @@ namespace {
 
 // A reduction kernel for one binary expression in a and b (Numba's @cuda.reduce): each thread
 // folds its slice of the input, each block then its threads' values in shared memory, and a
-// second launch of one block folds the blocks' results and init. A thread's slice is
+// second launch of one block folds the blocks' results and init. Values are folded as A, the
+// accumulator type (int64 for the narrower integers, so that their sums are exact). A thread's slice is
 // grid-strided on a GPU (neighbouring threads read neighbouring elements: coalesced) and
 // contiguous on the cpu backend, where a block's threads run one after another on one core and
 // strided reads would touch a new cache line for every element.
 constexpr const char* kReduceSource = R"(
-template <typename T>
-__device__ __forceinline__ T kiln_reduce_op(T a, T b) { return (KILN_REDUCE_EXPR); }
+template <typename A>
+__device__ __forceinline__ A kiln_reduce_op(A a, A b) { return (KILN_REDUCE_EXPR); }
 
-template <typename T>
-__global__ void kiln_reduce(const T* in, T* out, long long n, T init, int use_init) {
-  __shared__ T value[256];
+template <typename T, typename A>
+__global__ void kiln_reduce(const T* in, A* out, long long n, A init, int use_init) {
+  __shared__ A value[256];
   __shared__ bool has[256];
   const unsigned t = threadIdx.x;
   long long i = (long long)blockIdx.x * blockDim.x + t;
   const long long stride = (long long)gridDim.x * blockDim.x;
-  T acc = T();
+  A acc = A();
 #ifdef KILN_CPU
   const long long chunk = (n + stride - 1) / stride;
   i *= chunk;
@@ -35,11 +38,11 @@ __global__ void kiln_reduce(const T* in, T* out, long long n, T init, int use_in
 #endif
   bool have = i < end;
   if (have) {
-    acc = in[i];
+    acc = A(in[i]);
 #ifdef KILN_CPU
-    for (++i; i < end; ++i) acc = kiln_reduce_op<T>(acc, in[i]);
+    for (++i; i < end; ++i) acc = kiln_reduce_op<A>(acc, A(in[i]));
 #else
-    for (i += stride; i < n; i += stride) acc = kiln_reduce_op<T>(acc, in[i]);
+    for (i += stride; i < n; i += stride) acc = kiln_reduce_op<A>(acc, A(in[i]));
 #endif
   }
   value[t] = acc;
@@ -47,12 +50,12 @@ __global__ void kiln_reduce(const T* in, T* out, long long n, T init, int use_in
   __syncthreads();
   for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
     if (t < s && has[t + s]) {
-      value[t] = has[t] ? kiln_reduce_op<T>(value[t], value[t + s]) : value[t + s];
+      value[t] = has[t] ? kiln_reduce_op<A>(value[t], value[t + s]) : value[t + s];
       has[t] = true;
     }
     __syncthreads();
   }
-  if (t == 0) out[blockIdx.x] = use_init ? kiln_reduce_op<T>(init, value[0]) : value[0];
+  if (t == 0) out[blockIdx.x] = use_init ? kiln_reduce_op<A>(init, value[0]) : value[0];
 }
 )";
 
@@ -71,6 +74,20 @@ ArgValue integer_arg(std::int64_t v) {
   return a;
 }
 
+// A zero for a parameter of dtype t (a bool parameter takes false, not the number 0).
+ArgValue zero_arg(DType t) {
+  ArgValue a = integer_arg(0);
+  if (t == DType::boolean) a.kind = ArgValue::Kind::boolean, a.boolean = false;
+  return a;
+}
+
+// The type values of dtype are folded in: 64-bit for every integer (exact sums), else dtype.
+DType accumulator(DType dtype) {
+  const DTypeInfo& info = dtype_info(dtype);
+  if (!info.is_integer || dtype == DType::boolean) return dtype;
+  return info.is_signed ? DType::int64 : DType::uint64;
+}
+
 }  // namespace
 
 Reduction::Reduction(std::shared_ptr<Jit> jit, std::string expr)
@@ -81,11 +98,12 @@ Reduction::Reduction(std::shared_ptr<Jit> jit, std::string expr)
       SourceText::from_string(kReduceSource, "cuda.reduce(\"" + expr_ + "\")"));
 }
 
-Kernel& Reduction::kernel_for(DType dtype) {
-  std::unique_ptr<Kernel>& k = kernels_[dtype];
+Kernel& Reduction::kernel_for(DType dtype, DType acc) {
+  std::unique_ptr<Kernel>& k = kernels_[{dtype, acc}];
   if (!k) {
     KernelOptions o;
-    o.name = "kiln_reduce<" + std::string(dtype_info(dtype).cpp) + ">";
+    o.name = "kiln_reduce<" + std::string(dtype_info(dtype).cpp) + ", " +
+             std::string(dtype_info(acc).cpp) + ">";
     o.defines = {{"KILN_REDUCE_EXPR", expr_}};
     k = std::make_unique<Kernel>(jit_, source_, select_kernels(*source_, o.name, false).front(), o,
                                  std::make_shared<Globals>());
@@ -95,9 +113,10 @@ Kernel& Reduction::kernel_for(DType dtype) {
 
 HostArray Reduction::reduce(void* in, std::int64_t n, DType dtype,
                             const std::optional<ArgValue>& init, const Allocate& allocate) {
-  HostArray result({1}, dtype);
+  const DType acc = accumulator(dtype);
   if (n == 0) {
     if (!init) throw Error("reduce of an empty array needs an initial value");
+    HostArray result({1}, acc);
     if (init->kind == ArgValue::Kind::integer)
       result.set_integer(0, init->integer);
     else if (init->kind == ArgValue::Kind::boolean)
@@ -106,24 +125,56 @@ HostArray Reduction::reduce(void* in, std::int64_t n, DType dtype,
       result.set_number(0, init->number);
     return result;
   }
-  Kernel& k = kernel_for(dtype);
+  HostArray exact = fold(in, n, dtype, acc, init, allocate);
+  if (acc != DType::int64 && acc != DType::uint64) return exact;
+  // 64-bit integers have no wider type: the same fold in float64 tells an overflow (a wrapped
+  // result) from an exact one. Expressions that do not compile for doubles (a | b, a % b)
+  // cannot overflow.
+  std::optional<HostArray> approx;
+  if (shadow_compiles_) {
+    try {
+      approx = fold(in, n, dtype, DType::float64, init, allocate);
+    } catch (const CompileError&) {
+      shadow_compiles_ = false;
+    }
+  }
+  if (!approx) return exact;
+  const double wide = approx->get_number(0);
+  const double got = acc == DType::int64 ? double(exact.get_integer(0))
+                                          : double(std::uint64_t(exact.get_integer(0)));
+  if (std::fabs(got - wide) > 1e-6 * std::max(1.0, std::fabs(wide)))
+  {
+    char about[32];
+    std::snprintf(about, sizeof about, "%.6g", wide);
+    throw Error("reduce(\"" + expr_ + "\") of " + std::string(dtype_info(dtype).name) +
+                ": the result overflows " + std::string(dtype_info(acc).name) + " (it is about " +
+                about + "); reduce a float64 copy for an approximate value");
+  }
+  return exact;
+}
+
+HostArray Reduction::fold(void* in, std::int64_t n, DType dtype, DType acc,
+                          const std::optional<ArgValue>& init, const Allocate& allocate) {
+  Kernel& k = kernel_for(dtype, acc);
   const std::int64_t threads = 256;
   // Enough blocks to fill the device (8 per multiprocessor, or per worker on the cpu backend,
   // where each block's threads cost fiber switches), each folding a grid-stride slice.
   std::int64_t fill = std::max(1, jit_->backend().device().multiprocessors) * 8;
   std::int64_t blocks = std::min<std::int64_t>({(n + threads - 1) / threads, fill, 1024});
-  std::size_t esize = dtype_info(dtype).size;
+  std::size_t esize = dtype_info(acc).size;
   std::shared_ptr<DeviceBuffer> partial = allocate(static_cast<std::size_t>(blocks) * esize);
   std::shared_ptr<DeviceBuffer> total = allocate(esize);
   LaunchConfig c;
   c.grid.x = static_cast<std::uint32_t>(blocks), c.block.x = threads;
-  std::vector<ArgValue> args = {device_arg(in, dtype, n), device_arg(partial->ptr(), dtype, blocks),
-                                integer_arg(n), integer_arg(0), integer_arg(0)};
+  std::vector<ArgValue> args = {device_arg(in, dtype, n), device_arg(partial->ptr(), acc, blocks),
+                                integer_arg(n), zero_arg(acc), integer_arg(0)};
   k.launch(k.specialise(args), c, args);
+  Kernel& second = kernel_for(acc, acc);
   c.grid.x = 1;
-  args = {device_arg(partial->ptr(), dtype, blocks), device_arg(total->ptr(), dtype, 1),
-          integer_arg(blocks), init ? *init : integer_arg(0), integer_arg(init.has_value())};
-  k.launch(k.specialise(args), c, args);
+  args = {device_arg(partial->ptr(), acc, blocks), device_arg(total->ptr(), acc, 1),
+          integer_arg(blocks), init ? *init : zero_arg(acc), integer_arg(init.has_value())};
+  second.launch(second.specialise(args), c, args);
+  HostArray result({1}, acc);
   total->backend().copy_to_host(result.data(), total->ptr(), esize, nullptr);
   return result;
 }

@@ -26,18 +26,25 @@ class Reduction {
   const std::string& expression() const { return expr_; }
 
   // Folds the n elements of dtype at device pointer in, then init when given (a Lua number or
-  // boolean as an ArgValue); returns a one-element array of that dtype. Throws kiln::Error when
-  // n is 0 and there is no init, or when the expression does not compile for the dtype.
+  // boolean as an ArgValue); returns a one-element array of the accumulator's dtype: int64 or
+  // uint64 for integers (exact; a result that overflows 64 bits is an error), dtype otherwise.
+  // Throws kiln::Error when n is 0 and there is no init, or when the expression does not
+  // compile for the dtype.
   HostArray reduce(void* in, std::int64_t n, DType dtype, const std::optional<ArgValue>& init,
                    const Allocate& allocate);
 
  private:
-  Kernel& kernel_for(DType dtype);  // compiled on its first launch
+  // The kernel folding dtype values as acc values; compiled on its first launch.
+  Kernel& kernel_for(DType dtype, DType acc);
+  // The two launches: n values of dtype at in, folded as acc, then init.
+  HostArray fold(void* in, std::int64_t n, DType dtype, DType acc,
+                 const std::optional<ArgValue>& init, const Allocate& allocate);
 
   std::shared_ptr<Jit> jit_;
   std::string expr_;
   std::shared_ptr<SourceText> source_;
-  std::map<DType, std::unique_ptr<Kernel>> kernels_;
+  std::map<std::pair<DType, DType>, std::unique_ptr<Kernel>> kernels_;
+  bool shadow_compiles_ = true;  // whether the expression compiles for doubles
 };
 
 }  // namespace kiln::jit

@@ -25,6 +25,9 @@ local function set_of(list, option)
     end
     s[name] = true
   end
+  if option == "--only" and next(s) == nil then
+    labs.usage_error("--only names no lab; the labs are " .. table.concat(LABS, ", "))
+  end
   return s
 end
 local only, skip = opts.only and set_of(opts.only, "--only"), set_of(opts.skip, "--skip")
