@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -13,13 +14,44 @@
 namespace kiln::jit {
 namespace {
 
-// The whole content of a file; throws kiln::Error naming it when it cannot be read.
+// Kernel sources and the files they include are read only when they are regular files of at
+// most this size: /dev/zero, a FIFO or a folder would otherwise read for ever or block.
+constexpr std::uintmax_t kMaxSourceBytes = 16u << 20;
+
+// Throws when text holds a NUL byte: every compiler would stop reading there, silently.
+void refuse_nul(const std::string& text, const std::string& what) {
+  const std::size_t at = text.find('\0');
+  if (at == std::string::npos) return;
+  const auto line = 1 + std::count(text.begin(), text.begin() + std::ptrdiff_t(at), '\n');
+  throw Error(what + " holds a NUL byte (line " + std::to_string(line) +
+              "): a compiler would stop reading there");
+}
+
+// Why path cannot be a kernel source ("" when it can).
+std::string unreadable_source(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "does not exist";
+  if (S_ISDIR(st.st_mode)) return "is a folder, not a kernel file";
+  if (!S_ISREG(st.st_mode)) return "is not a regular file (a device, FIFO or socket)";
+  if (std::uintmax_t(st.st_size) > kMaxSourceBytes)
+    return "is " + std::to_string(st.st_size) + " bytes, more than a kernel source may be (" +
+           std::to_string(kMaxSourceBytes) + ")";
+  return "";
+}
+
+// The whole content of a kernel file; throws kiln::Error naming it when it cannot be read.
 std::string read_file(const std::filesystem::path& path) {
+  if (std::string why = unreadable_source(path); !why.empty())
+    throw Error("kernel file '" + path.string() + "' " + why);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read kernel file '" + path.string() + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::string text(kMaxSourceBytes + 1, '\0');  // a file that grew since stat is cut, not read on
+  in.read(text.data(), std::streamsize(text.size()));
+  text.resize(std::size_t(in.gcount()));
+  if (text.size() > kMaxSourceBytes)
+    throw Error("kernel file '" + path.string() + "' grew past " + std::to_string(kMaxSourceBytes) + " bytes");
+  refuse_nul(text, "kernel file '" + path.string() + "'");
+  return text;
 }
 
 // stat() of a file as (mtime in ns, size); false when it does not exist.
@@ -70,11 +102,7 @@ void walk(std::string_view text, const std::filesystem::path& dir,
       if (!std::filesystem::is_regular_file(c, ec)) continue;
       std::filesystem::path p = std::filesystem::weakly_canonical(c, ec);
       if (ec || !seen.insert(p).second) break;
-      std::ifstream in(p, std::ios::binary);
-      if (!in) break;
-      std::ostringstream s;
-      s << in.rdbuf();
-      out.push_back({p, s.str()});
+      out.push_back({p, read_file(p)});
       std::string included = out.back().text;  // out may grow: walk a copy
       walk(included, p.parent_path(), include_dirs, follow_angled, seen, out);
       break;
@@ -94,6 +122,7 @@ std::vector<IncludedFile> walk_includes(std::string_view text, const std::filesy
 }
 
 SourceText SourceText::from_string(std::string text, std::string origin) {
+  refuse_nul(text, origin);
   SourceText s;
   s.text_ = std::move(text);
   s.filename_ = "kernel.cu";
@@ -106,9 +135,9 @@ SourceText SourceText::from_file(const std::filesystem::path& path) {
   s.is_file_ = true;
   s.filename_ = path.string();
   s.origin_ = path.string();
+  s.text_ = read_file(path);  // first: a FIFO or a folder is refused before anything else
   if (!stat_file(path, &s.mtime_ns_, &s.size_))
     throw Error("kernel file '" + path.string() + "' does not exist");
-  s.text_ = read_file(path);
   return s;
 }
 

@@ -474,6 +474,13 @@ void push_table(lua_State* L, const HostArray& a, int dim, std::int64_t* pos) {
 int array_totable(lua_State* L) {
   HostArray& a = check_host_array(L, 1);
   luaL_checkstack(L, a.ndim() + 10, "array too deep");
+  // The nested tables alone, before any element: an empty {2^40, 0} would need 2^40 of them.
+  double tables = 1, rows = 1;
+  for (int d = 0; d + 1 < a.ndim(); ++d) tables += rows *= double(a.shape()[d]);
+  if (tables > double(1 << 26))
+    return luaL_error(L, "totable: an array of shape %s would make %I nested tables; take a:sub() "
+                         "of it first", shape_string(a.shape()).c_str(),
+                      static_cast<lua_Integer>(std::min(tables, 9e18)));
   std::int64_t pos = 0;
   if (a.ndim() == 0)
     push_element(L, a, 0);
@@ -640,6 +647,9 @@ int array_allclose(lua_State* L) {
   HostArray& a = check_host_array(L, 1);
   HostArray& b = check_host_array(L, 2);
   double rtol = luaL_optnumber(L, 3, 1e-5), atol = luaL_optnumber(L, 4, 1e-8);
+  // A negative or NaN tolerance would make every comparison true (or none) without saying so.
+  if (!(rtol >= 0)) luaL_argerror(L, 3, "rtol must be a number >= 0");
+  if (!(atol >= 0)) luaL_argerror(L, 4, "atol must be a number >= 0");
   lua_pushboolean(L, allclose(a, b, rtol, atol));
   return 1;
 }

@@ -549,7 +549,9 @@ int cuda_jit(lua_State* L) {
   luaL_checkstring(L, 1);
   check_options_arg(L, 2);
   return protect(L, [&] {
-    std::string text = lua_tostring(L, 1);
+    std::size_t length = 0;
+    const char* chars = lua_tolstring(L, 1, &length);
+    std::string text(chars, length);  // all of it: a NUL byte inside is refused, not a cut
     jit::KernelOptions opts = check_options(L, 2);
     std::string origin = caller_position(L);
     auto source = std::make_shared<jit::SourceText>(jit::SourceText::from_string(text, origin));
@@ -597,7 +599,9 @@ int cuda_module(lua_State* L) {
     luaL_checkstring(L, 1);
   }
   return protect(L, [&] {
-    std::string text = from_file ? std::string() : lua_tostring(L, 1);
+    std::size_t length = 0;
+    const char* chars = from_file ? "" : lua_tolstring(L, 1, &length);
+    std::string text(chars, length);
     std::string file = from_file ? lua_tostring(L, 3) : std::string();
     jit::KernelOptions opts = check_options(L, 2);
     std::string origin = caller_position(L);

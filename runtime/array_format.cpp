@@ -226,7 +226,7 @@ std::string format_array(const HostArray& a) {
   }
   bool summarize = a.size() > kSummaryThreshold;
   std::vector<std::int64_t> shown;
-  shown_indices(a, 0, 0, summarize, shown);
+  if (a.size() > 0) shown_indices(a, 0, 0, summarize, shown);  // {2^62, 0} has no rows to walk
   ElementFormat fmt(a, shown);
   std::string body;
   if (a.size() == 0) {
