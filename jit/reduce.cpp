@@ -162,20 +162,23 @@ HostArray Reduction::fold(void* in, std::int64_t n, DType dtype, DType acc,
   std::int64_t fill = std::max(1, jit_->backend().device().multiprocessors) * 8;
   std::int64_t blocks = std::min<std::int64_t>({(n + threads - 1) / threads, fill, 1024});
   std::size_t esize = dtype_info(acc).size;
-  std::shared_ptr<DeviceBuffer> partial = allocate(static_cast<std::size_t>(blocks) * esize);
-  std::shared_ptr<DeviceBuffer> total = allocate(esize);
+  // The blocks' results, then the total after them: one scratch buffer, kept for the next call.
+  const std::size_t need = static_cast<std::size_t>(blocks + 1) * esize;
+  if (!scratch_ || scratch_->bytes() < need || scratch_->stale()) scratch_ = allocate(std::max<std::size_t>(need, 8 * 1025));
+  void* partial = scratch_->ptr();
+  void* total = static_cast<char*>(partial) + static_cast<std::size_t>(blocks) * esize;
   LaunchConfig c;
   c.grid.x = static_cast<std::uint32_t>(blocks), c.block.x = threads;
-  std::vector<ArgValue> args = {device_arg(in, dtype, n), device_arg(partial->ptr(), acc, blocks),
+  std::vector<ArgValue> args = {device_arg(in, dtype, n), device_arg(partial, acc, blocks),
                                 integer_arg(n), zero_arg(acc), integer_arg(0)};
   k.launch(k.specialise(args), c, args);
   Kernel& second = kernel_for(acc, acc);
   c.grid.x = 1;
-  args = {device_arg(partial->ptr(), acc, blocks), device_arg(total->ptr(), acc, 1),
+  args = {device_arg(partial, acc, blocks), device_arg(total, acc, 1),
           integer_arg(blocks), init ? *init : zero_arg(acc), integer_arg(init.has_value())};
   second.launch(second.specialise(args), c, args);
   HostArray result({1}, acc);
-  total->backend().copy_to_host(result.data(), total->ptr(), esize, nullptr);
+  scratch_->backend().copy_to_host(result.data(), total, esize, nullptr);
   return result;
 }
 

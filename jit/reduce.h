@@ -45,6 +45,7 @@ class Reduction {
   std::shared_ptr<SourceText> source_;
   std::map<std::pair<DType, DType>, std::unique_ptr<Kernel>> kernels_;
   bool shadow_compiles_ = true;  // whether the expression compiles for doubles
+  std::shared_ptr<DeviceBuffer> scratch_;  // the blocks' results and the total, reused
 };
 
 }  // namespace kiln::jit

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "runtime/cpu/executor.h"
+#include "runtime/cpu/guarded_memory.h"
 #include "runtime/cpu/shared_object.h"
 #include "runtime/process.h"
 #include "runtime/error.h"
@@ -181,15 +182,12 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
   }
 
   void* alloc(std::size_t bytes) override {
-    std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded);
-    if (!p)
-      throw Error("cpu backend: out of memory allocating " + std::to_string(bytes) + " bytes");
+    void* p = memory_.allocate(bytes);
     if (check_) {
       try {
         allocations_.add(p, bytes);
       } catch (...) {
-        std::free(p);
+        memory_.release(p);
         throw;
       }
     }
@@ -197,7 +195,7 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
   }
   void free(void* ptr) noexcept override {
     if (check_ && ptr) allocations_.remove(ptr);
-    std::free(ptr);
+    memory_.release(ptr);
   }
   // Check mode: kernels get bounds-checked pointers and report out-of-bounds accesses.
   bool check() const { return check_; }
@@ -231,6 +229,7 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
   std::once_flag pool_once_;
   std::unique_ptr<cpu::WorkerPool> pool_;
   bool check_ = false;
+  cpu::GuardedMemory memory_;  // device arrays, each between guard pages
   cpu::Allocations allocations_;
   std::atomic<std::uint64_t> modules_loaded_{0};  // numbers each loaded module
 };

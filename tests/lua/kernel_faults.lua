@@ -36,4 +36,25 @@ end
 local d = cuda.device_array(4, "int32")
 cuda.jit("__global__ void fill(int* x) { x[threadIdx.x] = 9; }")[{ 1, 4 }](d)
 assert(d:copy_to_host()[4] == 9)
+
+-- A write past the end of a device array (or before its start) faults in the guard page after
+-- (before) it: the launch fails and kiln's own heap is untouched, so the collector and later
+-- launches go on. Within the last 64 bytes' alignment slack it lands in the array's own
+-- mapping, never in kiln's memory.
+local poke = cuda.jit("__global__ void poke(float* x, long long i) { x[i] = 1; }")
+local arrays = {}
+for n = 1, 20 do arrays[n] = cuda.device_array(1000 * n, "float32") end
+for n, a in ipairs(arrays) do
+  -- 64 bytes past the end (past any alignment slack), 4000 bytes past it, 4096 bytes before.
+  for _, i in ipairs({ 1000 * n + 16, 1000 * n + 1000, -1024 }) do
+    expect.error("kernel 'poke': one of its threads: invalid memory access",
+                 function() poke[{ 1, 1 }](a, i) end)
+  end
+end
+arrays = nil
+collectgarbage()
+collectgarbage()
+local keep = cuda.device_array(256, "float32")
+poke[{ 1, 1 }](keep, 255)
+assert(keep:copy_to_host()[256] == 1)
 print("ok")

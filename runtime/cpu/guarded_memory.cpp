@@ -1,0 +1,50 @@
+#include "runtime/cpu/guarded_memory.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "runtime/error.h"
+
+namespace kiln::cpu {
+
+GuardedMemory::~GuardedMemory() {
+  for (auto& [ptr, m] : mappings_) ::munmap(m.base, m.length);
+}
+
+void* GuardedMemory::allocate(std::size_t bytes) {
+  const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64;
+  const std::size_t data_pages = (rounded + page - 1) / page * page;
+  if (data_pages < rounded || data_pages > SIZE_MAX - 2 * page)
+    throw Error("cpu backend: out of memory allocating " + std::to_string(bytes) + " bytes");
+  const std::size_t length = data_pages + 2 * page;
+  // MAP_NORESERVE: like malloc's large blocks, pages cost memory only once touched.
+  void* base = ::mmap(nullptr, length, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED)
+    throw Error("cpu backend: out of memory allocating " + std::to_string(bytes) + " bytes");
+  char* data = static_cast<char*>(base) + page;
+  if (::mprotect(data, data_pages, PROT_READ | PROT_WRITE) != 0) {
+    ::munmap(base, length);
+    throw Error("cpu backend: out of memory allocating " + std::to_string(bytes) + " bytes");
+  }
+  void* ptr = data + (data_pages - rounded);  // ends at the upper guard, give or take alignment
+  std::lock_guard<std::mutex> lock(mutex_);
+  mappings_.emplace(ptr, Mapping{base, length});
+  return ptr;
+}
+
+void GuardedMemory::release(void* ptr) noexcept {
+  Mapping m{};
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = mappings_.find(ptr);
+    if (it == mappings_.end()) return;
+    m = it->second;
+    mappings_.erase(it);
+  }
+  ::munmap(m.base, m.length);
+}
+
+}  // namespace kiln::cpu
