@@ -1,11 +1,12 @@
 // The disk cache. An entry file is
-//   "KILNCACHE" u32 format u64 total_size str kiln_version str image_kind bytes image str ptx
+//   "KILNCACHE" u32 format u64 total_size str kiln_version str key str image_kind bytes image str ptx
 //   u64 n str[n] lowered_names u64 n str[n] signatures str log u64 xxh3_64(everything before)
 // with integers little-endian and every str/bytes a u64 length then the bytes. Files are written
 // to a mkstemp() temporary in the cache folder and renamed over the entry, so readers see a
 // whole old entry or a whole new one, never a mix, whatever number of processes race.
 #include "jit/cache.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -14,6 +15,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <ctime>
 #include <cstdlib>
 #include <cstring>
 #include <system_error>
@@ -26,7 +29,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view kMagic = "KILNCACHE";
-constexpr std::uint32_t kFormat = 1;
+constexpr std::uint32_t kFormat = 2;  // 2: the entry holds its key
 constexpr std::string_view kEntrySuffix = ".kc";
 constexpr std::string_view kTempMarker = ".tmp.";
 
@@ -102,28 +105,6 @@ bool safe_key(const std::string& key) {
   });
 }
 
-// Reads a whole file; nullopt with why on error.
-std::optional<std::string> read_file(const fs::path& path, std::string* why) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (fd.get() < 0) {
-    *why = std::strerror(errno);
-    return std::nullopt;
-  }
-  std::string out;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      *why = std::strerror(errno);
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  return out;
-}
-
 // Writes all of data to fd; false with errno set on failure.
 bool write_all(int fd, std::string_view data) {
   while (!data.empty()) {
@@ -155,12 +136,13 @@ std::string hash_key(const std::vector<std::string>& parts) {
   return hex;
 }
 
-std::string encode_entry(const CompileResult& r) {
+std::string encode_entry(const CompileResult& r, const std::string& key) {
   std::string out(kMagic);
   put_int<std::uint32_t>(out, kFormat);
   std::size_t size_at = out.size();
   put_int<std::uint64_t>(out, 0);  // total size, patched below
   put_bytes(out, KILN_VERSION);
+  put_bytes(out, key);
   put_bytes(out, r.image_kind);
   put_bytes(out, std::string_view(r.image.data(), r.image.size()));
   put_bytes(out, r.ptx);
@@ -176,7 +158,8 @@ std::string encode_entry(const CompileResult& r) {
   return out;
 }
 
-std::optional<CompileResult> decode_entry(std::string_view bytes, std::string* why) {
+std::optional<CompileResult> decode_entry(std::string_view bytes, std::string* why,
+                                          std::string* key) {
   auto fail = [why](std::string msg) -> std::optional<CompileResult> {
     if (why) *why = std::move(msg);
     return std::nullopt;
@@ -203,11 +186,13 @@ std::optional<CompileResult> decode_entry(std::string_view bytes, std::string* w
   tail.get_int(&sum);
   if (XXH3_64bits(body.data(), body.size()) != sum) return fail("checksum mismatch");
   Reader r(body.substr(kMagic.size() + 4 + 8));
-  std::string version, image;
+  std::string version, image, stored_key;
   CompileResult out;
   if (!r.get_bytes(&version)) return fail("malformed kiln version field");
   if (version != KILN_VERSION)
     return fail("written by kiln " + version + ", this is kiln " KILN_VERSION);
+  if (!r.get_bytes(&stored_key)) return fail("malformed key field");
+  if (key) *key = stored_key;
   if (!r.get_bytes(&out.image_kind) || !r.get_bytes(&image) || !r.get_bytes(&out.ptx) ||
       !r.get_list(&out.lowered_names) || !r.get_list(&out.signatures) || !r.get_bytes(&out.log) ||
       !r.at_end())
@@ -219,6 +204,28 @@ std::optional<CompileResult> decode_entry(std::string_view bytes, std::string* w
 DiskCache::DiskCache(fs::path dir, std::uint64_t max_bytes, bool enabled, Warn warn)
     : dir_(std::move(dir)), max_bytes_(max_bytes), enabled_(enabled), warn_(std::move(warn)) {}
 
+DiskCache::~DiskCache() {
+  if (dir_fd_ >= 0) ::close(dir_fd_);
+}
+
+DiskCache::DiskCache(DiskCache&& other) noexcept
+    : dir_(std::move(other.dir_)),
+      max_bytes_(other.max_bytes_),
+      enabled_(other.enabled_),
+      warn_(std::move(other.warn_)),
+      warned_unwritable_(other.warned_unwritable_),
+      dir_fd_(std::exchange(other.dir_fd_, -1)) {}
+
+DiskCache& DiskCache::operator=(DiskCache&& other) noexcept {
+  if (this != &other) {
+    if (dir_fd_ >= 0) ::close(dir_fd_);
+    dir_ = std::move(other.dir_), max_bytes_ = other.max_bytes_, enabled_ = other.enabled_;
+    warn_ = std::move(other.warn_), warned_unwritable_ = other.warned_unwritable_;
+    dir_fd_ = std::exchange(other.dir_fd_, -1);
+  }
+  return *this;
+}
+
 namespace {
 
 struct FolderProblem {
@@ -226,46 +233,115 @@ struct FolderProblem {
   bool insecure = false;
 };
 
-// Whether the cache folder may be used (created here with mode 0700 when missing). Loading a
-// cached shared object runs its code, so a folder others can write to, or one owned by someone
-// else, is refused.
-FolderProblem prepare_folder(const fs::path& dir) {
+// "0777": a mode's permission bits, for messages.
+std::string mode_text(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
+  return text;
+}
+
+// A folder above the cache that others may write to without the sticky bit: another user
+// could rename the cache folder away and put one of theirs in its place. "" when none.
+std::string unsafe_parent(const fs::path& dir) {
+  std::error_code ec;
+  fs::path p = fs::absolute(dir, ec).parent_path();
+  for (; !ec && !p.empty(); p = p.parent_path()) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0 && (st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+      return p.string() + " (mode " + mode_text(st.st_mode) + ")";
+    if (p == p.root_path()) break;
+  }
+  return "";
+}
+
+// Opens the cache folder (created here with mode 0700 when missing) as a directory descriptor
+// and checks it through that descriptor: ours, not writable by others, not below a folder
+// others may write to without the sticky bit. Returns the descriptor, or -1 with *problem.
+int open_folder(const fs::path& dir, FolderProblem* problem) {
   std::error_code ec;
   if (dir.has_parent_path()) fs::create_directories(dir.parent_path(), ec);
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-    return {"cannot create it: " + std::string(std::strerror(errno))};
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0) return {std::strerror(errno)};
-  if (!S_ISDIR(st.st_mode)) return {"it is not a folder"};
-  if (st.st_uid != ::geteuid())
-    return {"it is owned by user " + std::to_string(st.st_uid) + ", not by this user (" +
-                std::to_string(::geteuid()) + "), and loading a cached kernel runs its code",
-            true};
-  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    return {std::string("other users can write to it (mode ") + mode +
-                "), and loading a cached kernel runs its code; chmod 700 it",
-            true};
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    *problem = {"cannot create it: " + std::string(std::strerror(errno))};
+    return -1;
   }
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) return {std::strerror(errno)};
-  return {};
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.get() < 0) {
+    *problem = {errno == ELOOP || errno == ENOTDIR ? std::string("it is not a folder (or is a link)")
+                                                   : std::string(std::strerror(errno))};
+    return -1;
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    *problem = {std::strerror(errno)};
+    return -1;
+  }
+  if (st.st_uid != ::geteuid()) {
+    *problem = {"it is owned by user " + std::to_string(st.st_uid) + ", not by this user (" +
+                    std::to_string(::geteuid()) + "), and loading a cached kernel runs its code",
+                true};
+    return -1;
+  }
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    *problem = {"other users can write to it (mode " + mode_text(st.st_mode) +
+                    "), and loading a cached kernel runs its code; chmod 700 it",
+                true};
+    return -1;
+  }
+  if (std::string parent = unsafe_parent(dir); !parent.empty()) {
+    *problem = {"it lies in " + parent + ", which other users can write to without the sticky "
+                    "bit, so they could replace it, and loading a cached kernel runs its code; "
+                    "choose a folder of your own (KILN_CACHE_DIR)",
+                true};
+    return -1;
+  }
+  if (::faccessat(fd.get(), ".", W_OK | X_OK, AT_EACCESS) != 0) {
+    *problem = {std::strerror(errno)};
+    return -1;
+  }
+  return fd.release();
+}
+
+// Why an opened entry must not be used ("" when it may): only a regular file of this user that
+// others cannot write is loaded, since loading it runs its code.
+std::string untrusted_entry(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return std::strerror(errno);
+  if (!S_ISREG(st.st_mode)) return "it is not a regular file";
+  if (st.st_uid != ::geteuid()) return "it belongs to user " + std::to_string(st.st_uid);
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) return "others can write to it (mode " + mode_text(st.st_mode) + ")";
+  return "";
+}
+
+// Reads all of fd; nullopt with why on error.
+std::optional<std::string> read_all(int fd, std::string* why) {
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      *why = std::strerror(errno);
+      return std::nullopt;
+    }
+    if (n == 0) return out;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
 }
 
 }  // namespace
 
-// Checks (once) that the folder is usable; disables the cache with a warning when not.
+// Opens and checks (once) the folder; disables the cache with a warning when it cannot be used.
 bool DiskCache::ready() {
   if (!enabled_) return false;
-  if (checked_) return true;
-  FolderProblem problem = prepare_folder(dir_);
-  if (!problem.why.empty()) {
+  if (dir_fd_ >= 0) return true;
+  FolderProblem problem;
+  dir_fd_ = open_folder(dir_, &problem);
+  if (dir_fd_ < 0) {
     disable("kiln: cache folder " + dir_.string() +
             (problem.insecure ? " is not safe to use (" : " is not writable (") + problem.why +
             "); continuing without the disk cache");
     return false;
   }
-  checked_ = true;
   return true;
 }
 
@@ -282,41 +358,63 @@ fs::path DiskCache::entry_path(const std::string& key) const {
 
 std::optional<CompileResult> DiskCache::load(const std::string& key) {
   if (!safe_key(key) || !ready()) return std::nullopt;
-  fs::path path = entry_path(key);
-  std::string why;
-  std::optional<std::string> bytes = read_file(path, &why);
-  if (!bytes) return std::nullopt;  // a miss (or unreadable: the next store replaces it)
-  std::optional<CompileResult> entry = decode_entry(*bytes, &why);
+  const std::string name = key + std::string(kEntrySuffix);
+  // O_NONBLOCK: a FIFO planted at the entry's name must not hang the open.
+  Fd fd(::openat(dir_fd_, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (fd.get() < 0) return std::nullopt;  // a miss (or a link: the next store replaces it)
+  std::string why = untrusted_entry(fd.get());
+  const bool trusted = why.empty();
+  std::optional<std::string> bytes;
+  if (trusted) bytes = read_all(fd.get(), &why);
+  std::optional<CompileResult> entry;
+  std::string stored_key;
+  if (bytes) entry = decode_entry(*bytes, &why, &stored_key);
+  if (entry && stored_key != key) {
+    why = "it was stored under another key (" + stored_key.substr(0, 16) + "...)";
+    entry.reset();
+  }
   if (!entry) {
     if (warn_)
-      warn_("kiln: cache entry " + path.string() + " is corrupt (" + why + "); recompiling");
-    ::unlink(path.c_str());
+      warn_("kiln: cache entry " + entry_path(key).string() +
+            (trusted ? " is corrupt (" : " is not safe to load (") + why + "); recompiling");
+    ::unlinkat(dir_fd_, name.c_str(), 0);
     return std::nullopt;
   }
-  ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // now: least-recently-used order
+  ::futimens(fd.get(), nullptr);  // now: least-recently-used order
   return entry;
 }
 
 void DiskCache::store(const std::string& key, const CompileResult& result) {
   if (!safe_key(key) || !ready()) return;
-  std::string data = encode_entry(result);
-  std::string tmpl = (dir_ / ("." + key + std::string(kTempMarker) + "XXXXXX")).string();
-  std::vector<char> name(tmpl.begin(), tmpl.end());
-  name.push_back('\0');
-  Fd fd(::mkostemp(name.data(), O_CLOEXEC));  // O_CREAT | O_EXCL, mode 0600
+  std::string data = encode_entry(result, key);
+  // A temporary of a random name, created exclusively (never through a link), then renamed.
+  std::string tmp;
+  int raw = -1;
+  for (int attempt = 0; attempt < 16 && raw < 0; ++attempt) {
+    char suffix[17];
+    std::snprintf(suffix, sizeof suffix, "%016llx",
+                  static_cast<unsigned long long>(XXH3_64bits_withSeed(
+                      key.data(), key.size(), std::uint64_t(::getpid()) * 1000003u + attempt +
+                                                  std::uint64_t(::time(nullptr)) * 7919u)));
+    tmp = "." + key + std::string(kTempMarker) + suffix;
+    raw = ::openat(dir_fd_, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (raw < 0 && errno != EEXIST) break;
+  }
+  Fd fd(raw);
   const bool created = fd.get() >= 0;
   auto fail = [&](const char* what) {
     std::string msg = std::strerror(errno);
-    if (created) ::unlink(name.data());  // a partial file (also after a failed close)
+    if (created) ::unlinkat(dir_fd_, tmp.c_str(), 0);  // a partial file (also after a failed close)
     disable("kiln: cache folder " + dir_.string() + " is not writable (" + what + ": " + msg +
             "); continuing without the disk cache");
   };
   if (fd.get() < 0) return fail("creating a file");
   if (!write_all(fd.get(), data)) return fail("writing");
   if (::close(fd.release()) != 0) return fail("writing");
-  if (::rename(name.data(), entry_path(key).c_str()) != 0) {
+  const std::string name = key + std::string(kEntrySuffix);
+  if (::renameat(dir_fd_, tmp.c_str(), dir_fd_, name.c_str()) != 0) {
     std::string msg = std::strerror(errno);
-    ::unlink(name.data());
+    ::unlinkat(dir_fd_, tmp.c_str(), 0);
     disable("kiln: cache folder " + dir_.string() + " is not writable (renaming: " + msg +
             "); continuing without the disk cache");
     return;
@@ -324,74 +422,75 @@ void DiskCache::store(const std::string& key, const CompileResult& result) {
   evict(key);
 }
 
+std::vector<DiskCache::Listed> DiskCache::list() const {
+  std::vector<Listed> out;
+  if (dir_fd_ < 0) return out;
+  int copy = ::dup(dir_fd_);
+  if (copy < 0) return out;
+  DIR* d = ::fdopendir(copy);
+  if (!d) {
+    ::close(copy);
+    return out;
+  }
+  ::rewinddir(d);
+  while (const dirent* e = ::readdir(d)) {
+    struct stat st {};
+    if (::fstatat(dir_fd_, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+    out.push_back({e->d_name, std::int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+                   std::uint64_t(st.st_size)});
+  }
+  ::closedir(d);
+  return out;
+}
+
 // Removes least-recently-used entries (oldest mtime first) until the folder fits max_bytes,
 // keeping the entry just stored; also removes temporaries that crashed writers left behind.
 void DiskCache::evict(const std::string& keep) {
-  struct Item {
-    fs::path path;
-    fs::file_time_type mtime;
-    std::uint64_t size;
-  };
-  std::vector<Item> items;
+  std::vector<Listed> items;
   std::uint64_t total = 0;
-  std::error_code ec;
-  auto now = fs::file_time_type::clock::now();
-  for (const fs::directory_entry& e : fs::directory_iterator(dir_, ec)) {
-    std::error_code e2;
-    std::string name = e.path().filename().string();
-    if (!e.is_regular_file(e2)) continue;
-    fs::file_time_type mtime = e.last_write_time(e2);
-    if (e2) continue;
-    if (name.starts_with(".") && name.find(kTempMarker) != std::string::npos) {
-      if (now - mtime > std::chrono::hours(1)) fs::remove(e.path(), e2);
+  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::system_clock::now().time_since_epoch()).count();
+  for (Listed& e : list()) {
+    if (e.name.starts_with(".") && e.name.find(kTempMarker) != std::string::npos) {
+      if (now - e.mtime_ns > std::int64_t(3600) * 1000000000) ::unlinkat(dir_fd_, e.name.c_str(), 0);
       continue;
     }
-    if (!name.ends_with(kEntrySuffix)) continue;
-    std::uint64_t size = e.file_size(e2);
-    if (e2) continue;
-    total += size;
-    items.push_back({e.path(), mtime, size});
+    if (!e.name.ends_with(kEntrySuffix)) continue;
+    total += e.size;
+    items.push_back(std::move(e));
   }
   if (total <= max_bytes_) return;
   std::sort(items.begin(), items.end(),
-            [](const Item& a, const Item& b) { return a.mtime < b.mtime; });
-  fs::path kept = entry_path(keep);
-  for (const Item& it : items) {
+            [](const Listed& a, const Listed& b) { return a.mtime_ns < b.mtime_ns; });
+  const std::string kept = keep + std::string(kEntrySuffix);
+  for (const Listed& it : items) {
     if (total <= max_bytes_) break;
-    if (it.path == kept) continue;
-    std::error_code e2;
-    fs::remove(it.path, e2);  // another process may have removed it first: fine
+    if (it.name == kept) continue;
+    ::unlinkat(dir_fd_, it.name.c_str(), 0);  // another process may have removed it first: fine
     total -= it.size;
   }
 }
 
-CacheStats DiskCache::stats() const {
+CacheStats DiskCache::stats() {
   CacheStats s;
   s.dir = dir_;
   s.enabled = enabled_;
   s.max_bytes = max_bytes_;
-  std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(dir_, ec)) {
-    std::error_code e2;
-    if (!e.is_regular_file(e2) || !e.path().filename().string().ends_with(kEntrySuffix)) continue;
-    std::uint64_t size = e.file_size(e2);
-    if (e2) continue;
+  ready();  // a folder not opened yet (kiln --cache-stats) is opened and checked now
+  for (const Listed& e : list()) {
+    if (!e.name.ends_with(kEntrySuffix)) continue;
     ++s.entries;
-    s.bytes += size;
+    s.bytes += e.size;
   }
   return s;
 }
 
 void DiskCache::clear() {
-  std::error_code ec;
-  std::vector<fs::path> doomed;
-  for (const fs::directory_entry& e : fs::directory_iterator(dir_, ec)) {
-    std::string name = e.path().filename().string();
-    if (name.ends_with(kEntrySuffix) ||
-        (name.starts_with(".") && name.find(kTempMarker) != std::string::npos))
-      doomed.push_back(e.path());
-  }
-  for (const fs::path& p : doomed) fs::remove(p, ec);
+  if (!ready()) return;
+  for (const Listed& e : list())
+    if (e.name.ends_with(kEntrySuffix) ||
+        (e.name.starts_with(".") && e.name.find(kTempMarker) != std::string::npos))
+      ::unlinkat(dir_fd_, e.name.c_str(), 0);
 }
 
 }  // namespace kiln::jit

@@ -17,7 +17,7 @@ local COMMON_HELP = [[
 options every lab takes:
   --out DIR      an existing folder for pictures and CSV files (default: a new temporary folder)
   --reps R       timed launches; the median is reported (default 5)
-  --full         the seed tutorials' sizes
+  --full         the tutorials' full sizes
   --no-pictures  write no PNG files
   --help         this text]]
 
@@ -92,7 +92,7 @@ end
 
 -- Parses argv (the arg table: arg[1], arg[2], ...) into a table: opts.full, opts.out, opts.reps,
 -- the lab's own options (opts.size, ...) and its positional arguments by name. defaults fills
--- what is not given; with --full, full_defaults (the seed's sizes) come first.
+-- what is not given; with --full, full_defaults (the tutorials' full sizes) come first.
 -- spec (optional) says what the lab takes, so that every mistake is caught before it runs:
 --   usage = "kiln scripts/labs/x.lua [...]"   printed by --help (with the common options)
 --   options = { size = "count", dtype = { "float32", "float64" }, ... }   options without a
@@ -136,7 +136,10 @@ function M.args(argv, defaults, full_defaults, spec)
     name = name or a:match("^%-%-([%w%-_]+)$")
     if name then
       local kind = kinds[name]
-      if not kind then M.usage_error(("unknown option --%s; its options are %s"):format(name, known())) end
+      if not kind then
+        M.usage_error(("unknown option --%s; its options are %s%s"):format(name, known(),
+          spec.usage and " (--help says more)" or ""))
+      end
       if given[name] then M.usage_error(("--%s given twice (as %s before)"):format(name, given[name])) end
       given[name] = "--" .. name
       if kind == "flag" then

@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <sstream>
 
@@ -55,6 +56,11 @@ void expect_same(const CompileResult& a, const CompileResult& b) {
 void spit(const fs::path& p, const std::string& bytes) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out << bytes;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 TEST(JitCacheKey, IsStableHexAndLengthPrefixed) {
@@ -137,7 +143,7 @@ TEST(JitDiskCache, StoresLoadsAndCounts) {
   CacheStats s = cache.stats();
   EXPECT_TRUE(s.enabled);
   EXPECT_EQ(s.entries, 1u);
-  EXPECT_EQ(s.bytes, encode_entry(sample()).size());
+  EXPECT_EQ(s.bytes, encode_entry(sample(), key).size());
   EXPECT_EQ(s.max_bytes, 1u << 20);
   struct stat st {};
   ASSERT_EQ(::stat((tmp.path() / "cache").c_str(), &st), 0);
@@ -206,8 +212,10 @@ TEST(JitDiskCache, ConcurrentProcessesAlwaysReadWholeEntries) {
       int bad = 0;
       bool warned = false;
       DiskCache cache(dir, 1ull << 30, true, [&](const std::string&) { warned = true; });
+      std::string mine = "p";  // appended, not "p" + ...: GCC 12's -Wrestrict false positive
+      mine += std::to_string(p);
       for (int round = 0; round < 20; ++round) {
-        cache.store(key, sample("p" + std::to_string(p), 256 * 1024));
+        cache.store(key, sample(mine, 256 * 1024));
         std::optional<CompileResult> got = cache.load(key);
         if (!got) {
           ++bad;
@@ -343,6 +351,57 @@ TEST(JitDiskCache, RefusesFoldersOthersCanWrite) {
   EXPECT_FALSE(cache2.load(key));
   ASSERT_EQ(w2.messages.size(), 1u);
   EXPECT_NE(w2.messages[0].find("owned by user 65534"), std::string::npos) << w2.messages[0];
+}
+
+TEST(JitDiskCache, AnEntryHoldsItsKeyAndARenamedOneIsRefused) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "cache";
+  const std::string mine = hash_key({"mine"}), theirs = hash_key({"theirs"});
+  Warnings w;
+  DiskCache cache(dir, 1 << 20, true, w.sink());
+  cache.store(theirs, sample("theirs", 8));
+  std::string key;
+  std::string why;
+  ASSERT_TRUE(decode_entry(slurp(dir / (theirs + ".kc")), &why, &key)) << why;
+  EXPECT_EQ(key, theirs);
+  fs::rename(dir / (theirs + ".kc"), dir / (mine + ".kc"));
+  EXPECT_FALSE(cache.load(mine));
+  ASSERT_EQ(w.messages.size(), 1u);
+  EXPECT_NE(w.messages[0].find("stored under another key"), std::string::npos) << w.messages[0];
+  EXPECT_FALSE(fs::exists(dir / (mine + ".kc"))) << "the impostor is removed";
+}
+
+TEST(JitDiskCache, RefusesAFolderBelowOneOthersCanRename) {
+  TempDir tmp;
+  const fs::path open = tmp.path() / "shared";
+  fs::create_directory(open);
+  fs::permissions(open, fs::perms::all);  // 0777, no sticky bit
+  Warnings w;
+  DiskCache cache(open / "cache", 1 << 20, true, w.sink());
+  cache.store(hash_key({"k"}), sample());
+  EXPECT_FALSE(cache.load(hash_key({"k"})));
+  ASSERT_EQ(w.messages.size(), 1u);
+  EXPECT_NE(w.messages[0].find("without the sticky bit"), std::string::npos) << w.messages[0];
+  fs::permissions(open, fs::perms::all | fs::perms::sticky_bit);  // 1777, as /tmp: fine
+  DiskCache sticky(open / "cache2", 1 << 20, true, nullptr);
+  sticky.store(hash_key({"k"}), sample());
+  EXPECT_TRUE(sticky.load(hash_key({"k"})));
+}
+
+TEST(JitDiskCache, AFifoOrLinkAtAnEntrysNameIsNotFollowed) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "cache";
+  Warnings w;
+  DiskCache cache(dir, 1 << 20, true, w.sink());
+  cache.store(hash_key({"warm"}), sample());  // opens the folder
+  const std::string fifo = hash_key({"fifo"}), link = hash_key({"link"});
+  ASSERT_EQ(::mkfifo((dir / (fifo + ".kc")).c_str(), 0600), 0);
+  EXPECT_FALSE(cache.load(fifo));  // returns at once: the open does not block
+  fs::create_symlink(dir / (hash_key({"warm"}) + ".kc"), dir / (link + ".kc"));
+  EXPECT_FALSE(cache.load(link));
+  cache.store(fifo, sample());  // the next store replaces what was there
+  EXPECT_TRUE(cache.load(fifo));
+  EXPECT_TRUE(cache.enabled());
 }
 
 TEST(JitDiskCache, ClearRemovesOnlyEntries) {
