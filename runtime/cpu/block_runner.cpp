@@ -1,5 +1,6 @@
 #include "runtime/cpu/block_runner.h"
 
+#include <algorithm>
 #include <coroutine>
 #include <cstdio>
 #include <cstring>
@@ -87,6 +88,7 @@ void BlockRunner::run(const KernelEntry& k, const kiln_cpu::Tls& launch, void** 
   }
   live_ = n_;
   done_ = arrived_ = gen_ = 0;
+  phase_exits_ = first_exit_ = 0;
   acc_count_ = acc_or_ = 0;
   acc_and_ = 1;
   aborted_ = false;
@@ -212,11 +214,26 @@ void BlockRunner::on_stack_main(ctx::transfer_t t) {
 void BlockRunner::sweep() {
   live_list_.resize(n_);
   for (unsigned i = 0; i < n_; ++i) live_list_[i] = i;
+  const bool check = kernel_->allocations != nullptr;
+  std::vector<unsigned> before;
   for (unsigned live = n_; live > 0;) {
+    if (check) before.assign(live_list_.begin(), live_list_.begin() + live);
     try {
       live = kernel_->round(frames_.data(), tids_.data(), live_list_.data(), live, &cur_);
     } catch (...) {
       error_ = std::current_exception();
+      aborted_ = true;
+      return;
+    }
+    if (check && live > 0 && live < before.size()) {  // some returned, the rest wait at a barrier
+      unsigned first_done = n_;
+      for (unsigned i : before)
+        if (std::find(live_list_.begin(), live_list_.begin() + live, i) == live_list_.begin() + live) {
+          first_done = i;
+          break;
+        }
+      error_ = std::make_exception_ptr(
+          Error(divergence_message(unsigned(before.size()) - live, first_done, live, live_list_[0])));
       aborted_ = true;
       return;
     }
@@ -271,6 +288,17 @@ void* BlockRunner::frame_alloc(std::size_t bytes) {
   throw Error(where(cur_) + ": " + what +
               " reached outside the kernel's own body, but the cpu backend compiled the kernel "
               "as coroutines that suspend only at the __syncthreads in __global__ bodies");
+}
+
+std::string BlockRunner::divergence_message(unsigned returned, unsigned first_returned,
+                                            unsigned waiting, unsigned first_waiting) const {
+  return "kernel '" + kernel_->name + "': barrier divergence in block " + dims(launch_.block_idx) +
+         ": thread " + dims(fibers_[first_returned].tid) +
+         " returned without reaching the __syncthreads that thread " +
+         dims(fibers_[first_waiting].tid) + " reached (when found: " + std::to_string(returned) +
+         " thread(s) returned, " + std::to_string(waiting) +
+         " at the barrier); every thread of a block must reach each barrier (check mode; a GPU "
+         "may hang or release it early)";
 }
 
 std::string BlockRunner::deadlock_message() const {
@@ -365,12 +393,21 @@ void BlockRunner::fiber_main(ctx::transfer_t t) {
   std::abort();  // a finished fiber is never resumed
 }
 
-// The running thread returned: it counts as arrived at every later barrier.
+// The running thread returned: it counts as arrived at every later barrier (check mode: it
+// must not return while others wait at one, nor before one the others reach; see divergence).
 void BlockRunner::finish_current() {
   unsigned me = cur_;
   fibers_[me].state = State::done;
   ++done_;
   --live_;
+  if (phase_exits_++ == 0) first_exit_ = me;
+  if (kernel_->allocations && arrived_ > 0 && !error_) {
+    unsigned waiting = 0;
+    for (unsigned i = 0; i < n_ && !waiting; ++i)
+      if (fibers_[i].state == State::barrier) waiting = i + 1;
+    error_ = std::make_exception_ptr(Error(divergence_message(1, me, arrived_, waiting - 1)));
+    aborted_ = true;
+  }
   if (arrived_ > 0 && arrived_ == live_) release_barrier();
   Warp& w = warps_[me / 32];
   w.live &= ~(1u << (me % 32));
@@ -379,6 +416,7 @@ void BlockRunner::finish_current() {
 }
 
 void BlockRunner::release_barrier() {
+  phase_exits_ = 0;
   res_count_ = acc_count_;
   res_and_ = acc_and_;
   res_or_ = acc_or_;
@@ -393,6 +431,9 @@ int BlockRunner::barrier(int op, int predicate) {
   acc_count_ += predicate;
   acc_and_ &= predicate;
   acc_or_ |= predicate;
+  // Check mode: a thread that returned in this phase never reaches this barrier.
+  if (kernel_->allocations && phase_exits_ > 0)
+    throw Error(divergence_message(phase_exits_, first_exit_, arrived_ + 1, cur_));
   if (++arrived_ == live_) {
     // The block is together; for grid.sync() the whole grid must be too (a cooperative launch
     // runs each block on an OS thread of its own, so this thread may block).

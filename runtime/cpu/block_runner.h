@@ -93,6 +93,9 @@ class BlockRunner final : public OverflowCatcher {
   void complete(Warp& w, unsigned group);
   std::string where(unsigned fiber) const;
   std::string deadlock_message() const;
+  // Check mode's report of threads that returned while others reached a barrier.
+  std::string divergence_message(unsigned returned, unsigned first_returned, unsigned waiting,
+                                 unsigned first_waiting) const;
 
   Worker& worker_;
   const KernelEntry* kernel_ = nullptr;
@@ -107,6 +110,7 @@ class BlockRunner final : public OverflowCatcher {
   std::size_t sched_size_ = 0;
   // __syncthreads state
   unsigned arrived_ = 0, gen_ = 0;
+  unsigned phase_exits_ = 0, first_exit_ = 0;  // threads returned since the last barrier
   int acc_count_ = 0, acc_and_ = 1, acc_or_ = 0;
   int res_count_ = 0, res_and_ = 1, res_or_ = 0;
   bool aborted_ = false;

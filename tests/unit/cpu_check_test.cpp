@@ -166,5 +166,39 @@ TEST(CpuCheck, CheckModeIsPartOfTheCompilerIdentity) {
   EXPECT_NE(checking().compiler->identity("").find("-DKILN_CHECK=1"), std::string::npos);
 }
 
+// A barrier that some threads of a block return without reaching is reported, naming the
+// kernel, the block, a thread that returned and one at the barrier, whichever way the threads
+// run (coroutines for barriers alone, fibers with warp operations); uniform barriers are not.
+TEST(CpuCheck, BarrierDivergenceIsReported) {
+  const char* src = R"(
+__global__ void few_wait(int* x) { if (threadIdx.x < 3) __syncthreads(); x[threadIdx.x] = 1; }
+__global__ void few_leave(int* x) { if (threadIdx.x >= 40) return; __syncthreads(); x[threadIdx.x] = 1; }
+__global__ void with_shuffle(int* x) {
+  x[threadIdx.x] = __shfl_sync(0xffffffffu, (int)threadIdx.x, 0);
+  if (threadIdx.x < 3) __syncthreads();
+}
+__global__ void uniform(int* x) { __syncthreads(); x[threadIdx.x] = 1; __syncthreads(); })";
+  int* x = static_cast<int*>(checking().backend->alloc(64 * sizeof(int)));
+  struct Case {
+    const char* name;
+    const char* returned;
+    const char* waiting;
+  };
+  for (const Case& c : {Case{"few_wait", "thread (3,0,0)", "thread (0,0,0)"},
+                        Case{"few_leave", "thread (40,0,0)", "thread (0,0,0)"},
+                        Case{"with_shuffle", "", "thread (0,0,0)"}}) {
+    Checked k = build_checked(src, c.name);
+    std::string m = launch_error(*k.kernel, {2, 1, 1}, {64, 1, 1}, x);
+    EXPECT_NE(m.find(std::string("kernel '") + c.name + "': barrier divergence in block (0,0,0)"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find(std::string(c.returned) + " returned without reaching"), std::string::npos) << m;
+    EXPECT_NE(m.find(std::string("that ") + c.waiting + " reached"), std::string::npos) << m;
+  }
+  Checked ok = build_checked(src, "uniform");
+  EXPECT_EQ(launch_error(*ok.kernel, {2, 1, 1}, {64, 1, 1}, x), "");
+  checking().backend->free(x);
+}
+
 }  // namespace
 }  // namespace kiln::cpu_test
