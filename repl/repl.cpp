@@ -94,24 +94,7 @@ class PlainReader : public LineReader {
   }
 };
 
-// Sets a signal's disposition for a scope and restores the previous one.
-class SignalScope {
- public:
-  SignalScope(int signo, void (*handler)(int)) : signo_(signo) {
-    struct sigaction action {};
-    action.sa_handler = handler;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = 0;  // no SA_RESTART: a read blocked in libedit must return EINTR
-    sigaction(signo, &action, &previous_);
-  }
-  ~SignalScope() { sigaction(signo_, &previous_, nullptr); }
-  SignalScope(const SignalScope&) = delete;
-  SignalScope& operator=(const SignalScope&) = delete;
-
- private:
-  int signo_;
-  struct sigaction previous_ {};
-};
+using lua::SignalScope;
 
 // SIGINT in the REPL outside a chunk: only raises the flag; el_gets returns with EINTR.
 void on_prompt_sigint(int) {
@@ -279,15 +262,6 @@ std::string trim(std::string s) {
   return s;
 }
 
-// Whether a load failed only because the chunk is unfinished (lua.c's incomplete). [-0, +0]
-bool incomplete(lua_State* L, int status) {
-  if (status != LUA_ERRSYNTAX) return false;
-  size_t len;
-  const char* msg = lua_tolstring(L, -1, &len);
-  constexpr std::string_view eof = "<eof>";
-  return msg && len >= eof.size() && std::string_view(msg + len - eof.size()) == eof;
-}
-
 // Adds the string keys of the table at idx that are identifiers to names (only those holding
 // functions when functions_only). Raw access only. [-0, +0]
 void add_keys(lua_State* L, int idx, bool functions_only, std::vector<std::string>& names) {
@@ -332,24 +306,50 @@ bool word_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':';
 }
 
+// Pushes the member name of the value on top, raw, through the metatables' __methods and
+// __index tables (following __index chains) when the value itself has none, and removes the
+// value; pushes nil when there is none. [-1, +1]
+void member(lua_State* L, const std::string& name) {
+  if (lua_istable(L, -1)) {
+    lua_pushstring(L, name.c_str());
+    if (lua_rawget(L, -2) != LUA_TNIL) {
+      lua_remove(L, -2);
+      return;
+    }
+    lua_pop(L, 1);
+  }
+  for (int depth = 0; depth < 8 && lua_getmetatable(L, -1); ++depth) {
+    lua_remove(L, -2);  // [mt]
+    for (const char* table : {"__methods", "__index"}) {
+      lua_getfield(L, -1, table);  // raw enough: metatables made by kiln have no __index
+      if (lua_istable(L, -1)) {
+        lua_pushstring(L, name.c_str());
+        if (lua_rawget(L, -2) != LUA_TNIL) {
+          lua_replace(L, -3);
+          lua_pop(L, 1);
+          return;
+        }
+        lua_pop(L, 1);
+      }
+      if (std::string_view(table) == "__index" && lua_istable(L, -1)) {
+        lua_remove(L, -2);  // follow the chain: [__index]
+        break;
+      }
+      lua_pop(L, 1);
+    }
+    if (!lua_istable(L, -1)) break;
+  }
+  lua_pop(L, 1);
+  lua_pushnil(L);
+}
+
 // Candidates for "path.prefix" / "path:prefix": resolves path from the globals by raw table
 // lookups (nothing runs) and lists the members of what it finds.
 std::vector<std::string> member_candidates(lua_State* L, const std::string& word, size_t sep) {
   std::vector<std::string> out;
   std::string path = word.substr(0, sep);
   if (path.find(':') != std::string::npos || !lua_checkstack(L, 8)) return out;
-  lua_pushglobaltable(L);
-  std::stringstream components(path);
-  std::string component;
-  while (std::getline(components, component, '.')) {
-    if (!lua::is_identifier(component) || !lua_istable(L, -1)) {
-      lua_pop(L, 1);
-      return out;
-    }
-    lua_pushstring(L, component.c_str());
-    lua_rawget(L, -2);
-    lua_remove(L, -2);
-  }
+  if (!push_path(L, path)) return out;
   for (std::string& name : member_names(L, -1, word[sep] == ':')) {
     out.push_back(word.substr(0, sep + 1) + name);
   }
@@ -444,14 +444,9 @@ class Repl {
   // the continuation lines an unfinished chunk needs. Pushes the function and returns true, or
   // reports the error (nothing pushed) and returns false.
   bool load_chunk(const std::string& first) {
-    std::string with_return = "return " + first;
-    if (luaL_loadbuffer(L(), with_return.data(), with_return.size(), kChunkName) == LUA_OK) {
-      return true;
-    }
-    lua_pop(L(), 1);
     std::string buffer = first;
-    for (;;) {
-      int status = luaL_loadbuffer(L(), buffer.data(), buffer.size(), kChunkName);
+    for (int status = load_line(L(), first, kChunkName);;
+         status = luaL_loadbuffer(L(), buffer.data(), buffer.size(), kChunkName)) {
       if (status == LUA_OK) return true;
       if (!incomplete(L(), status)) {
         lua::report(L(), "kiln");
@@ -553,13 +548,9 @@ class Repl {
   // and prints min, median and max per loop.
   // Each run ends with cuda.synchronize() so device work is inside the time.
   void time(const std::string& code) {
-    std::string with_return = "return " + code;
-    if (luaL_loadbuffer(L(), with_return.data(), with_return.size(), "=(time)") != LUA_OK) {
-      lua_pop(L(), 1);
-      if (luaL_loadbuffer(L(), code.data(), code.size(), "=(time)") != LUA_OK) {
-        lua::report(L(), "kiln");
-        return;
-      }
+    if (load_line(L(), code, "=(time)") != LUA_OK) {
+      lua::report(L(), "kiln");
+      return;
     }
     int fn = lua_gettop(L());
     constexpr std::string_view kBatch =
@@ -659,6 +650,53 @@ class Repl {
 };
 
 }  // namespace
+
+std::string word_at(const std::string& code, size_t pos) {
+  size_t start = std::min(pos, code.size()), end = start;
+  while (start > 0 && word_char(code[start - 1])) --start;
+  while (end < code.size() && word_char(code[end])) ++end;
+  return code.substr(start, end - start);
+}
+
+bool push_path(lua_State* L, const std::string& path) {
+  if (path.empty() || !lua_checkstack(L, 8)) return false;
+  lua_pushglobaltable(L);
+  size_t begin = 0;
+  while (begin <= path.size()) {
+    size_t sep = path.find_first_of(".:", begin);
+    std::string name = path.substr(begin, sep == std::string::npos ? sep : sep - begin);
+    if (!lua::is_identifier(name) ||
+        (begin > 0 && path[begin - 1] == ':' && sep != std::string::npos)) {
+      lua_pop(L, 1);
+      return false;
+    }
+    member(L, name);
+    if (lua_isnil(L, -1)) {
+      lua_pop(L, 1);
+      return false;
+    }
+    if (sep == std::string::npos) return true;
+    begin = sep + 1;
+  }
+  lua_pop(L, 1);
+  return false;
+}
+
+int load_line(lua_State* L, const std::string& code, const char* chunkname) {
+  std::string with_return = "return " + code;
+  if (luaL_loadbuffer(L, with_return.data(), with_return.size(), chunkname) == LUA_OK)
+    return LUA_OK;
+  lua_pop(L, 1);
+  return luaL_loadbuffer(L, code.data(), code.size(), chunkname);
+}
+
+bool incomplete(lua_State* L, int status) {
+  if (status != LUA_ERRSYNTAX) return false;
+  size_t len;
+  const char* msg = lua_tolstring(L, -1, &len);
+  constexpr std::string_view eof = "<eof>";
+  return msg && len >= eof.size() && std::string_view(msg + len - eof.size()) == eof;
+}
 
 Completion complete(lua_State* L, const std::string& line) {
   Completion completion;
