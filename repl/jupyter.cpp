@@ -39,41 +39,26 @@ namespace {
 
 constexpr const char* kChunkName = "=cell";
 
-// SIGINT blocked in the calling thread for a scope. The kernel blocks it before xeus starts
-// its threads, which inherit the mask: Jupyter's interrupt then reaches the main thread alone,
-// and only while a cell runs (AcceptInterrupt), never a thread waiting in zmq_poll, which would
-// fail with EINTR.
-class BlockInterrupt {
+// SIGINT blocked (how = SIG_BLOCK) or let through (SIG_UNBLOCK) in the calling thread for a
+// scope. The kernel blocks it before xeus starts its threads, which inherit the mask: Jupyter's
+// interrupt then reaches the main thread alone, and only while a cell runs (where docall
+// handles it), never a thread waiting in zmq_poll, which would fail with EINTR. Letting it
+// through first drops one that came while it was blocked (the stop button on an idle kernel):
+// setting SIG_IGN discards a pending signal.
+class InterruptMask {
  public:
-  BlockInterrupt() {
+  explicit InterruptMask(int how) {
+    if (how == SIG_UNBLOCK) {
+      lua::SignalScope drop(SIGINT, SIG_IGN);  // restored at once: the pending one is gone
+    }
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, &previous_);
+    pthread_sigmask(how, &set, &previous_);
   }
-  ~BlockInterrupt() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
-  BlockInterrupt(const BlockInterrupt&) = delete;
-  BlockInterrupt& operator=(const BlockInterrupt&) = delete;
-
- private:
-  sigset_t previous_;
-};
-
-// SIGINT let through to this thread for a scope (a running cell; docall handles it). One that
-// came while it was blocked (the stop button on an idle kernel) is dropped first: setting
-// SIG_IGN discards a pending signal.
-class AcceptInterrupt {
- public:
-  AcceptInterrupt() {
-    lua::SignalScope drop(SIGINT, SIG_IGN);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_UNBLOCK, &set, &previous_);
-  }
-  ~AcceptInterrupt() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
-  AcceptInterrupt(const AcceptInterrupt&) = delete;
-  AcceptInterrupt& operator=(const AcceptInterrupt&) = delete;
+  ~InterruptMask() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  InterruptMask(const InterruptMask&) = delete;
+  InterruptMask& operator=(const InterruptMask&) = delete;
 
  private:
   sigset_t previous_;
@@ -309,7 +294,7 @@ class Interpreter : public xeus::xinterpreter {
 
   // Publishes a display_data message after the output printed before it.
   void publish_display(nl::json data) {
-    BlockInterrupt block;  // a SIGINT must not interrupt a socket write
+    InterruptMask block(SIG_BLOCK);  // a SIGINT must not interrupt a socket write
     std::lock_guard<std::mutex> guard(publishing_);
     if (capture_) capture_->drain_locked();
     display_data(std::move(data), nl::json::object(), nl::json::object());
@@ -337,7 +322,7 @@ class Interpreter : public xeus::xinterpreter {
       capture_ = &capture;
       status = load_cell(L(), code);
       if (status == LUA_OK) {
-        AcceptInterrupt accept;
+        InterruptMask accept(SIG_UNBLOCK);
         status = lua::docall(L(), 0, LUA_MULTRET);
       }
       capture_ = nullptr;
@@ -444,7 +429,7 @@ int run_kernel(const std::string& connection_file, lua::State& state) {
   // Before xeus starts a thread: SIGINT only ever reaches the main thread, and ignored while
   // no cell runs (Jupyter's stop button on an idle kernel).
   lua::SignalScope ignore(SIGINT, SIG_IGN);
-  BlockInterrupt block;
+  InterruptMask block(SIG_BLOCK);
   // Line-buffered stdout: print and kernel printf reach the notebook line by line.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   auto interpreter = std::make_unique<Interpreter>(state);
