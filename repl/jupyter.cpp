@@ -13,6 +13,7 @@
 #include <array>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <mutex>
@@ -104,22 +105,22 @@ class OutputCapture {
  public:
   using Sink = std::function<void(const std::string& name, const std::string& text)>;
 
+  // Makes every pipe before it redirects anything: a failure (no descriptors left) throws
+  // with fd 1 and 2 untouched.
   OutputCapture(std::mutex& lock, Sink sink) : lock_(lock), sink_(std::move(sink)) {
+    std::array<Fd, 2> write_ends;
+    for (size_t i = 0; i < streams_.size(); ++i) {
+      streams_[i].read = make_pipe(write_ends[i]);
+      ::fcntl(streams_[i].read.get(), F_SETFL, O_NONBLOCK);
+    }
+    wake_read_ = make_pipe(wake_write_);
     std::fflush(stdout);
     std::fflush(stderr);
-    for (Stream& s : streams_) {
-      int fds[2];
-      if (::pipe2(fds, O_CLOEXEC) != 0) throw Error("jupyter: cannot make a pipe for output");
-      s.read.reset(fds[0]);
-      ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    for (size_t i = 0; i < streams_.size(); ++i) {
+      Stream& s = streams_[i];
       s.saved.reset(::fcntl(s.target, F_DUPFD_CLOEXEC, 3));
-      ::dup2(fds[1], s.target);
-      ::close(fds[1]);
+      ::dup2(write_ends[i].get(), s.target);
     }
-    int wake[2];
-    if (::pipe2(wake, O_CLOEXEC) != 0) throw Error("jupyter: cannot make a pipe for output");
-    wake_read_.reset(wake[0]);
-    wake_write_.reset(wake[1]);
     thread_ = std::thread([this] { run(); });
   }
 
@@ -137,11 +138,11 @@ class OutputCapture {
   OutputCapture(const OutputCapture&) = delete;
   OutputCapture& operator=(const OutputCapture&) = delete;
 
-  // Publishes what is written so far; the caller holds the lock. A display calls it first, so
-  // that text printed before the display shows above it.
+  // Publishes what reached the pipes so far; the caller holds the lock. A display calls it
+  // first (after flushing stdio), so that text printed before the display shows above it. No
+  // fflush here: the reader thread must never wait for stdout's lock, which a writer blocked on
+  // a full pipe holds.
   void drain_locked(bool final = false) {
-    std::fflush(stdout);
-    std::fflush(stderr);
     for (Stream& s : streams_) {
       char buffer[4096];
       ssize_t n;
@@ -166,6 +167,16 @@ class OutputCapture {
     bool open = true;
   };
 
+  // A new pipe: returns its read end and puts its write end in write_end (both close-on-exec).
+  static Fd make_pipe(Fd& write_end) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+      throw Error(std::string("jupyter: cannot make a pipe for the cell's output: ") +
+                  std::strerror(errno));
+    write_end.reset(fds[1]);
+    return Fd(fds[0]);
+  }
+
   // The reader thread: waits for output or the wake byte, publishes, stops when woken.
   void run() {
     for (;;) {
@@ -188,10 +199,11 @@ class OutputCapture {
   std::thread thread_;
 };
 
-// Loads a cell as the REPL loads a line (repl::load_line), and one whose last line is an
-// expression that nothing else could make of (the rest compiles alone) as the rest followed by
-// "return LAST": a cell shows the value of its last line, as notebooks do. Line numbers stay
-// those of the cell. [-0, +1]; returns the load status, the error message pushed on failure.
+// Loads a cell as the REPL loads a line (repl::load_line), except that a cell of several lines
+// whose last line is an expression and whose other lines compile alone loads as those lines
+// followed by "return LAST": a cell shows the value of its last line, as notebooks do. Line
+// numbers stay those of the cell. [-0, +1]; returns the load status, the error message pushed on
+// failure.
 int load_cell(lua_State* L, const std::string& code) {
   std::string body = code.substr(0, code.find_last_not_of(" \t\r\n") + 1);
   size_t newline = body.rfind('\n');
@@ -295,6 +307,8 @@ class Interpreter : public xeus::xinterpreter {
   // Publishes a display_data message after the output printed before it.
   void publish_display(nl::json data) {
     InterruptMask block(SIG_BLOCK);  // a SIGINT must not interrupt a socket write
+    std::fflush(stdout);
+    std::fflush(stderr);
     std::lock_guard<std::mutex> guard(publishing_);
     if (capture_) capture_->drain_locked();
     display_data(std::move(data), nl::json::object(), nl::json::object());
@@ -315,7 +329,7 @@ class Interpreter : public xeus::xinterpreter {
                                 nl::json, bool) override {
     lua_settop(L(), 0);
     int status;
-    {
+    try {
       OutputCapture capture(publishing_, [this](const std::string& name, const std::string& text) {
         publish_stream(name, text);
       });
@@ -326,6 +340,11 @@ class Interpreter : public xeus::xinterpreter {
         status = lua::docall(L(), 0, LUA_MULTRET);
       }
       capture_ = nullptr;
+    } catch (const std::exception& e) {  // no pipe for the output: the cell did not run
+      capture_ = nullptr;
+      lua_settop(L(), 0);
+      lua_pushstring(L(), e.what());
+      status = LUA_ERRRUN;
     }
     if (status != LUA_OK) return error_reply();
     int n = lua_gettop(L());

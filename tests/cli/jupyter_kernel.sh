@@ -37,4 +37,4 @@ grep -q "cannot go together" <<<"$out" || fail "--user with --prefix was accepte
 
 use_private_jupyter
 cd "$WORK"
-"$PYTHON" "$here/../jupyter/kernel_test.py"
+run_checking_kernels "$PYTHON" "$here/../jupyter/kernel_test.py"

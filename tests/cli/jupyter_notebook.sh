@@ -13,7 +13,7 @@ source "$(dirname "$0")/lib/jupyter.sh"
 require_jupyter nbconvert nbclient
 use_private_jupyter
 cd "$WORK"
-"$PYTHON" -m nbconvert --to notebook --execute --ExecutePreprocessor.timeout=600 \
+run_checking_kernels "$PYTHON" -m nbconvert --to notebook --execute --ExecutePreprocessor.timeout=600 \
   --output-dir "$WORK" --output executed.ipynb "$notebook"
 "$PYTHON" - "$WORK/executed.ipynb" <<'PY'
 import json, sys

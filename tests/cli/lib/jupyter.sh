@@ -26,3 +26,17 @@ use_private_jupyter() {
   export TMPDIR="$WORK" KILN_BACKEND=cpu
   mkdir -p "$HOME"
 }
+
+# Runs a command (Python starting kernels) with its standard error, and so the kernels', saved in
+# WORK/stderr and shown; fails when a kernel reported a sanitizer error there (LeakSanitizer
+# reports at the kernel's exit, which Jupyter does not look at).
+run_checking_kernels() {
+  local status=0
+  "$@" 2>"$WORK/stderr" || status=$?
+  cat "$WORK/stderr" >&2
+  if grep -Eq "ERROR: [A-Za-z]+Sanitizer|runtime error:" "$WORK/stderr"; then
+    echo "FAIL: a kernel reported a sanitizer error (above)" >&2
+    return 1
+  fi
+  return "$status"
+}
