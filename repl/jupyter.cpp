@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include <functional>
 #include <mutex>
 #include <sstream>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -223,6 +225,17 @@ int load_cell(lua_State* L, const std::string& code) {
   return repl::load_line(L, code, kChunkName);
 }
 
+// The EXPR of a ":time EXPR" cell (the REPL's :time, the one meta command a cell takes); empty
+// for any other cell.
+std::string time_expression(const std::string& code) {
+  constexpr std::string_view kTime = ":time";
+  size_t first = code.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || code.compare(first, kTime.size(), kTime) != 0) return {};
+  size_t rest = first + kTime.size();
+  if (rest >= code.size() || !std::isspace(static_cast<unsigned char>(code[rest]))) return {};
+  return code.substr(rest);
+}
+
 // bytes in base64, as JSON carries image/png.
 std::string base64(const std::vector<unsigned char>& bytes) {
   static constexpr char kDigits[] =
@@ -334,8 +347,12 @@ class Interpreter : public xeus::xinterpreter {
         publish_stream(name, text);
       });
       capture_ = &capture;
-      status = load_cell(L(), code);
-      if (status == LUA_OK) {
+      if (std::string timed = time_expression(code); !timed.empty()) {
+        InterruptMask accept(SIG_UNBLOCK);
+        repl::time_code(L(), timed);  // prints its times, reports its errors on stderr
+        status = LUA_OK;
+        lua_settop(L(), 0);
+      } else if ((status = load_cell(L(), code)) == LUA_OK) {
         InterruptMask accept(SIG_UNBLOCK);
         status = lua::docall(L(), 0, LUA_MULTRET);
       }
@@ -409,6 +426,7 @@ class Interpreter : public xeus::xinterpreter {
   // complete when the cell compiles, incomplete when more lines could finish it, invalid when
   // no lines could.
   nl::json is_complete_request_impl(const std::string& code) override {
+    if (!time_expression(code).empty()) return xeus::create_is_complete_reply("complete");
     int status = load_cell(L(), code);
     bool more = repl::incomplete(L(), status);
     lua_pop(L(), 1);

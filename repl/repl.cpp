@@ -357,6 +357,23 @@ std::vector<std::string> member_candidates(lua_State* L, const std::string& word
   return out;
 }
 
+// Runs `batch` (the timing loop) over fn n times and returns the seconds it took, or a
+// negative number after reporting an error (Ctrl-C included). [-0, +0]
+double run_batch(lua_State* L, int batch, int fn, int sync, long long n) {
+  lua_pushvalue(L, batch);
+  lua_pushvalue(L, fn);
+  lua_pushvalue(L, sync);
+  lua_pushinteger(L, n);
+  auto start = std::chrono::steady_clock::now();
+  int status = lua::docall(L, 3, 0);
+  std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  if (status != LUA_OK) {
+    lua::report(L, "kiln");
+    return -1;
+  }
+  return elapsed.count();
+}
+
 // A fresh Lua error message for a failed editor or file operation. [-0, +0]
 void print_error(const std::string& message) {
   std::fprintf(stderr, "kiln: %s\n", message.c_str());
@@ -505,7 +522,7 @@ class Repl {
     } else if (command == ":load" && !rest.empty()) {
       load(rest);
     } else if (command == ":time" && !rest.empty()) {
-      time(rest);
+      time_code(L(), rest);
     } else if (command == ":edit" && !rest.empty()) {
       edit(rest);
     } else if (command == ":load" || command == ":time" || command == ":edit") {
@@ -524,77 +541,6 @@ class Repl {
       return;
     }
     execute();
-  }
-
-  // Runs `batch` (the timing loop) over fn n times and returns the seconds it took, or a
-  // negative number after reporting an error (Ctrl-C included). [-0, +0]
-  double run_batch(int batch, int fn, int sync, long long n) {
-    lua_pushvalue(L(), batch);
-    lua_pushvalue(L(), fn);
-    lua_pushvalue(L(), sync);
-    lua_pushinteger(L(), n);
-    auto start = std::chrono::steady_clock::now();
-    int status = lua::docall(L(), 3, 0);
-    std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-    if (status != LUA_OK) {
-      lua::report(L(), "kiln");
-      return -1;
-    }
-    return elapsed.count();
-  }
-
-  // :time EXPR: like IPython's %timeit, runs EXPR once untimed (a first launch compiles), finds
-  // a loop count whose run takes at least 0.2 s, then times up to 7 runs (about 1.5 s in all)
-  // and prints min, median and max per loop.
-  // Each run ends with cuda.synchronize() so device work is inside the time.
-  void time(const std::string& code) {
-    if (load_line(L(), code, "=(time)") != LUA_OK) {
-      lua::report(L(), "kiln");
-      return;
-    }
-    int fn = lua_gettop(L());
-    constexpr std::string_view kBatch =
-        "local f, sync, n = ...\nfor _ = 1, n do f() end\nif sync then sync() end";
-    luaL_loadbuffer(L(), kBatch.data(), kBatch.size(), "=(time)");
-    int batch = lua_gettop(L());
-    if (!lua::push_cuda_function(L(), "synchronize")) lua_pushnil(L());
-    int sync = lua_gettop(L());
-
-    // One untimed run first: a kernel's first launch compiles it (or loads it from the cache),
-    // which is not what :time measures. When that took long, say so.
-    const double first = run_batch(batch, fn, sync, 1);
-    if (first < 0) return;
-    if (first >= 0.2)
-      std::printf("first run %s, not timed (a first launch compiles or loads its kernel)\n",
-                  format_duration(first).c_str());
-
-    // Loop counts 1, 2, 5, 10, 20, 50, ... as IPython's autorange.
-    long long loops = 1;
-    double seconds = 0;
-    for (int step = 1;; ++step) {
-      seconds = run_batch(batch, fn, sync, loops);
-      if (seconds < 0) return;
-      if (seconds >= 0.2) break;
-      long long decade = 1;
-      for (int i = 0; i < step / 3; ++i) decade *= 10;
-      loops = std::array<long long, 3>{1, 2, 5}[step % 3] * decade;
-    }
-    int runs = std::clamp(static_cast<int>(2.0 / seconds), 1, 7);
-    std::vector<double> per_loop;
-    for (int run = 0; run < runs; ++run) {
-      seconds = run_batch(batch, fn, sync, loops);
-      if (seconds < 0) return;
-      per_loop.push_back(seconds / static_cast<double>(loops));
-    }
-    std::sort(per_loop.begin(), per_loop.end());
-    double median = per_loop.size() % 2
-                        ? per_loop[per_loop.size() / 2]
-                        : (per_loop[per_loop.size() / 2 - 1] + per_loop[per_loop.size() / 2]) / 2;
-    std::printf("min %s, median %s, max %s per loop (%d run%s, %lld loop%s each)\n",
-                format_duration(per_loop.front()).c_str(), format_duration(median).c_str(),
-                format_duration(per_loop.back()).c_str(), runs, runs == 1 ? "" : "s", loops,
-                loops == 1 ? "" : "s");
-    lua_settop(L(), 0);
   }
 
   // The file :edit opens for target: an existing file, a lab kernel cuda.kernel_path knows,
@@ -734,6 +680,56 @@ Completion complete(lua_State* L, const std::string& line) {
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return completion;
+}
+
+void time_code(lua_State* L, const std::string& code) {
+  if (load_line(L, code, "=(time)") != LUA_OK) {
+    lua::report(L, "kiln");
+    return;
+  }
+  int fn = lua_gettop(L);
+  constexpr std::string_view kBatch =
+      "local f, sync, n = ...\nfor _ = 1, n do f() end\nif sync then sync() end";
+  luaL_loadbuffer(L, kBatch.data(), kBatch.size(), "=(time)");
+  int batch = lua_gettop(L);
+  if (!lua::push_cuda_function(L, "synchronize")) lua_pushnil(L);
+  int sync = lua_gettop(L);
+
+  // One untimed run first: a kernel's first launch compiles it (or loads it from the cache),
+  // which is not what :time measures. When that took long, say so.
+  const double first = run_batch(L, batch, fn, sync, 1);
+  if (first < 0) return;
+  if (first >= 0.2)
+    std::printf("first run %s, not timed (a first launch compiles or loads its kernel)\n",
+                format_duration(first).c_str());
+
+  // Loop counts 1, 2, 5, 10, 20, 50, ... as IPython's autorange.
+  long long loops = 1;
+  double seconds = 0;
+  for (int step = 1;; ++step) {
+    seconds = run_batch(L, batch, fn, sync, loops);
+    if (seconds < 0) return;
+    if (seconds >= 0.2) break;
+    long long decade = 1;
+    for (int i = 0; i < step / 3; ++i) decade *= 10;
+    loops = std::array<long long, 3>{1, 2, 5}[step % 3] * decade;
+  }
+  int runs = std::clamp(static_cast<int>(2.0 / seconds), 1, 7);
+  std::vector<double> per_loop;
+  for (int run = 0; run < runs; ++run) {
+    seconds = run_batch(L, batch, fn, sync, loops);
+    if (seconds < 0) return;
+    per_loop.push_back(seconds / static_cast<double>(loops));
+  }
+  std::sort(per_loop.begin(), per_loop.end());
+  double median = per_loop.size() % 2
+                      ? per_loop[per_loop.size() / 2]
+                      : (per_loop[per_loop.size() / 2 - 1] + per_loop[per_loop.size() / 2]) / 2;
+  std::printf("min %s, median %s, max %s per loop (%d run%s, %lld loop%s each)\n",
+              format_duration(per_loop.front()).c_str(), format_duration(median).c_str(),
+              format_duration(per_loop.back()).c_str(), runs, runs == 1 ? "" : "s", loops,
+              loops == 1 ? "" : "s");
+  lua_settop(L, 0);
 }
 
 std::string format_duration(double seconds) {

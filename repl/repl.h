@@ -44,6 +44,12 @@ int load_line(lua_State* L, const std::string& code, const char* chunkname);
 // unfinished: more lines could complete it (lua.c's incomplete). [-0, +0]
 bool incomplete(lua_State* L, int status);
 
+// :time EXPR: like IPython's %timeit, runs code (an expression or a statement) once untimed (a
+// first launch compiles), finds a loop count whose run takes at least 0.2 s, then times up to 7
+// runs (about 1.5 s in all) and prints min, median and max per loop. Each run ends with
+// cuda.synchronize() so device work is inside the time. Errors are reported (lua::report).
+void time_code(lua_State* L, const std::string& code);
+
 // "1.23 ms", "456 ns": three significant digits in the largest unit that keeps them >= 1.
 std::string format_duration(double seconds);
 

@@ -78,6 +78,12 @@ class KilnKernelTests(jupyter_kernel_test.KernelTests):
         reply = self.get_non_kernel_info_reply(timeout=10)
         self.assertEqual(set(reply["content"]["matches"]), {"a:sub", "a:sum"})
 
+    def test_kiln_time_cell(self):
+        reply, msgs = self.outputs(":time math.sqrt(2)")
+        self.assertEqual(reply["content"]["status"], "ok")
+        text = "".join(m["content"]["text"] for m in msgs if m["msg_type"] == "stream")
+        self.assertIn("per loop", text)
+
     def test_kiln_interrupt(self):
         for code in ["while true do end",
                      "local k = cuda.jit([[__global__ void spin(long n) { volatile long s = 0;"
