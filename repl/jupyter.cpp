@@ -455,6 +455,11 @@ bool available() {
 }
 
 int run_kernel(const std::string& connection_file, lua::State& state) {
+  if (!std::ifstream(connection_file)) {  // xeus would call it a JSON syntax error
+    std::fprintf(stderr, "kiln: --jupyter: cannot read %s: %s\n", connection_file.c_str(),
+                 std::strerror(errno));
+    return 1;
+  }
   xeus::xconfiguration config;
   try {
     config = xeus::load_configuration(connection_file);

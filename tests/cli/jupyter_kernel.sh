@@ -34,6 +34,8 @@ out=$("$KILN" --user 2>&1 || true)
 grep -q "goes with --install-kernel" <<<"$out" || fail "--user alone was accepted: $out"
 out=$("$KILN" --install-kernel --user --prefix "$WORK/x" 2>&1 || true)
 grep -q "cannot go together" <<<"$out" || fail "--user with --prefix was accepted: $out"
+out=$("$KILN" --jupyter "$WORK/missing.json" 2>&1 || true)
+grep -q "cannot read $WORK/missing.json: No such file" <<<"$out" || fail "a missing connection file: $out"
 
 use_private_jupyter
 cd "$WORK"
