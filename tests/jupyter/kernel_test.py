@@ -2,11 +2,15 @@
 protocol's execute, streams, completion, is_complete, errors, display and inspection, plus what
 kiln adds (arrays as HTML, kernel printf on the stream, method completion, interrupt).
 Run by tests/cli/jupyter_kernel.sh with the kernelspec installed in a private JUPYTER_PATH."""
+import os
 import threading
 import time
 import unittest
 
 import jupyter_kernel_test
+
+# The kernel inherits this: a compile over 1 ms says so on stderr (the suite's 0 turns it off).
+os.environ["KILN_COMPILE_NOTICE"] = "1"
 
 
 class KilnKernelTests(jupyter_kernel_test.KernelTests):
@@ -71,6 +75,16 @@ class KilnKernelTests(jupyter_kernel_test.KernelTests):
         text = "".join(m["content"]["text"] for m in msgs
                        if m["msg_type"] == "stream" and m["content"]["name"] == "stdout")
         self.assertIn("kernel says 7", text)
+
+    def test_kiln_compile_notice(self):
+        name = "fresh%d" % time.monotonic_ns()  # a kernel no cache holds
+        code = f"local k = cuda.jit([[__global__ void {name}(int* p) {{ p[0] = 1; }}]])\n" \
+               "k[{1, 1}](array.zeros(1, 'int32'))"
+        reply, msgs = self.outputs(code)
+        self.assertEqual(reply["content"]["status"], "ok")
+        text = "".join(m["content"]["text"] for m in msgs
+                       if m["msg_type"] == "stream" and m["content"]["name"] == "stderr")
+        self.assertIn(f"kiln: compiling {name}", text)
 
     def test_kiln_method_completion(self):
         self.outputs("a = array.arange(3)")
