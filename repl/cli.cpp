@@ -6,15 +6,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string_view>
 #include <vector>
 
 #include "jit/backends.h"
+#include "repl/jupyter.h"
 #include "repl/lua_host.h"
 #include "repl/lua_mpi.h"
 #include "repl/pretty.h"
 #include "repl/repl.h"
 #include "repl/settings.h"
+#include "runtime/error.h"
 
 namespace kiln::cli {
 namespace {
@@ -141,11 +144,36 @@ lua::State prepared_state(int argc, char** argv, const Options& options, const S
   return state;
 }
 
+// --install-kernel: writes the kernelspec for this very binary and says where. [-0, +0]
+int install_kernel(const Options& options, const Settings& settings) {
+  std::error_code ec;
+  std::filesystem::path program = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) {
+    std::fprintf(stderr, "kiln: --install-kernel: cannot find kiln's own path: %s\n",
+                 ec.message().c_str());
+    return 1;
+  }
+  std::filesystem::path data_dir =
+      options.prefix.empty() ? settings.jupyter_data_dir
+                             : std::filesystem::absolute(options.prefix) / "share" / "jupyter";
+  try {
+    std::filesystem::path dir = jupyter::install_kernelspec(data_dir, program);
+    std::printf("installed the Jupyter kernelspec '%s' in %s\n", jupyter::kKernelName, dir.c_str());
+    if (!jupyter::available())
+      std::fprintf(stderr, "kiln: warning: this kiln was built without the Jupyter kernel\n");
+  } catch (const Error& e) {
+    std::fprintf(stderr, "kiln: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 ParseResult parse(int argc, const char* const* argv) {
   ParseResult result;
   Options& o = result.options;
+  bool user = false;  // --user: only checked, it is --install-kernel's default
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg.empty() || arg[0] != '-' || arg == "-") {
@@ -175,6 +203,24 @@ ParseResult parse(int argc, const char* const* argv) {
         result.error = "unknown backend '" + o.backend + "' (expected auto, cuda or cpu)";
         return result;
       }
+    } else if (arg == "--jupyter" || arg.starts_with("--jupyter=")) {
+      const char* value = option_value(argc, argv, i, "--jupyter");
+      if (value == nullptr) {
+        result.error = "'--jupyter' needs the connection file";
+        return result;
+      }
+      o.jupyter = value;
+    } else if (arg == "--prefix" || arg.starts_with("--prefix=")) {
+      const char* value = option_value(argc, argv, i, "--prefix");
+      if (value == nullptr || !*value) {
+        result.error = "'--prefix' needs a folder";
+        return result;
+      }
+      o.prefix = value;
+    } else if (arg == "--install-kernel") {
+      o.install_kernel = true;
+    } else if (arg == "--user") {
+      user = true;
     } else if (arg == "-i") {
       o.interactive = true;
     } else if (arg == "-v" || arg == "--version") {
@@ -196,6 +242,11 @@ ParseResult parse(int argc, const char* const* argv) {
       return result;
     }
   }
+  if ((user || !o.prefix.empty()) && !o.install_kernel)
+    result.error =
+        std::string("'") + (user ? "--user" : "--prefix") + "' goes with --install-kernel";
+  else if (user && !o.prefix.empty())
+    result.error = "'--user' and '--prefix' cannot go together";
   return result;
 }
 
@@ -214,6 +265,11 @@ std::string help_text() {
          "  --info            print versions, backend, device and cache folder\n"
          "  --cache-stats     print the kernel cache's folder, entries and size\n"
          "  --cache-clear     empty the kernel cache\n"
+         "  --jupyter FILE    run as a Jupyter kernel on the connection file FILE\n"
+         "  --install-kernel [--user | --prefix DIR]\n"
+         "                    write the Jupyter kernelspec 'kiln' into the user's Jupyter data\n"
+         "                    folder (JUPYTER_DATA_DIR, else ~/.local/share/jupyter; --user, the\n"
+         "                    default) or into DIR/share/jupyter\n"
          "  -v, --version     print kiln's version\n"
          "  -h, --help        print this help\n"
          "  --                stop handling options\n"
@@ -267,6 +323,8 @@ int run_options(int argc, char** argv) {
     }
   }
 
+  if (options.install_kernel) return install_kernel(options, settings);
+
   bool show_banner = options.version || options.interactive;
   if (show_banner) std::printf("%s\n", version_text().c_str());
   std::fflush(stdout);
@@ -280,6 +338,7 @@ int run_options(int argc, char** argv) {
     std::fflush(stdout);
     return status;
   }
+  if (!options.jupyter.empty()) return jupyter::run_kernel(options.jupyter, state);
   for (const Chunk& chunk : options.chunks) {
     int status = chunk.kind == Chunk::Kind::code ? lua::do_string(L, chunk.text, "=(command line)")
                                                  : lua::do_library(L, chunk.text.c_str());

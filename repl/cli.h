@@ -26,6 +26,9 @@ struct Options {
   bool check = false;        // --check: KILN_CHECK=1
   bool warnings = false;     // -W: Lua warnings on
   std::string backend;       // --backend NAME: KILN_BACKEND (empty: leave it)
+  std::string jupyter;       // --jupyter FILE: a Jupyter kernel on this connection file
+  bool install_kernel = false;  // --install-kernel: write the kernelspec
+  std::string prefix;           // --prefix DIR: ... into DIR/share/jupyter (else --user's)
 };
 
 // Either options or the message saying which argument was wrong.

@@ -674,6 +674,38 @@ int array_save_image(lua_State* L) {
   return 0;
 }
 
+// array.show(a): shows a where the program's output goes. In a Jupyter kernel its display
+// function (registry kDisplayHook) shows it inline; in a terminal a uint8 image is written as
+// a PNG file in a new temporary folder (os.mkdtemp's) and its path printed, and any other array
+// is printed. [-0, +0]
+int array_show(lua_State* L) {
+  HostArray& a = check_host_array(L, 1);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, kDisplayHook) == LUA_TFUNCTION) {
+    lua_pushvalue(L, 1);
+    lua_call(L, 1, 0);
+    return 0;
+  }
+  lua_pop(L, 1);
+  if (!is_image(a)) {
+    std::string text = format_array(a) + "\n";
+    std::fputs(text.c_str(), stdout);
+    std::fflush(stdout);
+    return 0;
+  }
+  lua_getglobal(L, "os");
+  lua_getfield(L, -1, "mkdtemp");
+  lua_pushliteral(L, "kiln-show");
+  lua_call(L, 1, 1);
+  const char* dir = lua_tostring(L, -1);
+  return protect(L, [&] {
+    std::string path = std::string(dir) + "/image.png";
+    save_image(path, a);
+    std::printf("image %s written to %s\n", shape_string(a.shape()).c_str(), path.c_str());
+    std::fflush(stdout);
+    return 0;
+  });
+}
+
 // --- random ----------------------------------------------------------------------------------
 
 // The state's generator: a userdata, upvalue 1 of the random functions.
@@ -936,6 +968,7 @@ int open_array(lua_State* L) {
                                        {"max_abs_diff", guarded<array_max_abs_diff>},
                                        {"load_image", guarded<array_load_image>},
                                        {"save_image", guarded<array_save_image>},
+                                       {"show", array_show},
                                        {nullptr, nullptr}};
   static const luaL_Reg random[] = {{"seed", guarded<random_seed>},
                                     {"uniform", guarded<random_uniform>},

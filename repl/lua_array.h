@@ -12,6 +12,9 @@
 namespace kiln::lua {
 
 inline constexpr const char* kHostArrayMeta = "kiln.array";  // the metatable's registry name
+// The registry field array.show calls when set: a Jupyter kernel's display function, which
+// shows its argument in the notebook (repl/jupyter.cpp).
+inline constexpr const char* kDisplayHook = "kiln.display";
 
 // The host array at idx, or nullptr when the value there is not one. [-0, +0]
 HostArray* test_host_array(lua_State* L, int idx);

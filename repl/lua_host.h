@@ -1,6 +1,8 @@
 // The Lua host: a Lua state with kiln opened, and the lua.c-style helpers that run chunks with
 // a traceback, make Ctrl-C interrupt them, and report errors.
 #pragma once
+#include <signal.h>
+
 #include <memory>
 #include <string>
 
@@ -28,6 +30,26 @@ const Settings& settings(lua_State* L);
 // previous SIGINT disposition is restored afterwards and a pending flag is lowered.
 // [-(narg+1), +(nres|1)]; returns the lua_pcall status.
 int docall(lua_State* L, int narg, int nres);
+
+// Sets a signal's disposition for a scope and restores the previous one. No SA_RESTART: a read
+// blocked in libedit must return EINTR.
+class SignalScope {
+ public:
+  SignalScope(int signo, void (*handler)(int)) : signo_(signo) {
+    struct sigaction action {};
+    action.sa_handler = handler;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = 0;
+    sigaction(signo, &action, &previous_);
+  }
+  ~SignalScope() { sigaction(signo_, &previous_, nullptr); }
+  SignalScope(const SignalScope&) = delete;
+  SignalScope& operator=(const SignalScope&) = delete;
+
+ private:
+  int signo_;
+  struct sigaction previous_ {};
+};
 
 // Prints the error message on top of the stack to stderr, prefixed with progname, and pops it.
 void report(lua_State* L, const char* progname);

@@ -94,24 +94,7 @@ class PlainReader : public LineReader {
   }
 };
 
-// Sets a signal's disposition for a scope and restores the previous one.
-class SignalScope {
- public:
-  SignalScope(int signo, void (*handler)(int)) : signo_(signo) {
-    struct sigaction action {};
-    action.sa_handler = handler;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = 0;  // no SA_RESTART: a read blocked in libedit must return EINTR
-    sigaction(signo, &action, &previous_);
-  }
-  ~SignalScope() { sigaction(signo_, &previous_, nullptr); }
-  SignalScope(const SignalScope&) = delete;
-  SignalScope& operator=(const SignalScope&) = delete;
-
- private:
-  int signo_;
-  struct sigaction previous_ {};
-};
+using lua::SignalScope;
 
 // SIGINT in the REPL outside a chunk: only raises the flag; el_gets returns with EINTR.
 void on_prompt_sigint(int) {
@@ -279,15 +262,6 @@ std::string trim(std::string s) {
   return s;
 }
 
-// Whether a load failed only because the chunk is unfinished (lua.c's incomplete). [-0, +0]
-bool incomplete(lua_State* L, int status) {
-  if (status != LUA_ERRSYNTAX) return false;
-  size_t len;
-  const char* msg = lua_tolstring(L, -1, &len);
-  constexpr std::string_view eof = "<eof>";
-  return msg && len >= eof.size() && std::string_view(msg + len - eof.size()) == eof;
-}
-
 // Adds the string keys of the table at idx that are identifiers to names (only those holding
 // functions when functions_only). Raw access only. [-0, +0]
 void add_keys(lua_State* L, int idx, bool functions_only, std::vector<std::string>& names) {
@@ -332,29 +306,72 @@ bool word_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':';
 }
 
+// Pushes the member name of the value on top, raw, through the metatables' __methods and
+// __index tables (following __index chains) when the value itself has none, and removes the
+// value; pushes nil when there is none. [-1, +1]
+void member(lua_State* L, const std::string& name) {
+  if (lua_istable(L, -1)) {
+    lua_pushstring(L, name.c_str());
+    if (lua_rawget(L, -2) != LUA_TNIL) {
+      lua_remove(L, -2);
+      return;
+    }
+    lua_pop(L, 1);
+  }
+  for (int depth = 0; depth < 8 && lua_getmetatable(L, -1); ++depth) {
+    lua_remove(L, -2);  // [mt]
+    for (const char* table : {"__methods", "__index"}) {
+      lua_getfield(L, -1, table);  // raw enough: metatables made by kiln have no __index
+      if (lua_istable(L, -1)) {
+        lua_pushstring(L, name.c_str());
+        if (lua_rawget(L, -2) != LUA_TNIL) {
+          lua_replace(L, -3);
+          lua_pop(L, 1);
+          return;
+        }
+        lua_pop(L, 1);
+      }
+      if (std::string_view(table) == "__index" && lua_istable(L, -1)) {
+        lua_remove(L, -2);  // follow the chain: [__index]
+        break;
+      }
+      lua_pop(L, 1);
+    }
+    if (!lua_istable(L, -1)) break;
+  }
+  lua_pop(L, 1);
+  lua_pushnil(L);
+}
+
 // Candidates for "path.prefix" / "path:prefix": resolves path from the globals by raw table
 // lookups (nothing runs) and lists the members of what it finds.
 std::vector<std::string> member_candidates(lua_State* L, const std::string& word, size_t sep) {
   std::vector<std::string> out;
   std::string path = word.substr(0, sep);
   if (path.find(':') != std::string::npos || !lua_checkstack(L, 8)) return out;
-  lua_pushglobaltable(L);
-  std::stringstream components(path);
-  std::string component;
-  while (std::getline(components, component, '.')) {
-    if (!lua::is_identifier(component) || !lua_istable(L, -1)) {
-      lua_pop(L, 1);
-      return out;
-    }
-    lua_pushstring(L, component.c_str());
-    lua_rawget(L, -2);
-    lua_remove(L, -2);
-  }
+  if (!push_path(L, path)) return out;
   for (std::string& name : member_names(L, -1, word[sep] == ':')) {
     out.push_back(word.substr(0, sep + 1) + name);
   }
   lua_pop(L, 1);
   return out;
+}
+
+// Runs `batch` (the timing loop) over fn n times and returns the seconds it took, or a
+// negative number after reporting an error (Ctrl-C included). [-0, +0]
+double run_batch(lua_State* L, int batch, int fn, int sync, long long n) {
+  lua_pushvalue(L, batch);
+  lua_pushvalue(L, fn);
+  lua_pushvalue(L, sync);
+  lua_pushinteger(L, n);
+  auto start = std::chrono::steady_clock::now();
+  int status = lua::docall(L, 3, 0);
+  std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  if (status != LUA_OK) {
+    lua::report(L, "kiln");
+    return -1;
+  }
+  return elapsed.count();
 }
 
 // A fresh Lua error message for a failed editor or file operation. [-0, +0]
@@ -444,14 +461,9 @@ class Repl {
   // the continuation lines an unfinished chunk needs. Pushes the function and returns true, or
   // reports the error (nothing pushed) and returns false.
   bool load_chunk(const std::string& first) {
-    std::string with_return = "return " + first;
-    if (luaL_loadbuffer(L(), with_return.data(), with_return.size(), kChunkName) == LUA_OK) {
-      return true;
-    }
-    lua_pop(L(), 1);
     std::string buffer = first;
-    for (;;) {
-      int status = luaL_loadbuffer(L(), buffer.data(), buffer.size(), kChunkName);
+    for (int status = load_line(L(), first, kChunkName);;
+         status = luaL_loadbuffer(L(), buffer.data(), buffer.size(), kChunkName)) {
       if (status == LUA_OK) return true;
       if (!incomplete(L(), status)) {
         lua::report(L(), "kiln");
@@ -510,7 +522,7 @@ class Repl {
     } else if (command == ":load" && !rest.empty()) {
       load(rest);
     } else if (command == ":time" && !rest.empty()) {
-      time(rest);
+      time_code(L(), rest);
     } else if (command == ":edit" && !rest.empty()) {
       edit(rest);
     } else if (command == ":load" || command == ":time" || command == ":edit") {
@@ -529,81 +541,6 @@ class Repl {
       return;
     }
     execute();
-  }
-
-  // Runs `batch` (the timing loop) over fn n times and returns the seconds it took, or a
-  // negative number after reporting an error (Ctrl-C included). [-0, +0]
-  double run_batch(int batch, int fn, int sync, long long n) {
-    lua_pushvalue(L(), batch);
-    lua_pushvalue(L(), fn);
-    lua_pushvalue(L(), sync);
-    lua_pushinteger(L(), n);
-    auto start = std::chrono::steady_clock::now();
-    int status = lua::docall(L(), 3, 0);
-    std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-    if (status != LUA_OK) {
-      lua::report(L(), "kiln");
-      return -1;
-    }
-    return elapsed.count();
-  }
-
-  // :time EXPR: like IPython's %timeit, runs EXPR once untimed (a first launch compiles), finds
-  // a loop count whose run takes at least 0.2 s, then times up to 7 runs (about 1.5 s in all)
-  // and prints min, median and max per loop.
-  // Each run ends with cuda.synchronize() so device work is inside the time.
-  void time(const std::string& code) {
-    std::string with_return = "return " + code;
-    if (luaL_loadbuffer(L(), with_return.data(), with_return.size(), "=(time)") != LUA_OK) {
-      lua_pop(L(), 1);
-      if (luaL_loadbuffer(L(), code.data(), code.size(), "=(time)") != LUA_OK) {
-        lua::report(L(), "kiln");
-        return;
-      }
-    }
-    int fn = lua_gettop(L());
-    constexpr std::string_view kBatch =
-        "local f, sync, n = ...\nfor _ = 1, n do f() end\nif sync then sync() end";
-    luaL_loadbuffer(L(), kBatch.data(), kBatch.size(), "=(time)");
-    int batch = lua_gettop(L());
-    if (!lua::push_cuda_function(L(), "synchronize")) lua_pushnil(L());
-    int sync = lua_gettop(L());
-
-    // One untimed run first: a kernel's first launch compiles it (or loads it from the cache),
-    // which is not what :time measures. When that took long, say so.
-    const double first = run_batch(batch, fn, sync, 1);
-    if (first < 0) return;
-    if (first >= 0.2)
-      std::printf("first run %s, not timed (a first launch compiles or loads its kernel)\n",
-                  format_duration(first).c_str());
-
-    // Loop counts 1, 2, 5, 10, 20, 50, ... as IPython's autorange.
-    long long loops = 1;
-    double seconds = 0;
-    for (int step = 1;; ++step) {
-      seconds = run_batch(batch, fn, sync, loops);
-      if (seconds < 0) return;
-      if (seconds >= 0.2) break;
-      long long decade = 1;
-      for (int i = 0; i < step / 3; ++i) decade *= 10;
-      loops = std::array<long long, 3>{1, 2, 5}[step % 3] * decade;
-    }
-    int runs = std::clamp(static_cast<int>(2.0 / seconds), 1, 7);
-    std::vector<double> per_loop;
-    for (int run = 0; run < runs; ++run) {
-      seconds = run_batch(batch, fn, sync, loops);
-      if (seconds < 0) return;
-      per_loop.push_back(seconds / static_cast<double>(loops));
-    }
-    std::sort(per_loop.begin(), per_loop.end());
-    double median = per_loop.size() % 2
-                        ? per_loop[per_loop.size() / 2]
-                        : (per_loop[per_loop.size() / 2 - 1] + per_loop[per_loop.size() / 2]) / 2;
-    std::printf("min %s, median %s, max %s per loop (%d run%s, %lld loop%s each)\n",
-                format_duration(per_loop.front()).c_str(), format_duration(median).c_str(),
-                format_duration(per_loop.back()).c_str(), runs, runs == 1 ? "" : "s", loops,
-                loops == 1 ? "" : "s");
-    lua_settop(L(), 0);
   }
 
   // The file :edit opens for target: an existing file, a lab kernel cuda.kernel_path knows,
@@ -660,6 +597,53 @@ class Repl {
 
 }  // namespace
 
+std::string word_at(const std::string& code, size_t pos) {
+  size_t start = std::min(pos, code.size()), end = start;
+  while (start > 0 && word_char(code[start - 1])) --start;
+  while (end < code.size() && word_char(code[end])) ++end;
+  return code.substr(start, end - start);
+}
+
+bool push_path(lua_State* L, const std::string& path) {
+  if (path.empty() || !lua_checkstack(L, 8)) return false;
+  lua_pushglobaltable(L);
+  size_t begin = 0;
+  while (begin <= path.size()) {
+    size_t sep = path.find_first_of(".:", begin);
+    std::string name = path.substr(begin, sep == std::string::npos ? sep : sep - begin);
+    if (!lua::is_identifier(name) ||
+        (begin > 0 && path[begin - 1] == ':' && sep != std::string::npos)) {
+      lua_pop(L, 1);
+      return false;
+    }
+    member(L, name);
+    if (lua_isnil(L, -1)) {
+      lua_pop(L, 1);
+      return false;
+    }
+    if (sep == std::string::npos) return true;
+    begin = sep + 1;
+  }
+  lua_pop(L, 1);
+  return false;
+}
+
+int load_line(lua_State* L, const std::string& code, const char* chunkname) {
+  std::string with_return = "return " + code;
+  if (luaL_loadbuffer(L, with_return.data(), with_return.size(), chunkname) == LUA_OK)
+    return LUA_OK;
+  lua_pop(L, 1);
+  return luaL_loadbuffer(L, code.data(), code.size(), chunkname);
+}
+
+bool incomplete(lua_State* L, int status) {
+  if (status != LUA_ERRSYNTAX) return false;
+  size_t len;
+  const char* msg = lua_tolstring(L, -1, &len);
+  constexpr std::string_view eof = "<eof>";
+  return msg && len >= eof.size() && std::string_view(msg + len - eof.size()) == eof;
+}
+
 Completion complete(lua_State* L, const std::string& line) {
   Completion completion;
   std::vector<std::string>& out = completion.candidates;
@@ -696,6 +680,56 @@ Completion complete(lua_State* L, const std::string& line) {
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return completion;
+}
+
+void time_code(lua_State* L, const std::string& code) {
+  if (load_line(L, code, "=(time)") != LUA_OK) {
+    lua::report(L, "kiln");
+    return;
+  }
+  int fn = lua_gettop(L);
+  constexpr std::string_view kBatch =
+      "local f, sync, n = ...\nfor _ = 1, n do f() end\nif sync then sync() end";
+  luaL_loadbuffer(L, kBatch.data(), kBatch.size(), "=(time)");
+  int batch = lua_gettop(L);
+  if (!lua::push_cuda_function(L, "synchronize")) lua_pushnil(L);
+  int sync = lua_gettop(L);
+
+  // One untimed run first: a kernel's first launch compiles it (or loads it from the cache),
+  // which is not what :time measures. When that took long, say so.
+  const double first = run_batch(L, batch, fn, sync, 1);
+  if (first < 0) return;
+  if (first >= 0.2)
+    std::printf("first run %s, not timed (a first launch compiles or loads its kernel)\n",
+                format_duration(first).c_str());
+
+  // Loop counts 1, 2, 5, 10, 20, 50, ... as IPython's autorange.
+  long long loops = 1;
+  double seconds = 0;
+  for (int step = 1;; ++step) {
+    seconds = run_batch(L, batch, fn, sync, loops);
+    if (seconds < 0) return;
+    if (seconds >= 0.2) break;
+    long long decade = 1;
+    for (int i = 0; i < step / 3; ++i) decade *= 10;
+    loops = std::array<long long, 3>{1, 2, 5}[step % 3] * decade;
+  }
+  int runs = std::clamp(static_cast<int>(2.0 / seconds), 1, 7);
+  std::vector<double> per_loop;
+  for (int run = 0; run < runs; ++run) {
+    seconds = run_batch(L, batch, fn, sync, loops);
+    if (seconds < 0) return;
+    per_loop.push_back(seconds / static_cast<double>(loops));
+  }
+  std::sort(per_loop.begin(), per_loop.end());
+  double median = per_loop.size() % 2
+                      ? per_loop[per_loop.size() / 2]
+                      : (per_loop[per_loop.size() / 2 - 1] + per_loop[per_loop.size() / 2]) / 2;
+  std::printf("min %s, median %s, max %s per loop (%d run%s, %lld loop%s each)\n",
+              format_duration(per_loop.front()).c_str(), format_duration(median).c_str(),
+              format_duration(per_loop.back()).c_str(), runs, runs == 1 ? "" : "s", loops,
+              loops == 1 ? "" : "s");
+  lua_settop(L, 0);
 }
 
 std::string format_duration(double seconds) {

@@ -29,6 +29,15 @@ std::string home_folder() {
   return home;
 }
 
+// Jupyter's user data folder (jupyter_core's jupyter_data_dir on Linux).
+fs::path read_jupyter_data_dir() {
+  if (std::string dir = env("JUPYTER_DATA_DIR"); !dir.empty()) return dir;
+  if (std::string xdg = env("XDG_DATA_HOME"); !xdg.empty() && fs::path(xdg).is_absolute())
+    return fs::path(xdg) / "jupyter";
+  std::string home = home_folder();
+  return home.empty() ? fs::path() : fs::path(home) / ".local" / "share" / "jupyter";
+}
+
 // The cache's folder, size cap and switch (docs/jit.md, "The disk cache").
 CacheSettings read_cache(Settings& s) {
   CacheSettings c;
@@ -138,6 +147,7 @@ Settings Settings::from_environment() {
   if (s.history_file.empty() && !getenv("KILN_HISTORY") && !env("HOME").empty())
     s.history_file = env("HOME") + "/.kiln_history";
   s.editor = !env("EDITOR").empty() ? env("EDITOR") : !env("VISUAL").empty() ? env("VISUAL") : "vi";
+  s.jupyter_data_dir = read_jupyter_data_dir();
   return s;
 }
 

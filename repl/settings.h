@@ -1,7 +1,7 @@
 // kiln's settings: every environment variable kiln reads (KILN_*, XDG_CACHE_HOME, CUDA_HOME,
-// CUDA_PATH, HOME, EDITOR, and an MPI launcher's rank variables), read once, here, when the
-// program starts (as lua.c reads LUA_INIT only in the standalone program), then passed down:
-// the layers below read none.
+// CUDA_PATH, HOME, EDITOR, JUPYTER_DATA_DIR, XDG_DATA_HOME, and an MPI launcher's rank
+// variables), read once, here, when the program starts (as lua.c reads LUA_INIT only in the
+// standalone program), then passed down: the layers below read none.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -38,6 +38,9 @@ struct Settings {
                     // takes its share of the cores unless KILN_CPU_THREADS says otherwise
   std::string history_file;  // KILN_HISTORY, else ~/.kiln_history ("" : none)
   std::string editor;        // EDITOR, else VISUAL, else vi
+  // Where --install-kernel --user puts kernelspecs: JUPYTER_DATA_DIR, else
+  // $XDG_DATA_HOME/jupyter, else ~/.local/share/jupyter (Jupyter's own rule; "" when unknown).
+  std::filesystem::path jupyter_data_dir;
   // What was wrong with a variable: warnings are printed when a backend opens; an error
   // (a bad KILN_CPU_THREADS, say) is raised then instead of opening one.
   std::vector<std::string> warnings;

@@ -246,4 +246,94 @@ std::string format_array(const HostArray& a) {
   return s + tail;
 }
 
+namespace {
+
+// The positions of an axis of length n that a table shows, -1 standing for the elided run.
+std::vector<std::int64_t> shown_positions(std::int64_t n, bool summarize) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (elided(n, summarize) && i == kEdgeItems) {
+      out.push_back(-1);
+      i = n - kEdgeItems;
+    }
+    out.push_back(i);
+  }
+  return out;
+}
+
+// text with &, < and > escaped, blanks trimmed (the common format pads).
+std::string html_text(const std::string& text) {
+  std::string out;
+  std::size_t first = text.find_first_not_of(' '), last = text.find_last_not_of(' ');
+  if (first == std::string::npos) return out;
+  for (char c : text.substr(first, last - first + 1)) {
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else
+      out += c;
+  }
+  return out;
+}
+
+// The 1-based index tuple of row r over the leading axes of shape ("2, 3").
+std::string row_label(const Shape& shape, std::int64_t r) {
+  std::string label;
+  for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d) {
+    std::string part = std::to_string(r % shape[d] + 1);
+    label = label.empty() ? part : part + ", " + label;
+    r /= shape[d];
+  }
+  return label;
+}
+
+}  // namespace
+
+std::string format_array_html(const HostArray& a) {
+  if (is_vector(a.dtype())) {  // lanes as one more axis, as format_array shows them
+    const DTypeInfo& info = dtype_info(a.dtype());
+    Shape lanes = a.shape();
+    lanes.push_back(info.lanes);
+    std::string s = format_array_html(a.viewed(info.base).reshaped(lanes));
+    const std::string from = std::string(", ") + dtype_name(info.base) + "</caption>";
+    s.replace(s.rfind(from), from.size(), std::string(", ") + dtype_name(a.dtype()) + "</caption>");
+    return s;
+  }
+  std::string html = "<table class=\"kiln-array\"><caption>array of shape " +
+                     shape_string(a.shape()) + ", " + dtype_name(a.dtype()) + "</caption>";
+  if (a.size() == 0) return html + "</table>";
+  bool summarize = a.size() > kSummaryThreshold;
+  std::int64_t cols = a.ndim() == 0 ? 1 : a.shape().back();
+  std::int64_t rows = a.size() / cols;
+  std::vector<std::int64_t> shown_rows = shown_positions(rows, summarize);
+  std::vector<std::int64_t> shown_cols = shown_positions(cols, summarize);
+  std::vector<std::int64_t> shown;
+  for (std::int64_t r : shown_rows)
+    for (std::int64_t c : shown_cols)
+      if (r >= 0 && c >= 0) shown.push_back(r * cols + c);
+  ElementFormat fmt(a, shown);
+  html += "<tr><th></th>";
+  for (std::int64_t c : shown_cols)
+    html += c < 0 ? std::string("<th>&hellip;</th>") : "<th>" + std::to_string(c + 1) + "</th>";
+  html += "</tr>";
+  for (std::int64_t r : shown_rows) {
+    html += "<tr><th>";
+    html += r < 0           ? std::string("&vellip;")
+            : a.ndim() <= 1 ? std::string()
+                            : row_label(a.shape(), r);
+    html += "</th>";
+    for (std::int64_t c : shown_cols) {
+      html += "<td>";
+      html += r < 0 || c < 0 ? std::string(r < 0 ? "&vellip;" : "&hellip;")
+                             : html_text(fmt(r * cols + c));
+      html += "</td>";
+    }
+    html += "</tr>";
+  }
+  return html + "</table>";
+}
+
 }  // namespace kiln

@@ -1,5 +1,6 @@
 #include "runtime/image.h"
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -51,21 +52,44 @@ HostArray load_image(const std::string& path) {
   return image;
 }
 
-void save_image(const std::string& path, const HostArray& image) {
+bool is_image(const HostArray& a) {
+  const Shape& s = a.shape();
+  return a.dtype() == DType::uint8 &&
+         (s.size() == 2 || (s.size() == 3 && s[2] >= 1 && s[2] <= 4)) && s[0] > 0 && s[1] > 0 &&
+         s[0] <= (1 << 24) && s[1] <= (1 << 24);
+}
+
+namespace {
+
+// The image's height, width and channels for stb; throws naming where (what: 'path') and why
+// when the array is no image or too large for the PNG writer.
+std::array<int, 3> png_dims(const HostArray& image, const std::string& where) {
   const Shape& s = image.shape();
   if (image.dtype() != DType::uint8)
-    throw Error("save_image: '" + path + "': expected a uint8 array, got " +
+    throw Error(where + ": expected a uint8 array, got " +
                 std::string(dtype_info(image.dtype()).name) + " (convert with a:astype('uint8'))");
-  bool shape_ok = (s.size() == 2 || (s.size() == 3 && s[2] >= 1 && s[2] <= 4)) && s[0] > 0 &&
-                  s[1] > 0 && s[0] <= (1 << 24) && s[1] <= (1 << 24);
-  if (!shape_ok)
-    throw Error("save_image: '" + path +
-                "': expected shape {h, w} or {h, w, c} with c in 1..4, got " + shape_string(s));
+  if (!is_image(image))
+    throw Error(where + ": expected shape {h, w} or {h, w, c} with c in 1..4, got " +
+                shape_string(s));
   int h = static_cast<int>(s[0]), w = static_cast<int>(s[1]);
   int c = s.size() == 3 ? static_cast<int>(s[2]) : 1;
   if (static_cast<std::int64_t>(h) * w * c > (std::int64_t{1} << 30))  // stb counts bytes in int
-    throw Error("save_image: '" + path + "': image of shape " + shape_string(s) +
+    throw Error(where + ": image of shape " + shape_string(s) +
                 " is too large for the PNG writer (at most 2^30 bytes)");
+  return {h, w, c};
+}
+
+// stb_image_write's sink into a byte vector.
+void write_to_vector(void* context, void* data, int size) {
+  auto* out = static_cast<std::vector<unsigned char>*>(context);
+  auto* bytes = static_cast<unsigned char*>(data);
+  out->insert(out->end(), bytes, bytes + size);
+}
+
+}  // namespace
+
+void save_image(const std::string& path, const HostArray& image) {
+  auto [h, w, c] = png_dims(image, "save_image: '" + path + "'");
   File f = open_file(path, "wb", "save_image");
   if (!stbi_write_png_to_func(write_to_file, f.get(), w, h, c, image.data(), w * c))
     throw Error("save_image: cannot encode '" + path + "' as PNG");
@@ -73,6 +97,14 @@ void save_image(const std::string& path, const HostArray& image) {
   int err = errno;
   if (std::fclose(f.release()) != 0 || failed)
     throw Error("save_image: cannot write '" + path + "': " + std::strerror(failed ? err : errno));
+}
+
+std::vector<unsigned char> encode_png(const HostArray& image, const std::string& what) {
+  auto [h, w, c] = png_dims(image, what);
+  std::vector<unsigned char> bytes;
+  if (!stbi_write_png_to_func(write_to_vector, &bytes, w, h, c, image.data(), w * c))
+    throw Error(what + ": cannot encode the image as PNG");
+  return bytes;
 }
 
 }  // namespace kiln

@@ -9,7 +9,11 @@ packages=(build-essential cmake ninja-build pkg-config git
           libedit-dev libgtest-dev libgmock-dev libbenchmark-dev tmux gnuplot-nox
           clang libclang-rt-14-dev   # clang and its sanitizer runtimes: scripts/fuzz.sh
           python3-numpy              # tests/cli/npy_numpy.sh checks .npy files against NumPy
-          libopenmpi-dev openmpi-bin)  # kiln.mpi and mpirun (tests/mpi)
+          libopenmpi-dev openmpi-bin   # kiln.mpi and mpirun (tests/mpi)
+          xeus-dev                   # the Jupyter kernel (repl/jupyter.cpp): xeus and its ZeroMQ
+          cppzmq-dev libzmq3-dev nlohmann-json3-dev xtl-dev libssl-dev uuid-dev  # server, spelled out
+          python3-jupyter-client python3-jupyter-kernel-test  # tests/cli/jupyter_kernel.sh
+          jupyter-nbconvert python3-nbclient)                  # tests/cli/jupyter_notebook.sh
 
 missing=()
 for p in "${packages[@]}"; do

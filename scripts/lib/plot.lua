@@ -149,9 +149,17 @@ function Canvas:to_array()
   return array.from(self.pix, "uint8"):reshape({ self.h, self.w, 3 })
 end
 
--- Writes the canvas as a PNG file.
+-- Writes the canvas as a PNG file. In a notebook (kiln's Jupyter kernel defines the global
+-- display) the picture is shown inline as well, so the labs' plots appear where they run.
 function Canvas:save(path)
-  array.save_image(path, self:to_array())
+  local image = self:to_array()
+  array.save_image(path, image)
+  if rawget(_G, "display") then display(image) end
+end
+
+-- Shows the canvas: inline in a notebook, else as array.show does in a terminal.
+function Canvas:show()
+  array.show(self:to_array())
 end
 
 -- ---- Colours ----------------------------------------------------------------------------------

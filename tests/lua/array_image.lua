@@ -52,5 +52,16 @@ fails("save_image: cannot open '/nonexistent-dir/x.png'", array.save_image, "/no
       array.zeros({2, 2}, "u8"))
 fails("bad argument #1", array.load_image, nil)
 
+-- array.show outside a notebook prints a non-image array; with a display hook (what the
+-- Jupyter kernel registers) it hands the array to the hook instead.
+array.show(array.arange(3))
+fails("bad argument #1", array.show, 42)
+local shown
+debug.getregistry()["kiln.display"] = function(a) shown = a end
+local img = pattern(2, 3, 3)
+array.show(img)
+assert(shown == img, "array.show did not call the display hook")
+debug.getregistry()["kiln.display"] = nil
+
 os.remove(path)
 os.remove(base)

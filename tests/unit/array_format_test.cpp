@@ -37,5 +37,27 @@ TEST(FormatArray, NonFiniteAndBoolAndZeroD) {
   EXPECT_EQ(format_array(z), "array([], shape=(0, 3), dtype=float32)");
 }
 
+TEST(FormatArrayHtml, TableElidedLikeTheText) {
+  HostArray f({2, 2}, DType::float32);
+  f.set_number(0, 1), f.set_number(1, 2.5), f.set_number(2, -3);
+  EXPECT_EQ(format_array_html(f),
+            "<table class=\"kiln-array\"><caption>array of shape (2, 2), float32</caption>"
+            "<tr><th></th><th>1</th><th>2</th></tr>"
+            "<tr><th>1</th><td>1.</td><td>2.5</td></tr>"
+            "<tr><th>2</th><td>-3.</td><td>0.</td></tr></table>");
+  std::string big = format_array_html(HostArray({40, 50}, DType::int32));
+  EXPECT_NE(big.find("<th>3</th><th>&hellip;</th><th>48</th>"), std::string::npos);
+  EXPECT_NE(big.find("<tr><th>&vellip;</th>"), std::string::npos);
+  EXPECT_NE(big.find("<th>40</th>"), std::string::npos);
+  EXPECT_EQ(big.find("<th>4</th>"), std::string::npos);
+  // Rows of a 3-d array carry the index of each leading axis.
+  EXPECT_NE(format_array_html(HostArray({2, 3, 2}, DType::uint8)).find("<th>2, 3</th>"),
+            std::string::npos);
+  EXPECT_EQ(format_array_html(HostArray({0}, DType::int8)),
+            "<table class=\"kiln-array\"><caption>array of shape (0,), int8</caption></table>");
+  EXPECT_NE(format_array_html(HostArray({2}, DType::float4)).find("float4</caption>"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace kiln

@@ -78,6 +78,21 @@ TEST(CliParse, ErrorsNameTheArgument) {
   EXPECT_THAT(parse_words({"kiln", "--backend"}).error, ::testing::HasSubstr("needs an argument"));
 }
 
+TEST(CliParse, JupyterOptions) {
+  EXPECT_EQ(parse_words({"kiln", "--jupyter", "conn.json"}).options.jupyter, "conn.json");
+  EXPECT_EQ(parse_words({"kiln", "--jupyter=c.json"}).options.jupyter, "c.json");
+  auto o = parse_words({"kiln", "--install-kernel", "--prefix", "/opt/x"}).options;
+  EXPECT_TRUE(o.install_kernel);
+  EXPECT_EQ(o.prefix, "/opt/x");
+  EXPECT_EQ(parse_words({"kiln", "--install-kernel", "--user"}).error, "");
+  EXPECT_THAT(parse_words({"kiln", "--jupyter"}).error, ::testing::HasSubstr("connection file"));
+  EXPECT_THAT(parse_words({"kiln", "--user"}).error, ::testing::HasSubstr("--install-kernel"));
+  EXPECT_THAT(parse_words({"kiln", "--prefix", "d"}).error,
+              ::testing::HasSubstr("--install-kernel"));
+  EXPECT_THAT(parse_words({"kiln", "--install-kernel", "--user", "--prefix", "d"}).error,
+              ::testing::HasSubstr("cannot go together"));
+}
+
 TEST(CliText, VersionAndHelp) {
   EXPECT_EQ(kiln::cli::version_text(), std::string("kiln ") + KILN_VERSION + " (" LUA_RELEASE ")");
   EXPECT_THAT(kiln::cli::help_text(), ::testing::HasSubstr("--cache-stats"));
@@ -260,6 +275,42 @@ TEST_F(ReplHost, CompletesMethodsThroughMetatables) {
   // Metamethods stay hidden unless asked for.
   EXPECT_THAT(kiln::repl::complete(L, "io.stdout:").candidates,
               ::testing::Not(::testing::Contains("io.stdout:__gc")));
+}
+
+TEST_F(ReplHost, PathsAndWordsForInspection) {
+  run("obj = setmetatable({}, {__index = {sum = 1}}) t = {a = {b = 2}}");
+  EXPECT_EQ(kiln::repl::word_at("x = cuda.to_device(a)", 10), "cuda.to_device");
+  EXPECT_EQ(kiln::repl::word_at("a:sum()", 7), "");
+  EXPECT_EQ(kiln::repl::word_at("a:sum()", 3), "a:sum");
+  int top = lua_gettop(L);
+  ASSERT_TRUE(kiln::repl::push_path(L, "t.a.b"));
+  EXPECT_EQ(lua_tointeger(L, -1), 2);
+  lua_pop(L, 1);
+  ASSERT_TRUE(kiln::repl::push_path(L, "obj:sum"));
+  EXPECT_EQ(lua_tointeger(L, -1), 1);
+  lua_pop(L, 1);
+  ASSERT_TRUE(kiln::repl::push_path(L, "io.stdout:write"));
+  EXPECT_TRUE(lua_isfunction(L, -1));
+  lua_pop(L, 1);
+  EXPECT_FALSE(kiln::repl::push_path(L, "t.nosuch"));
+  EXPECT_FALSE(kiln::repl::push_path(L, "obj:sum.x"));
+  EXPECT_FALSE(kiln::repl::push_path(L, "1x"));
+  EXPECT_EQ(lua_gettop(L), top);
+}
+
+TEST_F(ReplHost, LoadLineShowsExpressionsAndSaysWhenUnfinished) {
+  ASSERT_EQ(kiln::repl::load_line(L, "1 + 2", "=t"), LUA_OK);
+  lua_call(L, 0, 1);
+  EXPECT_EQ(lua_tointeger(L, -1), 3);
+  lua_pop(L, 1);
+  ASSERT_EQ(kiln::repl::load_line(L, "x = 4", "=t"), LUA_OK);
+  lua_pop(L, 1);
+  int status = kiln::repl::load_line(L, "for i = 1, 2 do", "=t");
+  EXPECT_TRUE(kiln::repl::incomplete(L, status));
+  lua_pop(L, 1);
+  status = kiln::repl::load_line(L, "x = )", "=t");
+  EXPECT_FALSE(kiln::repl::incomplete(L, status));
+  lua_pop(L, 1);
 }
 
 TEST(ReplFormat, Durations) {

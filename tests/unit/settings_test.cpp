@@ -71,6 +71,21 @@ TEST(Settings, CacheFolderSizeAndSwitch) {
   }
 }
 
+TEST(Settings, JupyterDataFolder) {
+  {
+    ScopedEnv data("JUPYTER_DATA_DIR", "/j/data");
+    EXPECT_EQ(Settings::from_environment().jupyter_data_dir, fs::path("/j/data"));
+  }
+  ScopedEnv data("JUPYTER_DATA_DIR", nullptr);
+  {
+    ScopedEnv xdg("XDG_DATA_HOME", "/x/share");
+    EXPECT_EQ(Settings::from_environment().jupyter_data_dir, fs::path("/x/share/jupyter"));
+  }
+  ScopedEnv xdg("XDG_DATA_HOME", nullptr);
+  ScopedEnv home("HOME", "/h");
+  EXPECT_EQ(Settings::from_environment().jupyter_data_dir, fs::path("/h/.local/share/jupyter"));
+}
+
 TEST(Settings, SizesParse) {
   EXPECT_EQ(parse_size("1048576"), 1048576u);
   EXPECT_EQ(parse_size("3K"), 3u << 10);
