@@ -30,9 +30,10 @@ struct RuntimeBox {
   std::string note;  // how the backend was chosen
 };
 
-// Prints a warning of the cache (corrupt entries, unwritable folder) to stderr.
+// Prints a warning of the cache (corrupt entries, unwritable folder) to stderr; the cache's
+// messages already start with "kiln: ".
 void warn(const std::string& message) {
-  std::fprintf(stderr, "kiln: %s\n", message.c_str());
+  std::fprintf(stderr, "%s%s\n", message.starts_with("kiln: ") ? "" : "kiln: ", message.c_str());
 }
 
 // The disk cache the settings name (its warnings go to stderr).

@@ -46,6 +46,11 @@ void stop_hook(lua_State* L, lua_Debug*) {
 // its next instruction. SA_RESETHAND restores the default first, so a second Ctrl-C ends a
 // process stuck in code that polls nothing (as lua.c's laction does).
 void on_sigint(int) {
+  // The default again, explicitly: a library may have re-installed this handler without
+  // SA_RESETHAND (NVRTC does), and the second Ctrl-C must still end a stuck process.
+  struct sigaction fallback {};
+  fallback.sa_handler = SIG_DFL;
+  sigaction(SIGINT, &fallback, nullptr);
   interrupt_flag().store(true, std::memory_order_relaxed);
   if (lua_State* L = running_state.load(std::memory_order_relaxed)) {
     lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT, 1);

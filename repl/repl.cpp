@@ -1,6 +1,8 @@
 #include "repl/repl.h"
 
 #include <histedit.h>
+
+#include <filesystem>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/ioctl.h>
@@ -516,6 +518,8 @@ class Repl {
     if (command == ":quit" || command == ":q" || command == ":exit") return false;
     if (command == ":help") {
       std::fputs(kHelp, stdout);
+    } else if (command == ":reset" && !rest.empty()) {
+      print_error(":reset takes no argument (it would wipe the session): did you mean :reset?");
     } else if (command == ":reset") {
       state_ = fresh_state_();
       std::fputs("fresh Lua state\n", stdout);
@@ -543,8 +547,9 @@ class Repl {
     execute();
   }
 
-  // The file :edit opens for target: an existing file, a lab kernel cuda.kernel_path knows,
-  // or a new file when target looks like a path. Empty (after reporting) when none.
+  // The file :edit opens for target: an existing file, a copy in the current folder of a lab
+  // kernel cuda.kernel_path knows (kiln's own file stays as shipped; cuda.jit_file finds the
+  // copy first), or a new file when target looks like a path. Empty (after reporting) when none.
   std::string edit_path(const std::string& target) {
     struct stat info;
     if (stat(target.c_str(), &info) == 0) return target;
@@ -552,9 +557,19 @@ class Repl {
     if (lua::push_cuda_function(L(), "kernel_path")) {
       lua_pushstring(L(), target.c_str());
       if (lua::docall(L(), 1, 1) == LUA_OK && lua_type(L(), -1) == LUA_TSTRING) {
-        std::string path = lua_tostring(L(), -1);
+        const std::filesystem::path shipped = lua_tostring(L(), -1);
         lua_pop(L(), 1);
-        return path;
+        const std::filesystem::path copy = shipped.filename();
+        std::error_code ec;
+        if (std::filesystem::exists(copy, ec)) return copy.string();
+        if (!std::filesystem::copy_file(shipped, copy, ec)) {
+          print_error(":edit: cannot copy " + shipped.string() + " here: " + ec.message());
+          return {};
+        }
+        std::printf("copied kiln's %s to ./%s: you edit the copy, which cuda.jit_file(\"%s\") "
+                    "finds first\n",
+                    shipped.string().c_str(), copy.c_str(), copy.c_str());
+        return copy.string();
       }
       if (lua_type(L(), -1) == LUA_TSTRING) why = lua_tostring(L(), -1);
       lua_pop(L(), 1);

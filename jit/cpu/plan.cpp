@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -18,26 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Mode = kiln_cpu::ThreadMode;
-
-// Text with comments replaced by spaces (newlines kept); strings and chars left as they are.
-std::string strip_comments(std::string_view s) {
-  std::string out(s);
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    char c = out[i];
-    if (c == '"' || c == '\'') {
-      for (++i; i < out.size() && out[i] != c && out[i] != '\n'; ++i)
-        if (out[i] == '\\') ++i;
-    } else if (c == '/' && i + 1 < out.size() && out[i + 1] == '/') {
-      for (; i < out.size() && out[i] != '\n'; ++i) out[i] = ' ';
-    } else if (c == '/' && i + 1 < out.size() && out[i + 1] == '*') {
-      for (; i + 1 < out.size() && !(out[i] == '*' && out[i + 1] == '/'); ++i)
-        if (out[i] != '\n') out[i] = ' ';
-      if (i + 1 < out.size()) out[i] = out[i + 1] = ' ';
-      ++i;
-    }
-  }
-  return out;
-}
 
 // Whether a <kiln...> header may hold barriers (system headers cannot sync).
 bool kiln_header(const std::string& name) {
@@ -112,63 +91,136 @@ std::string rewrite_coroutine_returns(std::string_view source) {
 std::string rewrite_extern_shared(std::string_view source) {
   // A declaration is everything from `extern` to the next ';': the qualifiers may come in any
   // legal order (`extern __shared__ float s[]`, `extern float __shared__ s[]`, with __align__),
-  // so each is taken apart by words rather than matched as a whole.
-  static const std::regex qualifiers(
-      R"(\bextern\b|\b__shared__\b|__align__\s*\(\s*\d+\s*\)|alignas\s*\(\s*\d+\s*\))");
-  static const std::regex unsized(R"(^([^;]*?)\b([A-Za-z_]\w*)\s*\[\s*\]\s*$)");
-  const std::string text = strip_comments(source);
+  // so its tokens are taken apart rather than its text matched as a whole (no regex: a source
+  // is any size).
+  const std::vector<jit::Token> tokens = jit::lex(source);
   std::string out(source);
-  std::vector<std::size_t> externs = jit::find_identifier(text, "extern");
-  for (auto at = externs.rbegin(); at != externs.rend(); ++at) {  // last first: offsets hold
-    const std::size_t end = text.find(';', *at);
-    if (end == std::string::npos) continue;
-    const std::string decl = text.substr(*at, end - *at);
-    if (jit::find_identifier(decl, "__shared__").empty()) continue;
-    std::string rest = std::regex_replace(decl, qualifiers, " ");
-    std::smatch m;
-    if (rest.find_first_of("{}()\"") != std::string::npos || !std::regex_match(rest, m, unsized))
-      continue;  // not a declaration of one unsized array (an extern "C" block, say)
-    std::string type = m[1].str();
-    type.erase(0, type.find_first_not_of(" \t\n"));
-    type.erase(type.find_last_not_of(" \t\n") + 1);
-    if (type.empty()) continue;
-    std::string replacement = "static thread_local " + type + "* const " + m[2].str() +
+  std::vector<std::pair<std::size_t, std::size_t>> replaced;  // [begin, end) in source
+  std::vector<std::string> replacements;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i].directive || !jit::is_ident(tokens[i], "extern")) continue;
+    std::size_t end = i;
+    while (end < tokens.size() && !jit::is_punct(tokens[end], ";") && !jit::is_punct(tokens[end], "{"))
+      ++end;
+    if (end == tokens.size() || !jit::is_punct(tokens[end], ";")) continue;
+    // The declaration's words, qualifiers left out: extern, __shared__, __align__(N), alignas(N).
+    std::vector<const jit::Token*> rest;
+    bool shared = false, odd = false;
+    for (std::size_t j = i + 1; j < end; ++j) {
+      const jit::Token& t = tokens[j];
+      if (jit::is_ident(t, "__shared__")) {
+        shared = true;
+      } else if ((jit::is_ident(t, "__align__") || jit::is_ident(t, "alignas")) && j + 3 < end &&
+                 jit::is_punct(tokens[j + 1], "(") && tokens[j + 2].kind == jit::Token::number &&
+                 jit::is_punct(tokens[j + 3], ")")) {
+        j += 3;
+      } else if (t.kind == jit::Token::string || jit::is_punct(t, "(") || jit::is_punct(t, ")") ||
+                 jit::is_punct(t, "}") || jit::is_ident(t, "extern")) {
+        odd = true;  // an extern "C" block, a function: not an unsized array
+      } else {
+        rest.push_back(&t);
+      }
+    }
+    // One unsized array: type words, then `name [ ]`.
+    const std::size_t n = rest.size();
+    if (!shared || odd || n < 4 || !jit::is_punct(*rest[n - 1], "]") ||
+        !jit::is_punct(*rest[n - 2], "[") || rest[n - 3]->kind != jit::Token::ident)
+      continue;
+    std::string type;
+    for (std::size_t j = 0; j + 3 < n; ++j) {
+      if (!type.empty()) type += ' ';
+      type += rest[j]->text;
+    }
+    std::string replacement = "static thread_local " + type + "* const " + rest[n - 3]->text +
                               " = reinterpret_cast<" + type + "*>(::kiln_cpu::tls.dyn_smem)";
-    replacement.append(std::size_t(std::count(decl.begin(), decl.end(), '\n')), '\n');
-    out.replace(*at, end - *at, replacement);
+    // The same lines, so that the user's line numbers hold.
+    replacement.append(std::size_t(tokens[end].line - tokens[i].line), '\n');
+    replaced.emplace_back(tokens[i].begin, tokens[end].begin);
+    replacements.push_back(std::move(replacement));
+    i = end;
   }
+  for (std::size_t r = replaced.size(); r-- > 0;)  // last first: offsets hold
+    out.replace(replaced[r].first, replaced[r].second - replaced[r].first, replacements[r]);
   return out;
 }
 
+namespace {
+
+// Whether tokens [first, last) are one pointer parameter `[const|volatile] T[<...>] [const] *
+// [__restrict__] name`; then star and name are the '*' and the name's indices.
+bool pointer_param(const std::vector<jit::Token>& t, std::size_t first, std::size_t last,
+                   std::size_t* star, std::size_t* name) {
+  if (last - first < 3 || t[last - 1].kind != jit::Token::ident) return false;
+  *name = last - 1;
+  std::size_t s = *name - 1;
+  if (jit::is_ident(t[s], "__restrict__") || jit::is_ident(t[s], "__restrict")) --s;
+  if (s <= first || !jit::is_punct(t[s], "*")) return false;
+  *star = s;
+  // Before the '*': qualifiers and one (possibly qualified, possibly templated) type name.
+  bool named = false;
+  int angle = 0;
+  for (std::size_t j = first; j < s; ++j) {
+    const jit::Token& k = t[j];
+    if (angle > 0) {
+      if (jit::is_punct(k, "<")) ++angle;
+      if (jit::is_punct(k, ">")) --angle;
+      if (jit::is_punct(k, "(") || jit::is_punct(k, ")")) return false;
+      continue;
+    }
+    if (jit::is_ident(k, "const") || jit::is_ident(k, "volatile")) continue;
+    if (k.kind == jit::Token::ident && !named) {
+      named = true;
+      while (j + 2 < s && jit::is_punct(t[j + 1], "::") && t[j + 2].kind == jit::Token::ident) j += 2;
+      continue;
+    }
+    if (named && jit::is_punct(k, "<")) {
+      ++angle;
+      continue;
+    }
+    return false;  // '&', '[', a second '*', two type names: not a plain pointer
+  }
+  return named && angle == 0;
+}
+
+}  // namespace
+
 std::string rewrite_pointer_params(std::string_view source) {
-  std::string text = strip_comments(source), out(source);
-  static const std::regex pointer(
-      R"(^(\s*)((?:const\s+|volatile\s+)*[A-Za-z_][\w:]*(?:\s*<[^()]*>)?(?:\s+const)?)\s*\*\s*(?:__restrict__|__restrict)?\s*([A-Za-z_]\w*)(\s*)$)");
+  const std::vector<jit::Token> tokens = jit::lex(source);
+  std::string out(source);
   // Kernels from last to first, so earlier positions stay valid.
   std::vector<jit::KernelBody> bodies = jit::find_kernel_bodies(source);
   for (auto k = bodies.rbegin(); k != bodies.rend(); ++k) {
-    std::size_t open = text.rfind('(', k->open), close = text.rfind(')', k->open);
-    if (open == std::string::npos || close == std::string::npos || close < open) continue;
+    // The parameter list: the ')' before the body's '{' and its '('.
+    std::size_t close = tokens.size();
+    for (std::size_t i = 0; i < tokens.size() && tokens[i].begin < k->open; ++i)
+      if (jit::is_punct(tokens[i], ")")) close = i;
+    if (close == tokens.size()) continue;
+    std::size_t open = close;
+    for (int depth = 0; open-- > 0;) {
+      if (jit::is_punct(tokens[open], ")")) ++depth;
+      if (jit::is_punct(tokens[open], "(") && depth-- == 0) break;
+    }
+    if (open >= close) continue;
     // Top-level parameters: split at commas outside <>, (), [].
     std::vector<std::pair<std::size_t, std::size_t>> params;
     int depth = 0;
     std::size_t start = open + 1;
     for (std::size_t i = open + 1; i <= close; ++i) {
-      char c = text[i];
-      if (c == '<' || c == '(' || c == '[') ++depth;
-      if ((c == '>' || c == ')' || c == ']') && i != close) --depth;
-      if ((c == ',' && depth == 0) || i == close) {
+      const jit::Token& t = tokens[i];
+      if (i != close && (jit::is_punct(t, "<") || jit::is_punct(t, "(") || jit::is_punct(t, "["))) ++depth;
+      if (i != close && (jit::is_punct(t, ">") || jit::is_punct(t, ")") || jit::is_punct(t, "]"))) --depth;
+      if ((depth == 0 && jit::is_punct(t, ",")) || i == close) {
         params.emplace_back(start, i);
         start = i + 1;
       }
     }
     for (auto p = params.rbegin(); p != params.rend(); ++p) {
-      std::string param = text.substr(p->first, p->second - p->first);
-      std::smatch m;
-      if (param.find('\n') != std::string::npos || !std::regex_match(param, m, pointer)) continue;
-      out.replace(
-          p->first, p->second - p->first,
-          m[1].str() + "::kiln_cpu::checked_ptr<" + m[2].str() + "> " + m[3].str() + m[4].str());
+      std::size_t star = 0, name = 0;
+      if (!pointer_param(tokens, p->first, p->second, &star, &name)) continue;
+      const std::size_t from = tokens[p->first].begin, to = tokens[star - 1].end;
+      out.replace(from, tokens[name].end - from,
+                  "::kiln_cpu::checked_ptr<" + std::string(source.substr(from, to - from)) + "> " +
+                      tokens[name].text);
     }
   }
   return out;

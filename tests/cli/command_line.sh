@@ -151,6 +151,22 @@ check ":edit argv" $'--wait\n-n\nscript.lua' "$(cat editor-argv)"
 out=$(EDITOR="$WORK/no-such-editor" repl ':edit script.lua')
 contains ":edit missing editor" "cannot start" "$out"
 contains ":edit unknown name" "no file or kernel named" "$(EDITOR=true repl ':edit nokernel')"
+# :edit of a lab kernel edits a copy in the current folder; kiln's own file stays as shipped.
+shipped=$(sha256sum "$KILN_HOME/kernels_src/blur.cu" | cut -d' ' -f1)
+cat > append.sh <<'SH'
+#!/usr/bin/env bash
+printf '// my edit\n' >> "${@: -1}"
+SH
+chmod +x append.sh
+out=$(EDITOR="$WORK/append.sh" repl ':edit blur')
+contains ":edit copies a lab kernel" "copied kiln's" "$out"
+contains ":edit edited the copy" "// my edit" "$(cat blur.cu)"
+check ":edit leaves kiln's kernel alone" "$shipped" "$(sha256sum "$KILN_HOME/kernels_src/blur.cu" | cut -d' ' -f1)"
+out=$(EDITOR="$WORK/append.sh" repl ':edit blur')
+check ":edit reuses the copy" 2 "$(grep -c '// my edit' blur.cu)"
+# :reset with an argument is refused rather than wiping the session.
+contains ":reset extra" "takes no argument" "$(repl 'z = 3' ':reset z' 'z')"
+contains ":reset extra keeps the session" "kiln> 3" "$(repl 'z = 3' ':reset z' 'z')"
 
 if ((failures)); then
   echo "$failures failures"
