@@ -4,7 +4,7 @@
 # over its corpus in tests/fuzz/corpus/<target>/. New inputs go to build-fuzz/corpus/<target>/
 # (copy interesting ones into the committed corpus by hand); a crash leaves its input in
 # build-fuzz/ and makes this script fail.
-# Usage: scripts/fuzz.sh [target...]   (targets: kernel_decl regions cache_entry array_from)
+# Usage: scripts/fuzz.sh [target...]   (targets: kernel_decl regions rewrites cache_entry array_from npy)
 # CI (.ci/run) runs every target for FUZZ_SECONDS=15.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,7 +17,7 @@ mkdir -p "$OUT"
 # kiln's version, as CMake defines it: the committed cache entries carry it.
 VERSION=$(sed -n 's/^project(kiln VERSION \([0-9.]*\).*/\1/p' "$ROOT/CMakeLists.txt")
 FLAGS=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-       -I"$ROOT" -I/usr/include/lua5.4 -DKILN_VERSION=\"$VERSION\")
+       -I"$ROOT" -I"$ROOT/kernels_src" -I/usr/include/lua5.4 -DKILN_VERSION=\"$VERSION\")
 
 # Compiles one target from its sources, only when a source is newer than the binary.
 build() {
@@ -32,6 +32,7 @@ cd "$ROOT"
 LIBS=()
 build kernel_decl tests/fuzz/fuzz_kernel_decl.cpp jit/kernel_decl.cpp jit/lexer.cpp
 build regions tests/fuzz/fuzz_regions.cpp jit/cpu/regions.cpp jit/cpu/region_words.cpp jit/kernel_decl.cpp jit/lexer.cpp
+build rewrites tests/fuzz/fuzz_rewrites.cpp jit/cpu/plan.cpp jit/kernel_decl.cpp jit/lexer.cpp jit/source.cpp
 LIBS=(-lxxhash)
 build cache_entry tests/fuzz/fuzz_cache_entry.cpp jit/cache.cpp
 LIBS=(-llua5.4)
@@ -42,12 +43,12 @@ LIBS=()
 build npy tests/fuzz/fuzz_npy.cpp runtime/npy.cpp runtime/host_array.cpp runtime/dtype.cpp
 
 targets=("$@")
-((${#targets[@]})) || targets=(kernel_decl regions cache_entry array_from npy)
+((${#targets[@]})) || targets=(kernel_decl regions rewrites cache_entry array_from npy)
 for t in "${targets[@]}"; do
   mkdir -p "$OUT/corpus/$t"
   echo "fuzz.sh: running $t for $SECONDS_EACH s"
   seeds=("$ROOT/tests/fuzz/corpus/$t")
-  [ "$t" = regions ] && seeds+=("$ROOT/kernels_src")  # the lab kernels seed the rewrite's corpus
+  [ "$t" = regions ] || [ "$t" = rewrites ] && seeds+=("$ROOT/kernels_src")  # the lab kernels seed the rewrite's corpus
   (cd "$OUT" && "./fuzz_$t" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=4096 \
      -max_len=65536 -print_final_stats=1 "corpus/$t" "${seeds[@]}") \
     > "$OUT/$t.log" 2>&1 || { echo "fuzz.sh: $t FAILED (see $OUT/$t.log)"; tail -40 "$OUT/$t.log"; exit 1; }

@@ -294,6 +294,29 @@ __global__ void __launch_bounds__(64) s(int* x) { /* return */ if (!x) return; _
       << mixed;
   EXPECT_NE(mixed.find("static thread_local unsigned char* const raw"), std::string::npos) << mixed;
   EXPECT_EQ(mixed.find("extern T"), std::string::npos) << mixed;
+
+  // Pointer parameters become checked pointers (check mode); others stay as written.
+  std::string params = cpu::rewrite_pointer_params(
+      "__global__ void k(const float* __restrict__ a, kiln::Vec<int, 2>* v, int& r, float* b[4],\n"
+      "                  unsigned int n, volatile int * flag) {}");
+  EXPECT_NE(params.find("::kiln_cpu::checked_ptr<const float> a"), std::string::npos) << params;
+  EXPECT_NE(params.find("::kiln_cpu::checked_ptr<kiln::Vec<int, 2>> v"), std::string::npos) << params;
+  EXPECT_NE(params.find("::kiln_cpu::checked_ptr<volatile int> flag"), std::string::npos) << params;
+  EXPECT_NE(params.find("int& r, float* b[4],\n"), std::string::npos) << params;
+  EXPECT_NE(params.find("unsigned int n"), std::string::npos) << params;
+
+  // Sizes that overflowed std::regex's recursion: a licence header of 5000 comment lines and
+  // 100 000 identifiers in one declaration. They are tokens now: no crash, lines kept.
+  // (Appended piece by piece: "x" + std::to_string(i) trips GCC 12's -Wrestrict false positive.)
+  std::string huge = "/*";
+  huge.append(5000, '\n').append("*/ extern __shared__ float s[];\n__global__ void k(int* x");
+  for (int i = 0; i < 100000; ++i) huge.append(", int a").append(std::to_string(i));
+  huge += ") { extern __shared__ int t ";
+  for (int i = 0; i < 100000; ++i) huge.append("u").append(std::to_string(i)).append(" ");
+  huge += "; }\n";
+  for (const std::string& r : {cpu::rewrite_extern_shared(huge), cpu::rewrite_pointer_params(huge)})
+    EXPECT_EQ(std::count(r.begin(), r.end(), '\n'), std::count(huge.begin(), huge.end(), '\n'));
+  EXPECT_NE(cpu::rewrite_extern_shared(huge).find("float* const s"), std::string::npos);
 }
 
 TEST(CpuBackend, StreamsEventsAndDevice) {
