@@ -568,11 +568,21 @@ std::vector<KernelDecl> select_kernels(const SourceText& source, const std::stri
               "): choose one with opts.name, or use cuda.module");
 }
 
+namespace {
+
+// Whether name is a C identifier (a macro name).
+bool identifier(std::string_view name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+}  // namespace
+
 void validate_defines(const std::vector<std::pair<std::string, std::string>>& defines) {
-  static const std::regex identifier("[A-Za-z_][A-Za-z0-9_]*");
   for (const auto& [name, value] : defines) {
-    if (!std::regex_match(name, identifier))
-      throw Error("defines: '" + name + "' is not a valid macro name");
+    if (!identifier(name)) throw Error("defines: '" + name + "' is not a valid macro name");
     if (value.find_first_of("\n\r") != std::string::npos)
       throw Error("defines: the value of " + name + " contains a line break");
   }
@@ -580,15 +590,21 @@ void validate_defines(const std::vector<std::pair<std::string, std::string>>& de
 
 void validate_options(const std::vector<std::string>& options) {
   // Options that change code generation only; each is one argv word, never a shell string.
+  // -D and -U are checked by hand (a define's value may be long); the rest are short words.
   static const std::regex allowed(
       "-lineinfo|--generate-line-info|-G|--device-debug|-g|-O[0-3]|-w|"
       "-(-)?use_fast_math|--ftz=(true|false)|--prec-div=(true|false)|--prec-sqrt=(true|false)|"
       "--fmad=(true|false)|-(-)?maxrregcount=[0-9]+|-std=c\\+\\+(17|20)|"
-      "--extra-device-vectorization|-(-)?restrict|-D[A-Za-z_][A-Za-z0-9_]*(=[^\n\r]*)?|"
-      "-U[A-Za-z_][A-Za-z0-9_]*");
-  for (const std::string& o : options)
-    if (!std::regex_match(o, allowed))
-      throw Error("options: '" + o + "' is not an allowed compiler option (see docs/jit.md)");
+      "--extra-device-vectorization|-(-)?restrict");
+  for (const std::string& o : options) {
+    const std::string_view rest = o.size() > 2 ? std::string_view(o).substr(2) : std::string_view();
+    const bool ok = o.starts_with("-D")
+                        ? identifier(rest.substr(0, rest.find('='))) &&
+                              o.find_first_of("\n\r") == std::string::npos
+                    : o.starts_with("-U") ? identifier(rest)
+                                          : o.size() <= 64 && std::regex_match(o, allowed);
+    if (!ok) throw Error("options: '" + o + "' is not an allowed compiler option (see docs/jit.md)");
+  }
 }
 
 }  // namespace kiln::jit
