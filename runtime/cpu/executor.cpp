@@ -98,7 +98,8 @@ std::uintptr_t Worker::static_shared_of(const KernelEntry& k) {
 }
 
 Worker::Worker() {
-  dyn_smem = static_cast<unsigned char*>(std::aligned_alloc(128, kDynamicSharedBytes));
+  static_assert(kDynamicSharedBytes % 128 == 0, "the guard page follows a 128-aligned buffer");
+  dyn_smem = static_cast<unsigned char*>(dyn_memory.allocate(kDynamicSharedBytes));
   altstack = std::malloc(kAltStackBytes);
   if (!dyn_smem || !altstack) throw Error("cpu backend: cannot allocate a worker's memory");
   runner = std::make_unique<BlockRunner>(*this);
@@ -106,8 +107,7 @@ Worker::Worker() {
 
 Worker::~Worker() {
   release_altstack(altstack);
-  std::free(dyn_smem);
-  std::free(altstack);
+  std::free(altstack);  // dyn_memory unmaps dyn_smem
 }
 
 void run_blocks(Worker& worker, const KernelEntry& k, const LaunchConfig& cfg, void** args,

@@ -19,6 +19,7 @@
 #include "kiln/cpu_abi.h"
 #include "runtime/backend.h"
 #include "runtime/cpu/check.h"
+#include "runtime/cpu/guarded_memory.h"
 #include "runtime/cpu/stacks.h"
 #include "runtime/error.h"
 
@@ -71,7 +72,10 @@ struct Worker {
   ~Worker();
   FiberStacks stacks;
   FiberStacks block_stack{kBlockStackBytes};  // loop- and region-mode blocks run on it
-  unsigned char* dyn_smem = nullptr;          // kDynamicSharedBytes, 128-aligned, fixed for life
+  // kDynamicSharedBytes, 128-aligned, fixed for life, ending at a guard page: a kernel writing
+  // past the most dynamic shared memory a launch may have faults instead of corrupting the heap.
+  GuardedMemory dyn_memory;
+  unsigned char* dyn_smem = nullptr;
   std::unique_ptr<BlockRunner> runner;
   void* altstack = nullptr;  // the signal stack used when a fiber overflows
   GridBarrier* grid = nullptr;  // a cooperative launch's, while one runs on this worker

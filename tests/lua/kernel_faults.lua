@@ -54,6 +54,14 @@ end
 arrays = nil
 collectgarbage()
 collectgarbage()
+-- Past the most dynamic shared memory a block may have (227 KiB): a guard page, not kiln's heap.
+local dyn = cuda.jit("extern __shared__ float sm[]; __global__ void dyn(float* x, int i) { sm[i] = 1; x[0] = sm[0]; }")
+local one = cuda.device_array(1, "float32")
+dyn[{ 1, 1, 0, 128 }](one, 31)
+for _, i in ipairs({ 227 * 256, 227 * 256 + 1000 }) do
+  expect.error("kernel 'dyn': one of its threads: invalid memory access", function() dyn[{ 1, 1, 0, 128 }](one, i) end)
+end
+collectgarbage()
 local keep = cuda.device_array(256, "float32")
 poke[{ 1, 1 }](keep, 255)
 assert(keep:copy_to_host()[256] == 1)
