@@ -373,8 +373,11 @@ std::optional<CompileResult> DiskCache::load(const std::string& key) {
     why = "it was stored under another key (" + stored_key.substr(0, 16) + "...)";
     entry.reset();
   }
+  // An entry of another format or kiln version is simply stale after an upgrade: replaced
+  // without a word. Anything else is worth one.
+  const bool stale = why.starts_with("cache format") || why.starts_with("written by kiln");
   if (!entry) {
-    if (warn_)
+    if (warn_ && !stale)
       warn_("kiln: cache entry " + entry_path(key).string() +
             (trusted ? " is corrupt (" : " is not safe to load (") + why + "); recompiling");
     ::unlinkat(dir_fd_, name.c_str(), 0);

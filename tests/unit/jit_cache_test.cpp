@@ -169,7 +169,6 @@ TEST(JitDiskCache, BadEntriesAreWarnedRemovedAndReplaced) {
       {"corrupt", flipped, "checksum mismatch"},
       {"truncated", good.substr(0, good.size() / 2), "truncated"},
       {"empty", "", "empty file"},
-      {"foreign", foreign_entry(), "written by kiln"},
   };
   for (const Case& c : cases) {
     Warnings w;
@@ -195,6 +194,23 @@ TEST(JitDiskCache, BadEntriesAreWarnedRemovedAndReplaced) {
     EXPECT_EQ(w.messages.size(), 1u);
     EXPECT_TRUE(cache.enabled());
   }
+}
+
+// An entry another kiln version wrote is stale, not corrupt: replaced without a warning (an
+// upgrade would otherwise print one line per cached kernel).
+TEST(JitDiskCache, StaleEntriesAreReplacedQuietly) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "cache";
+  Warnings w;
+  DiskCache cache(dir, 1 << 20, true, w.sink());
+  std::string key = hash_key({"old"});
+  cache.store(key, sample());
+  spit(dir / (key + ".kc"), foreign_entry());
+  EXPECT_FALSE(cache.load(key));
+  EXPECT_TRUE(w.messages.empty()) << w.messages[0];
+  EXPECT_FALSE(fs::exists(dir / (key + ".kc")));
+  cache.store(key, sample("new"));
+  EXPECT_TRUE(cache.load(key));
 }
 
 TEST(JitDiskCache, ConcurrentProcessesAlwaysReadWholeEntries) {
