@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -56,6 +58,29 @@ TempDir::TempDir() {
   if (!::mkdtemp(pattern.data()))
     throw Error("cannot create a temporary folder " + pattern + ": " + std::strerror(errno));
   path_ = pattern;
+}
+
+int sweep_stale_temp_dirs() {
+  const char* tmp = std::getenv("TMPDIR");
+  const std::filesystem::path dir = tmp && *tmp ? tmp : "/tmp";
+  std::error_code ec;
+  int removed = 0;
+  const auto now = std::chrono::system_clock::now();
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() != 11 || !name.starts_with("kiln-") ||
+        !std::all_of(name.begin() + 5, name.end(), [](char c) { return std::isalnum((unsigned char)c); }))
+      continue;
+    struct stat st {};
+    if (::lstat(e.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+      continue;
+    const auto modified = std::chrono::system_clock::time_point(
+        std::chrono::seconds(st.st_mtim.tv_sec));
+    if (now - modified < std::chrono::hours(1)) continue;
+    std::error_code rm;
+    if (std::filesystem::remove_all(e.path(), rm) > 0 && !rm) ++removed;
+  }
+  return removed;
 }
 
 TempDir::~TempDir() {

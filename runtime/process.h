@@ -19,6 +19,12 @@ class TempDir {
   std::string path_;
 };
 
+// Removes the private temporary folders (kiln-XXXXXX under $TMPDIR, else /tmp) that killed kiln
+// processes left behind: only this user's, only real folders (not links), only those untouched
+// for an hour (a running compile's folder is younger). Other kiln folders (the labs'
+// kiln-labs-XXXXXX output) are never touched. Returns how many it removed.
+int sweep_stale_temp_dirs();
+
 struct ProcessResult {
   int exit_code = -1;  // 128 + signal number when the process was killed by a signal
   std::string output;  // stdout and stderr together, in order
