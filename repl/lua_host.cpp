@@ -43,14 +43,18 @@ void stop_hook(lua_State* L, lua_Debug*) {
 }
 
 // SIGINT while a chunk runs: raises the flag that C++ code polls and makes the Lua VM stop at
-// its next instruction. SA_RESETHAND restores the default first, so a second Ctrl-C ends a
-// process stuck in code that polls nothing (as lua.c's laction does).
+// its next instruction. A second Ctrl-C before the first was answered abandons a cpu launch
+// stuck in a kernel (the launch fails, the session goes on); with no launch running it ends
+// the process, as lua.c's laction does (a stuck compile, a blocking call).
 void on_sigint(int) {
-  // The default again, explicitly: a library may have re-installed this handler without
-  // SA_RESETHAND (NVRTC does), and the second Ctrl-C must still end a stuck process.
-  struct sigaction fallback {};
-  fallback.sa_handler = SIG_DFL;
-  sigaction(SIGINT, &fallback, nullptr);
+  if (interrupt_flag().load(std::memory_order_relaxed)) {
+    if (abandon_running_kernels()) return;
+    struct sigaction fallback {};
+    fallback.sa_handler = SIG_DFL;
+    sigaction(SIGINT, &fallback, nullptr);
+    raise(SIGINT);
+    return;
+  }
   interrupt_flag().store(true, std::memory_order_relaxed);
   if (lua_State* L = running_state.load(std::memory_order_relaxed)) {
     lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT, 1);
@@ -64,7 +68,9 @@ class InterruptScope {
     interrupt_flag().store(false, std::memory_order_relaxed);
     struct sigaction action {};
     action.sa_handler = on_sigint;
-    action.sa_flags = SA_RESETHAND;
+    // on_sigint decides what the second Ctrl-C does; SA_NODEFER: it may leave by a jump out of
+    // a kernel (abandon_running_kernels), after which SIGINT must not stay blocked.
+    action.sa_flags = SA_NODEFER;
     sigemptyset(&action.sa_mask);
     sigaction(SIGINT, &action, &previous_action_);
   }

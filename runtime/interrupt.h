@@ -22,6 +22,12 @@ inline std::atomic<bool>& interrupt_flag() {
   return flag;
 }
 
+// The second Ctrl-C, from a signal handler (async-signal-safe): every thread running a cpu-backend
+// kernel jumps out of it, and the launch fails with Interrupted, whatever the kernel was doing
+// (a block spinning for ever never polls the flag). Returns false when no launch runs: the
+// caller then ends the process, as a second Ctrl-C does elsewhere. (runtime/cpu/stacks.cpp)
+bool abandon_running_kernels() noexcept;
+
 // Throws Interrupted (and lowers the flag) when Ctrl-C was pressed.
 inline void check_interrupt() {
   if (interrupt_flag().exchange(false, std::memory_order_relaxed)) throw Interrupted();

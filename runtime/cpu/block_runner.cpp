@@ -6,10 +6,19 @@
 #include <cstring>
 
 #include "runtime/error.h"
+#include "runtime/interrupt.h"
 
 namespace kiln::cpu {
 
 namespace {
+
+// Ends a block left at the second Ctrl-C: the Ctrl-C is answered by this error (the flag is
+// lowered, so the Lua VM's own "interrupted!" does not replace it).
+[[noreturn]] void abandoned(const std::string& who) {
+  interrupt_flag().store(false, std::memory_order_relaxed);
+  throw Interrupted(who + ": abandoned at the second Ctrl-C (it did not stop at the first: a "
+                          "block that never ends?)");
+}
 
 // What a kernel's invalid access (a fault outside any guard page) is reported as.
 std::string bad_access_text(const void* addr) {
@@ -106,6 +115,7 @@ void BlockRunner::run(const KernelEntry& k, const kiln_cpu::Tls& launch, void** 
     set_overflow_catcher(nullptr);
     frames_.clear();  // a frame that was running cannot be destroyed; the arena is reused
     if (jumped == 2) throw Error(where(cur_) + ": " + bad_access_text(fault_addr_));
+    if (jumped == 3) abandoned(where(cur_));
     throw Error(where(cur_) + ": overflowed its " + std::to_string(kFiberStackBytes / 1024) +
                 " KiB fiber stack (deep recursion or large local arrays)");
   }
@@ -164,6 +174,7 @@ void BlockRunner::run_on_block_stack(const KernelEntry& k, const kiln_cpu::Tls& 
     // compiler need not have stored when the access faults: the thread is not named.
     if (jumped == 2)
       throw Error("kernel '" + k.name + "': one of its threads: " + bad_access_text(fault_addr_));
+    if (jumped == 3) abandoned("kernel '" + k.name + "'");
     throw Error("kernel '" + k.name + "': thread " + dims(now.thread_idx) + " of block " +
                 dims(now.block_idx) + ": overflowed its block's " +
                 std::to_string(kBlockStackBytes >> 20) +

@@ -55,6 +55,10 @@ class BlockRunner final : public OverflowCatcher {
     asan_start_switch(nullptr, sched_bottom_, sched_size_);
     siglongjmp(overflow_jmp_, 2);
   }
+  [[noreturn]] void abandon_jump() override {
+    asan_start_switch(nullptr, sched_bottom_, sched_size_);
+    siglongjmp(overflow_jmp_, 3);
+  }
 
  private:
   enum class State : unsigned char { ready, running, barrier, warp, done };

@@ -185,7 +185,10 @@ void WorkerPool::helper_main(int index) {
     epoch_.wait(seen, std::memory_order_acquire);
     seen = epoch_.load(std::memory_order_acquire);
     if (stopping_.load()) return;
-    work(*workers_[std::size_t(index)], *job_);
+    {
+      KernelThreadScope kernel_thread;  // the second Ctrl-C reaches this helper's blocks
+      work(*workers_[std::size_t(index)], *job_);
+    }
     if (busy_.fetch_sub(1, std::memory_order_acq_rel) == 1) busy_.notify_all();
   }
 }
@@ -236,6 +239,7 @@ void WorkerPool::launch(const KernelEntry& k, const LaunchConfig& cfg, void** ar
   // Every block runs on a guarded stack: an overflow is reported, not a crash.
   install_fault_handler();
   use_altstack(workers_[0]->altstack);
+  KernelThreadScope kernel_thread;  // the second Ctrl-C reaches this thread's blocks
   if (helpers > 0) {
     job_ = &job;
     busy_.store(int(threads_.size()), std::memory_order_release);
@@ -275,6 +279,7 @@ void WorkerPool::launch_cooperative(const KernelEntry& k, const LaunchConfig& cf
   auto run = [&](std::uint64_t b) {
     Worker& worker = *workers[b];
     ScopedAltStack alt(worker.altstack);
+    KernelThreadScope kernel_thread;
     worker.grid = &grid;
     try {
       run_blocks(worker, k, cfg, args, b, b + 1);

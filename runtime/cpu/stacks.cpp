@@ -2,6 +2,9 @@
 
 #include <sys/mman.h>
 
+#include <pthread.h>
+
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -9,6 +12,7 @@
 #include <string>
 
 #include "runtime/error.h"
+#include "runtime/interrupt.h"
 
 namespace kiln::cpu {
 namespace {
@@ -35,7 +39,38 @@ void on_fault(int sig, siginfo_t* info, void* uctx) {
   }
 }
 
+// Threads that may be running kernel code now (pthread_t, 0 for a free slot), and how many
+// launches run: what the second Ctrl-C reaches. Fixed-size and lock-free, as a signal handler
+// reads them; like the Ctrl-C flag, process-wide by nature.
+constexpr int kMaxKernelThreads = 8192;
+std::atomic<pthread_t> g_kernel_threads[kMaxKernelThreads];
+std::atomic<int> g_launches{0};
+static_assert(std::atomic<pthread_t>::is_always_lock_free);
+
+// SIGURG from abandon_running_kernels: leaves this thread's kernel code, if it runs any.
+void on_abandon(int) {
+  OverflowCatcher* r = t_catcher;
+  if (r && r->running_kernel()) r->abandon_jump();
+}
+
 }  // namespace
+
+KernelThreadScope::KernelThreadScope() {
+  g_launches.fetch_add(1);
+  const pthread_t self = ::pthread_self();
+  for (int i = 0; i < kMaxKernelThreads; ++i) {
+    pthread_t free_slot{};
+    if (g_kernel_threads[i].compare_exchange_strong(free_slot, self)) {
+      slot_ = i;
+      break;
+    }
+  }
+}
+
+KernelThreadScope::~KernelThreadScope() {
+  if (slot_ >= 0) g_kernel_threads[slot_].store(pthread_t{});
+  g_launches.fetch_sub(1);
+}
 
 FiberStacks::~FiberStacks() {
   for (char* base : bases_) ::munmap(base, kGuardBytes + bytes_);
@@ -80,6 +115,11 @@ void install_fault_handler() {
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
     ::sigaction(SIGSEGV, &sa, &g_previous_segv);
+    struct sigaction abandon {};
+    abandon.sa_handler = on_abandon;
+    abandon.sa_flags = SA_ONSTACK | SA_RESTART | SA_NODEFER;  // left by a jump: keep it unblocked
+    sigemptyset(&abandon.sa_mask);
+    ::sigaction(SIGURG, &abandon, nullptr);
   });
 }
 
@@ -114,3 +154,19 @@ ScopedAltStack::~ScopedAltStack() {
 }
 
 }  // namespace kiln::cpu
+
+namespace kiln {
+
+bool abandon_running_kernels() noexcept {
+  using namespace cpu;
+  if (g_launches.load() == 0) return false;
+  const pthread_t self = ::pthread_self();
+  for (auto& slot : g_kernel_threads) {
+    const pthread_t t = slot.load();
+    if (t != pthread_t{} && !::pthread_equal(t, self)) ::pthread_kill(t, SIGURG);
+  }
+  on_abandon(SIGURG);  // this thread's own kernel, if it runs one: does not return then
+  return true;
+}
+
+}  // namespace kiln

@@ -58,6 +58,8 @@ class OverflowCatcher {
   // kernel's bad access, which fault_jump turns into an error for its launch.
   virtual bool running_kernel() const = 0;
   [[noreturn]] virtual void fault_jump(const void* addr) = 0;
+  // Leaves the kernel code running on this thread at the second Ctrl-C (abandon_running_kernels).
+  [[noreturn]] virtual void abandon_jump() = 0;
 
  protected:
   ~OverflowCatcher() = default;
@@ -66,8 +68,22 @@ class OverflowCatcher {
 // Sets the calling thread's catcher (nullptr: none; a fault is then not ours).
 void set_overflow_catcher(OverflowCatcher* catcher);
 
-// Installs the SIGSEGV handler once per process, chaining to the handler that was there.
+// Installs the SIGSEGV handler once per process, chaining to the handler that was there, and
+// the SIGURG handler by which abandon_running_kernels reaches other threads' kernels.
 void install_fault_handler();
+
+// While alive: a launch runs, and the calling thread may run its kernel code (the second
+// Ctrl-C then reaches it). Cheap: an atomic counter and a slot in a fixed table.
+class KernelThreadScope {
+ public:
+  KernelThreadScope();
+  ~KernelThreadScope();
+  KernelThreadScope(const KernelThreadScope&) = delete;
+  KernelThreadScope& operator=(const KernelThreadScope&) = delete;
+
+ private:
+  int slot_ = -1;
+};
 
 // The calling thread uses mem (kAltStackBytes) as its signal stack from now on: set once per
 // thread, as the system calls would cost more than a small launch.

@@ -4,7 +4,8 @@
 # NVRTC check that comes first): the compile stops at once with a Lua error that says so, the
 # compiler is killed, its temporary folder removed, and the REPL, its globals and the JIT keep
 # working. Then during a long kernel launch (about 20 s of work on 2 cores): it stops at its
-# next chunk of blocks with the launch's error. Usage: bash repl_interrupt.sh /path/to/kiln
+# next chunk of blocks with the launch's error. Last, a kernel that never ends: the second
+# Ctrl-C abandons it. Usage: bash repl_interrupt.sh /path/to/kiln
 set -euo pipefail
 KILN=$(realpath "$1")
 WORK=$(mktemp -d)
@@ -71,4 +72,21 @@ wait_for 'kiln: stdin:1: interrupted$'
 pane | grep -q '^finished$' && fail "the launch finished instead of stopping"
 type_keys 'g + 2' Enter
 wait_for '^43$'
+
+# A kernel that never ends (a block spinning on a flag no one sets; loop mode, so the launch
+# runs its blocks on the REPL's own thread and on a helper): the first Ctrl-C asks it to stop, which it
+# never sees; the second abandons it, and the REPL goes on with its state, and launches work.
+type_keys 'stuck = cuda.jit("__global__ void stuck(volatile int* x) { while (x[0] == 0) { } }")' Enter
+type_keys 'flag = cuda.device_array(1, "int32"); stuck[{64, 128}](flag); print("returned")' Enter
+sleep 2
+tm send-keys -t kiln C-c
+sleep 0.5
+pane | grep -q 'abandoned' && fail "the first Ctrl-C abandoned the launch"
+tm send-keys -t kiln C-c
+wait_for "kernel 'stuck'.*abandoned at the second Ctrl-C"
+pane | grep -q '^returned$' && fail "the stuck launch returned"
+type_keys 'g + 3' Enter
+wait_for '^44$'
+type_keys 'fast[{1, 32}](e); print(e:copy_to_host():sum() + 1)' Enter
+wait_for '^1489$'
 echo "repl_interrupt: ok"
