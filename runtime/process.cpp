@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -101,7 +102,8 @@ std::vector<std::string> environment_with_tmpdir(const std::string& tmpdir) {
 
 }  // namespace
 
-ProcessResult run_process(const std::vector<std::string>& argv, const std::string& tmpdir) {
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& tmpdir,
+                          const ProcessLimits& limits) {
   if (argv.empty()) throw Error("run_process: empty argv");
   std::vector<std::string> env = environment_with_tmpdir(tmpdir);
   std::vector<char*> envp;
@@ -124,6 +126,15 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw Error("cannot run '" + argv[0] + "': " + std::strerror(rc));
   write_end.reset();
+  // Limits set right after the spawn, before the program (a compiler driver) starts its own.
+  if (limits.memory_bytes) {
+    const rlimit mem{limits.memory_bytes, limits.memory_bytes};
+    ::prlimit(pid, RLIMIT_AS, &mem, nullptr);
+  }
+  if (limits.cpu_seconds) {
+    const rlimit cpu{limits.cpu_seconds, limits.cpu_seconds + 5};
+    ::prlimit(pid, RLIMIT_CPU, &cpu, nullptr);
+  }
 
   ProcessResult result;
   char buf[4096];
@@ -141,6 +152,13 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
     result.output.append(buf, std::size_t(got));
+    if (limits.output_bytes && result.output.size() > limits.output_bytes) {
+      ::kill(pid, SIGKILL);  // 200 000 lines of errors help no one
+      result.output.resize(limits.output_bytes);
+      result.output += "\n[kiln: output cut at " + std::to_string(limits.output_bytes) +
+                       " bytes; " + argv[0] + " was stopped]\n";
+      break;
+    }
   }
   result.exit_code = wait_exit_code(pid);
   return result;

@@ -1,6 +1,8 @@
 // Running tools (the host C++ compiler, addr2line) as subprocesses: argv vectors, never a shell;
 // output captured; temporary files in a private folder that is removed afterwards.
 #pragma once
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,11 +32,21 @@ struct ProcessResult {
   std::string output;  // stdout and stderr together, in order
 };
 
+// What a subprocess may use (0: no limit): its address space and processor time (setrlimit's
+// RLIMIT_AS and RLIMIT_CPU, inherited by what it starts), and the output kept; past
+// output_bytes the process is killed and the output ends with a line saying so.
+struct ProcessLimits {
+  std::uint64_t memory_bytes = 0;
+  unsigned cpu_seconds = 0;
+  std::size_t output_bytes = 0;
+};
+
 // Runs argv[0] (searched in PATH) with argv, waits for it and captures its output. Polls the
 // Ctrl-C flag: an interrupted run is killed and throws kiln::Interrupted. Throws kiln::Error when
 // the program cannot be started. A non-empty tmpdir becomes the program's TMPDIR (a compiler's
 // own temporary files then live, and die, in kiln's private compile folder).
-ProcessResult run_process(const std::vector<std::string>& argv, const std::string& tmpdir = {});
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& tmpdir = {},
+                          const ProcessLimits& limits = {});
 
 // Writes bytes to path (created or truncated); throws kiln::Error naming the path on failure.
 void write_file(const std::string& path, const std::string& bytes);

@@ -319,7 +319,9 @@ CompileResult CpuCompiler::compile_once(const CompileRequest& request,
   for (const auto& n : request.name_expressions) names += (names.empty() ? "" : ", ") + n;
   ProcessResult r;
   try {
-    r = run_process(argv, dir.path());
+    // A source that includes /dev/zero, or templates without end, must not take the machine:
+    // 8 GiB of address space, 10 minutes of processor time, 1 MiB of messages.
+    r = run_process(argv, dir.path(), {8ull << 30, 600, 1u << 20});
   } catch (const Interrupted&) {  // Ctrl-C: run_process killed the compiler
     throw Interrupted("cpu backend: compile of " +
                       (request.filename.empty() ? std::string("kernel source") : request.filename) +
