@@ -10,26 +10,7 @@ local labs = require "labs"
 local plot = require "plot"
 local images = require "images"
 
-local opts = labs.args(arg, {}, {}, {
-  usage = "kiln scripts/labs/blur.lua [IMAGE] [--size N] [--height H] [--width W] [--out DIR] [--reps R] [--full]\n"
-       .. "  IMAGE: a PNG or JPEG (blurred as gray); else a generated H x W image, both sides --size\n"
-       .. "  (default 512, --full 1024)",
-  options = { size = "count", height = "count", width = "count" },
-  positional = { "image" },
-})
-if opts.image and (opts.size or opts.height or opts.width) then
-  labs.usage_error("--size, --height and --width are for the generated image; " .. opts.image .. " has its own size")
-end
--- The input, read before anything runs: a path that does not load is the caller's mistake.
-local img
-if opts.image then
-  local ok, loaded = pcall(array.load_image, opts.image)
-  if not ok then labs.usage_error(tostring(loaded)) end
-  img = images.to_gray(loaded)
-else
-  local size = opts.size or (opts.full and 1024 or 512)
-  img = images.test_image(opts.height or size, opts.width or size)
-end
+local opts, img = images.blur_input(labs, arg, "blur.lua")
 labs.header("blur", "9x9 box blur, naive")
 local h, w = img.shape[1], img.shape[2]
 local k = cuda.jit_file("blur.cu", { defines = { RADIUS = 4 } })

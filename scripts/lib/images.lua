@@ -85,4 +85,27 @@ function M.count_differences(a, b)
   return n, worst
 end
 
+-- The blur labs' command line and input: opts, and the image to blur (IMAGE read as gray, or a
+-- generated H x W test image, both sides --size: 512, 1024 with --full). A path that does not
+-- load, or sizes given with one, is a usage error before anything runs. script names the lab.
+function M.blur_input(labs, argv, script)
+  local opts = labs.args(argv, {}, {}, {
+    usage = "kiln scripts/labs/" .. script .. " [IMAGE] [--size N] [--height H] [--width W] [--out DIR] [--reps R] [--full]\n"
+         .. "  IMAGE: a PNG or JPEG (blurred as gray); else a generated H x W image, both sides --size\n"
+         .. "  (default 512, --full 1024)",
+    options = { size = "count", height = "count", width = "count" },
+    positional = { "image" },
+  })
+  if opts.image and (opts.size or opts.height or opts.width) then
+    labs.usage_error("--size, --height and --width are for the generated image; " .. opts.image .. " has its own size")
+  end
+  if opts.image then
+    local ok, loaded = pcall(array.load_image, opts.image)
+    if not ok then labs.usage_error(tostring(loaded)) end
+    return opts, M.to_gray(loaded)
+  end
+  local size = opts.size or (opts.full and 1024 or 512)
+  return opts, M.test_image(opts.height or size, opts.width or size)
+end
+
 return M
