@@ -477,10 +477,15 @@ int array_totable(lua_State* L) {
   // The nested tables alone, before any element: an empty {2^40, 0} would need 2^40 of them.
   double tables = 1, rows = 1;
   for (int d = 0; d + 1 < a.ndim(); ++d) tables += rows *= double(a.shape()[d]);
-  if (tables > double(1 << 26))
+  if (tables > double(1 << 26)) {
+    {  // the shape's text onto the Lua stack first: luaL_error skips C++ destructors
+      const std::string shape = shape_string(a.shape());
+      lua_pushlstring(L, shape.data(), shape.size());
+    }
     return luaL_error(L, "totable: an array of shape %s would make %I nested tables; take a:sub() "
-                         "of it first", shape_string(a.shape()).c_str(),
+                         "of it first", lua_tostring(L, -1),
                       static_cast<lua_Integer>(std::min(tables, 9e18)));
+  }
   std::int64_t pos = 0;
   if (a.ndim() == 0)
     push_element(L, a, 0);

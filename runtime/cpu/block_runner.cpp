@@ -111,6 +111,7 @@ void BlockRunner::run(const KernelEntry& k, const kiln_cpu::Tls& launch, void** 
   set_overflow_catcher(this);
   if (int jumped = sigsetjmp(overflow_jmp_, 0); jumped != 0) {  // a guard page, or a bad access
     asan_finish_switch(nullptr, nullptr, nullptr);
+    asan_unpoison_below(sched_bottom_);
     in_fibers_ = false;
     set_overflow_catcher(nullptr);
     frames_.clear();  // a frame that was running cannot be destroyed; the arena is reused
@@ -166,6 +167,7 @@ void BlockRunner::run_on_block_stack(const KernelEntry& k, const kiln_cpu::Tls& 
   set_overflow_catcher(this);
   if (int jumped = sigsetjmp(overflow_jmp_, 0); jumped != 0) {  // a guard page, or a bad access
     asan_finish_switch(nullptr, nullptr, nullptr);
+    asan_unpoison_below(sched_bottom_);
     on_block_stack_ = false;
     set_overflow_catcher(nullptr);
     kiln_cpu::Tls now{};
@@ -211,6 +213,7 @@ void BlockRunner::call_on_stack(void* top, std::size_t bytes, void (*body)(Block
 void BlockRunner::on_stack_main(ctx::transfer_t t) {
   auto* self = static_cast<BlockRunner*>(t.data);
   asan_finish_switch(nullptr, &self->sched_bottom_, &self->sched_size_);
+  self->switching_ = 0;
   self->sched_ctx_ = t.fctx;
   self->on_stack_body_(*self);
   asan_start_switch(nullptr, self->sched_bottom_, self->sched_size_);  // this stack is done
@@ -352,6 +355,7 @@ unsigned BlockRunner::find_ready(unsigned from) const {
 void BlockRunner::switch_to(ctx::fcontext_t* save, unsigned next, bool finishing) {
   ctx::fcontext_t target;
   void* fake = nullptr;
+  switching_ = 1;  // until arrived(): a signal now must finish ASan's switch before jumping
   if (next == n_) {
     target = sched_ctx_;
     asan_start_switch(finishing ? nullptr : &fake, sched_bottom_, sched_size_);
@@ -379,6 +383,7 @@ void BlockRunner::arrived(void* fake) {
   const void* bottom = nullptr;
   std::size_t size = 0;
   asan_finish_switch(fake, &bottom, &size);
+  switching_ = 0;
   if (from_slot_ == &sched_ctx_) sched_bottom_ = bottom, sched_size_ = size;
 }
 

@@ -5,7 +5,15 @@
 
 #include <string>
 
+#include "runtime/cpu/stacks.h"  // KILN_ASAN_FIBERS
 #include "runtime/error.h"
+
+#ifdef KILN_ASAN_FIBERS
+#include <sanitizer/asan_interface.h>
+#define KILN_ASAN_UNPOISON(p, n) __asan_unpoison_memory_region((p), (n))
+#else
+#define KILN_ASAN_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
 
 namespace kiln::cpu {
 
@@ -29,6 +37,9 @@ void* GuardedMemory::allocate(std::size_t bytes) {
     ::munmap(base, length);
     throw Error("cpu backend: out of memory allocating " + std::to_string(bytes) + " bytes");
   }
+  // Under ASan, the addresses may have been a thread's or a fiber's stack before, whose
+  // poisoning ASan kept: this is plain memory now.
+  KILN_ASAN_UNPOISON(data, data_pages);
   void* ptr = data + (data_pages - rounded);  // ends at the upper guard, give or take alignment
   std::lock_guard<std::mutex> lock(mutex_);
   mappings_.emplace(ptr, Mapping{base, length});

@@ -20,6 +20,7 @@
 #endif
 #endif
 #ifdef KILN_ASAN_FIBERS
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -120,6 +121,17 @@ inline void asan_finish_switch([[maybe_unused]] void* fake, [[maybe_unused]] con
                                [[maybe_unused]] std::size_t* size) {
 #ifdef KILN_ASAN_FIBERS
   __sanitizer_finish_switch_fiber(fake, bottom, size);
+#endif
+}
+
+// After a jump back onto a stack from a signal handler (a fault, the second Ctrl-C): the frames
+// the jump skipped, from bottom up to the caller's frame, keep ASan's redzone poisoning, which
+// later calls would trip on. Clears it, as ASan's own longjmp handling does for plain stacks.
+inline void asan_unpoison_below([[maybe_unused]] const void* bottom) {
+#ifdef KILN_ASAN_FIBERS
+  char here;
+  if (bottom && static_cast<const void*>(&here) > bottom)
+    __asan_unpoison_memory_region(bottom, std::size_t(&here - static_cast<const char*>(bottom)));
 #endif
 }
 

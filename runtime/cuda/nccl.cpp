@@ -79,7 +79,8 @@ std::shared_ptr<Nccl> Nccl::load(const std::vector<std::string>& toolkits, std::
 }
 
 Nccl::~Nccl() {
-  if (handle_) dlclose(handle_);
+  // libnccl is never unloaded: ncclGetUniqueId leaves a bootstrap thread running in its code
+  // (as libcuda, which kiln never unloads either).
 }
 
 Nccl::UniqueId Nccl::unique_id() const {
