@@ -73,6 +73,9 @@ std::string dims(kiln_cpu::uint3 v) {
 }
 
 std::string BlockRunner::where(unsigned fiber) const {
+  // fiber == n_: the scheduler ran, between two threads (the second Ctrl-C can land there).
+  if (fiber >= fibers_.size())
+    return "kernel '" + kernel_->name + "': block " + dims(launch_.block_idx);
   return "kernel '" + kernel_->name + "': thread " + dims(fibers_[fiber].tid) + " of block " +
          dims(launch_.block_idx);
 }
@@ -213,7 +216,6 @@ void BlockRunner::call_on_stack(void* top, std::size_t bytes, void (*body)(Block
 void BlockRunner::on_stack_main(ctx::transfer_t t) {
   auto* self = static_cast<BlockRunner*>(t.data);
   asan_finish_switch(nullptr, &self->sched_bottom_, &self->sched_size_);
-  self->switching_ = 0;
   self->sched_ctx_ = t.fctx;
   self->on_stack_body_(*self);
   asan_start_switch(nullptr, self->sched_bottom_, self->sched_size_);  // this stack is done
@@ -355,7 +357,6 @@ unsigned BlockRunner::find_ready(unsigned from) const {
 void BlockRunner::switch_to(ctx::fcontext_t* save, unsigned next, bool finishing) {
   ctx::fcontext_t target;
   void* fake = nullptr;
-  switching_ = 1;  // until arrived(): a signal now must finish ASan's switch before jumping
   if (next == n_) {
     target = sched_ctx_;
     asan_start_switch(finishing ? nullptr : &fake, sched_bottom_, sched_size_);
@@ -383,7 +384,6 @@ void BlockRunner::arrived(void* fake) {
   const void* bottom = nullptr;
   std::size_t size = 0;
   asan_finish_switch(fake, &bottom, &size);
-  switching_ = 0;
   if (from_slot_ == &sched_ctx_) sched_bottom_ = bottom, sched_size_ = size;
 }
 

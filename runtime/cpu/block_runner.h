@@ -56,9 +56,6 @@ class BlockRunner final : public OverflowCatcher {
     siglongjmp(overflow_jmp_, 2);
   }
   [[noreturn]] void abandon_jump() override {
-    // The second Ctrl-C may land in the middle of a fiber switch (a kernel spinning on warp
-    // shuffles switches all the time): ASan's bookkeeping of it is finished first.
-    if (switching_) asan_finish_switch(nullptr, nullptr, nullptr);
     asan_start_switch(nullptr, sched_bottom_, sched_size_);
     siglongjmp(overflow_jmp_, 3);
   }
@@ -118,7 +115,6 @@ class BlockRunner final : public OverflowCatcher {
   // __syncthreads state
   unsigned arrived_ = 0, gen_ = 0;
   unsigned phase_exits_ = 0, first_exit_ = 0;  // threads returned since the last barrier
-  volatile sig_atomic_t switching_ = 0;        // between a fiber switch's start and its end
   int acc_count_ = 0, acc_and_ = 1, acc_or_ = 0;
   int res_count_ = 0, res_and_ = 1, res_or_ = 0;
   bool aborted_ = false;

@@ -4,6 +4,7 @@
 // fault of kernel code (a null or wild pointer) into a reported invalid access. Also ASan's
 // stack-switch annotations, which every switch onto or off such a stack must make.
 #pragma once
+#include <pthread.h>
 #include <signal.h>
 
 #include <cstddef>
@@ -109,9 +110,19 @@ class ScopedAltStack {
 // Tells ASan (when built with it) the running code moves to the stack [bottom, bottom + size);
 // fake is null when the stack being left is finished with. Inline: ASan wants the call in the
 // frame that switches.
+// Under ASan a switch is also closed to SIGINT and SIGURG until it finishes: the second Ctrl-C
+// jumps out of a kernel with a switch of its own, which must not land inside another.
+#ifdef KILN_ASAN_FIBERS
+inline thread_local sigset_t t_mask_before_switch;
+#endif
 inline void asan_start_switch([[maybe_unused]] void** fake, [[maybe_unused]] const void* bottom,
                               [[maybe_unused]] std::size_t size) {
 #ifdef KILN_ASAN_FIBERS
+  sigset_t interrupts;
+  sigemptyset(&interrupts);
+  sigaddset(&interrupts, SIGINT);
+  sigaddset(&interrupts, SIGURG);
+  pthread_sigmask(SIG_BLOCK, &interrupts, &t_mask_before_switch);
   __sanitizer_start_switch_fiber(fake, bottom, size);
 #endif
 }
@@ -121,6 +132,7 @@ inline void asan_finish_switch([[maybe_unused]] void* fake, [[maybe_unused]] con
                                [[maybe_unused]] std::size_t* size) {
 #ifdef KILN_ASAN_FIBERS
   __sanitizer_finish_switch_fiber(fake, bottom, size);
+  pthread_sigmask(SIG_SETMASK, &t_mask_before_switch, nullptr);
 #endif
 }
 
