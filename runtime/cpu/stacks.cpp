@@ -73,7 +73,15 @@ KernelThreadScope::~KernelThreadScope() {
 }
 
 FiberStacks::~FiberStacks() {
-  for (char* base : bases_) ::munmap(base, kGuardBytes + bytes_);
+  for (char* base : bases_) {
+#ifdef KILN_ASAN_FIBERS
+    // Fibers end by switching away, so ASan never cleans their frames' redzones: the shadow
+    // would outlive the mapping and flag whatever is mapped here next (a cooperative launch's
+    // per-block workers come and go).
+    __asan_unpoison_memory_region(base, kGuardBytes + bytes_);
+#endif
+    ::munmap(base, kGuardBytes + bytes_);
+  }
 }
 
 void FiberStacks::reserve(unsigned count) {
@@ -115,6 +123,11 @@ void install_fault_handler() {
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
     ::sigaction(SIGSEGV, &sa, &g_previous_segv);
+#ifdef KILN_ASAN_FIBERS
+    sigemptyset(&g_interrupt_signals);
+    sigaddset(&g_interrupt_signals, SIGINT);
+    sigaddset(&g_interrupt_signals, SIGURG);
+#endif
     struct sigaction abandon {};
     abandon.sa_handler = on_abandon;
     abandon.sa_flags = SA_ONSTACK | SA_RESTART | SA_NODEFER;  // left by a jump: keep it unblocked

@@ -112,17 +112,17 @@ class ScopedAltStack {
 // frame that switches.
 // Under ASan a switch is also closed to SIGINT and SIGURG until it finishes: the second Ctrl-C
 // jumps out of a kernel with a switch of its own, which must not land inside another.
+// (The sets live off the stack: a fiber stack ASan has half switched away from is no place for
+// a local that an intercepted call writes.)
 #ifdef KILN_ASAN_FIBERS
 inline thread_local sigset_t t_mask_before_switch;
+// SIGINT and SIGURG; filled by install_fault_handler, before any kernel runs.
+inline sigset_t g_interrupt_signals;
 #endif
 inline void asan_start_switch([[maybe_unused]] void** fake, [[maybe_unused]] const void* bottom,
                               [[maybe_unused]] std::size_t size) {
 #ifdef KILN_ASAN_FIBERS
-  sigset_t interrupts;
-  sigemptyset(&interrupts);
-  sigaddset(&interrupts, SIGINT);
-  sigaddset(&interrupts, SIGURG);
-  pthread_sigmask(SIG_BLOCK, &interrupts, &t_mask_before_switch);
+  pthread_sigmask(SIG_BLOCK, &g_interrupt_signals, &t_mask_before_switch);
   __sanitizer_start_switch_fiber(fake, bottom, size);
 #endif
 }

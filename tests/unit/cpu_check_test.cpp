@@ -188,7 +188,7 @@ __global__ void uniform(int* x) { __syncthreads(); x[threadIdx.x] = 1; __syncthr
                         Case{"few_leave", "thread (40,0,0)", "thread (0,0,0)"},
                         Case{"with_shuffle", "", "thread (0,0,0)"}}) {
     Checked k = build_checked(src, c.name);
-    std::string m = launch_error(*k.kernel, {2, 1, 1}, {64, 1, 1}, x);
+    std::string m = launch_error(*k.kernel, {1, 1, 1}, {64, 1, 1}, x);  // one block: one report
     EXPECT_NE(m.find(std::string("kernel '") + c.name + "': barrier divergence in block (0,0,0)"),
               std::string::npos)
         << m;
