@@ -416,8 +416,14 @@ void DiskCache::store(const std::string& key, const CompileResult& result) {
   if (::close(fd.release()) != 0) return fail("writing");
   const std::string name = key + std::string(kEntrySuffix);
   if (::renameat(dir_fd_, tmp.c_str(), dir_fd_, name.c_str()) != 0) {
-    std::string msg = std::strerror(errno);
+    const int error = errno;
+    std::string msg = std::strerror(error);
     ::unlinkat(dir_fd_, tmp.c_str(), 0);
+    if (error == EISDIR || error == ENOTEMPTY || error == EEXIST) {
+      // A folder sits at this entry's name: this one entry cannot be stored, the rest can.
+      if (warn_) warn_("kiln: cache entry " + entry_path(key).string() + " is a folder; not stored");
+      return;
+    }
     disable("kiln: cache folder " + dir_.string() + " is not writable (renaming: " + msg +
             "); continuing without the disk cache");
     return;

@@ -420,6 +420,22 @@ TEST(JitDiskCache, AFifoOrLinkAtAnEntrysNameIsNotFollowed) {
   EXPECT_TRUE(cache.enabled());
 }
 
+TEST(JitDiskCache, AFolderAtAnEntrysNameCostsOnlyThatEntry) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "cache";
+  Warnings w;
+  DiskCache cache(dir, 1 << 20, true, w.sink());
+  const std::string blocked = hash_key({"blocked"}), other = hash_key({"other"});
+  cache.store(other, sample());  // opens the folder
+  fs::create_directories(dir / (blocked + ".kc") / "inside");
+  EXPECT_FALSE(cache.load(blocked));
+  cache.store(blocked, sample());
+  EXPECT_TRUE(cache.enabled()) << "one bad name must not turn the cache off";
+  cache.store(hash_key({"later"}), sample());
+  EXPECT_TRUE(cache.load(hash_key({"later"})));
+  EXPECT_TRUE(cache.load(other));
+}
+
 TEST(JitDiskCache, ClearRemovesOnlyEntries) {
   TempDir tmp;
   const fs::path dir = tmp.path() / "cache";
