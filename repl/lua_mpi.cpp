@@ -88,6 +88,14 @@ class Payload {
 struct LuaRequest {
   std::optional<mpi::Request> request;
   std::vector<Payload> payloads;
+  bool finished = false;  // the payloads' staged data went back to the device
+
+  // Once the operation has completed (by wait or test): staged receives back to the device.
+  void finish() {
+    if (finished) return;
+    finished = true;
+    for (Payload& p : payloads) p.finish();
+  }
 };
 
 // The world, opened by luaopen (so that any function here can rely on it).
@@ -395,10 +403,8 @@ int mpi_ibcast(lua_State* L) {
 int request_wait(lua_State* L) {
   auto* r = static_cast<LuaRequest*>(luaL_checkudata(L, 1, kRequestMeta));
   return protect(L, [&] {
-    if (!r->request->done()) {
-      r->request->wait();
-      for (Payload& p : r->payloads) p.finish();
-    }
+    r->request->wait();  // at once when already done
+    r->finish();
     lua_getiuservalue(L, 1, 1);
     return 1;
   });
@@ -408,7 +414,9 @@ int request_wait(lua_State* L) {
 int request_test(lua_State* L) {
   auto* r = static_cast<LuaRequest*>(luaL_checkudata(L, 1, kRequestMeta));
   return protect(L, [&] {
-    lua_pushboolean(L, r->request->done() || r->request->test());
+    const bool done = r->request->test();
+    if (done) r->finish();  // a later wait() must find the data in place, too
+    lua_pushboolean(L, done);
     return 1;
   });
 }
