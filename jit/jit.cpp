@@ -411,7 +411,18 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
   }
   spec->program = spec->build.build->module->kernel(spec->lowered_name);
   apply_globals(*spec->build.build);
+  note_fibers(*spec->program);
   return spec;
+}
+
+void Kernel::note_fibers(const Program& program) {
+  if (fibers_noted_ || !jit_->options().on_note) return;
+  KernelAttributes a = program.attributes();
+  if (a.threads != "fibers") return;
+  fibers_noted_ = true;
+  jit_->options().on_note("kernel '" + decl_.name +
+                          "' runs its threads as fibers, several times slower than a thread "
+                          "loop: " + a.why);
 }
 
 void Kernel::apply_globals(Build& build) const {

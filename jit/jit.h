@@ -45,6 +45,9 @@ struct JitOptions {
   // slow first launch says why it waits; empty: never told.
   std::function<void(const std::string&)> on_slow_compile;
   double compile_notice_ms = 500;
+  // Told one line, once per kernel, when the kernel's threads run as fibers on the cpu backend
+  // (several times slower than a thread loop), naming what made them; empty: never told.
+  std::function<void(const std::string&)> on_note;
 };
 
 // Where a build came from, as k:info().cache says it.
@@ -173,12 +176,15 @@ class Kernel {
   std::shared_ptr<const StructLayout> struct_layout(Build& build, const std::string& type) const;
   std::unique_ptr<Specialisation> compile(const std::string& name_expression);
   void reload_if_edited();
+  // Tells options().on_note, once, that this kernel runs as fibers and why.
+  void note_fibers(const Program& program);
 
   std::shared_ptr<Jit> jit_;
   std::shared_ptr<SourceText> source_;
   KernelDecl decl_;
   KernelOptions options_;
   std::shared_ptr<Globals> globals_;
+  bool fibers_noted_ = false;
   std::unordered_map<std::string, std::unique_ptr<Specialisation>> by_name_expression_;
   std::unordered_map<std::string, Specialisation*> by_signature_;
   Specialisation* last_ = nullptr;

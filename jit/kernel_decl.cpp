@@ -343,25 +343,32 @@ SyncUse scan_sync(std::string_view source) {
     return k < toks.size() && is_punct(toks[k], p);
   };
   SyncUse use;
+  auto other = [&](const Token& t, std::string construct) {
+    if (!use.other_sync) use.first_other = std::move(construct), use.first_other_line = t.line;
+    use.other_sync = true;
+  };
   for (std::size_t k = 0; k < toks.size(); ++k) {
     const Token& t = toks[k];
     if (is_punct(t, "]")) {  // "](", "]{", "] mutable", "] ->": a lambda's introducer ends
-      use.lambda = use.lambda || punct_at(k + 1, "(") || punct_at(k + 1, "{") ||
-                   (k + 1 < toks.size() && is_ident(toks[k + 1], "mutable")) ||
-                   (punct_at(k + 1, "-") && punct_at(k + 2, ">"));
+      const bool lambda = punct_at(k + 1, "(") || punct_at(k + 1, "{") ||
+                          (k + 1 < toks.size() && is_ident(toks[k + 1], "mutable")) ||
+                          (punct_at(k + 1, "-") && punct_at(k + 2, ">"));
+      if (lambda && !use.lambda) use.first_lambda_line = t.line;
+      use.lambda = use.lambda || lambda;
       continue;
     }
     if (t.kind != Token::ident) continue;
     if (std::find(std::begin(kBlockBarriers), std::end(kBlockBarriers), t.text) !=
         std::end(kBlockBarriers)) {
+      if (!use.block_barriers) use.first_barrier_line = t.line;
       use.block_barriers = true;
       continue;
     }
     for (std::string_view p : kOtherPrefixes)
-      if (std::string_view(t.text).starts_with(p)) use.other_sync = true;
-    if (t.text == "cub") use.other_sync = true;  // CUB's collectives synchronise inside
+      if (std::string_view(t.text).starts_with(p)) other(t, t.text);
+    if (t.text == "cub") other(t, "cub");  // CUB's collectives synchronise inside
     if (t.text == "sync" && k > 0 && is_punct(toks[k - 1], ".") && punct_at(k + 1, "("))
-      use.other_sync = true;  // cooperative groups: g.sync()
+      other(t, ".sync()");  // cooperative groups: g.sync()
   }
   return use;
 }

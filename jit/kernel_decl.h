@@ -54,6 +54,10 @@ struct SyncUse {
                                 // (cooperative_groups, tiled_partition, this_thread_block,
                                 // coalesced_threads, g.sync()), CUB (`cub`)
   bool lambda = false;          // a lambda expression (a `return` there is the lambda's own)
+  // The first of each, for the cpu backend's k:info().why: the construct as written
+  // ("__shfl_down_sync", "g.sync()") and its 1-based line in the scanned text.
+  std::string first_other;
+  int first_other_line = 0, first_barrier_line = 0, first_lambda_line = 0;
   // Whether any barrier, warp operation or cooperative-groups construct appears.
   bool any() const { return block_barriers || other_sync; }
 };

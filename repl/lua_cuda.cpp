@@ -449,6 +449,10 @@ std::shared_ptr<jit::Jit> runtime_ptr(lua_State* L) {
       options.on_slow_compile = [](const std::string& what) {
         std::fprintf(stderr, "kiln: %s...\n", what.c_str());
       };
+    if (s.notes)  // a kernel that runs slowly for a reason the user can change says so
+      options.on_note = [](const std::string& what) {
+        std::fprintf(stderr, "kiln: note: %s\n", what.c_str());
+      };
     b.jit = std::make_shared<jit::Jit>(platform.backend, platform.compiler, disk_cache(L),
                                        s.platform.kernels_dir, options);
     b.note = platform.note;

@@ -511,6 +511,7 @@ int kernel_info(lua_State* L) {
       field("local_bytes", a.local_bytes);
       field("max_threads_per_block", a.max_threads_per_block);
       if (!a.threads.empty()) lua_pushstring(L, a.threads.c_str()), lua_setfield(L, -2, "threads");
+      if (!a.why.empty()) lua_pushstring(L, a.why.c_str()), lua_setfield(L, -2, "why");
       lua_pushnumber(L, s->build.ms), lua_setfield(L, -2, "compile_ms");
       lua_pushstring(L, jit::origin_name(s->build.origin)), lua_setfield(L, -2, "cache");
       lua_pushstring(L, s->name_expression.c_str()), lua_setfield(L, -2, "name_expression");

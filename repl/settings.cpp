@@ -142,6 +142,8 @@ Settings Settings::from_environment() {
       s.jit.compile_notice_ms = ms;
   }
   s.jit.cuda_toolkits = p.cuda_toolkits;
+  // KILN_NOTES=0: no notes on stderr (a kernel that runs as fibers, and why).
+  s.notes = flag("KILN_NOTES", true);
   s.cache = read_cache(s);
   s.history_file = env("KILN_HISTORY");
   if (s.history_file.empty() && !getenv("KILN_HISTORY") && !env("HOME").empty())

@@ -38,6 +38,7 @@ struct Settings {
                     // takes its share of the cores unless KILN_CPU_THREADS says otherwise
   std::string history_file;  // KILN_HISTORY, else ~/.kiln_history ("" : none)
   std::string editor;        // EDITOR, else VISUAL, else vi
+  bool notes = true;         // KILN_NOTES=0: no notes on stderr (a kernel running as fibers)
   // Where --install-kernel --user puts kernelspecs: JUPYTER_DATA_DIR, else
   // $XDG_DATA_HOME/jupyter, else ~/.local/share/jupyter (Jupyter's own rule; "" when unknown).
   std::filesystem::path jupyter_data_dir;

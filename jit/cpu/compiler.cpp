@@ -1,5 +1,5 @@
-// The cpu compiler: flags, the translation unit, and the compile with its fallbacks (regions,
-// then checked pointers, then coroutines or fibers).
+// The cpu compiler: flags, the plan (each kernel's thread mode and why, the rewritten source),
+// the translation unit, and one compile (a second only when kiln's rewrite may be what failed).
 #include "jit/cpu/compiler.h"
 
 #include <cxxabi.h>
@@ -62,9 +62,26 @@ std::optional<int> unclosed_brace_line(std::string_view source) {
   return open.back();  // the innermost, as NVRTC reports it
 }
 
+// text as the body of a C string literal: quotes and backslashes escaped, control characters
+// as octal escapes.
+std::string c_string_body(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\%03o", unsigned(static_cast<unsigned char>(c)));
+      out += esc;
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
 // Part of the compiler identity: bump it whenever translation_unit() changes what it generates,
 // so that modules cached by an older kiln are built anew.
-constexpr int kTranslationUnitVersion = 2;
+constexpr int kTranslationUnitVersion = 3;
 
 // The GPU architecture device code sees as __CUDA_ARCH__: the one asked for ("sm_90",
 // "compute_86", "90" -> 900, 860, 900), else sm_80's 800 (NVRTC's check compiles for sm_80 too).
@@ -100,8 +117,28 @@ class CpuCompiler final : public Compiler {
   CompileResult compile(const CompileRequest& request) override;
 
  private:
-  CompileResult compile_once(const CompileRequest& request, const std::vector<Mode>& modes,
-                             const std::vector<std::string>& user, bool checked_pointers);
+  // What one compile builds: each kernel's plan, and the source as the compiler gets it.
+  struct Plan {
+    const CompileRequest& request;
+    std::vector<cpu::ThreadPlan> kernels;  // one per name expression
+    std::string source;                    // request.source, or its region rewrite
+    bool checked_pointers = false;         // check mode: pointer parameters bounds-checked
+    std::vector<std::string> user;         // the user's options, as the host compiler takes them
+    bool has(Mode m) const {
+      return std::any_of(kernels.begin(), kernels.end(),
+                         [m](const cpu::ThreadPlan& k) { return k.mode == m; });
+    }
+    // Whether kiln rewrote the source (beyond extern __shared__), and which rewrite.
+    bool rewritten() const {
+      return checked_pointers || has(kiln_cpu::mode_regions) || has(kiln_cpu::mode_coroutines);
+    }
+    std::string rewrite_name() const {
+      return has(kiln_cpu::mode_regions) ? "regions" : has(kiln_cpu::mode_coroutines) ? "coroutine"
+                                                                                : "checked-pointer";
+    }
+  };
+  Plan make_plan(const CompileRequest& request, std::vector<std::string> user) const;
+  CompileResult compile_once(const Plan& plan);
   std::string compiler_version() const {
     std::call_once(version_once_, [this] { version_ = jit::compiler_version(compiler_); });
     return version_;
@@ -112,8 +149,7 @@ class CpuCompiler final : public Compiler {
     for (const auto& f : code_flags()) out += (out.empty() ? "" : " ") + f;
     return out;
   }
-  std::string translation_unit(const CompileRequest& request, const std::vector<Mode>& modes,
-                               bool checked_pointers) const;
+  std::string translation_unit(const Plan& plan) const;
 
   std::string kernels_dir_, compiler_, prelude_hash_;
   std::string cpu_model_ = cpu::cpu_model_name();  // -march=native builds for this CPU only
@@ -175,25 +211,19 @@ std::vector<std::string> CpuCompiler::code_flags() const {
 }
 
 // prelude, #line 1 "<file>", the user's source, then the exported entry points.
-std::string CpuCompiler::translation_unit(const CompileRequest& request,
-                                          const std::vector<Mode>& modes,
-                                          bool checked_pointers) const {
+std::string CpuCompiler::translation_unit(const Plan& plan) const {
+  const CompileRequest& request = plan.request;
   std::string filename = request.filename.empty() ? "kernel.cu" : request.filename;
-  std::string quoted;
-  for (char c : filename) {
-    if (c == '"' || c == '\\') quoted += '\\';
-    quoted += c;
-  }
-  const bool coroutines =
-      std::find(modes.begin(), modes.end(), kiln_cpu::mode_coroutines) != modes.end();
+  const std::string quoted = c_string_body(filename);
+  const bool coroutines = plan.has(kiln_cpu::mode_coroutines);
   std::string tu = coroutines ? "#define KILN_COROUTINES 1\n" : "";
   // Device code sees what nvcc shows it: __CUDACC__, and __CUDA_ARCH__, so that code under
   // `#if __CUDA_ARCH__ >= 700` is compiled, not silently dropped.
   tu += "#include <kiln/cpu_prelude.h>\n#define __CUDACC__ 1\n#define __CUDA_ARCH__ " +
         std::to_string(cuda_arch_value(request.arch)) + "\n#line 1 \"" + quoted + "\"\n";
-  std::string source = cpu::rewrite_extern_shared(request.source);
+  std::string source = cpu::rewrite_extern_shared(plan.source);
   if (coroutines) source = cpu::rewrite_coroutine_returns(source);
-  tu += checked_pointers ? cpu::rewrite_pointer_params(source) : source;
+  tu += plan.checked_pointers ? cpu::rewrite_pointer_params(source) : source;
   tu +=
       "\n#line 1 \"<kiln entry points>\"\n#define KILN_EXPORT extern \"C\" "
       "__attribute__((visibility(\"default\")))\n";
@@ -213,25 +243,24 @@ std::string CpuCompiler::translation_unit(const CompileRequest& request,
   for (std::size_t i = 0; i < request.name_expressions.size(); ++i) {
     const std::string& expr = request.name_expressions[i];
     const std::string id = std::to_string(i), fn = expr[0] == '(' ? expr : "&" + expr;
-    std::string escaped;
-    for (char c : expr) {
-      if (c == '"' || c == '\\') escaped += '\\';
-      escaped += c;
-    }
+    const std::string escaped = c_string_body(expr);
+    const Mode mode = plan.kernels[i].mode;
     tu += "#line 1 \"<kernel " + escaped + ">\"\n";
     tu += "KILN_EXPORT void kiln_entry_" + id + "(void** kiln_args) { kiln_cpu::invoke< " + fn +
           " >(kiln_args); }\n";
     tu += "KILN_EXPORT void kiln_run_" + id +
           "(void** kiln_args, unsigned long long kiln_first, unsigned long long kiln_last) { "
           "kiln_cpu::" +
-          (modes[i] == kiln_cpu::mode_regions ? "run_regions" : "run") + "< " + fn +
+          (mode == kiln_cpu::mode_regions ? "run_regions" : "run") + "< " + fn +
           " >(kiln_args, kiln_first, kiln_last); }\n";
     tu += "KILN_EXPORT const char* kiln_entry_" + id +
           "_type() { return typeid(kiln_cpu::RawKernel<decltype(" + fn + ")>::type).name(); }\n";
     tu += "KILN_EXPORT const char* kiln_entry_" + id + "_name() { return \"" + escaped + "\"; }\n";
-    tu += "KILN_EXPORT int kiln_entry_" + id + "_mode() { return " + std::to_string(int(modes[i])) +
+    tu += "KILN_EXPORT int kiln_entry_" + id + "_mode() { return " + std::to_string(int(mode)) +
           "; }\n";
-    if (modes[i] == kiln_cpu::mode_coroutines)
+    tu += "KILN_EXPORT const char* kiln_entry_" + id + "_why() { return \"" +
+          c_string_body(plan.kernels[i].why) + "\"; }\n";
+    if (mode == kiln_cpu::mode_coroutines)
       tu += "KILN_EXPORT void* kiln_start_" + id + "(void** kiln_args) { return kiln_cpu::start< " +
             fn + " >(kiln_args); }\n";
   }
@@ -244,76 +273,95 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
     s.replace(p, from.size(), to);
 }
 
+// Whether a failed compile's log can only be the user's mistake: it names nothing kiln's
+// rewrites make (their helpers, coroutines, checked pointers, captures) nor a statement a region
+// lambda cuts from its loop. ("In lambda function" is not a sign: every region is a lambda.)
+// Anything else may be the rewrite's fault, and is compiled again without it.
+bool users_own_error(const std::string& log) {
+  for (const char* mark : {"kiln", "KILN", "co_", "coroutine", "captur", "break", "continue",
+                           "return", "checked_ptr", "RegionEnd"})
+    if (log.find(mark) != std::string::npos) return false;
+  return true;
+}
+
+// The first line of log that says "error", for a reason.
+std::string first_error(const std::string& log) {
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("error") != std::string::npos) return line.size() > 200 ? line.substr(0, 200) + "..." : line;
+  return "no message";
+}
+
 CompileResult CpuCompiler::compile(const CompileRequest& request) {
-  std::vector<std::string> user = cpu::translate_options(request.options);
+  Plan plan = make_plan(request, cpu::translate_options(request.options));
+  try {
+    return compile_once(plan);
+  } catch (const CompileError& e) {
+    if (!plan.rewritten() || users_own_error(e.log())) throw;
+    // kiln's rewrite, not the user's code, may be what failed: the source as written, its
+    // barrier kernels as fibers, builds whatever the user's code builds, and its error (if it
+    // fails too) is the user's.
+    const std::string what = "(the " + plan.rewrite_name() +
+                             " rewrite did not compile: " + first_error(e.log()) + ")";
+    plan.source = request.source;
+    plan.checked_pointers = false;
+    for (cpu::ThreadPlan& k : plan.kernels)
+      if (k.mode == kiln_cpu::mode_regions || k.mode == kiln_cpu::mode_coroutines) {
+        k.mode = kiln_cpu::mode_fibers;
+        k.why += " " + what;
+      }
+    return compile_once(plan);
+  }
+}
+
+// The plan: each kernel's mode and reason, and the source as the compiler gets it. Kernels that
+// can run as coroutines run as regions when the rewrite takes them (not in check mode, which
+// must see every thread reach each barrier).
+CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
+                                         std::vector<std::string> user) const {
   std::vector<std::string> include_dirs{kernels_dir_};
   for (const auto& o : user)
     if (o.rfind("-I", 0) == 0) include_dirs.push_back(o.substr(2));
-  std::vector<Mode> modes =
-      cpu::thread_modes(request.source, request.filename, include_dirs, request.name_expressions);
-  // The scan cannot see everything a compiler does (a `return` from a macro, say): a module
-  // that fails to build as coroutines is built again with fibers, which run any kernel.
-  auto build = [&](bool checked_pointers) {
-    try {
-      return compile_once(request, modes, user, checked_pointers);
-    } catch (const CompileError& e) {
-      const bool coroutine_trouble = e.log().find("coroutine") != std::string::npos ||
-                                     e.log().find("co_return") != std::string::npos ||
-                                     e.log().find("co_await") != std::string::npos;
-      if (!coroutine_trouble) throw;
-      for (auto& m : modes)
-        if (m == kiln_cpu::mode_coroutines) m = kiln_cpu::mode_fibers;
-      return compile_once(request, modes, user, checked_pointers);
-    }
-  };
-  // Kernels that can run as coroutines run as regions when the rewrite takes them (not in check
-  // mode, which must see every thread reach each barrier); any compile failure of the rewritten
-  // module builds it again as coroutines, where the user's own mistakes are reported.
-  const bool coroutines =
-      std::find(modes.begin(), modes.end(), kiln_cpu::mode_coroutines) != modes.end();
-  if (coroutines && regions_ && !check_) {
-    if (auto rewritten = cpu::form_regions(request.source)) {
-      CompileRequest regions = request;
-      regions.source = std::move(*rewritten);
-      std::vector<Mode> region_modes = modes;
-      for (auto& m : region_modes)
-        if (m == kiln_cpu::mode_coroutines) m = kiln_cpu::mode_regions;
-      try {
-        return compile_once(regions, region_modes, user, false);
-      } catch (const CompileError&) {
-      }
+  Plan plan{request,
+            cpu::thread_plans(request.source, request.filename, include_dirs,
+                              request.name_expressions),
+            request.source, check_, std::move(user)};
+  if (!plan.has(kiln_cpu::mode_coroutines)) return plan;
+  std::string declined = !regions_ ? "KILN_REGIONS=0 turns regions off"
+                         : check_  ? "check mode follows each thread to every barrier"
+                                   : "";
+  std::optional<std::string> regions;
+  if (declined.empty()) regions = cpu::form_regions(request.source, &declined);
+  for (cpu::ThreadPlan& k : plan.kernels) {
+    if (k.mode != kiln_cpu::mode_coroutines) continue;
+    if (regions) {
+      k.mode = kiln_cpu::mode_regions;
+      k.why = "its barriers are __syncthreads(); statements: the code between them loops over "
+              "the block's threads";
+    } else {
+      k.why = "barriers the region rewrite declines: " + declined;
     }
   }
-  if (check_) {
-    // Kernels whose pointer parameters cannot be wrapped (e.g. reinterpret_cast of one) still
-    // build in check mode, with kiln::Array accesses checked but not their raw pointers.
-    try {
-      return build(true);
-    } catch (const CompileError&) {
-    }
-  }
-  return build(false);
+  if (regions) plan.source = std::move(*regions);
+  return plan;
 }
 
-CompileResult CpuCompiler::compile_once(const CompileRequest& request,
-                                        const std::vector<Mode>& modes,
-                                        const std::vector<std::string>& user,
-                                        bool checked_pointers) {
+CompileResult CpuCompiler::compile_once(const Plan& plan) {
+  const CompileRequest& request = plan.request;
   TempDir dir;
   const std::string tu_path = dir.path() + "/kernel.cpp", so_path = dir.path() + "/kernel.so";
-  write_file(tu_path, translation_unit(request, modes, checked_pointers));
+  write_file(tu_path, translation_unit(plan));
   std::vector<std::string> argv{compiler_};
   for (const auto& f : code_flags()) argv.push_back(f);
   // Coroutines need C++20, whose headers cost every other module ~15% more compile time. (The
   // source decides the mode, and the source is in the cache key.)
-  if (std::find(modes.begin(), modes.end(), kiln_cpu::mode_coroutines) != modes.end())
-    argv.push_back("-std=c++20");
+  if (plan.has(kiln_cpu::mode_coroutines)) argv.push_back("-std=c++20");
   argv.insert(argv.end(), {"-isystem", kernels_dir_ + "/kiln/cpu_include", "-I" + kernels_dir_});
   if (!request.filename.empty()) {
     fs::path parent = fs::path(request.filename).parent_path();
     if (!parent.empty() && fs::is_directory(parent)) argv.push_back("-I" + parent.string());
   }
-  argv.insert(argv.end(), user.begin(), user.end());
+  argv.insert(argv.end(), plan.user.begin(), plan.user.end());
   argv.insert(argv.end(), {"-o", so_path, tu_path});
   std::string names;
   for (const auto& n : request.name_expressions) names += (names.empty() ? "" : ", ") + n;

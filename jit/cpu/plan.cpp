@@ -23,21 +23,46 @@ bool kiln_header(const std::string& name) {
   return name.rfind("kiln", 0) == 0;
 }
 
-// Whether source (outside the kernel bodies) or a header it includes uses a barrier.
-bool scan_for_barriers(std::string_view source, const fs::path& dir,
-                       const std::vector<std::string>& include_dirs) {
-  if (jit::uses_barriers(source)) return true;
+// "file:line", for the reasons a plan gives.
+std::string place(const std::string& file, int line) {
+  return (file.empty() ? std::string("kernel.cu") : file) + ":" + std::to_string(line);
+}
+
+// Why a synchronising construct found by use at lines of file forces fibers, or "" if none does.
+std::string fiber_reason(const jit::SyncUse& use, const std::string& file, int line_offset) {
+  if (use.other_sync)
+    return "warp or group operation " + use.first_other + " at " +
+           place(file, use.first_other_line + line_offset);
+  if (use.block_barriers)
+    return "a barrier outside a __global__ body, at " +
+           place(file, use.first_barrier_line + line_offset);
+  return "";
+}
+
+// Why source outside the kernel bodies (device functions, globals; bodies blanked, lines kept)
+// or a header it includes makes its barrier kernels fibers, or "" when nothing does.
+std::string barriers_outside(std::string_view outside, const std::string& filename,
+                             const fs::path& dir, const std::vector<std::string>& include_dirs) {
+  if (std::string why = fiber_reason(jit::scan_sync(outside), filename, 0); !why.empty())
+    return why;
   std::vector<fs::path> dirs(include_dirs.begin(), include_dirs.end());
-  for (const jit::IncludedFile& f : jit::walk_includes(source, dir, dirs, kiln_header))
-    if (jit::uses_barriers(f.text)) return true;
-  return false;
+  for (const jit::IncludedFile& f : jit::walk_includes(outside, dir, dirs, kiln_header))
+    if (std::string why = fiber_reason(jit::scan_sync(f.text), f.path.filename().string(), 0);
+        !why.empty())
+      return why;
+  return "";
+}
+
+// The 1-based line of offset at in source.
+int line_at(std::string_view source, std::size_t at) {
+  return 1 + int(std::count(source.begin(), source.begin() + std::min(at, source.size()), '\n'));
 }
 
 }  // namespace
 
-std::vector<Mode> thread_modes(std::string_view source, const std::string& filename,
-                               const std::vector<std::string>& include_dirs,
-                               const std::vector<std::string>& name_expressions) {
+std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string& filename,
+                                     const std::vector<std::string>& include_dirs,
+                                     const std::vector<std::string>& name_expressions) {
   std::vector<jit::KernelBody> bodies = jit::find_kernel_bodies(source);
   std::vector<jit::SyncUse> uses;
   for (const auto& k : bodies)
@@ -48,30 +73,43 @@ std::vector<Mode> thread_modes(std::string_view source, const std::string& filen
     for (std::size_t i = k.open; i < k.close; ++i)
       if (outside[i] != '\n') outside[i] = ' ';
   fs::path dir = filename.empty() ? fs::path(".") : fs::path(filename).parent_path();
-  const bool anywhere = scan_for_barriers(outside, dir, include_dirs);
-  // Coroutines only when every synchronising body qualifies: its only such calls are
-  // __syncthreads*, and it has no lambda (whose `return` must stay a return).
-  bool coroutines = !anywhere;
-  for (const auto& use : uses)
-    if (use.other_sync || (use.block_barriers && use.lambda)) coroutines = false;
-  const Mode sync_mode = coroutines ? kiln_cpu::mode_coroutines : kiln_cpu::mode_fibers;
-  std::vector<Mode> result;
+  // Coroutines (and so regions) only when every synchronising body qualifies: its only such
+  // calls are __syncthreads*, and it has no lambda (whose `return` must stay a return). The
+  // first thing that stops them is the reason every barrier kernel gives.
+  const std::string outside_why = barriers_outside(outside, filename, dir, include_dirs);
+  std::string fibers_why = outside_why;
+  for (std::size_t i = 0; i < bodies.size() && fibers_why.empty(); ++i) {
+    const int offset = line_at(source, bodies[i].open) - 1;
+    if (uses[i].other_sync)
+      fibers_why = fiber_reason(uses[i], filename, offset);
+    else if (uses[i].block_barriers && uses[i].lambda)
+      fibers_why = "a lambda in kernel " + bodies[i].name + ", which has barriers, at " +
+                   place(filename, uses[i].first_lambda_line + offset);
+  }
+  std::vector<ThreadPlan> result;
   for (const auto& expr : name_expressions) {
     // "ns::k<float>" or "(void(*)(int*))k": the kernel's own name.
     std::string base = expr[0] == '(' ? expr.substr(expr.rfind(')') + 1) : expr;
     base = base.substr(0, base.find('<'));
     base.erase(base.find_last_not_of(" \t") + 1);
     if (auto colons = base.rfind("::"); colons != std::string::npos) base = base.substr(colons + 2);
-    bool found = false, sync = anywhere;
+    bool found = false, sync = false;
     for (std::size_t i = 0; i < bodies.size(); ++i) {
       if (bodies[i].name != base) continue;
       found = true;
       sync = sync || uses[i].any();
     }
     if (!found && jit::uses_barriers(source))
-      result.push_back(kiln_cpu::mode_fibers);  // a body the scan did not find
+      result.push_back({kiln_cpu::mode_fibers, "its body was not found by kiln's scan"});
+    else if (!sync && outside_why.empty())
+      result.push_back({kiln_cpu::mode_loop, "no barrier or warp operation"});
+    else if (!sync)  // it may call the device function that synchronises
+      result.push_back({kiln_cpu::mode_fibers, "its body does not synchronise, but it may call "
+                                               "code that does: " + outside_why});
+    else if (!fibers_why.empty())
+      result.push_back({kiln_cpu::mode_fibers, fibers_why});
     else
-      result.push_back(sync ? sync_mode : kiln_cpu::mode_loop);
+      result.push_back({kiln_cpu::mode_coroutines, "barriers only as __syncthreads* in its body"});
   }
   return result;
 }

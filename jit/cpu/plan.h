@@ -9,15 +9,24 @@
 
 namespace kiln::cpu {
 
+// How one kernel's threads run, and why (k:info().threads and k:info().why).
+struct ThreadPlan {
+  kiln_cpu::ThreadMode mode = kiln_cpu::mode_loop;
+  std::string why;  // "warp operation __shfl_down_sync at reduce.cu:10", ...
+  bool operator==(const ThreadPlan&) const = default;
+};
+
 // For each name expression, how that kernel's threads run, from a token scan (comments ignored):
 // - mode_loop: nothing it can reach names a barrier or a warp operation;
 // - mode_coroutines: its body names __syncthreads*, and every barrier of the source is a
-//   __syncthreads* written in a __global__ body without a lambda (the module is built one way);
+//   __syncthreads* written in a __global__ body without a lambda (the module is built one way;
+//   the compiler then makes them regions where jit/cpu/regions.h can);
 // - mode_fibers: otherwise (warp operations, cooperative groups, barriers in device functions or
-//   in the headers the source includes with quotes or as <kiln...> from include_dirs).
-std::vector<kiln_cpu::ThreadMode> thread_modes(std::string_view source, const std::string& filename,
-                                               const std::vector<std::string>& include_dirs,
-                                               const std::vector<std::string>& name_expressions);
+//   in the headers the source includes with quotes or as <kiln...> from include_dirs); why names
+//   the construct and where it is.
+std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string& filename,
+                                     const std::vector<std::string>& include_dirs,
+                                     const std::vector<std::string>& name_expressions);
 
 // Coroutine mode: each `return` in a __global__ body that names a barrier becomes `co_return`
 // (columns shift; lines stay).

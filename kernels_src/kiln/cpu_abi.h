@@ -108,6 +108,7 @@ struct Tls {
 //   const char*  kiln_entry_<i>_type();         typeid(decltype(&kernel)).name()
 //   const char*  kiln_entry_<i>_name();         the name expression
 //   int          kiln_entry_<i>_mode();         its ThreadMode
+//   const char*  kiln_entry_<i>_why();          why it runs so (k:info().why)
 using EntryFn = void (*)(void** args);
 using StartFn = void* (*)(void** args);
 using RunFn = void (*)(void** args, unsigned long long first, unsigned long long last);

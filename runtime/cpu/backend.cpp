@@ -88,6 +88,7 @@ class CpuProgram final : public Program {
                 : entry_.mode == kiln_cpu::mode_fibers  ? "fibers"
                 : entry_.mode == kiln_cpu::mode_regions ? "regions"
                                                         : "coroutines";
+    a.why = entry_.why;
     return a;
   }
 
@@ -128,6 +129,8 @@ class CpuModule final : public Module {
     e.set_thread = required_symbol<void (*)(kiln_cpu::uint3)>(*so_, "kiln_set_thread");
     e.get_launch = required_symbol<void (*)(kiln_cpu::Tls*)>(*so_, "kiln_get_launch");
     e.mode = kiln_cpu::ThreadMode(mode());
+    if (auto why = reinterpret_cast<const char* (*)()>(so_->symbol(lowered_name + "_why")))
+      e.why = why();
     if (e.mode == kiln_cpu::mode_coroutines) {
       e.start = required_symbol<kiln_cpu::StartFn>(*so_, "kiln_start_" + lowered_name.substr(11));
       e.round = required_symbol<kiln_cpu::RoundFn>(*so_, "kiln_round");

@@ -41,6 +41,7 @@ struct KernelEntry {
   void (*get_launch)(kiln_cpu::Tls*) = nullptr;
   kiln_cpu::RoundFn round = nullptr;  // one round of a block (coroutine mode)
   kiln_cpu::ThreadMode mode = kiln_cpu::mode_loop;
+  std::string why;  // the compiler's reason for mode
   const Allocations* allocations = nullptr;  // check mode: the backend's live allocations
 };
 

@@ -226,19 +226,31 @@ TEST(CpuBackend, SourceScanAndRewrite) {
   using M = std::vector<kiln_cpu::ThreadMode>;
   constexpr auto loop = kiln_cpu::mode_loop, fibers = kiln_cpu::mode_fibers,
                  coroutines = kiln_cpu::mode_coroutines;
+  auto thread_modes = [](std::string_view source, const std::string& file,
+                         const std::vector<std::string>& dirs,
+                         const std::vector<std::string>& names) {
+    M modes;
+    for (const cpu::ThreadPlan& p : cpu::thread_plans(source, file, dirs, names))
+      modes.push_back(p.mode);
+    return modes;
+  };
   const char* two = R"(
 __global__ void plain(float* x) { x[0] = 1; }
 template <int N> __global__ void tiled(float* x) { __shared__ float s[N]; s[0] = x[0]; __syncthreads(); }
 __global__ void comment(float* x) { /* __syncthreads() */ x[0] = 2; } // __shfl_sync
 )";
-  EXPECT_EQ(cpu::thread_modes(two, "", {}, {"plain", "tiled<4>", "comment"}),
+  EXPECT_EQ(thread_modes(two, "", {}, {"plain", "tiled<4>", "comment"}),
             (M{loop, coroutines, loop}));
   const char* helper = R"(
 __device__ float warp_sum(float v) { return v + __shfl_xor_sync(0xffffffff, v, 1); }
 __global__ void k(float* x) { x[0] = warp_sum(x[0]); }
 __global__ void j(float* x) { x[0] = 1; }
 )";
-  EXPECT_EQ(cpu::thread_modes(helper, "", {}, {"k", "j"}), (M{fibers, fibers}));
+  EXPECT_EQ(thread_modes(helper, "", {}, {"k", "j"}), (M{fibers, fibers}));
+  // Each plan says why, naming the construct and its line.
+  EXPECT_EQ(cpu::thread_plans(helper, "w.cu", {}, {"k"})[0].why,
+            "its body does not synchronise, but it may call code that does: warp or group "
+            "operation __shfl_xor_sync at w.cu:2");
   // A warp operation, or a lambda beside a barrier, in any kernel: the module's barriers are
   // fibers (it is built one way), while kernels that synchronise not at all stay loops.
   const char* warp = R"(
@@ -246,26 +258,31 @@ __global__ void b(float* x) { __syncthreads(); x[0] = 1; }
 __global__ void w(float* x) { x[0] = __shfl_down_sync(0xffffffff, x[0], 1); }
 __global__ void p(float* x) { x[0] = 2; }
 )";
-  EXPECT_EQ(cpu::thread_modes(warp, "", {}, {"b", "w", "p"}), (M{fibers, fibers, loop}));
+  EXPECT_EQ(thread_modes(warp, "", {}, {"b", "w", "p"}), (M{fibers, fibers, loop}));
   const char* lambda = R"(
 __global__ void l(float* x) { auto f = [](float v) { return v * 2; }; __syncthreads(); x[0] = f(x[0]); }
 )";
-  EXPECT_EQ(cpu::thread_modes(lambda, "", {}, {"l"}), (M{fibers}));
+  EXPECT_EQ(thread_modes(lambda, "", {}, {"l"}), (M{fibers}));
+  EXPECT_EQ(cpu::thread_plans(lambda, "l.cu", {}, {"l"})[0].why,
+            "a lambda in kernel l, which has barriers, at l.cu:2");
   // Tokens in strings and comments do not count; __syncthreads_or alone is a block barrier.
   const char* quiet =
       "__global__ void s(const char** x) { x[0] = \"__syncwarp() g.sync()\"; /* __shfl_sync */ }\n"
       "__global__ void o(int* x) { x[0] = __syncthreads_or(x[threadIdx.x]); }\n";
-  EXPECT_EQ(cpu::thread_modes(quiet, "", {}, {"s", "o"}), (M{loop, coroutines}));
+  EXPECT_EQ(thread_modes(quiet, "", {}, {"s", "o"}), (M{loop, coroutines}));
   // Warp and cooperative-groups operations make the module's synchronising kernels fibers.
   const char* warp_sync = R"(
 __global__ void w(int* x) { __syncwarp(); x[0] = 1; }
 __global__ void t(int* x) { __syncthreads(); x[0] = 1; }
 )";
-  EXPECT_EQ(cpu::thread_modes(warp_sync, "", {}, {"w", "t"}), (M{fibers, fibers}));
+  EXPECT_EQ(thread_modes(warp_sync, "", {}, {"w", "t"}), (M{fibers, fibers}));
+  EXPECT_EQ(cpu::thread_plans(warp_sync, "", {}, {"t"})[0].why,
+            "warp or group operation __syncwarp at kernel.cu:2");
+  EXPECT_EQ(cpu::thread_plans(warp_sync, "", {}, {"t"})[0].mode, fibers);
   for (const char* body : {"auto g = coalesced_threads(); x[0] = g.size();",
                            "x[0] = __uni_sync(~0u, x[0]);", "grid.sync(); x[0] = 1;"}) {
     std::string src = std::string("__global__ void k(int* x) { ") + body + " }";
-    EXPECT_EQ(cpu::thread_modes(src, "", {}, {"k"}), (M{fibers})) << body;
+    EXPECT_EQ(thread_modes(src, "", {}, {"k"}), (M{fibers})) << body;
   }
 
   // Each `return` of a synchronising kernel body becomes co_return; nothing else changes.

@@ -227,8 +227,8 @@ __global__ void k(int* out) {
 }
 
 // What the rewrite takes but the compiler refuses (a `break` no loop encloses any more) builds
-// as coroutines instead, with the same answer.
-TEST(CpuRegions, CompileFailureFallsBackToCoroutines) {
+// from the source as written, as fibers, with the same answer and the reason.
+TEST(CpuRegions, CompileFailureFallsBackToFibers) {
   Built b = build(R"(
 __global__ void k(int* out) {
   __shared__ int s[32];
@@ -241,7 +241,10 @@ __global__ void k(int* out) {
   out[threadIdx.x] = s[31 - threadIdx.x];
 })",
                   "k");
-  EXPECT_EQ(b.kernel->attributes().threads, "coroutines");
+  EXPECT_EQ(b.kernel->attributes().threads, "fibers");
+  EXPECT_NE(b.kernel->attributes().why.find("(the regions rewrite did not compile: "),
+            std::string::npos)
+      << b.kernel->attributes().why;
   Buffer<int> out(32, -1);
   launch(*b.kernel, {1}, {32}, 0, out.p);
   for (int v : out.host()) ASSERT_EQ(v, 2);

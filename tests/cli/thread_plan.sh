@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The cpu backend plans each kernel's thread mode before compiling and says why (k:info().why);
+# a kernel compiles once (twice only when kiln's own rewrite may be what failed); a kernel that
+# runs as fibers says so on stderr once, naming the construct and its line (KILN_NOTES=0: not).
+# Usage: bash thread_plan.sh /path/to/kiln
+set -euo pipefail
+kiln=$(realpath "$1")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[ "$("$kiln" -e 'io.write(cuda.backend())' 2>/dev/null)" = cpu ] || { echo "cpu backend only"; exit 77; }
+
+# A host compiler that counts its runs.
+real_cxx=$(command -v "${KILN_CXX:-c++}")
+cat >"$work/cxx" <<WRAP
+#!/bin/sh
+echo run >>"$work/runs"
+exec "$real_cxx" "\$@"
+WRAP
+chmod +x "$work/cxx"
+export KILN_CXX="$work/cxx" KILN_NVRTC_CHECK=0 KILN_CACHE_DIR="$work/cache"
+runs() { if [ -f "$work/runs" ]; then wc -l <"$work/runs" | tr -d ' '; else echo 0; fi; }
+run() { rm -f "$work/runs"; "$kiln" -e "$1" 2>"$work/err"; }
+
+# A tiled kernel: regions, one compile, no note.
+out=$(run '
+local k = cuda.jit([[
+__global__ void tile(const float* x, float* y) {
+  __shared__ float s[64];
+  s[threadIdx.x] = x[blockIdx.x * 64 + threadIdx.x];
+  __syncthreads();
+  y[blockIdx.x * 64 + threadIdx.x] = s[63 - threadIdx.x];
+}]])
+local x = cuda.to_device(array.arange(128, "float32"))
+local y = cuda.device_array(128, "float32")
+k[{2, 64}](x, y)
+local h = y:copy_to_host()
+assert(h[1] == 63 and h[65] == 127 and h[128] == 64, "regions: wrong result")
+print(k:info().threads .. "|" .. k:info().why)')
+[[ "$out" == "regions|its barriers are __syncthreads(); statements"* ]] || fail "regions plan: '$out'"
+[ "$(runs)" = 1 ] || fail "a region kernel compiles once, ran the compiler $(runs) times"
+[ ! -s "$work/err" ] || fail "a region kernel says nothing on stderr: $(cat "$work/err")"
+
+# The user's mistake in a region kernel: one compile, the user's line in the error.
+out=$(run '
+local ok, e = pcall(function()
+  local k = cuda.jit([[
+__global__ void typo(float* y) {
+  __shared__ float s[64];
+  s[threadIdx.x] = 1;
+  __syncthreads();
+  y[threadIdx.x] = s[threadIdx.x] + undeclared_name;
+}]])
+  k[{1, 64}](cuda.device_array(64, "float32"))
+end)
+print(ok, e)')
+[[ "$out" == false*"kernel.cu:5"*"undeclared_name"* ]] || fail "the user's error: '$out'"
+[ "$(runs)" = 1 ] || fail "a user's error compiles once, ran the compiler $(runs) times"
+
+# A `return` from a macro defeats the region rewrite: built again as fibers (two compiles),
+# with the reason, the right answer and one note.
+out=$(run '
+local k = cuda.jit([[
+#define BAIL_IF(c) if (c) return
+__global__ void bail(float* y, int n) {
+  __shared__ float s[64];
+  s[threadIdx.x] = threadIdx.x;
+  __syncthreads();
+  BAIL_IF(threadIdx.x >= n);
+  y[threadIdx.x] = s[63 - threadIdx.x];
+}]])
+local y = cuda.to_device(array.full(64, -1, "float32"))
+k[{1, 64}](y, 10)
+k[{1, 64}](y, 10)
+local h = y:copy_to_host()
+assert(h[1] == 63 and h[10] == 54 and h[11] == -1, "fallback: wrong result")
+print(k:info().threads .. "|" .. k:info().why)')
+[[ "$out" == "fibers|"*"(the regions rewrite did not compile: "* ]] || fail "rewrite fallback: '$out'"
+[ "$(runs)" = 2 ] || fail "a failed rewrite compiles twice, ran the compiler $(runs) times"
+[ "$(grep -c 'kiln: note: kernel .bail. runs its threads as fibers' "$work/err")" = 1 ] ||
+  fail "one note for a fiber kernel: $(cat "$work/err")"
+
+# A warp operation in a device function: the kernels beside it may call it (the scan cannot
+# tell), so they run as fibers and say so, naming the construct and its line; one note per
+# kernel, however many specialisations. A loop kernel says why it is a loop.
+script='
+local m = cuda.module([[
+template <class T> __device__ T pair_sum(T v) {
+  return v + __shfl_xor_sync(0xffffffffu, v, 1);
+}
+template <class T> __global__ void pairs(T* y) { y[threadIdx.x] = pair_sum(y[threadIdx.x]); }
+__global__ void plain(float* y) { y[threadIdx.x] = 2; }
+]])
+local a = cuda.to_device(array.arange(32, "float32"))
+local b = cuda.to_device(array.arange(32, "int32"))
+m.pairs[{1, 32}](a); m.pairs[{1, 32}](b)
+assert(a:copy_to_host()[1] == 1 and b:copy_to_host()[32] == 61, "pairs: wrong result")
+m.plain[{1, 32}](a)
+print(m.pairs:info().threads .. "|" .. m.pairs:info().why)
+print(m.plain:info().threads .. "|" .. m.plain:info().why)'
+out=$(run "$script")
+[ "$(grep -c '^fibers|its body does not synchronise, but it may call code that does: warp or group operation __shfl_xor_sync at kernel.cu:2$' <<<"$out")" = 2 ] ||
+  fail "plans of kernels beside a device function that synchronises: '$out'"
+[ "$(grep -c 'note: kernel .pairs. runs its threads as fibers.*__shfl_xor_sync' "$work/err")" = 1 ] ||
+  fail "one note for two specialisations: $(cat "$work/err")"
+out=$(run 'local k = cuda.jit("__global__ void plain(float* y) { y[threadIdx.x] = 2; }")
+k[{1, 32}](cuda.device_array(32, "float32"))
+print(k:info().threads .. "|" .. k:info().why)')
+[ "$out" = "loop|no barrier or warp operation" ] || fail "loop plan: '$out'"
+[ ! -s "$work/err" ] || fail "a loop kernel has no note: $(cat "$work/err")"
+KILN_NOTES=0 "$kiln" -e "$script" >/dev/null 2>"$work/err"
+[ ! -s "$work/err" ] || fail "KILN_NOTES=0 says nothing: $(cat "$work/err")"
+echo "thread plan: ok"
