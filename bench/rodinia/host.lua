@@ -101,7 +101,7 @@ function PREPARE.hotspot(s, options)
   end
   return { kernels = { hotspot_pyramid = k }, run = run, inputs = { power = power, temp = temp0 },
            shape = { s.rows, s.cols }, exact = false,
-           describe = ("%dx%d float32, %d steps, pyramid %d"):format(s.rows, s.cols, s.steps, s.pyramid) }
+           describe = ("%dx%d float32; %d steps; pyramid %d"):format(s.rows, s.cols, s.steps, s.pyramid) }
 end
 
 -- pathfinder: the last row of cheapest-path totals through a rows x cols grid of costs 0..9.
@@ -125,7 +125,7 @@ function PREPARE.pathfinder(s, options)
   end
   return { kernels = { pathfinder_pyramid = k }, run = run, inputs = { wall = wall },
            shape = { s.cols }, exact = true,
-           describe = ("%d columns x %d rows int32, pyramid %d"):format(s.cols, s.rows, s.pyramid) }
+           describe = ("%d columns x %d rows int32; pyramid %d"):format(s.cols, s.rows, s.pyramid) }
 end
 
 -- The score matrix's first row and column: a leading gap of i costs i * penalty.
@@ -158,7 +158,7 @@ function PREPARE.nw(s, options)
   end
   return { kernels = { nw_tile_diagonal = k }, run = run, inputs = { reference = reference },
            shape = { n + 1, n + 1 }, exact = true,
-           describe = ("%dx%d int32, penalty %d, %dx%d tiles"):format(n, n, s.penalty, tile, tile) }
+           describe = ("%dx%d int32; penalty %d; %dx%d tiles"):format(n, n, s.penalty, tile, tile) }
 end
 
 -- srad: the image after `iterations` iterations; q0^2 from the device's partial sums, added up
@@ -200,7 +200,7 @@ function PREPARE.srad(s, options)
   end
   return { kernels = { srad_sums = m.srad_sums, srad_coefficients = m.srad_coefficients, srad_update = m.srad_update },
            run = run, inputs = { image = image }, shape = { s.rows, s.cols }, exact = false,
-           describe = ("%dx%d float32, %d iterations, lambda %g"):format(s.rows, s.cols, s.iterations, s.lambda) }
+           describe = ("%dx%d float32; %d iterations; lambda %g"):format(s.rows, s.cols, s.iterations, s.lambda) }
 end
 
 -- The benchmark `name` at these sizes, compiled lazily (on its first run). options.nonce forces
