@@ -50,6 +50,7 @@ local SERIAL = {
   matmul = "BM_serial_matmul", matmul_tiled = "BM_serial_matmul_tiled",
 }
 local LABS = { "copy", "julia", "blur", "blur_shared", "histogram", "reduce", "abs_sum", "matmul", "matmul_tiled", "normalize" }
+local RODINIA = { "hotspot", "pathfinder", "nw", "srad" }
 
 -- The machine's limits: copy bandwidth (bytes/s) and, on a GPU, the peak FP32 rate.
 local limit_bw, limit_name
@@ -124,6 +125,14 @@ if not gpu then
   target("cpu: shared-memory blur (barriers) ≤ 3× serial C++", num(r2) .. "×", r2 and r2 <= 3, "serial tiled blur, same algorithm; " .. fastest)
   local r3 = ratio("lab.matmul_tiled", "BM_serial_matmul_tiled")
   target("cpu: tiled matmul (barriers) ≤ 3× serial C++", num(r3) .. "×", r3 and r3 <= 3, "serial tiled matmul, same algorithm; " .. fastest)
+  -- The Rodinia-style kernels against their OpenMP versions (bench/rodinia/), fastest runs.
+  for _, name in ipairs(RODINIA) do
+    local r = ratio("rodinia." .. name .. ".kiln", "rodinia." .. name .. ".omp")
+    target(("cpu: %s (Rodinia-style) ≤ 2.0× its OpenMP version"):format(name), r and ("%.2f×"):format(r) or "–",
+      r and r <= 2.0, r and ("fastest run of each, %s interleaved; OpenMP on %s threads; threads: %s"):format(
+        FACT["rodinia.rounds"] or "?", FACT["rodinia.threads"] or "?", FACT["threads.rodinia." .. name] or "?")
+        or FACT["skip.rodinia"] or "not measured")
+  end
   local l0 = F["lua_launch/0"] and ms("lua_launch/0") * 1e3
   target("cpu: empty launch ≤ 5 µs", num(l0) .. " µs from Lua (" .. num(F["cpu_launch/0"] and ms("cpu_launch/0") * 1e3) .. " µs from C++)", l0 and l0 <= 5, "<<<1, 32>>>, no arguments")
   local per_px = ms("lab.blur") and ms("lab.blur") * 1e3 / (IMAGE * IMAGE)
@@ -241,6 +250,30 @@ end
 w()
 if gpu and F.cublas_sgemm then
   w(("cuBLAS SGEMM %d×%d: %.4g ms, %.3g GFLOP/s."):format(MATMUL, MATMUL, ms("cublas_sgemm"), 2 * MATMUL ^ 3 / (ms("cublas_sgemm") * 1e-3) / 1e9))
+  w()
+end
+
+-- Rodinia-style kernels ----------------------------------------------------------------------------------
+if F["rodinia." .. RODINIA[1] .. ".kiln"] or F["rodinia." .. RODINIA[2] .. ".kiln"] then
+  w("## Rodinia-style kernels against OpenMP")
+  w()
+  w("CUDA kernels in the style of the Rodinia suite (bench/rodinia/<name>.cu, run by bench/rodinia.lua) beside")
+  w("OpenMP versions of the same algorithms written for a CPU (bench/rodinia/omp.cpp, on " .. (FACT["rodinia.threads"] or "?") .. " threads),")
+  w("from the same generated inputs; kiln's results are checked against the OpenMP ones (integers exactly,")
+  w("floats within 1e-5 of the largest value) and a mismatch fails the run. " .. (FACT["rodinia.rounds"] or "?") .. ", interleaved;")
+  w("time per run of the whole host loop (every launch), ms, median (min–max). *First call* is kiln's first")
+  w("run, compile included (a fresh compile in every round); *compile* is k:info().compile_ms summed over")
+  w("the benchmark's kernels." .. (gpu and "" or " *threads* as in the lab table."))
+  w()
+  w("| kernel | sizes | kiln | OpenMP | kiln / OpenMP, fastest runs | first call | compile | check |" .. (gpu and "" or " threads |"))
+  w("|---|---|---|---|---|---|---|---|" .. (gpu and "" or "---|"))
+  for _, name in ipairs(RODINIA) do
+    local id = "rodinia." .. name
+    local r = ratio(id .. ".kiln", id .. ".omp")
+    w(("| %s | %s | %s | %s | %s | %s | %s | %s |"):format(name, FACT["size." .. id] or "–", cell(id .. ".kiln"), cell(id .. ".omp"),
+      r and ("%.2f×"):format(r) or "–", cell(id .. ".first_call"), cell(id .. ".compile"), FACT[id .. ".check"] or "–")
+      .. (gpu and "" or (" %s |"):format(FACT["threads." .. id] or "–")))
+  end
   w()
 end
 

@@ -34,10 +34,15 @@ fi
 if [[ "${KILN_BENCH_NO_BUILD:-0}" != 1 ]]; then
   if [[ ! -f build/build.ninja ]]; then cmake --preset release >/dev/null; fi
   cmake --build build -j2 --target kiln kiln_bench_micro kiln_proc_timer >/dev/null
+  # The OpenMP versions of the Rodinia-style kernels, where the compiler has OpenMP.
+  if grep -q 'kiln_bench_omp' build/build.ninja; then
+    cmake --build build -j2 --target kiln_bench_omp >/dev/null
+  fi
 fi
 kiln="$root/build/kiln"
 timer="$root/build/bench/kiln_proc_timer"
 micro="$root/build/bench/kiln_bench_micro"
+omp="$root/build/bench/kiln_bench_omp"
 
 backend=$("$kiln" -e 'io.write(cuda.backend())')
 export KILN_BACKEND="$backend"
@@ -56,9 +61,9 @@ if [[ "$backend" == cuda ]]; then
 else
   export KILN_BENCH_IMAGE=1024 KILN_BENCH_MATMUL=512 KILN_BENCH_N=$((1 << 24))
 fi
-reps=5 proc_reps=20 gb_reps=5 sweep_exp=22
+reps=5 proc_reps=20 gb_reps=5 sweep_exp=22 rodinia_runs=3
 if ((full)); then reps=9 proc_reps=40 gb_reps=9 sweep_exp=27; fi
-if ((quick)); then reps=2 proc_reps=3 gb_reps=2 sweep_exp=16; fi
+if ((quick)); then reps=2 proc_reps=3 gb_reps=2 sweep_exp=16 rodinia_runs=1; fi
 
 # The machine and versions.
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
@@ -143,6 +148,43 @@ if [[ "$backend" == cpu ]] && "$py" -c 'import numba' 2>/dev/null; then
   fi
 else
   fact skip.numba_sim "python3-numba is not installed (apt install python3-numba to measure the peer)"
+fi
+
+# The Rodinia-style kernels (bench/rodinia/) against their OpenMP versions (kiln_bench_omp), the
+# OpenMP side on as many threads as kiln has workers. Ratios come from one run, fastest of
+# several, interleaved: each of $reps rounds runs the OpenMP binary once (it writes its results)
+# and then kiln's driver once (a new nonce: its first call compiles afresh; it checks its
+# results against the OpenMP ones and fails this script on a mismatch), each timing
+# $rodinia_runs runs after a warm-up. KILN_BENCH_RODINIA: size options for both, e.g.
+# "--hotspot-steps 10 --nw-n 1024" (bench/rodinia.lua lists them).
+# SAMPLE,id,unit,value lines -> FIG,id,unit,median,min,max,count.
+samples_to_figs() {
+  grep '^SAMPLE,' "$1" | sort -t, -k2,2 -k4,4g | awk -F, '
+    function flush() {
+      if (n) printf "FIG,%s,%s,%.6g,%.6g,%.6g,%d\n", id, unit, n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2, v[1], v[n], n
+    }
+    $2 != id { flush(); id = $2; unit = $3; n = 0 }
+    { v[++n] = $4 }
+    END { flush() }'
+}
+if [[ -x "$omp" ]]; then
+  echo "Rodinia-style kernels against OpenMP ($reps rounds) ..."
+  threads=${KILN_CPU_THREADS:-$cores}
+  refs="$work/rodinia"
+  mkdir -p "$refs"
+  : >"$work/rodinia.txt"
+  read -r -a rodinia_sizes <<<"${KILN_BENCH_RODINIA:-}"
+  for ((round = 1; round <= reps; round++)); do
+    OMP_NUM_THREADS=$threads "$omp" --reps "$rodinia_runs" --out "$refs" "${rodinia_sizes[@]}" >>"$work/rodinia.txt"
+    "$kiln" bench/rodinia.lua --reps "$rodinia_runs" --ref "$refs" --nonce "$round" \
+      "${rodinia_sizes[@]}" >>"$work/rodinia.txt"
+  done
+  fact rodinia.threads "$threads"
+  fact rodinia.rounds "$reps rounds × $rodinia_runs runs"
+  grep '^FACT,' "$work/rodinia.txt" >>"$facts"  # the report keeps each key's last value
+  samples_to_figs "$work/rodinia.txt" | tee -a "$figs"
+else
+  fact skip.rodinia "kiln_bench_omp was not built (the compiler has no OpenMP?)"
 fi
 
 # The seed 004 sweeps, as the labs draw them.
