@@ -5,6 +5,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <exception>
+#include <future>
 #include <mutex>
 #include <thread>
 #include <regex>
@@ -176,8 +178,7 @@ BuildRef Jit::build(const CompileRequest& request, const std::vector<std::string
     origin = Origin::compiled;
     SlowCompileNotice notice(options_, request);
     try {
-      check_for_gpu(request, extra_key);
-      b->result = compiler_->compile(request);
+      b->result = compile_beside_check(request, extra_key);
     } catch (const CompileError& e) {
       rethrow_with_hints(e, request.source);
     }
@@ -206,10 +207,34 @@ std::shared_ptr<Nvrtc> Jit::nvrtc(std::string* why) {
   return nvrtc_;
 }
 
+bool Jit::checks_for_gpu() {
+  return backend_->name() != "cuda" && options_.nvrtc_check && nvrtc(nullptr);
+}
+
+CompileResult Jit::compile_beside_check(const CompileRequest& request,
+                                        const std::vector<std::string>& extra_key) {
+  if (!checks_for_gpu()) return compiler_->compile(request);
+  headers();  // read here, so that the two threads do not race to fill it
+  // The check's thread touches NVRTC and the disk cache; this one only the host compiler.
+  std::future<void> check =
+      std::async(std::launch::async, [&] { check_for_gpu(request, extra_key); });
+  CompileResult result;
+  std::exception_ptr host_error;
+  try {
+    result = compiler_->compile(request);
+  } catch (const Interrupted&) {
+    check.wait();  // Ctrl-C: the interrupt is the answer, whatever NVRTC says
+    throw;
+  } catch (...) {
+    host_error = std::current_exception();
+  }
+  check.get();  // NVRTC's error first: it says what a GPU would
+  if (host_error) std::rethrow_exception(host_error);
+  return result;
+}
+
 void Jit::check_for_gpu(const CompileRequest& request, const std::vector<std::string>& extra_key) {
-  if (backend_->name() == "cuda") return;
-  if (!options_.nvrtc_check) return;
-  if (!nvrtc(nullptr)) return;
+  if (!checks_for_gpu()) return;
   CompileRequest r = request;
   // The GPU target asked for (opts.arch = "sm_90"), else the default one: what the host backend
   // calls its target ("native") means nothing to NVRTC.

@@ -101,6 +101,8 @@ class Jit {
   // that code that runs on the host is known to compile for a GPU and GPU-only mistakes are
   // reported as the cuda backend reports them. options().nvrtc_check turns it off.
   void check_for_gpu(const CompileRequest& request, const std::vector<std::string>& extra_key);
+  // Whether check_for_gpu has work: a backend other than cuda, the check on, NVRTC there.
+  bool checks_for_gpu();
 
   // NVRTC, loaded on first use; nullptr (why filled) without it. For k:ptx() on any backend.
   std::shared_ptr<Nvrtc> nvrtc(std::string* why);
@@ -109,6 +111,12 @@ class Jit {
   const std::map<std::string, std::string>& headers() const;
 
  private:
+  // The backend's compile of request, with check_for_gpu running beside it on a thread of its
+  // own (a cold compile then waits for the slower of the two, not their sum). NVRTC's error,
+  // when there is one, is the one thrown.
+  CompileResult compile_beside_check(const CompileRequest& request,
+                                     const std::vector<std::string>& extra_key);
+
   std::shared_ptr<Backend> backend_;
   std::shared_ptr<Compiler> compiler_;
   DiskCache cache_;
