@@ -16,10 +16,10 @@ M.NAMES = { "hotspot", "pathfinder", "nw", "srad" }
 -- Sizes of the benchmark (each about 20-200 ms per run on kiln on 2 cores). Kernel-side
 -- parameters (pyramid heights) are kiln's alone; the OpenMP versions have no pyramid.
 M.DEFAULTS = {
-  hotspot = { rows = 1024, cols = 1024, steps = 60, pyramid = 2 },
+  hotspot = { rows = 1024, cols = 1024, steps = 20, pyramid = 2 },
   pathfinder = { rows = 100, cols = 100000, pyramid = 20 },
   nw = { n = 2048, penalty = 10 },
-  srad = { rows = 1024, cols = 1024, iterations = 10, lambda = 0.5 },
+  srad = { rows = 1024, cols = 1024, iterations = 3, lambda = 0.5 },
 }
 
 -- The generator's seeds, and the constants of the heat model, as omp.cpp has them.

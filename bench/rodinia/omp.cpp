@@ -237,10 +237,10 @@ using Sizes = std::map<std::string, double>;
 // host.lua's M.DEFAULTS, without the kernels' pyramid heights.
 std::map<std::string, Sizes> default_sizes() {
   return {
-      {"hotspot", {{"rows", 1024}, {"cols", 1024}, {"steps", 60}}},
+      {"hotspot", {{"rows", 1024}, {"cols", 1024}, {"steps", 20}}},
       {"pathfinder", {{"rows", 100}, {"cols", 100000}}},
       {"nw", {{"n", 2048}, {"penalty", 10}}},
-      {"srad", {{"rows", 1024}, {"cols", 1024}, {"iterations", 10}, {"lambda", 0.5}}},
+      {"srad", {{"rows", 1024}, {"cols", 1024}, {"iterations", 3}, {"lambda", 0.5}}},
   };
 }
 
