@@ -176,7 +176,7 @@ if [[ -x "$omp" ]]; then
   read -r -a rodinia_sizes <<<"${KILN_BENCH_RODINIA:-}"
   for ((round = 1; round <= reps; round++)); do
     OMP_NUM_THREADS=$threads "$omp" --reps "$rodinia_runs" --out "$refs" "${rodinia_sizes[@]}" >>"$work/rodinia.txt"
-    "$kiln" bench/rodinia.lua --reps "$rodinia_runs" --ref "$refs" --nonce "$round" \
+    KILN_COMPILE_NOTICE=0 "$kiln" bench/rodinia.lua --reps "$rodinia_runs" --ref "$refs" --nonce "$round" \
       "${rodinia_sizes[@]}" >>"$work/rodinia.txt"
   done
   fact rodinia.threads "$threads"
