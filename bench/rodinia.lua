@@ -140,7 +140,12 @@ end
 print(("FACT,rodinia.backend,%s"):format(cuda.backend()))
 local failures, kiln_ms, first_ms = {}, {}, {}
 for _, name in ipairs(only) do
-  local bench = rodinia.prepare(name, sizes[name], { nonce = opts.nonce })
+  local ok, bench = pcall(rodinia.prepare, name, sizes[name], { nonce = opts.nonce })
+  if not ok then
+    -- A size the kernels cannot take is the caller's mistake; anything else is kiln's failure.
+    if tostring(bench):match("^rodinia ") then fail_usage(bench) end
+    error(bench, 0)
+  end
   print(("FACT,size.rodinia.%s,%s"):format(name, bench.describe))
   local first = wall_ms(bench.run)  -- compiles every kernel (or loads it from a cache)
   print(("SAMPLE,rodinia.%s.first_call,ms,%.6g"):format(name, first))
