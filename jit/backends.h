@@ -21,6 +21,7 @@ struct PlatformOptions {
   CpuBackendOptions cpu;                   // workers, check
   std::string host_compiler = "c++";       // the cpu compiler's C++ compiler
   bool regions = true;                     // cpu: barrier kernels as regions where they qualify
+  bool precompiled_prelude = true;         // cpu: the prelude precompiled once (GCC)
   // Under mpirun, this rank's place among the ranks on its node: the cuda backend takes device
   // local_rank modulo the device count (one GPU per rank).
   int local_rank = 0;

@@ -214,7 +214,9 @@ DiskCache::DiskCache(DiskCache&& other) noexcept
       enabled_(other.enabled_),
       warn_(std::move(other.warn_)),
       warned_unwritable_(other.warned_unwritable_),
-      dir_fd_(std::exchange(other.dir_fd_, -1)) {}
+      dir_fd_(std::exchange(other.dir_fd_, -1)) {
+  std::swap(mutex_, other.mutex_);
+}
 
 DiskCache& DiskCache::operator=(DiskCache&& other) noexcept {
   if (this != &other) {
@@ -222,6 +224,7 @@ DiskCache& DiskCache::operator=(DiskCache&& other) noexcept {
     dir_ = std::move(other.dir_), max_bytes_ = other.max_bytes_, enabled_ = other.enabled_;
     warn_ = std::move(other.warn_), warned_unwritable_ = other.warned_unwritable_;
     dir_fd_ = std::exchange(other.dir_fd_, -1);
+    std::swap(mutex_, other.mutex_);
   }
   return *this;
 }
@@ -357,6 +360,7 @@ fs::path DiskCache::entry_path(const std::string& key) const {
 }
 
 std::optional<CompileResult> DiskCache::load(const std::string& key) {
+  std::lock_guard lock(*mutex_);
   if (!safe_key(key) || !ready()) return std::nullopt;
   const std::string name = key + std::string(kEntrySuffix);
   // O_NONBLOCK: a FIFO planted at the entry's name must not hang the open.
@@ -388,6 +392,7 @@ std::optional<CompileResult> DiskCache::load(const std::string& key) {
 }
 
 void DiskCache::store(const std::string& key, const CompileResult& result) {
+  std::lock_guard lock(*mutex_);
   if (!safe_key(key) || !ready()) return;
   std::string data = encode_entry(result, key);
   // A temporary of a random name, created exclusively (never through a link), then renamed.
@@ -481,6 +486,7 @@ void DiskCache::evict(const std::string& keep) {
 }
 
 CacheStats DiskCache::stats() {
+  std::lock_guard lock(*mutex_);
   CacheStats s;
   s.dir = dir_;
   s.enabled = enabled_;
@@ -495,6 +501,7 @@ CacheStats DiskCache::stats() {
 }
 
 void DiskCache::clear() {
+  std::lock_guard lock(*mutex_);
   if (!ready()) return;
   for (const Listed& e : list())
     if (e.name.ends_with(kEntrySuffix) ||

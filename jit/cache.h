@@ -11,11 +11,14 @@
 // when the opened file is a regular file of this user that others cannot write. A folder owned
 // by someone else, writable by others, or below a folder that others may write to without the
 // sticky bit (where another user could rename it away) is refused: kiln then runs without the
-// disk cache, saying why.
+// disk cache, saying why. One cache may be used from several threads (a compile and the NVRTC
+// check beside it).
 #pragma once
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -76,6 +79,8 @@ class DiskCache {
   Warn warn_;
   bool warned_unwritable_ = false;
   int dir_fd_ = -1;  // the folder, opened and checked once (closed by the destructor)
+  // Held by each public member; a moved-from cache keeps a mutex of its own.
+  std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>();
 };
 
 // Entry (de)serialisation, exposed for tests and the fuzzer. An entry records the key it was

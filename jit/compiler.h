@@ -2,6 +2,8 @@
 // source text and name expressions in, an image that a runtime backend's load() takes out.
 // One compiler per target: jit/cpu/ (the host C++ compiler), jit/cuda/ (NVRTC).
 #pragma once
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,9 +20,19 @@ struct CompileRequest {
   std::string arch;                           // "sm_90", "compute_90"; empty: the compiler's own
 };
 
+// Where a compiler keeps what it builds for its own use from one process to the next (the cpu
+// compiler's precompiled prelude): the Jit's disk cache, under keys the compiler makes with
+// hash_key. Either function may be empty (no disk cache); both may be called from any thread.
+struct CompilerStore {
+  std::function<std::optional<CompileResult>(const std::string& key)> load;
+  std::function<void(const std::string& key, const CompileResult& value)> store;
+};
+
 class Compiler {
  public:
   virtual ~Compiler() = default;
+  // The store to use from now on (the Jit sets it, and clears it before it goes).
+  virtual void use_store(CompilerStore) {}
   // What decides the output besides the request (compiler, version, flags, target): part of
   // every cache key.
   virtual std::string identity(const std::string& arch) const = 0;

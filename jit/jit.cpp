@@ -8,8 +8,8 @@
 #include <exception>
 #include <future>
 #include <mutex>
-#include <thread>
 #include <regex>
+#include <thread>
 
 #include "jit/cuda/nvrtc.h"
 #include "jit/headers.h"
@@ -83,9 +83,15 @@ Jit::Jit(std::shared_ptr<Backend> backend, std::shared_ptr<Compiler> compiler, D
       compiler_(std::move(compiler)),
       cache_(std::move(cache)),
       kernels_dir_(std::move(kernels_dir)),
-      options_(std::move(options)) {}
+      options_(std::move(options)) {
+  compiler_->use_store(
+      {[this](const std::string& key) { return cache_.load(key); },
+       [this](const std::string& key, const CompileResult& value) { cache_.store(key, value); }});
+}
 
-Jit::~Jit() = default;
+Jit::~Jit() {
+  compiler_->use_store({});  // the compiler may outlive this Jit and its cache
+}
 
 std::string Jit::target(const std::string& arch) const {
   if (!arch.empty()) return arch;
@@ -142,8 +148,9 @@ class SlowCompileNotice {
   std::string message = e.what();  // the message, then "\n" and the log
   if (!e.log().empty() && message.size() > e.log().size())
     message.resize(message.size() - e.log().size() - 1);
-  throw CompileError(message + " (hint: the source uses kiln:: but does not #include <kiln.cuh>, "
-                               "which declares kiln::Array, kiln::grid and kiln::gridsize)",
+  throw CompileError(message +
+                         " (hint: the source uses kiln:: but does not #include <kiln.cuh>, "
+                         "which declares kiln::Array, kiln::grid and kiln::gridsize)",
                      e.log());
 }
 
@@ -216,8 +223,10 @@ CompileResult Jit::compile_beside_check(const CompileRequest& request,
   if (!checks_for_gpu()) return compiler_->compile(request);
   headers();  // read here, so that the two threads do not race to fill it
   // The check's thread touches NVRTC and the disk cache; this one only the host compiler.
-  std::future<void> check =
-      std::async(std::launch::async, [&] { check_for_gpu(request, extra_key); });
+  std::future<void> check = std::async(std::launch::async, [&] {
+    block_interrupts_in_this_thread();
+    check_for_gpu(request, extra_key);
+  });
   CompileResult result;
   std::exception_ptr host_error;
   try {
@@ -249,8 +258,8 @@ void Jit::check_for_gpu(const CompileRequest& request, const std::vector<std::st
   }
 }
 
-CompileResult Jit::gpu_build(const CompileRequest& request, const std::vector<std::string>& extra_key,
-                             bool report) {
+CompileResult Jit::gpu_build(const CompileRequest& request,
+                             const std::vector<std::string>& extra_key, bool report) {
   std::string why;
   std::shared_ptr<Nvrtc> compiler = nvrtc(&why);
   if (!compiler) throw Error("a GPU build needs NVRTC, which is unavailable: " + why);
@@ -333,7 +342,9 @@ std::string struct_name_of(const std::string& type) {
 
 // The global a struct's layout probe fills: its size, alignment, and each member's offset and
 // size, as the compiler laid them out.
-std::string layout_symbol(const std::string& struct_name) { return "kiln_layout_" + struct_name; }
+std::string layout_symbol(const std::string& struct_name) {
+  return "kiln_layout_" + struct_name;
+}
 
 // A struct declared in the kernel's source or one of its local headers.
 std::optional<StructDecl> find_struct_in(const SourceText& source, const std::string& name) {
@@ -357,8 +368,8 @@ std::string Kernel::layout_probes() const {
     probes += "__device__ unsigned long long " + layout_symbol(name) + "[] = {sizeof(" + name +
               "), alignof(" + name + ")";
     for (const StructDecl::Member& m : d->members)
-      probes += ", offsetof(" + name + ", " + m.name + "), sizeof(((" + name + "*)0)->" +
-                m.name + ")";
+      probes +=
+          ", offsetof(" + name + ", " + m.name + "), sizeof(((" + name + "*)0)->" + m.name + ")";
     probes += "};\n";
   }
   // After the user's source, so that its lines keep their numbers.
@@ -366,7 +377,7 @@ std::string Kernel::layout_probes() const {
 }
 
 std::shared_ptr<const StructLayout> Kernel::struct_layout(Build& build,
-                                                           const std::string& type) const {
+                                                          const std::string& type) const {
   std::string name = struct_name_of(type);
   if (name.empty()) return nullptr;
   std::optional<StructDecl> d = find_struct_in(*source_, name);
@@ -447,7 +458,8 @@ void Kernel::note_fibers(const Program& program) {
   fibers_noted_ = true;
   jit_->options().on_note("kernel '" + decl_.name +
                           "' runs its threads as fibers, several times slower than a thread "
-                          "loop: " + a.why);
+                          "loop: " +
+                          a.why);
 }
 
 void Kernel::apply_globals(Build& build) const {
@@ -568,7 +580,8 @@ std::string Kernel::current_expression(const std::vector<ArgValue>* args, const 
 }
 
 std::string Kernel::ptx(const std::vector<ArgValue>* args) {
-  const std::string expr = current_expression(args, "give k:ptx() its arguments, or launch it first");
+  const std::string expr =
+      current_expression(args, "give k:ptx() its arguments, or launch it first");
   std::string arch = options_.arch;
   if (arch.empty()) {
     const std::string& preset = jit_->options().arch;
@@ -634,12 +647,12 @@ void validate_options(const std::vector<std::string>& options) {
       "--extra-device-vectorization|-(-)?restrict");
   for (const std::string& o : options) {
     const std::string_view rest = o.size() > 2 ? std::string_view(o).substr(2) : std::string_view();
-    const bool ok = o.starts_with("-D")
-                        ? identifier(rest.substr(0, rest.find('='))) &&
-                              o.find_first_of("\n\r") == std::string::npos
+    const bool ok = o.starts_with("-D") ? identifier(rest.substr(0, rest.find('='))) &&
+                                              o.find_first_of("\n\r") == std::string::npos
                     : o.starts_with("-U") ? identifier(rest)
                                           : o.size() <= 64 && std::regex_match(o, allowed);
-    if (!ok) throw Error("options: '" + o + "' is not an allowed compiler option (see docs/jit.md)");
+    if (!ok)
+      throw Error("options: '" + o + "' is not an allowed compiler option (see docs/jit.md)");
   }
 }
 

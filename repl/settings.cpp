@@ -120,6 +120,7 @@ Settings Settings::from_environment() {
   p.host_compiler = env("KILN_CXX").empty() ? KILN_CXX_COMPILER : env("KILN_CXX");
   if (p.host_compiler.empty()) p.host_compiler = "c++";
   p.regions = flag("KILN_REGIONS", true);
+  p.precompiled_prelude = flag("KILN_PCH", true);
   s.jit.arch = env("KILN_ARCH");
   // KILN_NVRTC_CHECK: 0 off; 1 (default) on; or the GPU architectures to build each kernel for
   // ("sm_80,sm_90": a cubin for each must assemble).

@@ -31,7 +31,7 @@ struct MpiSettings {
 
 struct Settings {
   jit::PlatformOptions platform;  // KILN_BACKEND, KILN_HOME, KILN_CPU_THREADS, KILN_CHECK,
-                                  // KILN_CXX, KILN_REGIONS, CUDA_HOME, CUDA_PATH
+                                  // KILN_CXX, KILN_REGIONS, KILN_PCH, CUDA_HOME, CUDA_PATH
   jit::JitOptions jit;            // KILN_ARCH, KILN_NVRTC_CHECK, KILN_COMPILE_NOTICE (ms; 0: off)
   CacheSettings cache;
   MpiSettings mpi;  // under mpirun: platform.local_rank is set from it, and the cpu backend

@@ -141,7 +141,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   for (;;) {
     pollfd p{read_end.fd, POLLIN, 0};
     int n = ::poll(&p, 1, 100);
-    if (interrupt_flag().load(std::memory_order_relaxed)) {
+    if (limits.interruptible && interrupt_flag().load(std::memory_order_relaxed)) {
       ::kill(pid, SIGKILL);
       wait_exit_code(pid);
       check_interrupt();
@@ -161,6 +161,12 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     }
   }
   result.exit_code = wait_exit_code(pid);
+  // Killed by the terminal's Ctrl-C (it reaches kiln's whole process group) while kiln's own
+  // handler could not see it (SIGINT ignored around an NVRTC compile): an interrupt all the same.
+  if (limits.interruptible && result.exit_code == 128 + SIGINT) {
+    interrupt_flag().store(false, std::memory_order_relaxed);
+    throw Interrupted();
+  }
   return result;
 }
 

@@ -39,6 +39,10 @@ struct ProcessLimits {
   std::uint64_t memory_bytes = 0;
   unsigned cpu_seconds = 0;
   std::size_t output_bytes = 0;
+  // Whether Ctrl-C kills it (the flag is polled, and lowered when it is answered). Work beside
+  // the one the user waits for (a header precompiled on the side) is not: it must not take the
+  // Ctrl-C that is the other's.
+  bool interruptible = true;
 };
 
 // Runs argv[0] (searched in PATH) with argv, waits for it and captures its output. Polls the

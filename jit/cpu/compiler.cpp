@@ -11,15 +11,17 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <regex>
 #include <sstream>
 
 #include "jit/cpu/host_compiler.h"
-#include "jit/lexer.h"
 #include "jit/cpu/plan.h"
+#include "jit/cpu/prelude_pch.h"
 #include "jit/cpu/regions.h"
+#include "jit/lexer.h"
 #include "kiln/cpu_abi.h"
 #include "runtime/cpu/backend.h"
 #include "runtime/cpu/shared_object.h"
@@ -105,9 +107,8 @@ class CpuCompiler final : public Compiler {
   // --version line: running it costs milliseconds that a cached kernel's first launch must not.
   std::string identity(const std::string&) const override {
     return "cpu:" + compiler_fingerprint(compiler_) + ":" + cpu_model_ + ":abi" +
-           std::to_string(KILN_CPU_ABI_VERSION) + ":tu" +
-           std::to_string(kTranslationUnitVersion) + ":prelude" + prelude_hash_ + ":" +
-           joined_flags() +
+           std::to_string(KILN_CPU_ABI_VERSION) + ":tu" + std::to_string(kTranslationUnitVersion) +
+           ":prelude" + prelude_hash_ + ":" + joined_flags() +
            (regions_ ? ":regions" + std::to_string(cpu::kRegionsVersion) : ":no-regions");
   }
   std::string default_arch() const override { return "native"; }
@@ -115,6 +116,9 @@ class CpuCompiler final : public Compiler {
     return "kernels built by " + compiler_ + " (" + compiler_version() + ")";
   }
   CompileResult compile(const CompileRequest& request) override;
+  void use_store(CompilerStore store) override {
+    if (pch_) pch_->use_store(std::move(store));
+  }
 
  private:
   // What one compile builds: each kernel's plan, and the source as the compiler gets it.
@@ -124,6 +128,7 @@ class CpuCompiler final : public Compiler {
     std::string source;                    // request.source, or its region rewrite
     bool checked_pointers = false;         // check mode: pointer parameters bounds-checked
     std::vector<std::string> user;         // the user's options, as the host compiler takes them
+    std::string pch_dir;                   // first on the include path: the prelude precompiled
     bool has(Mode m) const {
       return std::any_of(kernels.begin(), kernels.end(),
                          [m](const cpu::ThreadPlan& k) { return k.mode == m; });
@@ -133,11 +138,19 @@ class CpuCompiler final : public Compiler {
       return checked_pointers || has(kiln_cpu::mode_regions) || has(kiln_cpu::mode_coroutines);
     }
     std::string rewrite_name() const {
-      return has(kiln_cpu::mode_regions) ? "regions" : has(kiln_cpu::mode_coroutines) ? "coroutine"
-                                                                                : "checked-pointer";
+      return has(kiln_cpu::mode_regions)      ? "regions"
+             : has(kiln_cpu::mode_coroutines) ? "coroutine"
+                                              : "checked-pointer";
     }
   };
   Plan make_plan(const CompileRequest& request, std::vector<std::string> user) const;
+  // The flags a compile of plan passes that a precompiled prelude must have been made with
+  // (GCC checks the macros itself; include folders are the same for every compile).
+  std::vector<std::string> prelude_flags(const Plan& plan) const;
+  // The folder of the precompiled prelude for plan, or "" (see PrecompiledPrelude::folder).
+  std::string prelude_folder(const Plan& plan, std::future<void>* build) {
+    return pch_ ? pch_->folder(prelude_flags(plan), identity(""), build) : "";
+  }
   CompileResult compile_once(const Plan& plan);
   std::string compiler_version() const {
     std::call_once(version_once_, [this] { version_ = jit::compiler_version(compiler_); });
@@ -157,6 +170,7 @@ class CpuCompiler final : public Compiler {
   mutable std::string version_;
   bool check_ = false;
   bool regions_ = true;  // part of the identity: it decides how modules are built
+  std::unique_ptr<cpu::PrecompiledPrelude> pch_;  // null: not used (clang, or turned off)
 };
 
 CpuCompiler::CpuCompiler(const CpuCompilerOptions& options)
@@ -173,6 +187,13 @@ CpuCompiler::CpuCompiler(const CpuCompilerOptions& options)
   for (const auto& e : fs::recursive_directory_iterator(fs::path(kernels_dir_) / "kiln"))
     if (e.is_regular_file()) headers.push_back(e.path());
   std::sort(headers.begin(), headers.end());
+  // clang's precompiled headers are not silently skipped when they do not fit: GCC only.
+  if (options.precompiled_prelude &&
+      compiler_fingerprint(compiler_).find("clang") == std::string::npos)
+    pch_ = std::make_unique<cpu::PrecompiledPrelude>(
+        compiler_, kernels_dir_ + "/kiln/cpu_prelude.h",
+        std::vector<std::string>{"-isystem", kernels_dir_ + "/kiln/cpu_include",
+                                 "-I" + kernels_dir_});
   std::string prelude;
   for (const auto& h : headers)
     prelude += fs::relative(h, kernels_dir_).string() + '\n' + read_text(h);
@@ -207,6 +228,15 @@ std::vector<std::string> CpuCompiler::code_flags() const {
     flags.push_back("-fno-gnu-unique");
   // Check mode: bounds checks, and line tables to name the source line of a bad access.
   if (check_) flags.insert(flags.end(), {"-DKILN_CHECK=1", "-g"});
+  return flags;
+}
+
+std::vector<std::string> CpuCompiler::prelude_flags(const Plan& plan) const {
+  std::vector<std::string> flags = code_flags();
+  if (plan.has(kiln_cpu::mode_coroutines))
+    flags.insert(flags.end(), {"-std=c++20", "-DKILN_COROUTINES=1"});  // as the unit defines it
+  for (const auto& o : plan.user)
+    if (o.starts_with("-O") || o.starts_with("-g") || o.starts_with("-std=")) flags.push_back(o);
   return flags;
 }
 
@@ -288,12 +318,15 @@ bool users_own_error(const std::string& log) {
 std::string first_error(const std::string& log) {
   std::istringstream lines(log);
   for (std::string line; std::getline(lines, line);)
-    if (line.find("error") != std::string::npos) return line.size() > 200 ? line.substr(0, 200) + "..." : line;
+    if (line.find("error") != std::string::npos)
+      return line.size() > 200 ? line.substr(0, 200) + "..." : line;
   return "no message";
 }
 
 CompileResult CpuCompiler::compile(const CompileRequest& request) {
   Plan plan = make_plan(request, cpu::translate_options(request.options));
+  std::future<void> building;  // the first compile with new flags precompiles the prelude beside
+  plan.pch_dir = prelude_folder(plan, &building);
   try {
     return compile_once(plan);
   } catch (const CompileError& e) {
@@ -301,8 +334,8 @@ CompileResult CpuCompiler::compile(const CompileRequest& request) {
     // kiln's rewrite, not the user's code, may be what failed: the source as written, its
     // barrier kernels as fibers, builds whatever the user's code builds, and its error (if it
     // fails too) is the user's.
-    const std::string what = "(the " + plan.rewrite_name() +
-                             " rewrite did not compile: " + first_error(e.log()) + ")";
+    const std::string what =
+        "(the " + plan.rewrite_name() + " rewrite did not compile: " + first_error(e.log()) + ")";
     plan.source = request.source;
     plan.checked_pointers = false;
     for (cpu::ThreadPlan& k : plan.kernels)
@@ -310,6 +343,7 @@ CompileResult CpuCompiler::compile(const CompileRequest& request) {
         k.mode = kiln_cpu::mode_fibers;
         k.why += " " + what;
       }
+    plan.pch_dir = prelude_folder(plan, nullptr);
     return compile_once(plan);
   }
 }
@@ -322,10 +356,10 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
   std::vector<std::string> include_dirs{kernels_dir_};
   for (const auto& o : user)
     if (o.rfind("-I", 0) == 0) include_dirs.push_back(o.substr(2));
-  Plan plan{request,
-            cpu::thread_plans(request.source, request.filename, include_dirs,
-                              request.name_expressions),
-            request.source, check_, std::move(user)};
+  Plan plan{
+      request,
+      cpu::thread_plans(request.source, request.filename, include_dirs, request.name_expressions),
+      request.source, check_, std::move(user)};
   if (!plan.has(kiln_cpu::mode_coroutines)) return plan;
   std::string declined = !regions_ ? "KILN_REGIONS=0 turns regions off"
                          : check_  ? "check mode follows each thread to every barrier"
@@ -336,8 +370,9 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
     if (k.mode != kiln_cpu::mode_coroutines) continue;
     if (regions) {
       k.mode = kiln_cpu::mode_regions;
-      k.why = "its barriers are __syncthreads(); statements: the code between them loops over "
-              "the block's threads";
+      k.why =
+          "its barriers are __syncthreads(); statements: the code between them loops over "
+          "the block's threads";
     } else {
       k.why = "barriers the region rewrite declines: " + declined;
     }
@@ -356,6 +391,7 @@ CompileResult CpuCompiler::compile_once(const Plan& plan) {
   // Coroutines need C++20, whose headers cost every other module ~15% more compile time. (The
   // source decides the mode, and the source is in the cache key.)
   if (plan.has(kiln_cpu::mode_coroutines)) argv.push_back("-std=c++20");
+  if (!plan.pch_dir.empty()) argv.push_back("-I" + plan.pch_dir);
   argv.insert(argv.end(), {"-isystem", kernels_dir_ + "/kiln/cpu_include", "-I" + kernels_dir_});
   if (!request.filename.empty()) {
     fs::path parent = fs::path(request.filename).parent_path();

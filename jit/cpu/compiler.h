@@ -14,6 +14,7 @@ struct CpuCompilerOptions {
   std::string compiler = "c++";  // the host C++ compiler, by name or path
   bool check = false;            // check mode: bounds-checked pointers, line tables
   bool regions = true;           // barrier kernels as regions where they qualify (regions.h)
+  bool precompiled_prelude = true;  // GCC: the prelude precompiled once (prelude_pch.h)
 };
 
 // The cpu compiler. Throws kiln::Error when kernels_dir has no kiln/cpu_prelude.h.

@@ -104,8 +104,10 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
     else if (!sync && outside_why.empty())
       result.push_back({kiln_cpu::mode_loop, "no barrier or warp operation"});
     else if (!sync)  // it may call the device function that synchronises
-      result.push_back({kiln_cpu::mode_fibers, "its body does not synchronise, but it may call "
-                                               "code that does: " + outside_why});
+      result.push_back({kiln_cpu::mode_fibers,
+                        "its body does not synchronise, but it may call "
+                        "code that does: " +
+                            outside_why});
     else if (!fibers_why.empty())
       result.push_back({kiln_cpu::mode_fibers, fibers_why});
     else
@@ -138,7 +140,8 @@ std::string rewrite_extern_shared(std::string_view source) {
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     if (tokens[i].directive || !jit::is_ident(tokens[i], "extern")) continue;
     std::size_t end = i;
-    while (end < tokens.size() && !jit::is_punct(tokens[end], ";") && !jit::is_punct(tokens[end], "{"))
+    while (end < tokens.size() && !jit::is_punct(tokens[end], ";") &&
+           !jit::is_punct(tokens[end], "{"))
       ++end;
     if (end == tokens.size() || !jit::is_punct(tokens[end], ";")) continue;
     // The declaration's words, qualifiers left out: extern, __shared__, __align__(N), alignas(N).
@@ -208,7 +211,8 @@ bool pointer_param(const std::vector<jit::Token>& t, std::size_t first, std::siz
     if (jit::is_ident(k, "const") || jit::is_ident(k, "volatile")) continue;
     if (k.kind == jit::Token::ident && !named) {
       named = true;
-      while (j + 2 < s && jit::is_punct(t[j + 1], "::") && t[j + 2].kind == jit::Token::ident) j += 2;
+      while (j + 2 < s && jit::is_punct(t[j + 1], "::") && t[j + 2].kind == jit::Token::ident)
+        j += 2;
       continue;
     }
     if (named && jit::is_punct(k, "<")) {
@@ -245,8 +249,10 @@ std::string rewrite_pointer_params(std::string_view source) {
     std::size_t start = open + 1;
     for (std::size_t i = open + 1; i <= close; ++i) {
       const jit::Token& t = tokens[i];
-      if (i != close && (jit::is_punct(t, "<") || jit::is_punct(t, "(") || jit::is_punct(t, "["))) ++depth;
-      if (i != close && (jit::is_punct(t, ">") || jit::is_punct(t, ")") || jit::is_punct(t, "]"))) --depth;
+      if (i != close && (jit::is_punct(t, "<") || jit::is_punct(t, "(") || jit::is_punct(t, "[")))
+        ++depth;
+      if (i != close && (jit::is_punct(t, ">") || jit::is_punct(t, ")") || jit::is_punct(t, "]")))
+        --depth;
       if ((depth == 0 && jit::is_punct(t, ",")) || i == close) {
         params.emplace_back(start, i);
         start = i + 1;

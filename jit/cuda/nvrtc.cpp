@@ -7,6 +7,7 @@
 #include <nvrtc.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -85,6 +86,28 @@ std::vector<std::string> find_include_dirs(const std::string& library,
   }
   return {};
 }
+
+// SIGINT ignored for a scope, its handler restored after. NVRTC's front end installs a SIGINT
+// handler of its own for the length of a compile unless SIGINT is ignored when it starts, and
+// that handler ends the process (exit status 4): a Ctrl-C meant for kiln, or for the host
+// compile running beside the NVRTC check, killed the session. The host compiler, in kiln's
+// process group, still dies of a terminal's Ctrl-C meanwhile, and run_process reports that as
+// the interrupt. (NVRTC compiles one program at a time here: the check waits for each.)
+class SigintIgnored {
+ public:
+  SigintIgnored() {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    ::sigaction(SIGINT, &ignore, &previous_);
+  }
+  ~SigintIgnored() { ::sigaction(SIGINT, &previous_, nullptr); }
+  SigintIgnored(const SigintIgnored&) = delete;
+  SigintIgnored& operator=(const SigintIgnored&) = delete;
+
+ private:
+  struct sigaction previous_ {};
+};
 
 // An nvrtcProgram destroyed on scope exit.
 class ProgramGuard {
@@ -266,8 +289,11 @@ CompileResult Nvrtc::compile(const CompileRequest& request,
   }
   std::vector<const char*> option_ptrs;
   for (const std::string& o : options) option_ptrs.push_back(o.c_str());
-  nvrtcResult compiled =
-      a.CompileProgram(prog, static_cast<int>(option_ptrs.size()), option_ptrs.data());
+  nvrtcResult compiled;
+  {
+    SigintIgnored quiet;
+    compiled = a.CompileProgram(prog, static_cast<int>(option_ptrs.size()), option_ptrs.data());
+  }
 
   CompileResult out;
   std::size_t size = 0;

@@ -5,7 +5,11 @@
 // operations call back into the runtime (kiln_cpu::Api), which runs the block's threads as
 // fibers. Kept light on purpose: every kernel compile parses it. Split by topic, in the order
 // the kernel-side code needs them.
-#pragma once
+// A guard macro, not #pragma once: compiled as a precompiled header (jit/cpu/prelude_pch.h) the
+// prelude is the main file, where #pragma once means nothing; the macro survives into the .gch,
+// so a second #include (cuda_runtime.h's, say) is empty.
+#ifndef KILN_CPU_PRELUDE_H
+#define KILN_CPU_PRELUDE_H
 #define KILN_CPU 1
 
 #include <math.h>  // the C++ wrapper: float overloads of sqrt, abs, ... in the global namespace
@@ -33,3 +37,4 @@
 #include "kiln/cpu_check.h"
 #include "kiln/cpu_modes.h"
 // clang-format on
+#endif  // KILN_CPU_PRELUDE_H

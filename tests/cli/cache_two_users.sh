@@ -21,9 +21,10 @@ chmod 755 "$work"
 export KILN_BACKEND=cpu KILN_COMPILE_NOTICE=0 KILN_NVRTC_CHECK=0 HOME="$work"
 
 # Runs kiln's -e code as uid $1 with KILN_CACHE_DIR=$2; stdout to $work/out, stderr to $work/err.
+# (KILN_PCH=0: the cache then holds only kernel entries, which the cases below pick by age.)
 as_user() {
   local uid=$1 dir=$2 code=$3
-  KILN_CACHE_DIR="$dir" setpriv --reuid="$uid" --regid="$uid" --clear-groups \
+  KILN_PCH=0 KILN_CACHE_DIR="$dir" setpriv --reuid="$uid" --regid="$uid" --clear-groups \
     "$kiln" -e "$code" >"$work/out" 2>"$work/err"
 }
 fail() { echo "FAIL: $*"; cat "$work/err"; exit 1; }
@@ -72,7 +73,7 @@ grep -q "stored under another key" "$work/err" || fail "no warning naming the re
 # 4. A FIFO at the entry's name: no hang (timeout would fail the test), the kernel runs.
 rm -f "$entry"
 mkfifo "$entry" && chown 4242:4242 "$entry"
-timeout 60 env KILN_CACHE_DIR="$cache" setpriv --reuid=4242 --regid=4242 --clear-groups \
+timeout 60 env KILN_PCH=0 KILN_CACHE_DIR="$cache" setpriv --reuid=4242 --regid=4242 --clear-groups \
   "$kiln" -e "$script" >"$work/out" 2>"$work/err" || fail "run with a FIFO entry (status $?)"
 [[ $(cat "$work/out") == compiled ]] || fail "expected a compile past the FIFO"
 echo "cache_two_users: ok"

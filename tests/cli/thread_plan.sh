@@ -10,11 +10,11 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ "$("$kiln" -e 'io.write(cuda.backend())' 2>/dev/null)" = cpu ] || { echo "cpu backend only"; exit 77; }
 
-# A host compiler that counts its runs.
+# A host compiler that counts its kernel compiles (not the precompiled prelude's).
 real_cxx=$(command -v "${KILN_CXX:-c++}")
 cat >"$work/cxx" <<WRAP
 #!/bin/sh
-echo run >>"$work/runs"
+case " \$* " in *" c++-header "*) ;; *) echo run >>"$work/runs" ;; esac
 exec "$real_cxx" "\$@"
 WRAP
 chmod +x "$work/cxx"

@@ -17,9 +17,12 @@ using cpu_test::Buffer;
 constexpr const char* kStoresValue =
     "__global__ void store(int* out) { out[threadIdx.x] = VALUE; }";
 
-// A dispatcher on the cpu backend whose disk cache is dir.
+// A dispatcher on the cpu backend whose disk cache is dir (and holds only kernels: no
+// precompiled prelude).
 std::shared_ptr<Jit> jit_with_cache(const std::filesystem::path& dir) {
-  return std::make_shared<Jit>(cpu_test::backend(), cpu_test::compiler(),
+  jit::CpuCompilerOptions options = cpu_test::compiler_options();
+  options.precompiled_prelude = false;
+  return std::make_shared<Jit>(cpu_test::backend(), make_cpu_compiler(options),
                                DiskCache(dir, 1ull << 30, true, nullptr), KILN_KERNELS_DIR,
                                JitOptions{"", false, {}});
 }
