@@ -361,23 +361,33 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
       cpu::thread_plans(request.source, request.filename, include_dirs, request.name_expressions),
       request.source, check_, std::move(user)};
   if (!plan.has(kiln_cpu::mode_coroutines)) return plan;
-  std::string declined = !regions_ ? "KILN_REGIONS=0 turns regions off"
-                         : check_  ? "check mode follows each thread to every barrier"
-                                   : "";
-  std::optional<std::string> regions;
-  if (declined.empty()) regions = cpu::form_regions(request.source, &declined);
-  for (cpu::ThreadPlan& k : plan.kernels) {
+  const std::string off = !regions_ ? "KILN_REGIONS=0 turns regions off"
+                          : check_  ? "check mode follows each thread to every barrier"
+                                    : "";
+  cpu::RegionRewrite regions;
+  if (off.empty()) regions = cpu::form_regions_by_kernel(request.source);
+  bool rewritten = false;
+  for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
+    cpu::ThreadPlan& k = plan.kernels[i];
     if (k.mode != kiln_cpu::mode_coroutines) continue;
-    if (regions) {
+    auto declined = regions.declined.find(cpu::kernel_name(request.name_expressions[i]));
+    if (off.empty() && declined == regions.declined.end()) {
       k.mode = kiln_cpu::mode_regions;
       k.why =
           "its barriers are __syncthreads(); statements: the code between them loops over "
           "the block's threads";
-    } else {
-      k.why = "barriers the region rewrite declines: " + declined;
+      rewritten = true;
+      continue;
+    }
+    const std::string why = off.empty() ? declined->second : off;
+    if (k.no_coroutines.empty()) {
+      k.why = "barriers the region rewrite declines: " + why;
+    } else {  // coroutines cannot share the unit with that body
+      k.mode = kiln_cpu::mode_fibers;
+      k.why = "the region rewrite declines it (" + why + "), and beside it is " + k.no_coroutines;
     }
   }
-  if (regions) plan.source = std::move(*regions);
+  if (rewritten) plan.source = std::move(regions.source);
   return plan;
 }
 

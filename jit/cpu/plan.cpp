@@ -60,6 +60,14 @@ int line_at(std::string_view source, std::size_t at) {
 
 }  // namespace
 
+std::string kernel_name(const std::string& expr) {
+  std::string base = expr[0] == '(' ? expr.substr(expr.rfind(')') + 1) : expr;
+  base = base.substr(0, base.find('<'));
+  base.erase(base.find_last_not_of(" \t") + 1);
+  if (auto colons = base.rfind("::"); colons != std::string::npos) base = base.substr(colons + 2);
+  return base;
+}
+
 std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string& filename,
                                      const std::vector<std::string>& include_dirs,
                                      const std::vector<std::string>& name_expressions) {
@@ -73,28 +81,27 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
     for (std::size_t i = k.open; i < k.close; ++i)
       if (outside[i] != '\n') outside[i] = ' ';
   fs::path dir = filename.empty() ? fs::path(".") : fs::path(filename).parent_path();
-  // Coroutines (and so regions) only when every synchronising body qualifies: its only such
-  // calls are __syncthreads*, and it has no lambda (whose `return` must stay a return). The
-  // first thing that stops them is the reason every barrier kernel gives.
+  // A kernel is a candidate for regions (and coroutines) when its only synchronisation is
+  // __syncthreads* in its own body, without a lambda (whose `return` must stay a return), and
+  // nothing outside the kernel bodies synchronises. Each body's reason when it is not:
   const std::string outside_why = barriers_outside(outside, filename, dir, include_dirs);
-  std::string fibers_why = outside_why;
-  for (std::size_t i = 0; i < bodies.size() && fibers_why.empty(); ++i) {
+  std::vector<std::string> body_why(bodies.size());
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
     const int offset = line_at(source, bodies[i].open) - 1;
     if (uses[i].other_sync)
-      fibers_why = fiber_reason(uses[i], filename, offset);
+      body_why[i] = fiber_reason(uses[i], filename, offset);
     else if (uses[i].block_barriers && uses[i].lambda)
-      fibers_why = "a lambda in kernel " + bodies[i].name + ", which has barriers, at " +
-                   place(filename, uses[i].first_lambda_line + offset);
+      body_why[i] = "a lambda in kernel " + bodies[i].name + ", which has barriers, at " +
+                    place(filename, uses[i].first_lambda_line + offset);
   }
   std::vector<ThreadPlan> result;
   for (const auto& expr : name_expressions) {
-    // "ns::k<float>" or "(void(*)(int*))k": the kernel's own name.
-    std::string base = expr[0] == '(' ? expr.substr(expr.rfind(')') + 1) : expr;
-    base = base.substr(0, base.find('<'));
-    base.erase(base.find_last_not_of(" \t") + 1);
-    if (auto colons = base.rfind("::"); colons != std::string::npos) base = base.substr(colons + 2);
+    const std::string base = kernel_name(expr);
     bool found = false, sync = false;
+    std::string own_why, other_why;  // this kernel's bodies', another body's
     for (std::size_t i = 0; i < bodies.size(); ++i) {
+      std::string& why = bodies[i].name == base ? own_why : other_why;
+      if (why.empty()) why = body_why[i];
       if (bodies[i].name != base) continue;
       found = true;
       sync = sync || uses[i].any();
@@ -108,10 +115,13 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
                         "its body does not synchronise, but it may call "
                         "code that does: " +
                             outside_why});
-    else if (!fibers_why.empty())
-      result.push_back({kiln_cpu::mode_fibers, fibers_why});
+    else if (!outside_why.empty())
+      result.push_back({kiln_cpu::mode_fibers, outside_why});
+    else if (!own_why.empty())
+      result.push_back({kiln_cpu::mode_fibers, own_why});
     else
-      result.push_back({kiln_cpu::mode_coroutines, "barriers only as __syncthreads* in its body"});
+      result.push_back(
+          {kiln_cpu::mode_coroutines, "barriers only as __syncthreads* in its body", other_why});
   }
   return result;
 }

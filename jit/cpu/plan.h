@@ -13,14 +13,21 @@ namespace kiln::cpu {
 struct ThreadPlan {
   kiln_cpu::ThreadMode mode = kiln_cpu::mode_loop;
   std::string why;  // "warp operation __shfl_down_sync at reduce.cu:10", ...
+  // A coroutine candidate whose source also holds a body that coroutines cannot build (a warp
+  // operation, a lambda beside barriers: the coroutine macros apply to the whole unit): why. It
+  // runs as regions, or as fibers when the region rewrite declines it.
+  std::string no_coroutines;
   bool operator==(const ThreadPlan&) const = default;
 };
 
+// The kernel's own name in a name expression: "k" for "ns::k<float>" or "(void(*)(int*))k".
+std::string kernel_name(const std::string& name_expression);
+
 // For each name expression, how that kernel's threads run, from a token scan (comments ignored):
 // - mode_loop: nothing it can reach names a barrier or a warp operation;
-// - mode_coroutines: its body names __syncthreads*, and every barrier of the source is a
-//   __syncthreads* written in a __global__ body without a lambda (the module is built one way;
-//   the compiler then makes them regions where jit/cpu/regions.h can);
+// - mode_coroutines: its body names __syncthreads* and nothing else that synchronises, without a
+//   lambda, and nothing outside the kernel bodies synchronises (the compiler then makes it
+//   regions where jit/cpu/regions.h can; see no_coroutines);
 // - mode_fibers: otherwise (warp operations, cooperative groups, barriers in device functions or
 //   in the headers the source includes with quotes or as <kiln...> from include_dirs); why names
 //   the construct and where it is.

@@ -79,4 +79,63 @@ std::set<std::string> constant_macros(std::string_view src, const std::vector<To
   return out;
 }
 
+std::set<std::string> value_macros(std::string_view src, const std::vector<Token>& toks,
+                                   const std::set<std::string>& constants) {
+  std::set<std::string> out;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (std::size_t i = 0; i + 2 < toks.size(); ++i) {
+      if (!toks[i].directive || !is_ident(toks[i], "define") || toks[i + 1].kind != Token::ident ||
+          out.count(toks[i + 1].text) || !is_punct(toks[i + 2], "(") ||
+          toks[i + 2].begin != toks[i + 1].end)
+        continue;  // not function-like
+      std::size_t eol = toks[i].end;
+      while (eol < src.size() && !(src[eol] == '\n' && src[eol - 1] != '\\')) ++eol;
+      std::set<std::string> params;
+      std::size_t k = i + 3;
+      for (; k < toks.size() && toks[k].directive && !is_punct(toks[k], ")"); ++k)
+        if (toks[k].kind == Token::ident) params.insert(toks[k].text);
+      bool value = k < toks.size() && toks[k].directive && ++k < toks.size() && toks[k].directive &&
+                   toks[k].begin < eol;
+      for (std::size_t j = k; value && j < toks.size() && toks[j].directive && toks[j].begin < eol;
+           ++j) {
+        const Token& t = toks[j];
+        const Token* p = j > k ? &toks[j - 1] : nullptr;
+        const bool after_operand =
+            p && (p->kind != Token::punct || is_punct(*p, ")") || is_punct(*p, "]"));
+        const bool next_is =
+            j + 1 < toks.size() && toks[j + 1].directive && toks[j + 1].begin == t.end;
+        if (t.kind == Token::string) {
+          value = false;
+        } else if (t.kind == Token::ident) {
+          const bool call = j + 1 < toks.size() && is_punct(toks[j + 1], "(");
+          value = params.count(t.text) || is_keyword_type(t.text) || constants.count(t.text) ||
+                  (out.count(t.text) && call);
+          if (call && !is_keyword_type(t.text) && !out.count(t.text)) value = false;
+        } else if (t.kind == Token::punct) {
+          if (is_punct(t, "[") || is_punct(t, "{") || is_punct(t, ";") || is_punct(t, ".") ||
+              is_punct(t, "#"))
+            value = false;
+          const bool logical_and =
+              is_punct(t, "&") && ((next_is && is_punct(toks[j + 1], "&")) ||
+                                   (p && is_punct(*p, "&") && p->end == t.begin));
+          if ((is_punct(t, "&") || is_punct(t, "*")) && !after_operand && !logical_and)
+            value = false;  // unary: an address, a dereference
+          if (is_punct(t, "=") &&
+              !(p && p->end == t.begin &&
+                (is_punct(*p, "=") || is_punct(*p, "<") || is_punct(*p, ">") ||
+                 is_punct(*p, "!"))) &&
+              !(next_is && is_punct(toks[j + 1], "=")))
+            value = false;  // an assignment
+          if ((is_punct(t, "+") || is_punct(t, "-")) && next_is && is_punct(toks[j + 1], t.text))
+            value = false;  // ++ or --
+          if (is_punct(t, ">") && p && is_punct(*p, "-") && p->end == t.begin) value = false;
+        }
+      }
+      if (value) grew = out.insert(toks[i + 1].text).second || grew;
+    }
+  }
+  return out;
+}
+
 }  // namespace kiln::cpu::regions

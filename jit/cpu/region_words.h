@@ -23,4 +23,11 @@ std::set<std::string> thread_macros(const std::vector<jit::Token>& toks);
 // such macros.
 std::set<std::string> constant_macros(std::string_view src, const std::vector<jit::Token>& toks);
 
+// Function-like macros of the source that compute a value of their arguments and nothing else
+// (Rodinia's IN_RANGE(x, lo, hi), MIN(a, b)): their expansion names only their parameters,
+// numbers, operators, type words and constant or such macros; no assignment, increment,
+// address, memory access or call.
+std::set<std::string> value_macros(std::string_view src, const std::vector<jit::Token>& toks,
+                                   const std::set<std::string>& constants);
+
 }  // namespace kiln::cpu::regions

@@ -68,11 +68,12 @@ class BodyWriter {
  public:
   BodyWriter(std::string_view src, const std::vector<Token>& toks,
              const std::set<std::string>& thread_macros, const std::set<std::string>& pure_macros,
-             std::set<std::string> params, int& counter)
+             const std::set<std::string>& value_macros, std::set<std::string> params, int& counter)
       : src_(src),
         t_(toks),
         thread_macros_(thread_macros),
         pure_macros_(pure_macros),
+        value_macros_(value_macros),
         params_(std::move(params)),
         counter_(counter) {}
 
@@ -185,6 +186,7 @@ class BodyWriter {
   // recursed into.
   void statements(std::size_t b, std::size_t e, bool loop_body) {
     scopes_.emplace_back();
+    scope_ends_.push_back(e);
     if (loop_body && b > 0)  // all threads returned: a `while (true)` must still end
       edits_.push_back({t_[b - 1].end, t_[b - 1].end,
                         " if (::kiln_cpu::leader(kiln_n_, kiln_done_) == kiln_n_) return;"});
@@ -217,6 +219,70 @@ class BodyWriter {
     }
     flush(e);
     scopes_.pop_back();
+    scope_ends_.pop_back();
+  }
+
+  // Whether any of names is named (not as a member) in tokens [b, e).
+  bool named_in(const std::vector<std::string>& names, std::size_t b, std::size_t e) const {
+    for (std::size_t k = b; k < e; ++k)
+      if (t_[k].kind == Token::ident && !member_name(k) &&
+          std::find(names.begin(), names.end(), t_[k].text) != names.end())
+        return true;
+    return false;
+  }
+
+  // Whether the variable name may be written in tokens [from, close_): assigned, incremented,
+  // its address taken, or passed to a call (whose parameter may be a reference; a value macro
+  // writes nothing).
+  bool may_write(const std::string& name, std::size_t from) const {
+    for (std::size_t k = from; k < close_; ++k)
+      if (t_[k].kind == Token::ident && t_[k].text == name && !member_name(k) &&
+          (writes(k) || call_argument(k)))
+        return true;
+    return false;
+  }
+
+  // Whether token k is inside the argument list of a call (not a value macro's).
+  bool call_argument(std::size_t k) const {
+    static const std::set<std::string> not_calls{"if",     "for",    "while",
+                                                 "switch", "return", "sizeof"};
+    for (std::size_t j = k; j-- > 0;) {
+      const Token& t = t_[j];
+      if (is_punct(t, ")") || is_punct(t, "]")) {
+        j = match_[j];  // a closed group before k
+      } else if (is_punct(t, "(") && j > 0) {
+        const Token& p = t_[j - 1];
+        if (p.kind == Token::ident && !is_keyword_type(p.text) && !is_qualifier(p.text) &&
+            !not_calls.count(p.text) && !value_macros_.count(p.text))
+          return true;
+        if (is_punct(p, ">") || is_punct(p, ")") || is_punct(p, "]")) return true;
+      } else if (is_punct(t, "{") || is_punct(t, "}") || is_punct(t, ";")) {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  // Whether the regions bind name (a replicated variable, a shared array or a loop variable).
+  bool bound(const std::string& name) const {
+    for (const Scope& sc : scopes_) {
+      for (const auto& r : sc.replicated)
+        if (r.name == name) return true;
+      for (const auto& s : sc.shared)
+        if (s.first == name) return true;
+      for (const auto& u : sc.uniform)
+        if (u == name) return true;
+    }
+    return false;
+  }
+
+  // The name an `auto` declaration [b, e) declares (`const auto* x = ...`), or "".
+  std::string auto_name(std::size_t b, std::size_t e) const {
+    std::size_t k = b;
+    while (k < e && (is_qualifier(t_[k].text) || is_ident(t_[k], "auto") || is_punct(t_[k], "*") ||
+                     is_punct(t_[k], "&")))
+      ++k;
+    return k < e && t_[k].kind == Token::ident ? t_[k].text : "";
   }
 
   // A `__shared__` declaration [b, e): each name gets a reference taken here, once per block,
@@ -497,13 +563,18 @@ class BodyWriter {
         const Token* p = k > a ? &t_[k - 1] : nullptr;
         const bool after_operand =
             p && (p->kind != Token::punct || is_punct(*p, ")") || is_punct(*p, "]"));
-        if ((is_punct(t, "*") || is_punct(t, "&")) && !after_operand) return false;  // unary
+        const bool logical_and =
+            is_punct(t, "&") &&
+            ((k + 1 < b && is_punct(t_[k + 1], "&") && t.end == t_[k + 1].begin) ||
+             (p && is_punct(*p, "&") && p->end == t.begin));
+        if ((is_punct(t, "*") || is_punct(t, "&")) && !after_operand && !logical_and)
+          return false;  // unary: an address, a dereference
         if (is_punct(t, "[") &&
             !(p && k >= a + 2 && is_ident(*p, "shape") && is_punct(t_[k - 2], ".")))
           return false;  // indexing memory (a kiln::Array parameter's shape is its own)
         if (is_punct(t, "(") && p &&
             ((p->kind == Token::ident && !is_keyword_type(p->text) && !is_qualifier(p->text) &&
-              p->text != "sizeof") ||
+              p->text != "sizeof" && !value_macros_.count(p->text)) ||
              is_punct(*p, ">") || is_punct(*p, ")") || is_punct(*p, "]")))
           return false;  // a call
         if (is_punct(t, "{")) return false;
@@ -520,7 +591,8 @@ class BodyWriter {
         continue;
       }
       if (member_name(k) || builtins.count(t.text) || is_keyword_type(t.text) ||
-          is_qualifier(t.text) || params_.count(t.text) || pure_macros_.count(t.text))
+          is_qualifier(t.text) || params_.count(t.text) || pure_macros_.count(t.text) ||
+          (value_macros_.count(t.text) && k + 1 < b && is_punct(t_[k + 1], "(")))
         continue;
       bool found = false;
       for (auto sc = scopes_.rbegin(); sc != scopes_.rend() && !found; ++sc) {
@@ -576,11 +648,12 @@ class BodyWriter {
       const std::string store = "kiln_r" + std::to_string(++counter_) + "_" + name;
       storage += " " + value_type + " " + store + "[kiln_n_]" + dims + "; static_assert(sizeof(" +
                  value_type + dims + ") <= 64, \"kiln: large per-thread variable\");";
-      // A const scalar computed from indices and parameters is recomputed in later regions
-      // rather than loaded: the compiler then sees threadIdx.x where the kernel wrote `tx`.
+      // A scalar computed from indices and parameters, const or never written after (`int tx =
+      // threadIdx.x;`), is recomputed in later regions rather than loaded: the compiler then
+      // sees threadIdx.x where the kernel wrote `tx`.
       std::string recompute;
-      if (constant && stars.empty() && dims.empty() && x < end && is_punct(t_[x], "=") &&
-          pure(x + 1, end))
+      if (stars.empty() && dims.empty() && x < end && is_punct(t_[x], "=") &&
+          (constant || !may_write(name, x)) && pure(x + 1, end))
         recompute =
             " [[maybe_unused]] const " + value_type + " " + name + " = (" + text(x + 1, end) + ");";
       scopes_.back().replicated.push_back({name, store, recompute, region_});
@@ -606,15 +679,27 @@ class BodyWriter {
   void write_region(std::size_t b, std::size_t e) {
     ++region_;
     std::string storage;
+    // A variable no later statement of its scope names lives and dies in this region: it stays
+    // a local of the region's thread loop, as written. Only the others get a copy per thread.
+    const std::size_t scope_end = scope_ends_.back();
     for (std::size_t s = b; s < e;) {
       const std::size_t next = statement_end(s);
-      if (t_[s].kind == Token::ident && !is_statement_keyword(t_[s].text)) {
-        if (auto names = declarator_names(s, next - 1)) {
-          if (is_ident(t_[s], "auto")) throw Refused("`auto` at barrier level");
+      const bool is_auto =
+          t_[s].kind == Token::ident &&
+          (is_ident(t_[s], "auto") || (is_qualifier(t_[s].text) && is_ident(t_[s + 1], "auto")));
+      // (A name the regions already bind, from an outer scope, is replicated all the same: its
+      // binding and the local would clash in the region's loop.)
+      auto lives_on = [&](const std::vector<std::string>& names) {
+        return named_in(names, e, scope_end) ||
+               std::any_of(names.begin(), names.end(), [&](const auto& n) { return bound(n); });
+      };
+      if (is_auto) {
+        const std::string name = auto_name(s, next - 1);
+        if (name.empty() || lives_on({name}))
+          throw Refused("`auto` at barrier level, used after a barrier");
+      } else if (t_[s].kind == Token::ident && !is_statement_keyword(t_[s].text)) {
+        if (auto names = declarator_names(s, next - 1); names && lives_on(*names))
           replicate(s, next - 1, storage);
-        }
-      } else if (is_ident(t_[s], "auto")) {
-        throw Refused("`auto` at barrier level");
       }
       s = next;
     }
@@ -675,13 +760,15 @@ class BodyWriter {
   std::string_view src_;
   const std::vector<Token>& t_;
   const std::set<std::string>& thread_macros_;
-  const std::set<std::string>& pure_macros_;  // object-like macros of constants
-  std::set<std::string> params_;              // the kernel's parameters never written
+  const std::set<std::string>& pure_macros_;   // object-like macros of constants
+  const std::set<std::string>& value_macros_;  // function-like macros of their arguments' values
+  std::set<std::string> params_;               // the kernel's parameters never written
   int& counter_;
   int region_ = 0;                  // the region being written
   std::vector<std::size_t> match_;  // for each bracket of the body, its partner
   std::size_t close_ = 0;           // the body's closing brace
   std::vector<Scope> scopes_;
+  std::vector<std::size_t> scope_ends_;  // for each scope, one past its last statement
   std::vector<Edit> edits_;
   std::size_t first_declarator_ = 0;
   std::size_t replicated_count_ = 0;
@@ -690,10 +777,12 @@ class BodyWriter {
 
 }  // namespace
 
-std::optional<std::string> form_regions(std::string_view source, std::string* why) {
+RegionRewrite form_regions_by_kernel(std::string_view source) {
+  RegionRewrite result;
   std::vector<Token> toks = jit::lex(source);
   const std::set<std::string> macros = thread_macros(toks);
   const std::set<std::string> constants = constant_macros(source, toks);
+  const std::set<std::string> values = value_macros(source, toks, constants);
   // #pragma lines (`#pragma unroll` before a loop) stay where they are in the text; the rewrite
   // reads around them. Any other directive inside a kernel body declines it.
   std::erase_if(toks, [&](const Token& t) {
@@ -712,15 +801,17 @@ std::optional<std::string> form_regions(std::string_view source, std::string* wh
   // Sentinels (empty punctuators) so that lookahead past the end stays in range.
   for (int s = 0; s < 4; ++s)
     toks.push_back({Token::punct, "", source.size(), source.size(), 0, false});
-  std::vector<Edit> edits;
+  // Each body's edits apart: a kernel name any of whose bodies is declined keeps them all as
+  // written (its overloads share the name, and so one plan).
+  std::vector<std::pair<std::string, std::vector<Edit>>> rewritten;
   int counter = 0;
-  try {
-    for (const jit::KernelBody& body : jit::find_kernel_bodies(source)) {
-      auto at = [&](std::size_t offset) {  // the token starting at offset
-        auto it = std::lower_bound(toks.begin(), toks.end(), offset,
-                                   [](const Token& t, std::size_t o) { return t.begin < o; });
-        return std::size_t(it - toks.begin());
-      };
+  auto at = [&](std::size_t offset) {  // the token starting at offset
+    auto it = std::lower_bound(toks.begin(), toks.end(), offset,
+                               [](const Token& t, std::size_t o) { return t.begin < o; });
+    return std::size_t(it - toks.begin());
+  };
+  for (const jit::KernelBody& body : jit::find_kernel_bodies(source)) {
+    try {
       const std::size_t open = at(body.open), close = at(body.close);
       if (close >= toks.size() || !is_punct(toks[close], "}"))
         throw Refused("an unclosed kernel body");
@@ -728,32 +819,45 @@ std::optional<std::string> form_regions(std::string_view source, std::string* wh
       for (std::size_t j = open; j < close; ++j)
         barrier =
             barrier || (toks[j].kind == Token::ident && toks[j].text.starts_with("__syncthreads"));
-      if (barrier)
-        BodyWriter(source, toks, macros, constants, {body.params.begin(), body.params.end()},
-                   counter)
-            .body(open, close, edits);
+      if (!barrier) continue;
+      std::vector<Edit> edits;
+      BodyWriter(source, toks, macros, constants, values, {body.params.begin(), body.params.end()},
+                 counter)
+          .body(open, close, edits);
+      rewritten.emplace_back(body.name, std::move(edits));
+    } catch (const Refused& r) {
+      result.declined.emplace(body.name, r.what());  // the first reason of a name
     }
-  } catch (const Refused& r) {
-    if (why) *why = r.what();
-    return std::nullopt;
   }
+  std::vector<Edit> edits;
+  for (auto& [name, body_edits] : rewritten)
+    if (!result.declined.count(name))
+      edits.insert(edits.end(), body_edits.begin(), body_edits.end());
   // By offset; at one offset, insertions (in the order made) before a replacement.
   std::stable_sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) {
     return a.begin != b.begin ? a.begin < b.begin : (a.end == a.begin && b.end != b.begin);
   });
-  std::string out;
-  std::size_t at = 0;
+  std::size_t done = 0;
   for (const Edit& e : edits) {
-    if (e.begin < at) {
-      if (why) *why = "overlapping rewrites";
-      return std::nullopt;
+    if (e.begin < done) {  // cannot happen between bodies; within one, a rewrite's own fault
+      result.source = std::string(source);
+      for (const auto& [name, body_edits] : rewritten)
+        result.declined.emplace(name, "overlapping rewrites");
+      return result;
     }
-    out.append(source.substr(at, e.begin - at));
-    out += e.text;
-    at = e.end;
+    result.source.append(source.substr(done, e.begin - done));
+    result.source += e.text;
+    done = e.end;
   }
-  out.append(source.substr(at));
-  return out;
+  result.source.append(source.substr(done));
+  return result;
+}
+
+std::optional<std::string> form_regions(std::string_view source, std::string* why) {
+  RegionRewrite r = form_regions_by_kernel(source);
+  if (r.declined.empty()) return std::move(r.source);
+  if (why) *why = r.declined.begin()->second;
+  return std::nullopt;
 }
 
 }  // namespace kiln::cpu

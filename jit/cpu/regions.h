@@ -5,6 +5,7 @@
 // registers, overlaps their dependency chains and can vectorise across them, which it cannot do
 // across the resumes of coroutines. docs/cpu-backend.md says what qualifies and why.
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,7 +14,7 @@ namespace kiln::cpu {
 
 // Part of the cpu backend's compiler identity (the cache key): bump it whenever the rewrite
 // changes what it produces, so that no module built by an older rewrite is loaded.
-inline constexpr int kRegionsVersion = 10;
+inline constexpr int kRegionsVersion = 11;
 
 // source with every __global__ body that names __syncthreads rewritten into regions (lines
 // kept, so compiler messages and check-mode reports name the user's lines), or nullopt, with
@@ -22,5 +23,15 @@ inline constexpr int kRegionsVersion = 10;
 // block's threads or by none: a loop or `if` containing a barrier is evaluated once per block,
 // with the values of the first thread that has not returned.
 std::optional<std::string> form_regions(std::string_view source, std::string* why = nullptr);
+
+// The same, kernel by kernel: source with every synchronising body the rewrite takes rewritten
+// (lines kept), and for each kernel name whose body (any of its overloads) it declines, why.
+// Declined bodies are left as written, so they can run as coroutines or fibers beside the
+// others.
+struct RegionRewrite {
+  std::string source;
+  std::map<std::string, std::string> declined;  // kernel name -> why
+};
+RegionRewrite form_regions_by_kernel(std::string_view source);
 
 }  // namespace kiln::cpu

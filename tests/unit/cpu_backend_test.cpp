@@ -251,14 +251,17 @@ __global__ void j(float* x) { x[0] = 1; }
   EXPECT_EQ(cpu::thread_plans(helper, "w.cu", {}, {"k"})[0].why,
             "its body does not synchronise, but it may call code that does: warp or group "
             "operation __shfl_xor_sync at w.cu:2");
-  // A warp operation, or a lambda beside a barrier, in any kernel: the module's barriers are
-  // fibers (it is built one way), while kernels that synchronise not at all stay loops.
+  // A warp operation, or a lambda beside a barrier, in another kernel leaves a barrier kernel a
+  // candidate for regions (it would not build as coroutines beside them: no_coroutines says
+  // why), while kernels that synchronise not at all stay loops.
   const char* warp = R"(
 __global__ void b(float* x) { __syncthreads(); x[0] = 1; }
 __global__ void w(float* x) { x[0] = __shfl_down_sync(0xffffffff, x[0], 1); }
 __global__ void p(float* x) { x[0] = 2; }
 )";
-  EXPECT_EQ(thread_modes(warp, "", {}, {"b", "w", "p"}), (M{fibers, fibers, loop}));
+  EXPECT_EQ(thread_modes(warp, "", {}, {"b", "w", "p"}), (M{coroutines, fibers, loop}));
+  EXPECT_EQ(cpu::thread_plans(warp, "", {}, {"b"})[0].no_coroutines,
+            "warp or group operation __shfl_down_sync at kernel.cu:3");
   const char* lambda = R"(
 __global__ void l(float* x) { auto f = [](float v) { return v * 2; }; __syncthreads(); x[0] = f(x[0]); }
 )";
@@ -270,15 +273,14 @@ __global__ void l(float* x) { auto f = [](float v) { return v * 2; }; __syncthre
       "__global__ void s(const char** x) { x[0] = \"__syncwarp() g.sync()\"; /* __shfl_sync */ }\n"
       "__global__ void o(int* x) { x[0] = __syncthreads_or(x[threadIdx.x]); }\n";
   EXPECT_EQ(thread_modes(quiet, "", {}, {"s", "o"}), (M{loop, coroutines}));
-  // Warp and cooperative-groups operations make the module's synchronising kernels fibers.
+  // Warp and cooperative-groups operations make their own kernel fibers.
   const char* warp_sync = R"(
 __global__ void w(int* x) { __syncwarp(); x[0] = 1; }
 __global__ void t(int* x) { __syncthreads(); x[0] = 1; }
 )";
-  EXPECT_EQ(thread_modes(warp_sync, "", {}, {"w", "t"}), (M{fibers, fibers}));
-  EXPECT_EQ(cpu::thread_plans(warp_sync, "", {}, {"t"})[0].why,
+  EXPECT_EQ(thread_modes(warp_sync, "", {}, {"w", "t"}), (M{fibers, coroutines}));
+  EXPECT_EQ(cpu::thread_plans(warp_sync, "", {}, {"w"})[0].why,
             "warp or group operation __syncwarp at kernel.cu:2");
-  EXPECT_EQ(cpu::thread_plans(warp_sync, "", {}, {"t"})[0].mode, fibers);
   for (const char* body : {"auto g = coalesced_threads(); x[0] = g.size();",
                            "x[0] = __uni_sync(~0u, x[0]);", "grid.sync(); x[0] = 1;"}) {
     std::string src = std::string("__global__ void k(int* x) { ") + body + " }";

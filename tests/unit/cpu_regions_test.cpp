@@ -74,6 +74,107 @@ TEST(CpuRegions, DeclinesWhatItCannotRewriteSafely) {
             "");
 }
 
+// A variable no later region names stays a local of its region's loop: any number of them, and
+// `auto`, after the last barrier (Rodinia's srad declares a dozen there). A local that would
+// shadow a variable the regions bind is replicated instead, so the two never clash.
+TEST(CpuRegions, VariablesOfOneRegionStayLocal) {
+  const std::string src = R"(
+__global__ void k(float* out) {
+  __shared__ float s[64];
+  const int t = threadIdx.x;
+  float keep = 2;
+  s[t] = out[t];
+  __syncthreads();
+  float a1 = s[63 - t], a2 = a1 + 1, a3 = a2 + 1, a4 = a3 + 1, a5 = a4 + 1, a6 = a5 + 1;
+  float b1 = a6 + 1, b2 = b1 + 1, b3 = b2 + 1, b4 = b3 + 1, b5 = b4 + 1, b6 = b5 + 1;
+  float c1 = b6 + 1, c2 = c1 + 1, c3 = c2 + 1, c4 = c3 + 1, c5 = c4 + 1, c6 = c5 + 1;
+  auto doubled = c6 * keep;
+  float scaled = doubled;
+  for (int r = 0; r < 2; ++r) {
+    float keep = r;  // shadows the outer keep inside the loop's regions
+    s[t] += keep;
+    __syncthreads();
+  }
+  out[t] = scaled + s[t];
+})";
+  ASSERT_EQ(declined(src), "");
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  std::vector<float> in(64);
+  for (int t = 0; t < 64; ++t) in[t] = float(t);
+  Buffer<float> out(in);
+  launch(*b.kernel, {1}, {64}, 0, out.p);
+  auto o = out.host();
+  for (int t = 0; t < 64; ++t) ASSERT_EQ(o[t], (float(63 - t) + 17) * 2 + float(t) + 1) << t;
+}
+
+// A variable never written after its declaration is recomputed in later regions, as a const
+// one is, also through a macro that only computes a value (IN_RANGE); one passed to a function
+// (which may take it by reference) or written later is not.
+TEST(CpuRegions, UnwrittenVariablesAreRecomputed) {
+  const std::string src = R"(
+#define IN_RANGE(x, lo, hi) ((x) >= (lo) && (x) <= (hi))
+__device__ void bump(int& v) { v += 1; }
+__global__ void k(int* out, int n) {
+  __shared__ int s[32];
+  int tx = threadIdx.x;
+  bool inside = IN_RANGE(tx, 1, n);
+  int v = tx;
+  bump(v);
+  int w = tx;
+  s[tx] = v;
+  __syncthreads();
+  w += 2;
+  __syncthreads();
+  out[tx] = s[31 - tx] + v + w + (inside ? 100 : 0);
+})";
+  auto r = cpu::form_regions(src);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("const std::remove_cv_t<int> tx = (threadIdx.x);"), std::string::npos) << *r;
+  EXPECT_NE(r->find("const std::remove_cv_t<bool> inside = (IN_RANGE(tx, 1, n));"),
+            std::string::npos)
+      << *r;
+  EXPECT_EQ(r->find("std::remove_cv_t<int> v = "), std::string::npos) << *r;
+  EXPECT_EQ(r->find("std::remove_cv_t<int> w = "), std::string::npos) << *r;
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  Buffer<int> out(32, -1);
+  launch(*b.kernel, {1}, {32}, 0, out.p, 7);
+  auto o = out.host();
+  for (int t = 0; t < 32; ++t)
+    ASSERT_EQ(o[t], (31 - t + 1) + (t + 1) + (t + 2) + (t >= 1 && t <= 7 ? 100 : 0)) << t;
+}
+
+// One kernel the rewrite declines leaves the others of its source as regions.
+TEST(CpuRegions, DeclinedKernelLeavesOthersAsRegions) {
+  const std::string src = R"(__global__ void voting(int* x) {
+  int c = __syncthreads_count(x[threadIdx.x]);
+  x[threadIdx.x] = c;
+}
+__global__ void tiled(int* x) {
+  __shared__ int s[32];
+  s[threadIdx.x] = x[threadIdx.x];
+  __syncthreads();
+  x[threadIdx.x] = s[31 - threadIdx.x];
+})";
+  cpu::RegionRewrite r = cpu::form_regions_by_kernel(src);
+  ASSERT_EQ(r.declined.size(), 1u);
+  EXPECT_NE(r.declined["voting"].find("__syncthreads_count"), std::string::npos);
+  EXPECT_NE(r.source.find("int c = __syncthreads_count(x[threadIdx.x]);"), std::string::npos);
+  EXPECT_EQ(r.source.find("__syncthreads()"), std::string::npos) << r.source;  // tiled's is gone
+  EXPECT_EQ(std::count(r.source.begin(), r.source.end(), '\n'),
+            std::count(src.begin(), src.end(), '\n'));
+  Built t = build(src, "tiled"), v = build(src, "voting");
+  EXPECT_EQ(t.kernel->attributes().threads, "regions");
+  EXPECT_EQ(v.kernel->attributes().threads, "coroutines");
+  Buffer<int> x(std::vector<int>(32, 0));
+  launch(*v.kernel, {1}, {32}, 0, x.p);  // no thread votes: every c is 0
+  for (int i = 0; i < 32; ++i) x.p[i] = i;
+  launch(*t.kernel, {1}, {32}, 0, x.p);
+  auto h = x.host();
+  for (int i = 0; i < 32; ++i) ASSERT_EQ(h[i], 31 - i) << i;
+}
+
 // The first threads return before the variable the loop header reads is set: the header must
 // read the first thread still running, not thread 0.
 TEST(CpuRegions, HeaderReadsTheFirstThreadStillRunning) {
