@@ -322,10 +322,10 @@ std::vector<KernelBody> find_kernel_bodies(std::string_view source) {
   for (const KernelSite& site : kernel_sites(source, toks, match)) {
     if (site.body == kNone) continue;
     std::size_t close = match[site.body];
-    std::vector<std::string> params;
-    for (const ParamDecl& p : site.decl.params) params.push_back(p.name);
+    std::vector<std::string> params, types;
+    for (const ParamDecl& p : site.decl.params) params.push_back(p.name), types.push_back(p.type);
     out.push_back({site.decl.name, std::move(params), toks[site.body].begin,
-                   close < toks.size() ? toks[close].begin : source.size()});
+                   close < toks.size() ? toks[close].begin : source.size(), std::move(types)});
   }
   return out;
 }

@@ -40,6 +40,7 @@ struct KernelBody {
   std::vector<std::string> params;  // the parameters' names ("" for an unnamed one)
   std::size_t open = 0;   // offset of the body's '{'
   std::size_t close = 0;  // offset of its '}' (the source's size when it is never closed)
+  std::vector<std::string> param_types;  // each parameter's type, as ParamDecl::type
 };
 
 // The body of every __global__ function defined in source, in order (overloads each listed).

@@ -22,6 +22,7 @@
 #include "jit/cpu/regions.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <vector>
@@ -68,13 +69,15 @@ class BodyWriter {
  public:
   BodyWriter(std::string_view src, const std::vector<Token>& toks,
              const std::set<std::string>& thread_macros, const std::set<std::string>& pure_macros,
-             const std::set<std::string>& value_macros, std::set<std::string> params, int& counter)
+             const std::set<std::string>& value_macros, std::set<std::string> params,
+             std::set<std::string> array_params, int& counter)
       : src_(src),
         t_(toks),
         thread_macros_(thread_macros),
         pure_macros_(pure_macros),
         value_macros_(value_macros),
         params_(std::move(params)),
+        array_params_(std::move(array_params)),
         counter_(counter) {}
 
   // Rewrites the body whose braces are tokens open and close; appends the edits.
@@ -98,24 +101,18 @@ class BodyWriter {
     // Every thread has its own copy of the parameters; in regions they are one copy per block.
     for (std::size_t i = open; i < close; ++i)
       if (t_[i].kind == Token::ident && !member_name(i) && params_.count(t_[i].text) &&
-          writes(i, true))
+          writes(i, true) && !array_element_address(i))
         throw Refused("the kernel writes its parameter '" + t_[i].text + "'");
-    // Measured: the shared-memory histogram ran 2.5x slower as regions than as coroutines (each
-    // update in a region loop looks up the module's TLS block; GCC does not hoist
-    // __tls_get_addr out of the loop). Until that is solved, atomics in loops keep coroutines;
-    // an atomic outside loops (a block's one update of a global sum) costs nothing.
-    std::vector<std::pair<std::size_t, std::size_t>> loops;
-    for (std::size_t i = open + 1; i < close; ++i)
-      if ((is_ident(t_[i], "for") || is_ident(t_[i], "while")) && is_punct(t_[i + 1], "("))
-        loops.emplace_back(i, statement_end(i));
-      else if (is_ident(t_[i], "do"))
-        loops.emplace_back(i, statement_end(i));
+    std::set<std::string> atomics;  // those the body names, each bound in the prologue
     for (std::size_t i = open; i < close; ++i) {
       if (t_[i].kind == Token::ident && t_[i].text.starts_with("__syncthreads_"))
         throw Refused(t_[i].text + " (its value needs every thread's vote)");
-      if (t_[i].kind == Token::ident && t_[i].text.starts_with("atomic"))
-        for (const auto& [b, e] : loops)
-          if (b < i && i < e) throw Refused(t_[i].text + " in a loop (faster as coroutines)");
+      if (t_[i].kind == Token::ident && t_[i].text.starts_with("atomic")) {
+        std::string name = t_[i].text;
+        for (const char* scope : {"_block", "_system"})
+          if (name.ends_with(scope)) name.resize(name.size() - std::string(scope).size());
+        atomics.insert(name);
+      }
     }
     const std::size_t prologue_at = edits_.size();  // first: it precedes what follows the brace
     edits_.push_back({t_[open].end, t_[open].end, ""});
@@ -128,6 +125,7 @@ class BodyWriter {
         "::kiln_cpu::Tls& { return *kiln_tls_; };"
         " const ::kiln_cpu::dim3 kiln_b_ = blockDim; const unsigned kiln_n_ = kiln_b_.x * "
         "kiln_b_.y * kiln_b_.z; (void)kiln_n_;";
+    prologue += region_atomics(atomics);
     prologue += returns_ ? " bool kiln_done_s_[kiln_n_]; bool* const kiln_done_ = "
                            "::kiln_cpu::cleared(kiln_done_s_, kiln_n_);"
                          : " constexpr bool* kiln_done_ = nullptr;";
@@ -136,6 +134,36 @@ class BodyWriter {
   }
 
  private:
+  // The prologue's bindings of the atomics in names (cpu_modes.h, KILN_REGION_ATOMIC): each is
+  // a local of the kernel's outer block, so the regions' calls find it before the global one.
+  // (The shared-memory histogram ran 2.5x slower as regions than as coroutines while each
+  // update looked the module's TLS block up.)
+  static std::string region_atomics(const std::set<std::string>& names) {
+    static const std::map<std::string, std::string> bindings{
+        {"atomicAdd", "std::is_arithmetic, static_cast<kiln_T>(kiln_old + kiln_T(kiln_v))"},
+        {"atomicSub", "std::is_arithmetic, static_cast<kiln_T>(kiln_old - kiln_T(kiln_v))"},
+        {"atomicExch", "std::is_arithmetic, kiln_T(kiln_v)"},
+        {"atomicMin", "std::is_integral, kiln_T(kiln_v) < kiln_old ? kiln_T(kiln_v) : kiln_old"},
+        {"atomicMax", "std::is_integral, kiln_old < kiln_T(kiln_v) ? kiln_T(kiln_v) : kiln_old"},
+        {"atomicAnd", "std::is_integral, static_cast<kiln_T>(kiln_old & kiln_T(kiln_v))"},
+        {"atomicOr", "std::is_integral, static_cast<kiln_T>(kiln_old | kiln_T(kiln_v))"},
+        {"atomicXor", "std::is_integral, static_cast<kiln_T>(kiln_old ^ kiln_T(kiln_v))"},
+        {"atomicInc", "std::is_unsigned, kiln_old >= kiln_T(kiln_v) ? kiln_T(0) : static_cast<kiln_T>(kiln_old + 1)"},
+        {"atomicDec", "std::is_unsigned, (kiln_old == 0 || kiln_old > kiln_T(kiln_v)) ? kiln_T(kiln_v) : static_cast<kiln_T>(kiln_old - 1)"},
+    };
+    std::string out;
+    for (const auto& name : names) {
+      if (name == "atomicCAS")
+        out += " [[maybe_unused]] auto atomicCAS = KILN_REGION_ATOMIC_CAS;";
+      else if (auto b = bindings.find(name); b != bindings.end())
+        out += " [[maybe_unused]] auto " + name + " = KILN_REGION_ATOMIC(" + name + ", " +
+               b->second + ");";
+    }
+    if (!out.empty())
+      out = " const ::kiln_cpu::BlockMemory kiln_mem_ = ::kiln_cpu::block_memory(*kiln_tls_);" + out;
+    return out;
+  }
+
   // One past the statement starting at token i.
   std::size_t statement_end(std::size_t i) const {
     const Token& t = t_[i];
@@ -229,6 +257,14 @@ class BodyWriter {
           std::find(names.begin(), names.end(), t_[k].text) != names.end())
         return true;
     return false;
+  }
+
+  // Whether token i, a kiln::Array parameter, is `&a[...]`, `&a.data[...]` or `&a(...)`: the
+  // address of an element, in memory the array points to, not of the parameter itself.
+  bool array_element_address(std::size_t i) const {
+    if (!array_params_.count(t_[i].text) || i == 0 || !is_punct(t_[i - 1], "&")) return false;
+    if (is_punct(t_[i + 1], "[") || is_punct(t_[i + 1], "(")) return true;
+    return is_punct(t_[i + 1], ".") && is_ident(t_[i + 2], "data") && is_punct(t_[i + 3], "[");
   }
 
   // Whether the variable name may be written in tokens [from, close_): assigned, incremented,
@@ -763,6 +799,7 @@ class BodyWriter {
   const std::set<std::string>& pure_macros_;   // object-like macros of constants
   const std::set<std::string>& value_macros_;  // function-like macros of their arguments' values
   std::set<std::string> params_;               // the kernel's parameters never written
+  std::set<std::string> array_params_;         // those of them that are kiln::Array
   int& counter_;
   int region_ = 0;                  // the region being written
   std::vector<std::size_t> match_;  // for each bracket of the body, its partner
@@ -821,8 +858,12 @@ RegionRewrite form_regions_by_kernel(std::string_view source) {
             barrier || (toks[j].kind == Token::ident && toks[j].text.starts_with("__syncthreads"));
       if (!barrier) continue;
       std::vector<Edit> edits;
+      std::set<std::string> arrays;
+      for (std::size_t p = 0; p < body.params.size() && p < body.param_types.size(); ++p)
+        if (body.param_types[p].find("Array<") != std::string::npos)
+          arrays.insert(body.params[p]);
       BodyWriter(source, toks, macros, constants, values, {body.params.begin(), body.params.end()},
-                 counter)
+                 std::move(arrays), counter)
           .body(open, close, edits);
       rewritten.emplace_back(body.name, std::move(edits));
     } catch (const Refused& r) {

@@ -116,7 +116,50 @@ inline __attribute__((always_inline)) void each_thread(Tls& self, dim3 b, const 
           f(t, uint3{x, y, z});
         }
 }
+// The running block's shared memory, read once per block. A region-mode kernel binds each
+// atomic it uses to one that tests an address against these (a compare in registers) instead of
+// the module's thread-local block (a __tls_get_addr call per update that GCC does not hoist out
+// of a thread loop): updates of shared memory are then plain, as the block runs on one thread.
+struct BlockMemory {
+  unsigned long lo, bytes, dyn_lo, dyn_bytes;
+  bool holds(const void* p) const {
+    const unsigned long a = (unsigned long)p;
+    return a - lo < bytes || a - dyn_lo < dyn_bytes;
+  }
+};
+inline BlockMemory block_memory(const Tls& t) {
+  return {t.smem_lo, t.smem_bytes, (unsigned long)t.dyn_smem, t.dyn_smem_bytes};
+}
 }  // namespace kiln_cpu
+// The region-mode binding of atomic `name`, whose new value is `update` of kiln_old and kiln_v
+// (of type kiln_T; every name kiln_ so that none hides a kernel's template parameter): plain
+// on a value of a type `kind` takes (std::is_arithmetic, std::is_integral) in the block's shared
+// memory, else the global atomic (any overload).
+#define KILN_REGION_ATOMIC(name, kind, update)                                                          \
+  [kiln_mem_](auto* kiln_p, auto kiln_v) -> std::remove_cv_t<std::remove_pointer_t<decltype(kiln_p)>> { \
+    using kiln_T = std::remove_cv_t<std::remove_pointer_t<decltype(kiln_p)>>;                           \
+    if constexpr (kind<kiln_T>::value) {                                                                \
+      if (kiln_mem_.holds(kiln_p)) {                                                                    \
+        const kiln_T kiln_old = *kiln_p;                                                                \
+        *kiln_p = update;                                                                               \
+        return kiln_old;                                                                                \
+      }                                                                                                 \
+    }                                                                                                   \
+    return ::name(kiln_p, kiln_v);                                                                      \
+  }
+#define KILN_REGION_ATOMIC_CAS                                                            \
+  [kiln_mem_](auto* kiln_p, auto kiln_compare,                                            \
+              auto kiln_v) -> std::remove_cv_t<std::remove_pointer_t<decltype(kiln_p)>> { \
+    using kiln_T = std::remove_cv_t<std::remove_pointer_t<decltype(kiln_p)>>;             \
+    if constexpr (std::is_arithmetic_v<kiln_T>) {                                         \
+      if (kiln_mem_.holds(kiln_p)) {                                                      \
+        const kiln_T kiln_old = *kiln_p;                                                  \
+        if (kiln_old == kiln_T(kiln_compare)) *kiln_p = kiln_T(kiln_v);                   \
+        return kiln_old;                                                                  \
+      }                                                                                   \
+    }                                                                                     \
+    return ::atomicCAS(kiln_p, kiln_compare, kiln_v);                                     \
+  }
 // The leader's index in a loop or if header; leaves the kernel when every thread has returned.
 #define KILN_LEAD                                                          \
   ({                                                                       \

@@ -20,7 +20,7 @@ class CpuBarrier : public ::testing::TestWithParam<std::string> {
       source += "\n__device__ inline void use_fibers() { __syncwarp(); }\n";
     Built b = build(source, name, std::move(options),
                     GetParam() == "coroutines" ? without_regions() : cpu());
-    // What the rewrite into regions declines (__syncthreads_count, atomics in loops, ...) runs
+    // What the rewrite into regions declines (__syncthreads_count, ...) runs
     // as coroutines.
     const bool declined = !cpu::form_regions(source);
     EXPECT_EQ(b.kernel->attributes().threads,

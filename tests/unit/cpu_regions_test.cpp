@@ -58,7 +58,6 @@ TEST(CpuRegions, DeclinesWhatItCannotRewriteSafely) {
        "loop variable 'i'"},
       {"#if 1\n__syncthreads();\n#endif", "preprocessor"},
       {"struct P { int a; } p; __syncthreads(); x[0] = p.a;", "with its type"},
-      {"for (int i = 0; i < n; ++i) atomicAdd(x, 1); __syncthreads();", "in a loop"},
   };
   for (const auto& [body, reason] : cases) {
     const std::string why = declined(kernel(body));
@@ -143,6 +142,56 @@ __global__ void k(int* out, int n) {
   auto o = out.host();
   for (int t = 0; t < 32; ++t)
     ASSERT_EQ(o[t], (31 - t + 1) + (t + 1) + (t + 2) + (t >= 1 && t <= 7 ? 100 : 0)) << t;
+}
+
+// Atomics in loops run as regions: on shared memory they are plain updates of the block's
+// memory, elsewhere real atomics; in a template kernel (whose T the bindings must not hide),
+// through the _block names, and for a kiln::Array parameter's elements.
+TEST(CpuRegions, AtomicsInLoops) {
+  const std::string src = R"(#include <kiln.cuh>
+template <typename T>
+__global__ void k(const T* v, int n, kiln::Array<unsigned, 1> out, int* global_min) {
+  __shared__ unsigned bins[8];
+  __shared__ int low, high, wraps, swapped;
+  if (threadIdx.x < 8) bins[threadIdx.x] = 0;
+  if (threadIdx.x == 0) low = 1 << 30, high = -1, wraps = 0, swapped = 0;
+  __syncthreads();
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    atomicAdd(&bins[int(v[i]) % 8], 1u);
+    atomicMin(&low, int(v[i]));
+    atomicMax_block(&high, int(v[i]));
+    atomicInc((unsigned*)&wraps, 4u);
+    atomicCAS(&swapped, 0, int(v[i]) + 1);
+    atomicMin(global_min, int(v[i]));
+  }
+  __syncthreads();
+  if (threadIdx.x < 8) atomicAdd(&out[threadIdx.x], bins[threadIdx.x]);
+  if (threadIdx.x == 0) out[8] = low, out[9] = high, out[10] = wraps, out[11] = swapped;
+})";
+  ASSERT_EQ(declined(src), "");
+  Built b = build(src, "k<float>");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
+  const int n = 1000;
+  std::vector<float> v(n);
+  for (int i = 0; i < n; ++i) v[i] = float((i * 37 + 11) % 500 + 3);
+  Buffer<float> values(v);
+  Buffer<unsigned> out(12, 0);
+  Buffer<int> global_min(std::vector<int>{1 << 30});
+  struct {
+    unsigned* data;
+    long long shape[1];
+  } arr{out.p, {12}};
+  launch(*b.kernel, {1}, {64}, 0, values.p, n, arr, global_min.p);
+  std::vector<unsigned> bins(8, 0);
+  int lo = 1 << 30, hi = -1;
+  for (float x : v) ++bins[int(x) % 8], lo = std::min(lo, int(x)), hi = std::max(hi, int(x));
+  auto o = out.host();
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(o[i], bins[i]) << i;
+  EXPECT_EQ(int(o[8]), lo);
+  EXPECT_EQ(int(o[9]), hi);
+  EXPECT_EQ(o[10], unsigned(n % 5));  // atomicInc wraps after 4: 0 1 2 3 4 0 ...
+  EXPECT_EQ(int(o[11]), int(v[0]) + 1);  // thread 0 swaps first (threadIdx order)
+  EXPECT_EQ(global_min.host()[0], lo);
 }
 
 // One kernel the rewrite declines leaves the others of its source as regions.
