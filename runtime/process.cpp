@@ -121,8 +121,21 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The child starts with SIGINT's default action and unblocked, whatever this process does
+  // with it at the moment (ignored around an NVRTC compile on another thread, blocked in a
+  // helper thread): a Ctrl-C must end the compiler.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t interrupt, none;
+  sigemptyset(&interrupt);
+  sigaddset(&interrupt, SIGINT);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attributes, &interrupt);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   pid_t pid = 0;
-  int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  int rc = ::posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), envp.data());
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw Error("cannot run '" + argv[0] + "': " + std::strerror(rc));
   write_end.reset();
