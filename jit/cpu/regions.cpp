@@ -134,11 +134,8 @@ class BodyWriter {
   }
 
  private:
-  // The prologue's bindings of the atomics in names (cpu_modes.h, KILN_REGION_ATOMIC): each is
-  // a local of the kernel's outer block, so the regions' calls find it before the global one.
-  // (The shared-memory histogram ran 2.5x slower as regions than as coroutines while each
-  // update looked the module's TLS block up.)
-  static std::string region_atomics(const std::set<std::string>& names) {
+  // The atomics region_atomics binds, and their update on shared memory (kiln_old, kiln_v).
+  static const std::map<std::string, std::string>& atomic_bindings() {
     static const std::map<std::string, std::string> bindings{
         {"atomicAdd", "std::is_arithmetic, static_cast<kiln_T>(kiln_old + kiln_T(kiln_v))"},
         {"atomicSub", "std::is_arithmetic, static_cast<kiln_T>(kiln_old - kiln_T(kiln_v))"},
@@ -148,9 +145,28 @@ class BodyWriter {
         {"atomicAnd", "std::is_integral, static_cast<kiln_T>(kiln_old & kiln_T(kiln_v))"},
         {"atomicOr", "std::is_integral, static_cast<kiln_T>(kiln_old | kiln_T(kiln_v))"},
         {"atomicXor", "std::is_integral, static_cast<kiln_T>(kiln_old ^ kiln_T(kiln_v))"},
-        {"atomicInc", "std::is_unsigned, kiln_old >= kiln_T(kiln_v) ? kiln_T(0) : static_cast<kiln_T>(kiln_old + 1)"},
-        {"atomicDec", "std::is_unsigned, (kiln_old == 0 || kiln_old > kiln_T(kiln_v)) ? kiln_T(kiln_v) : static_cast<kiln_T>(kiln_old - 1)"},
+        {"atomicInc",
+         "std::is_unsigned, kiln_old >= kiln_T(kiln_v) ? kiln_T(0) : static_cast<kiln_T>(kiln_old "
+         "+ 1)"},
+        {"atomicDec",
+         "std::is_unsigned, (kiln_old == 0 || kiln_old > kiln_T(kiln_v)) ? kiln_T(kiln_v) : "
+         "static_cast<kiln_T>(kiln_old - 1)"},
     };
+    return bindings;
+  }
+  // Whether name (as written, _block and _system included) is an atomic region_atomics binds.
+  static bool bound_atomic(std::string name) {
+    for (const char* scope : {"_block", "_system"})
+      if (name.ends_with(scope)) name.resize(name.size() - std::string(scope).size());
+    return name == "atomicCAS" || atomic_bindings().count(name);
+  }
+
+  // The prologue's bindings of the atomics in names (cpu_modes.h, KILN_REGION_ATOMIC): each is
+  // a local of the kernel's outer block, so the regions' calls find it before the global one.
+  // (The shared-memory histogram ran 2.5x slower as regions than as coroutines while each
+  // update looked the module's TLS block up.)
+  static std::string region_atomics(const std::set<std::string>& names) {
+    const auto& bindings = atomic_bindings();
     std::string out;
     for (const auto& name : names) {
       if (name == "atomicCAS")
@@ -160,7 +176,8 @@ class BodyWriter {
                b->second + ");";
     }
     if (!out.empty())
-      out = " const ::kiln_cpu::BlockMemory kiln_mem_ = ::kiln_cpu::block_memory(*kiln_tls_);" + out;
+      out =
+          " const ::kiln_cpu::BlockMemory kiln_mem_ = ::kiln_cpu::block_memory(*kiln_tls_);" + out;
     return out;
   }
 
@@ -196,8 +213,10 @@ class BodyWriter {
     for (std::size_t k = b + 1; k < e; ++k) {
       if (!is_punct(t_[k], "(")) continue;
       const Token& p = t_[k - 1];
+      // (The body's atomics are bound to region_atomics' lambdas, which read no threadIdx;
+      // value macros call nothing.)
       if ((p.kind == Token::ident && !is_keyword_type(p.text) && !is_qualifier(p.text) &&
-           !not_calls.count(p.text)) ||
+           !not_calls.count(p.text) && !bound_atomic(p.text) && !value_macros_.count(p.text)) ||
           is_punct(p, ">") || is_punct(p, ")") || is_punct(p, "]"))
         return true;
     }
@@ -227,7 +246,10 @@ class BodyWriter {
       const std::size_t next = statement_end(i);
       if (next > e) throw Refused("a statement crossing its block");
       if (!has_barrier(i, next)) {
-        if (t_[i].kind == Token::ident && is_hoistable(t_[i].text)) {
+        if (is_ident(t_[i], "for") && strided_loop(i, next)) {
+          flush(i);
+          lockstep(i, next);
+        } else if (t_[i].kind == Token::ident && is_hoistable(t_[i].text)) {
           // Left out of the thread loops, a type definition must not declare variables too.
           const bool type = is_ident(t_[i], "struct") || is_ident(t_[i], "class") ||
                             is_ident(t_[i], "union") || is_ident(t_[i], "enum");
@@ -246,6 +268,96 @@ class BodyWriter {
       i = next;
     }
     flush(e);
+    scopes_.pop_back();
+    scope_ends_.pop_back();
+  }
+
+  // A loop in which each thread strides through memory, the grid-stride loop of CUDA code:
+  // `for (T i = <the thread's index>; cond; i += <stride>) body`, its start reading the thread's
+  // index (threadIdx, a macro of it, a call such as kiln::grid<1>(), or a variable bound per
+  // thread), its step adding something other than a literal, no break or continue of its own.
+  // Run thread after thread, each thread's pass reads a new cache line per element; run in
+  // lockstep (lockstep()), the block's threads read neighbouring elements together, as a GPU's.
+  bool strided_loop(std::size_t i, std::size_t next) const {
+    if (!is_punct(t_[i + 1], "(")) return false;
+    const std::size_t open = i + 1, close = match_[open];
+    std::vector<std::size_t> semis;
+    for (std::size_t k = open + 1; k < close; ++k) {
+      if (is_punct(t_[k], "(") || is_punct(t_[k], "[") || is_punct(t_[k], "{")) k = match_[k];
+      if (is_punct(t_[k], ";")) semis.push_back(k);
+    }
+    if (semis.size() != 2) return false;
+    // init: a declaration of one variable, T name = expr
+    std::size_t eq = open + 1;
+    while (eq < semis[0] && !is_punct(t_[eq], "=") && !is_punct(t_[eq], ",")) ++eq;
+    if (eq >= semis[0] || !is_punct(t_[eq], "=") || eq < open + 3 ||
+        t_[eq - 1].kind != Token::ident)
+      return false;
+    for (std::size_t k = eq + 1; k < semis[0]; ++k)
+      if (is_punct(t_[k], ",")) return false;
+    const std::string& var = t_[eq - 1].text;
+    bool per_thread = false;
+    for (std::size_t k = eq + 1; k < semis[0]; ++k) {
+      const Token& t = t_[k];
+      if (t.kind != Token::ident) continue;
+      const bool call = (is_punct(t_[k + 1], "(") && !is_keyword_type(t.text)) ||
+                        (is_punct(t_[k + 1], "<") && t.text == "grid");  // kiln::grid<N>()
+      if (call || (!member_name(k) &&
+                   (t.text == "threadIdx" || thread_macros_.count(t.text) || replicated(t.text))))
+        per_thread = true;
+    }
+    // step: var += something not a literal
+    const std::size_t s = semis[1] + 1;
+    if (!(s + 3 < close && is_ident(t_[s], var.c_str()) && is_punct(t_[s + 1], "+") &&
+          is_punct(t_[s + 2], "=") && t_[s + 1].end == t_[s + 2].begin))
+      return false;
+    if (s + 4 == close && t_[s + 3].kind == Token::number) return false;
+    // no break or continue of this loop (those in nested loops and switches are theirs)
+    std::vector<std::size_t> nested;
+    for (std::size_t k = close + 1; k < next; ++k) {
+      while (!nested.empty() && k >= nested.back()) nested.pop_back();
+      if (is_ident(t_[k], "for") || is_ident(t_[k], "while") || is_ident(t_[k], "do") ||
+          is_ident(t_[k], "switch")) {
+        nested.push_back(statement_end(k));
+        continue;
+      }
+      if (nested.empty() &&
+          (is_ident(t_[k], "break") || is_ident(t_[k], "continue") || is_ident(t_[k], "goto")))
+        return false;
+    }
+    return per_thread;
+  }
+
+  // A strided loop [i, next) (strided_loop) run in lockstep: the init as a region of its own
+  // (its variable one per thread), then rounds while any thread is still in the loop, each
+  // round one region in which every such thread tests the condition, runs the body once and
+  // steps. Lines are kept: the header's condition and step move into the round's region.
+  void lockstep(std::size_t i, std::size_t next) {
+    const std::size_t open = i + 1, close = match_[open];
+    std::vector<std::size_t> semis;  // two: strided_loop checked
+    for (std::size_t k = open + 1; k < close; ++k) {
+      if (is_punct(t_[k], "(") || is_punct(t_[k], "[") || is_punct(t_[k], "{")) k = match_[k];
+      if (is_punct(t_[k], ";")) semis.push_back(k);
+    }
+    const std::size_t semi0 = semis[0], semi1 = semis[1];
+    const std::string live = "kiln_live" + std::to_string(++counter_) + "_";
+    const std::string cond = text(semi0 + 1, semi1), step = text(semi1 + 1, close);
+    scopes_.emplace_back();  // the loop variable's scope ends with the loop
+    scope_ends_.push_back(next);
+    edits_.push_back({t_[i].begin, t_[open].end,
+                      "{ bool " + live + "[kiln_n_]; ::kiln_cpu::enter_lockstep(" + live +
+                          ", kiln_n_, kiln_done_);"});
+    write_region(open + 1, semi0 + 1);  // the init: a declaration
+    // The round: a region over the body, the test before it and the step after it.
+    const std::size_t body = close + 1;
+    edits_.push_back({t_[next - 1].end, t_[next - 1].end, " " + step + ";"});
+    blank(t_[semi0 + 1].begin, t_[close].end,
+          " while (::kiln_cpu::in_lockstep(" + live + ", kiln_n_, kiln_done_)) {");
+    write_region(body, next, has_call(semi0 + 1, close));
+    edits_.push_back({t_[body].begin, t_[body].begin,
+                      " if (!" + live + "[kiln_t_]) return {}; if (!(" + cond + ")) { " + live +
+                          "[kiln_t_] = false; return {}; }"});
+    edits_.push_back({t_[next - 1].end, t_[next - 1].end, " } }"});
     scopes_.pop_back();
     scope_ends_.pop_back();
   }
@@ -712,7 +824,7 @@ class BodyWriter {
   }
 
   // The region [b, e) of statements: replicated declarations, returns, then the thread loop.
-  void write_region(std::size_t b, std::size_t e) {
+  void write_region(std::size_t b, std::size_t e, bool calls_beside = false) {
     ++region_;
     std::string storage;
     // A variable no later statement of its scope names lives and dies in this region: it stays
@@ -780,7 +892,7 @@ class BodyWriter {
     for (const auto& b : binds_of) binds += b;
     // Only a region that calls something needs the module's threadIdx (device functions read
     // it); the region's own code reads kiln_tid_, so that its threads can be vectorised.
-    const bool calls = has_call(b, e);
+    const bool calls = calls_beside || has_call(b, e);
     edits_.push_back({t_[b].begin, t_[b].begin,
                       storage + " ::kiln_cpu::each_thread<" + (calls ? "true" : "false") +
                           ">(*kiln_tls_, kiln_b_, kiln_done_, [&](unsigned kiln_t_, "
@@ -860,8 +972,7 @@ RegionRewrite form_regions_by_kernel(std::string_view source) {
       std::vector<Edit> edits;
       std::set<std::string> arrays;
       for (std::size_t p = 0; p < body.params.size() && p < body.param_types.size(); ++p)
-        if (body.param_types[p].find("Array<") != std::string::npos)
-          arrays.insert(body.params[p]);
+        if (body.param_types[p].find("Array<") != std::string::npos) arrays.insert(body.params[p]);
       BodyWriter(source, toks, macros, constants, values, {body.params.begin(), body.params.end()},
                  std::move(arrays), counter)
           .body(open, close, edits);

@@ -94,6 +94,16 @@ inline unsigned leader(unsigned n, const bool* done) {
     while (t < n && done[t]) ++t;
   return t;
 }
+// A lockstep loop (a grid-stride loop in region mode): every thread not returned enters it.
+inline void enter_lockstep(bool* live, unsigned n, const bool* done) {
+  for (unsigned t = 0; t < n; ++t) live[t] = !(done && done[t]);
+}
+// Whether another round is due: some thread is still in the loop and has not returned.
+inline bool in_lockstep(const bool* live, unsigned n, const bool* done) {
+  for (unsigned t = 0; t < n; ++t)
+    if (live[t] && !(done && done[t])) return true;
+  return false;
+}
 // What threadIdx & co. read inside a region: the thread's index, and the block's.
 struct RegionTls {
   uint3 thread_idx;

@@ -194,6 +194,57 @@ __global__ void k(const T* v, int n, kiln::Array<unsigned, 1> out, int* global_m
   EXPECT_EQ(global_min.host()[0], lo);
 }
 
+// A grid-stride loop runs in lockstep (the block's threads take each step together): threads
+// with different trip counts, one that returns inside the loop, an accumulator read after it;
+// a loop with its own break stays a plain loop in its region.
+TEST(CpuRegions, StridedLoopsRunInLockstep) {
+  const std::string src = R"(
+__global__ void k(const int* in, int n, int* out) {
+  __shared__ int s[64];
+  int acc = 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    if (in[i] < 0) return;
+    acc += in[i] * (i % 3);
+  }
+  s[threadIdx.x] = acc;
+  __syncthreads();
+  int first = -1;
+  for (int j = threadIdx.x; j < n; j += blockDim.x)
+    if (in[j] == 7) { first = j; break; }
+  out[threadIdx.x] = s[63 - threadIdx.x] * 1000 + first;
+})";
+  auto r = cpu::form_regions(src);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(std::count(r->begin(), r->end(), '\n'), std::count(src.begin(), src.end(), '\n'));
+  const std::size_t lockstep = r->find("in_lockstep");
+  EXPECT_NE(lockstep, std::string::npos) << *r;
+  EXPECT_EQ(r->find("in_lockstep", lockstep + 1), std::string::npos) << *r;  // not the break loop
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  const int n = 1000;
+  std::vector<int> in(n);
+  for (int i = 0; i < n; ++i) in[i] = (i * 7 + 3) % 11;
+  in[5] = -1;  // thread 5 returns at its first step
+  Buffer<int> input(in), out(64, -9);
+  launch(*b.kernel, {1}, {64}, 0, input.p, n, out.p);
+  std::vector<int> acc(64, 0), first(64, -1);
+  for (int t = 0; t < 64; ++t) {
+    for (int i = t; i < n; i += 64) acc[t] += in[i] * (i % 3);
+    for (int j = t; j < n; j += 64)
+      if (in[j] == 7) { first[t] = j; break; }
+  }
+  auto o = out.host();
+  for (int t = 0; t < 64; ++t) {
+    if (t == 5) {
+      ASSERT_EQ(o[t], -9);
+      continue;
+    }
+    // s[58] was never written by thread 5 (it returned): thread 58's output reads garbage there.
+    if (63 - t == 5) continue;
+    ASSERT_EQ(o[t], acc[63 - t] * 1000 + first[t]) << t;
+  }
+}
+
 // One kernel the rewrite declines leaves the others of its source as regions.
 TEST(CpuRegions, DeclinedKernelLeavesOthersAsRegions) {
   const std::string src = R"(__global__ void voting(int* x) {
