@@ -418,22 +418,42 @@ CompileRequest Kernel::request(const std::string& name_expression, const std::st
   return r;
 }
 
+std::vector<std::string> Kernel::build_names(const std::string& name_expression) const {
+  if (!options_.module || name_expression != decl_.name) return {name_expression};
+  std::vector<std::string> names;
+  for (const KernelDecl& d : find_kernels(source_->text())) {
+    if (!d.template_params.empty() || std::find(names.begin(), names.end(), d.name) != names.end())
+      return {name_expression};  // a template or an overload: each built on its own
+    names.push_back(d.name);
+  }
+  if (names.size() > 16 || std::find(names.begin(), names.end(), name_expression) == names.end())
+    return {name_expression};
+  return names;
+}
+
 std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_expression) {
   auto spec = std::make_unique<Specialisation>();
   spec->name_expression = name_expression;
   CompileRequest r = request(name_expression, jit_->target(options_.arch));
+  r.name_expressions = build_names(name_expression);
+  const std::size_t index =
+      std::find(r.name_expressions.begin(), r.name_expressions.end(), name_expression) -
+      r.name_expressions.begin();
   const void* owner = has_settable_globals(source_->text()) ? globals_.get() : nullptr;
   spec->build = jit_->build(r, source_->included_texts(), owner);
   const CompileResult& result = spec->build.build->result;
   if (result.lowered_names.empty())
     throw Error("kernel '" + decl_.name + "': the compiler produced no entry for " +
                 name_expression);
-  spec->lowered_name = result.lowered_names[0];
+  if (result.lowered_names.size() <= index)
+    throw Error("kernel '" + decl_.name + "': the compiler produced no entry for " +
+                name_expression);
+  spec->lowered_name = result.lowered_names[index];
 
   // Exact parameter types from the compiler where it gives them, else from the declaration.
   std::vector<std::string> types;
-  if (!result.signatures.empty() && !result.signatures[0].empty())
-    types = parameter_types(result.signatures[0]);
+  if (index < result.signatures.size() && !result.signatures[index].empty())
+    types = parameter_types(result.signatures[index]);
   else
     for (const ParamDecl& p : decl_.params) types.push_back(p.type);
   for (std::size_t i = 0; i < types.size(); ++i) {

@@ -32,6 +32,9 @@ struct KernelOptions {
   std::vector<std::pair<std::string, std::string>> defines;  // validated macro names
   std::vector<std::string> options;                          // validated compiler options
   std::string arch;                                          // "" → JitOptions::arch
+  // One of a cuda.module's kernels: when every kernel of the source is plain (no template,
+  // one definition per name), the first launch of any builds them all in one compile.
+  bool module = false;
 };
 
 // The dispatcher's settings (repl/settings reads them from the environment).
@@ -178,6 +181,9 @@ class Kernel {
   // Whether the kernel may synchronise its grid (names this_grid): it then launches cooperatively.
   bool names_grid() const;
   CompileRequest request(const std::string& name_expression, const std::string& arch) const;
+  // The name expressions one build for name_expression holds: it alone, or for a module's plain
+  // kernel every plain kernel of the source (one compile for all, the others from memory).
+  std::vector<std::string> build_names(const std::string& name_expression) const;
   // Globals appended to the source that record the layout of each struct parameter, as the
   // compiler chooses it; and the layout read back from a build ("" / nullptr: not a struct).
   std::string layout_probes() const;

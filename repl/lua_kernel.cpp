@@ -538,7 +538,7 @@ std::vector<KernelRef> make_kernels(lua_State* L, std::shared_ptr<jit::SourceTex
   std::vector<KernelRef> kernels;
   for (jit::KernelDecl& d : jit::select_kernels(*source, opts.name, all)) {
     jit::KernelOptions o = opts;
-    if (all) o.name.clear();
+    if (all) o.name.clear(), o.module = true;
     kernels.push_back(
         std::make_shared<jit::Kernel>(j, source, std::move(d), std::move(o), globals));
   }

@@ -18,7 +18,7 @@ case " \$* " in *" c++-header "*) ;; *) echo run >>"$work/runs" ;; esac
 exec "$real_cxx" "\$@"
 WRAP
 chmod +x "$work/cxx"
-export KILN_CXX="$work/cxx" KILN_NVRTC_CHECK=0 KILN_CACHE_DIR="$work/cache"
+export KILN_CXX="$work/cxx" KILN_NVRTC_CHECK=0 KILN_CACHE_DIR="$work/cache" KILN_COMPILE_NOTICE=0
 runs() { if [ -f "$work/runs" ]; then wc -l <"$work/runs" | tr -d ' '; else echo 0; fi; }
 run() { rm -f "$work/runs"; "$kiln" -e "$1" 2>"$work/err"; }
 
@@ -110,4 +110,26 @@ print(k:info().threads .. "|" .. k:info().why)')
 [ ! -s "$work/err" ] || fail "a loop kernel has no note: $(cat "$work/err")"
 KILN_NOTES=0 "$kiln" -e "$script" >/dev/null 2>"$work/err"
 [ ! -s "$work/err" ] || fail "KILN_NOTES=0 says nothing: $(cat "$work/err")"
+# A module of plain kernels builds them all in one compile, whichever launches first; one with
+# a template kernel builds each kernel on its own.
+out=$(run '
+local m = cuda.module([[
+__global__ void one(int* x) { x[threadIdx.x] = 1; }
+__global__ void two(int* x) { __shared__ int s[32]; s[threadIdx.x] = 2; __syncthreads(); x[threadIdx.x] += s[31 - threadIdx.x]; }
+__global__ void three(int* x) { x[threadIdx.x] *= 3; }
+]])
+local x = cuda.device_array(32, "int32")
+m.two[{1, 32}](x); m.one[{1, 32}](x); m.two[{1, 32}](x); m.three[{1, 32}](x)
+print(x:copy_to_host()[32], m.one:info().cache, m.two:info().cache, m.three:info().cache)')
+[ "$out" = "9	memory	compiled	memory" ] || fail "a module of plain kernels: '$out'"
+[ "$(runs)" = 1 ] || fail "a module of plain kernels compiles once, ran the compiler $(runs) times"
+run '
+local m = cuda.module([[
+template <class T> __global__ void fill(T* x) { x[threadIdx.x] = T(1); }
+__global__ void twice(int* x) { x[threadIdx.x] *= 2; }
+]])
+local x = cuda.device_array(32, "int32")
+m.fill[{1, 32}](x); m.twice[{1, 32}](x)
+assert(x:copy_to_host()[1] == 2)' >/dev/null
+[ "$(runs)" = 2 ] || fail "a module with a template builds each kernel, ran the compiler $(runs) times"
 echo "thread plan: ok"
