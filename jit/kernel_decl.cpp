@@ -367,6 +367,10 @@ SyncUse scan_sync(std::string_view source) {
     for (std::string_view p : kOtherPrefixes)
       if (std::string_view(t.text).starts_with(p)) other(t, t.text);
     if (t.text == "cub") other(t, "cub");  // CUB's collectives synchronise inside
+    // libcu++'s barriers (<cuda/barrier>, <cuda/std/barrier>) wait inside their members.
+    if (t.text == "arrive_and_wait" || t.text == "arrive_and_drop" ||
+        (t.text == "barrier" && k > 0 && is_punct(toks[k - 1], "::")))
+      other(t, t.text);
     if (t.text == "sync" && k > 0 && is_punct(toks[k - 1], ".") && punct_at(k + 1, "("))
       other(t, ".sync()");  // cooperative groups: g.sync()
   }

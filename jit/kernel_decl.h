@@ -53,7 +53,8 @@ struct SyncUse {
   bool other_sync = false;      // __syncwarp, __shfl*, __ballot/any/all/uni_sync, __activemask,
                                 // __match_*, __reduce_*, __barrier_sync, cooperative groups
                                 // (cooperative_groups, tiled_partition, this_thread_block,
-                                // coalesced_threads, g.sync()), CUB (`cub`)
+                                // coalesced_threads, g.sync()), CUB (`cub`), libcu++
+                                // barriers (cuda::barrier, arrive_and_wait, arrive_and_drop)
   bool lambda = false;          // a lambda expression (a `return` there is the lambda's own)
   // The first of each, for the cpu backend's k:info().why: the construct as written
   // ("__shfl_down_sync", "g.sync()") and its 1-based line in the scanned text.

@@ -81,9 +81,10 @@ std::string c_string_body(std::string_view text) {
   return out;
 }
 
-// Part of the compiler identity: bump it whenever translation_unit() changes what it generates,
-// so that modules cached by an older kiln are built anew.
-constexpr int kTranslationUnitVersion = 3;
+// Part of the compiler identity: bump it whenever translation_unit() or the plan (plan.cpp's
+// thread_plans, the scans it rests on) changes what it generates, so that modules cached by an
+// older kiln are built anew.
+constexpr int kTranslationUnitVersion = 4;
 
 // The GPU architecture device code sees as __CUDA_ARCH__: the one asked for ("sm_90",
 // "compute_86", "90" -> 900, 860, 900), else sm_80's 800 (NVRTC's check compiles for sm_80 too).
@@ -251,7 +252,7 @@ std::string CpuCompiler::translation_unit(const Plan& plan) const {
   // `#if __CUDA_ARCH__ >= 700` is compiled, not silently dropped.
   tu += "#include <kiln/cpu_prelude.h>\n#define __CUDACC__ 1\n#define __CUDA_ARCH__ " +
         std::to_string(cuda_arch_value(request.arch)) + "\n#line 1 \"" + quoted + "\"\n";
-  std::string source = cpu::rewrite_extern_shared(plan.source);
+  std::string source = cpu::rewrite_extern_shared(plan.source, plan.checked_pointers);
   if (coroutines) source = cpu::rewrite_coroutine_returns(source);
   tu += plan.checked_pointers ? cpu::rewrite_pointer_params(source) : source;
   tu +=

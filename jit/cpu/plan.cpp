@@ -138,7 +138,7 @@ std::string rewrite_coroutine_returns(std::string_view source) {
   return out;
 }
 
-std::string rewrite_extern_shared(std::string_view source) {
+std::string rewrite_extern_shared(std::string_view source, bool checked) {
   // A declaration is everything from `extern` to the next ';': the qualifiers may come in any
   // legal order (`extern __shared__ float s[]`, `extern float __shared__ s[]`, with __align__),
   // so its tokens are taken apart rather than its text matched as a whole (no regex: a source
@@ -182,8 +182,11 @@ std::string rewrite_extern_shared(std::string_view source) {
       if (!type.empty()) type += ' ';
       type += rest[j]->text;
     }
-    std::string replacement = "static thread_local " + type + "* const " + rest[n - 3]->text +
-                              " = reinterpret_cast<" + type + "*>(::kiln_cpu::tls.dyn_smem)";
+    std::string replacement =
+        checked ? "[[maybe_unused]] static constexpr ::kiln_cpu::dyn_shared<" + type + "> " +
+                      rest[n - 3]->text + "{}"
+                : "static thread_local " + type + "* const " + rest[n - 3]->text +
+                      " = reinterpret_cast<" + type + "*>(::kiln_cpu::tls.dyn_smem)";
     // The same lines, so that the user's line numbers hold.
     replacement.append(std::size_t(tokens[end].line - tokens[i].line), '\n');
     replaced.emplace_back(tokens[i].begin, tokens[end].begin);

@@ -41,8 +41,9 @@ std::string rewrite_coroutine_returns(std::string_view source);
 
 // Rewrites each `extern __shared__ T name[];` (its words in any legal order, __align__ and
 // alignas included) into a pointer to the block's dynamic shared memory, keeping the line count
-// unchanged.
-std::string rewrite_extern_shared(std::string_view source);
+// unchanged; checked (check mode): into a kiln_cpu::dyn_shared<T>, whose accesses are checked
+// against the bytes the launch gave.
+std::string rewrite_extern_shared(std::string_view source, bool checked = false);
 
 // Check mode: rewrites each plain `T* name` / `const T* __restrict__ name` parameter of a
 // __global__ function into `::kiln_cpu::checked_ptr<T> name` (same line count).

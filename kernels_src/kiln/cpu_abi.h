@@ -80,7 +80,7 @@ struct Tls {
   const Api* api;
   void* exec;  // the runtime's block executor for the running block
   void* coroutine;  // coroutine mode: the frame of the thread kiln_start_<i> just created
-  unsigned long dyn_smem_bytes;
+  unsigned long dyn_smem_bytes;  // the dynamic shared memory the launch asked for
   unsigned long smem_lo, smem_bytes;  // the module's thread-local block: static shared memory
 };
 

@@ -91,6 +91,38 @@ class checked_ptr {
   const char* lo_ = nullptr;
   const char* hi_ = nullptr;
 };
+[[noreturn]] __attribute__((noinline, cold)) inline void dynamic_shared_out_of_bounds(
+    long long index, unsigned size) {
+  char buf[200];
+  snprintf(buf, sizeof buf,
+           "out-of-bounds access: element %lld of the dynamic shared memory, of which the launch "
+           "gave %lld element(s) (%llu bytes, %u-byte elements)",
+           index, (long long)(tls.dyn_smem_bytes / size), (unsigned long long)tls.dyn_smem_bytes,
+           size);
+  tls.api->out_of_bounds(tls.exec, buf, __builtin_extract_return_addr(__builtin_return_address(0)));
+  __builtin_unreachable();
+}
+// An `extern __shared__ T name[];` in check mode: the launch's dynamic shared memory, each
+// name[i] and *name checked against the bytes the launch gave (none, unless it asked). It holds
+// nothing: every use reads the running launch's buffer. Converts to any pointer type (a C-style
+// cast, a function's T* parameter), unchecked from there on.
+template <class T>
+struct dyn_shared {
+  __attribute__((always_inline)) T* get() const { return reinterpret_cast<T*>(tls.dyn_smem); }
+  template <class U>
+  operator U*() const { return reinterpret_cast<U*>(tls.dyn_smem); }  // NOLINT: as the array
+  template <class I, class = std::enable_if_t<std::is_integral_v<I> || std::is_enum_v<I>>>
+  __attribute__((always_inline)) T& operator[](I i) const {
+    if ((long long)i < 0 || (unsigned long long)((long long)i + 1) * sizeof(T) > tls.dyn_smem_bytes)
+      dynamic_shared_out_of_bounds((long long)i, sizeof(T));
+    return get()[i];
+  }
+  __attribute__((always_inline)) T& operator*() const { return (*this)[0]; }
+  template <class I, class = std::enable_if_t<std::is_integral_v<I>>>
+  T* operator+(I i) const { return get() + i; }
+  template <class I, class = std::enable_if_t<std::is_integral_v<I>>>
+  friend T* operator+(I i, const dyn_shared& s) { return s.get() + i; }
+};
 template <class T> struct RawArg { using type = T; };
 template <class T> struct RawArg<checked_ptr<T>> { using type = T*; };
 #else

@@ -116,7 +116,7 @@ void run_blocks(Worker& worker, const KernelEntry& k, const LaunchConfig& cfg, v
   launch.block_dim = kiln_cpu::dim3(cfg.block.x, cfg.block.y, cfg.block.z);
   launch.grid_dim = kiln_cpu::dim3(cfg.grid.x, cfg.grid.y, cfg.grid.z);
   launch.dyn_smem = worker.dyn_smem;
-  launch.dyn_smem_bytes = kDynamicSharedBytes;
+  launch.dyn_smem_bytes = cfg.shared_bytes;  // what the launch asked for (check mode checks it)
   launch.api = &kLoopApi;
   launch.exec = const_cast<KernelEntry*>(&k);
   launch.smem_lo = worker.static_shared_of(k);

@@ -39,15 +39,20 @@ Checked build_checked(const std::string& source, const std::string& name) {
   return c;
 }
 
-// The message of the error a launch throws, or "" when it succeeds.
+// The message of the error a launch (with shared bytes of dynamic shared memory) throws, or ""
+// when it succeeds.
 template <class... A>
-std::string launch_error(Program& k, Dim3 grid, Dim3 block, A... args) {
+std::string launch_error_shared(Program& k, Dim3 grid, Dim3 block, std::size_t shared, A... args) {
   try {
-    launch(k, grid, block, 0, args...);
+    launch(k, grid, block, shared, args...);
   } catch (const Error& e) {
     return e.what();
   }
   return "";
+}
+template <class... A>
+std::string launch_error(Program& k, Dim3 grid, Dim3 block, A... args) {
+  return launch_error_shared(k, grid, block, 0, args...);
 }
 
 constexpr const char* kCopies = R"(__global__ void offbyone(const float* in, float* out, int n) {
@@ -198,6 +203,42 @@ __global__ void uniform(int* x) { __syncthreads(); x[threadIdx.x] = 1; __syncthr
   Checked ok = build_checked(src, "uniform");
   EXPECT_EQ(launch_error(*ok.kernel, {2, 1, 1}, {64, 1, 1}, x), "");
   checking().backend->free(x);
+}
+
+// Dynamic shared memory is checked against the bytes the launch gave: a read of it when the
+// launch gave none, a write past them, both named with kernel and line; within them, indexing
+// and a C-style cast of the array work.
+TEST(CpuCheck, DynamicSharedMemoryIsBoundedByTheLaunch) {
+  Checked k = build_checked(R"(
+extern __shared__ float scratch[];
+__global__ void stage(float* out, int n) {
+  scratch[threadIdx.x] = threadIdx.x;
+  if (threadIdx.x == 0) scratch[n] = 100;
+  __syncthreads();
+  float* all = (float*)scratch;
+  out[threadIdx.x] = all[n - 1 - threadIdx.x] + scratch[n];
+})",
+                            "stage");
+  float* out = static_cast<float*>(checking().backend->alloc(64 * sizeof(float)));
+  // No dynamic shared memory at all: the first write is out of bounds.
+  std::string m = launch_error(*k.kernel, {1, 1, 1}, {32, 1, 1}, out, 32);
+  EXPECT_NE(m.find("kernel 'stage'"), std::string::npos) << m;
+  EXPECT_NE(m.find("element 0 of the dynamic shared memory, of which the launch gave 0 element(s)"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("check_kernel.cu:4"), std::string::npos) << m;
+  // 32 floats given: scratch[32] is one past them (line 5).
+  m = launch_error_shared(*k.kernel, {1, 1, 1}, {32, 1, 1}, 32 * sizeof(float), out, 32);
+  EXPECT_NE(m.find("element 32 of the dynamic shared memory, of which the launch gave 32"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("check_kernel.cu:5"), std::string::npos) << m;
+  // 33 floats: in bounds, and the answer.
+  EXPECT_EQ(launch_error_shared(*k.kernel, {1, 1, 1}, {32, 1, 1}, 33 * sizeof(float), out, 32), "");
+  std::vector<float> host(32);
+  checking().backend->copy_to_host(host.data(), out, 32 * sizeof(float), nullptr);
+  for (int t = 0; t < 32; ++t) EXPECT_EQ(host[t], float(31 - t) + 100) << t;
+  checking().backend->free(out);
 }
 
 }  // namespace
