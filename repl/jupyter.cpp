@@ -450,11 +450,9 @@ class Interpreter : public xeus::xinterpreter {
 
 }  // namespace
 
-bool available() {
-  return true;
-}
-
-int run_kernel(const std::string& connection_file, lua::State& state) {
+// The kernel, run on state until Jupyter shuts it down (jupyter.h's run_kernel, which loads
+// this plugin).
+int serve(const std::string& connection_file, lua::State& state) {
   if (!std::ifstream(connection_file)) {  // xeus would call it a JSON syntax error
     std::fprintf(stderr, "kiln: --jupyter: cannot read %s: %s\n", connection_file.c_str(),
                  std::strerror(errno));
@@ -486,3 +484,9 @@ int run_kernel(const std::string& connection_file, lua::State& state) {
 }
 
 }  // namespace kiln::jupyter
+
+// The plugin's entry point (repl/kernelspec.cpp dlopens libkiln_jupyter.so and calls it).
+extern "C" __attribute__((visibility("default"))) int kiln_jupyter_run_kernel(
+    const char* connection_file, kiln::lua::State* state) {
+  return kiln::jupyter::serve(connection_file, *state);
+}

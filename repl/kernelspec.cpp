@@ -1,5 +1,7 @@
 // The kernelspec `kiln --install-kernel` writes: what Jupyter reads to start kiln as a kernel.
 // Needs no Jupyter library, so it is built with or without xeus.
+#include <dlfcn.h>
+
 #include <cstdio>
 #include <fstream>
 #include <system_error>
@@ -60,15 +62,44 @@ std::filesystem::path install_kernelspec(const std::filesystem::path& data_dir,
   return dir;
 }
 
-#ifndef KILN_HAVE_JUPYTER
-bool available() {
-  return false;
+namespace {
+
+// The kernel's plugin: libkiln_jupyter.so beside the kiln binary. xeus and ZeroMQ (a dozen
+// libraries) are loaded only by `kiln --jupyter`: linked into kiln, they cost every start
+// about 4 ms. "" when this kiln was built without the kernel.
+std::filesystem::path plugin_path() {
+#ifdef KILN_HAVE_JUPYTER
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) return self.parent_path() / "libkiln_jupyter.so";
+#endif
+  return {};
 }
 
-int run_kernel(const std::string&, lua::State&) {
-  std::fprintf(stderr, "kiln: this kiln was built without the Jupyter kernel (no xeus-dev)\n");
-  return 1;
+}  // namespace
+
+bool available() {
+  const std::filesystem::path plugin = plugin_path();
+  std::error_code ec;
+  return !plugin.empty() && std::filesystem::is_regular_file(plugin, ec);
 }
-#endif
+
+int run_kernel(const std::string& connection_file, lua::State& state) {
+  const std::filesystem::path plugin = plugin_path();
+  if (plugin.empty()) {
+    std::fprintf(stderr, "kiln: this kiln was built without the Jupyter kernel (no xeus-dev)\n");
+    return 1;
+  }
+  // Never closed: xeus's threads and atexit handlers live until the process ends.
+  void* handle = ::dlopen(plugin.c_str(), RTLD_NOW | RTLD_LOCAL);
+  using Run = int (*)(const char*, lua::State*);
+  Run run = handle ? reinterpret_cast<Run>(::dlsym(handle, "kiln_jupyter_run_kernel")) : nullptr;
+  if (!run) {
+    std::fprintf(stderr, "kiln: --jupyter: cannot load the kernel %s: %s\n", plugin.c_str(),
+                 ::dlerror());
+    return 1;
+  }
+  return run(connection_file.c_str(), &state);
+}
 
 }  // namespace kiln::jupyter

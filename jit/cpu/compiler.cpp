@@ -197,7 +197,9 @@ CpuCompiler::CpuCompiler(const CpuCompilerOptions& options)
                                  "-I" + kernels_dir_});
   std::string prelude;
   for (const auto& h : headers)
-    prelude += fs::relative(h, kernels_dir_).string() + '\n' + read_text(h);
+    // The name below kernels_dir (the iterator's paths start with it; fs::relative would
+    // canonicalise every folder on the way, at every start).
+    prelude += h.string().substr(kernels_dir_.size()) + '\n' + read_text(h);
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx",
                 (unsigned long long)XXH64(prelude.data(), prelude.size(), 0));
