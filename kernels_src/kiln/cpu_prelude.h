@@ -37,4 +37,25 @@
 #include "kiln/cpu_check.h"
 #include "kiln/cpu_modes.h"
 // clang-format on
+
+// abort() and exit() in a kernel end the launch with an error that names them, as a GPU's
+// trap does, never the process (exit is host-only: NVRTC refuses it; with the NVRTC check off
+// it would end kiln and the session). The C library's are noexcept, so a kernel's calls are
+// renamed to functions that may leave by the runtime's error: every use of the words in the
+// user's source, std:: ones included, after the C library's headers were read.
+namespace kiln_cpu {
+[[noreturn]] inline void kernel_exit(int status) {
+  static thread_local char message[64];
+  snprintf(message, sizeof message, "exit(%d) called in a kernel", status);
+  trap(message);
+}
+}  // namespace kiln_cpu
+[[noreturn]] inline void kiln_abort() { kiln_cpu::trap("abort() called in a kernel"); }
+[[noreturn]] inline void kiln_exit(int status) { kiln_cpu::kernel_exit(status); }
+namespace std {
+using ::kiln_abort;
+using ::kiln_exit;
+}  // namespace std
+#define abort kiln_abort
+#define exit kiln_exit
 #endif  // KILN_CPU_PRELUDE_H
