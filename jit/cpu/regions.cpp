@@ -105,8 +105,6 @@ class BodyWriter {
         throw Refused("the kernel writes its parameter '" + t_[i].text + "'");
     std::set<std::string> atomics;  // those the body names, each bound in the prologue
     for (std::size_t i = open; i < close; ++i) {
-      if (t_[i].kind == Token::ident && t_[i].text.starts_with("__syncthreads_"))
-        throw Refused(t_[i].text + " (its value needs every thread's vote)");
       if (t_[i].kind == Token::ident && t_[i].text.starts_with("atomic")) {
         std::string name = t_[i].text;
         for (const char* scope : {"_block", "_system"})
@@ -225,8 +223,52 @@ class BodyWriter {
 
   bool has_barrier(std::size_t b, std::size_t e) const {
     for (std::size_t i = b; i < e; ++i)
-      if (is_ident(t_[i], "__syncthreads")) return true;
+      if (is_ident(t_[i], "__syncthreads") || vote_op(t_[i]) >= 0) return true;
     return false;
+  }
+
+  // The vote of __syncthreads_count / _and / _or (kiln_cpu::BarrierOp), or -1 for other tokens.
+  static int vote_op(const Token& t) {
+    if (t.kind != Token::ident) return -1;
+    if (t.text == "__syncthreads_count") return 1;
+    if (t.text == "__syncthreads_and") return 2;
+    if (t.text == "__syncthreads_or") return 3;
+    return -1;
+  }
+
+  // `T name = __syncthreads_count(pred);` (or _and, _or) [i, next): a region in which each thread
+  // adds its vote to a block counter, then name declared between the regions (every thread
+  // gets the same value: the block's count, or whether all or any voted); later regions see it
+  // through their capture, so it must not be written after. Any other use of a vote (in an
+  // expression, a header) is declined.
+  bool vote_statement(std::size_t i, std::size_t next) {
+    std::size_t eq = i;
+    while (eq < next && !is_punct(t_[eq], "=")) ++eq;
+    if (eq + 5 >= next || eq < i + 2 || t_[eq - 1].kind != Token::ident) return false;
+    const int op = vote_op(t_[eq + 1]);
+    const std::size_t open = eq + 2;
+    if (op < 0 || !is_punct(t_[open], "(") || match_[open] + 2 != next ||
+        !is_punct(t_[next - 1], ";"))
+      return false;
+    for (std::size_t k = i; k + 1 < eq; ++k)  // the type: words, `::`, `<...>` (no declarators)
+      if (is_punct(t_[k], ",") || is_punct(t_[k], "*") || is_punct(t_[k], "&") ||
+          is_punct(t_[k], "["))
+        return false;
+    const std::string name = t_[eq - 1].text;
+    if (bound(name) || may_write(name, next))
+      throw Refused("the result of a __syncthreads vote, '" + name +
+                    "', is written or hides another");
+    const std::string votes = "kiln_v" + std::to_string(++counter_) + "_";
+    const std::size_t pred = open + 1, pred_end = match_[open];
+    // [type name = __syncthreads_X(] -> the counter; [pred] -> the vote region; [);] -> name.
+    blank(t_[i].begin, t_[pred].begin, "unsigned " + votes + " = 0;");
+    edits_.push_back({t_[pred_end - 1].end, t_[pred_end - 1].end, ") != 0);"});
+    write_region(pred, pred_end, false, true);
+    edits_.push_back({t_[pred].begin, t_[pred].begin, votes + " += (("});
+    blank(t_[pred_end].begin, t_[next - 1].end,
+          " " + text(i, eq - 1) + " " + name + " = ::kiln_cpu::vote(" + votes + ", " +
+              std::to_string(op) + ", kiln_n_, kiln_done_);");
+    return true;
   }
 
   // A barrier-level statement list [b, e): regions cut at barriers, loops and ifs with barriers
@@ -463,6 +505,7 @@ class BodyWriter {
   // A statement holding a barrier: the barrier itself, or a loop, if or block around one.
   void barrier_statement(std::size_t i, std::size_t next) {
     const Token& t = t_[i];
+    if (vote_statement(i, next)) return;
     if (is_ident(t, "__syncthreads")) {
       if (next != i + 4 || !is_punct(t_[i + 1], "(") || !is_punct(t_[i + 2], ")"))
         throw Refused("__syncthreads() inside an expression");
@@ -496,6 +539,9 @@ class BodyWriter {
       if (then_end < next) sub_statement(then_end + 1, next, false);  // after `else`
       return;
     }
+    for (std::size_t k = i; k < next; ++k)
+      if (vote_op(t_[k]) >= 0)
+        throw Refused(t_[k].text + " other than as `T name = " + t_[k].text + "(...);`");
     throw Refused("a barrier inside `" + t.text + "`");
   }
 
@@ -824,13 +870,14 @@ class BodyWriter {
   }
 
   // The region [b, e) of statements: replicated declarations, returns, then the thread loop.
-  void write_region(std::size_t b, std::size_t e, bool calls_beside = false) {
+  void write_region(std::size_t b, std::size_t e, bool calls_beside = false,
+                    bool expression = false) {
     ++region_;
     std::string storage;
     // A variable no later statement of its scope names lives and dies in this region: it stays
     // a local of the region's thread loop, as written. Only the others get a copy per thread.
     const std::size_t scope_end = scope_ends_.back();
-    for (std::size_t s = b; s < e;) {
+    for (std::size_t s = b; s < e && !expression;) {
       const std::size_t next = statement_end(s);
       const bool is_auto =
           t_[s].kind == Token::ident &&

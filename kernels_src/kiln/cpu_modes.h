@@ -94,6 +94,14 @@ inline unsigned leader(unsigned n, const bool* done) {
     while (t < n && done[t]) ++t;
   return t;
 }
+// The value of a __syncthreads_count (op 1) / _and (2) / _or (3) whose votes (each thread that
+// has not returned adds its predicate) made count: as a GPU, the returned threads do not vote.
+inline int vote(unsigned count, int op, unsigned n, const bool* done) {
+  unsigned live = n;
+  if (done)
+    for (unsigned t = 0; t < n; ++t) live -= done[t];
+  return op == 1 ? int(count) : op == 2 ? int(count == live) : int(count != 0);
+}
 // A lockstep loop (a grid-stride loop in region mode): every thread not returned enters it.
 inline void enter_lockstep(bool* live, unsigned n, const bool* done) {
   for (unsigned t = 0; t < n; ++t) live[t] = !(done && done[t]);
