@@ -218,7 +218,7 @@ w(("Rates are effective (inputs read once, outputs written once). The bandwidth 
 w()
 if not gpu then
   w("On the cpu backend, *threads* says how a block's threads ran (k:info().threads): a loop, regions")
-  w("(`__syncthreads();` statements), coroutines (`__syncthreads_count`) or fibers (warp")
+  w("(`__syncthreads();` statements), coroutines (what the region rewrite declines) or fibers (warp")
   w("operations). See docs/cpu-backend.md.")
   w()
 end
