@@ -214,6 +214,7 @@ DiskCache::DiskCache(DiskCache&& other) noexcept
       enabled_(other.enabled_),
       warn_(std::move(other.warn_)),
       warned_unwritable_(other.warned_unwritable_),
+      warned_entries_(std::move(other.warned_entries_)),
       dir_fd_(std::exchange(other.dir_fd_, -1)) {
   std::swap(mutex_, other.mutex_);
 }
@@ -223,6 +224,7 @@ DiskCache& DiskCache::operator=(DiskCache&& other) noexcept {
     if (dir_fd_ >= 0) ::close(dir_fd_);
     dir_ = std::move(other.dir_), max_bytes_ = other.max_bytes_, enabled_ = other.enabled_;
     warn_ = std::move(other.warn_), warned_unwritable_ = other.warned_unwritable_;
+    warned_entries_ = std::move(other.warned_entries_);
     dir_fd_ = std::exchange(other.dir_fd_, -1);
     std::swap(mutex_, other.mutex_);
   }
@@ -381,7 +383,9 @@ std::optional<CompileResult> DiskCache::load(const std::string& key) {
   // without a word. Anything else is worth one.
   const bool stale = why.starts_with("cache format") || why.starts_with("written by kiln");
   if (!entry) {
-    if (warn_ && !stale)
+    // Said once per entry and process: what cannot be removed (a folder at the entry's name,
+    // another user's file) would otherwise be said at every load.
+    if (warn_ && !stale && warned_entries_.insert(key).second)
       warn_("kiln: cache entry " + entry_path(key).string() +
             (trusted ? " is corrupt (" : " is not safe to load (") + why + "); recompiling");
     ::unlinkat(dir_fd_, name.c_str(), 0);

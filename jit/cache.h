@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,6 +79,7 @@ class DiskCache {
   bool enabled_;
   Warn warn_;
   bool warned_unwritable_ = false;
+  std::set<std::string> warned_entries_;  // keys whose bad entry this process has reported
   int dir_fd_ = -1;  // the folder, opened and checked once (closed by the destructor)
   // Held by each public member; a moved-from cache keeps a mutex of its own.
   std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>();

@@ -429,6 +429,8 @@ TEST(JitDiskCache, AFolderAtAnEntrysNameCostsOnlyThatEntry) {
   cache.store(other, sample());  // opens the folder
   fs::create_directories(dir / (blocked + ".kc") / "inside");
   EXPECT_FALSE(cache.load(blocked));
+  EXPECT_FALSE(cache.load(blocked));
+  EXPECT_EQ(w.messages.size(), 1u) << "the folder is reported once, not at every load";
   cache.store(blocked, sample());
   EXPECT_TRUE(cache.enabled()) << "one bad name must not turn the cache off";
   cache.store(hash_key({"later"}), sample());
