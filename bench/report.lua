@@ -125,6 +125,23 @@ if not gpu then
   target("cpu: shared-memory blur (barriers) ≤ 3× serial C++", num(r2) .. "×", r2 and r2 <= 3, "serial tiled blur, same algorithm; " .. fastest)
   local r3 = ratio("lab.matmul_tiled", "BM_serial_matmul_tiled")
   target("cpu: tiled matmul (barriers) ≤ 3× serial C++", num(r3) .. "×", r3 and r3 <= 3, "serial tiled matmul, same algorithm; " .. fastest)
+  -- Issue 16's: every lab kernel with a serial reference within 1.5x of it, and the median cold
+  -- compile of a lab kernel within 250 ms.
+  local worst, worst_lab = nil, nil
+  for _, lab in ipairs(LABS) do
+    local r = SERIAL[lab] and ratio("lab." .. lab, SERIAL[lab])
+    if r and (not worst or r > worst) then worst, worst_lab = r, lab end
+  end
+  target("cpu: every lab kernel ≤ 1.5× its serial reference", worst and ("worst %.2f× (%s)"):format(worst, worst_lab) or "–",
+    worst and worst <= 1.5, "fastest run of each; copy against memcpy on 2 threads")
+  local colds = {}
+  for _, lab in ipairs(LABS) do
+    if F["compile.cold." .. lab] then colds[#colds + 1] = ms("compile.cold." .. lab) end
+  end
+  table.sort(colds)
+  local median_cold = #colds > 0 and (#colds % 2 == 1 and colds[(#colds + 1) // 2] or (colds[#colds // 2] + colds[#colds // 2 + 1]) / 2)
+  target("cpu: median cold compile of a lab kernel ≤ 250 ms", median_cold and ("%.0f ms"):format(median_cold) or "–",
+    median_cold and median_cold <= 250, "median over the labs of each lab's median k:info().compile_ms (the host compiler, precompiled prelude in the cache)")
   -- The Rodinia-style kernels against their OpenMP versions (bench/rodinia/), fastest runs.
   for _, name in ipairs(RODINIA) do
     local r = ratio("rodinia." .. name .. ".kiln", "rodinia." .. name .. ".omp")
