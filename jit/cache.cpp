@@ -489,6 +489,11 @@ void DiskCache::evict(const std::string& keep) {
   }
 }
 
+bool DiskCache::usable() {
+  std::lock_guard lock(*mutex_);
+  return ready();
+}
+
 CacheStats DiskCache::stats() {
   std::lock_guard lock(*mutex_);
   CacheStats s;

@@ -57,6 +57,9 @@ class DiskCache {
   void store(const std::string& key, const CompileResult& result);
 
   CacheStats stats();  // opens the folder when this process has not yet
+  // Whether stores can persist: the cache is on and its folder usable (opened and checked now
+  // when this process has not yet).
+  bool usable();
   void clear();
   bool enabled() const { return enabled_; }
   const std::filesystem::path& dir() const { return dir_; }

@@ -26,6 +26,7 @@ struct CompileRequest {
 struct CompilerStore {
   std::function<std::optional<CompileResult>(const std::string& key)> load;
   std::function<void(const std::string& key, const CompileResult& value)> store;
+  std::function<bool()> persistent;  // whether what is stored outlives this process
 };
 
 class Compiler {

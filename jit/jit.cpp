@@ -86,7 +86,8 @@ Jit::Jit(std::shared_ptr<Backend> backend, std::shared_ptr<Compiler> compiler, D
       options_(std::move(options)) {
   compiler_->use_store(
       {[this](const std::string& key) { return cache_.load(key); },
-       [this](const std::string& key, const CompileResult& value) { cache_.store(key, value); }});
+       [this](const std::string& key, const CompileResult& value) { cache_.store(key, value); },
+       [this] { return cache_.usable(); }});
 }
 
 Jit::~Jit() {

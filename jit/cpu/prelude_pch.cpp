@@ -69,7 +69,9 @@ std::string PrecompiledPrelude::folder(const std::vector<std::string>& flags,
         return folders_[key] = dir;
       }
     folders_[key] = "";  // tried: this process builds it at most once
-    if (build)
+    // Without a disk cache to keep it, a build would cost every process's first compile (it
+    // waits for it) more than the precompiled header saves it.
+    if (build && store_.persistent && store_.persistent())
       *build = std::async(std::launch::async, [this, flags, key, dir] {
         block_interrupts_in_this_thread();
         make(flags, key, dir);

@@ -34,9 +34,9 @@ class PrecompiledPrelude {
 
   // The folder to put first on the include path of a compile with flags (its code-generation
   // flags; identity names the compiler and the prelude's text), or "" when no precompiled prelude
-  // is ready. When this process has not yet asked for these flags and the store has none,
-  // *build becomes a build of one, running beside the compile that asked (nullptr: none); its
-  // future's destructor waits for it.
+  // is ready. When this process has not yet asked for these flags, the store has none and can
+  // keep one (a disk cache), *build becomes a build of one, running beside the compile that
+  // asked (nullptr: none); its future's destructor waits for it.
   std::string folder(const std::vector<std::string>& flags, const std::string& identity,
                      std::future<void>* build);
 

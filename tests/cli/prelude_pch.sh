@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The cpu prelude is precompiled once per set of flags, beside the first compile that needs it,
-# kept in the disk cache, and used (GCC says so with -H: "! .../cpu_prelude.h.gch") by every
+# kept in the disk cache (none without one), and used (GCC says so with -H: "! .../cpu_prelude.h.gch") by every
 # later compile, in this process or the next; a coroutine module gets its own; KILN_PCH=0
 # turns it off. clang is not given one.
 # Usage: bash prelude_pch.sh /path/to/kiln
@@ -66,6 +66,11 @@ out=$(run "${coroutine/NONCE_VALUE/1}")
 [ "$(count header)" = 1 ] || fail "a coroutine module builds its own prelude: $(cat "$work/runs")"
 run "${coroutine/NONCE_VALUE/2}" >/dev/null
 [ "$(count header)" = 0 ] && [ "$(used)" = 1 ] || fail "the coroutine prelude is not reused"
+
+# Without a disk cache to keep it, none is built (every process's first compile would wait for
+# one it then throws away).
+KILN_CACHE=0 run "$(scale 7)"
+[ "$(count header)" = 0 ] && [ "$(count kernel)" = 1 ] || fail "KILN_CACHE=0 builds a prelude: $(cat "$work/runs")"
 
 # KILN_PCH=0: none built, none used.
 KILN_PCH=0 run "$(scale 6)"
