@@ -106,10 +106,7 @@ class BodyWriter {
     std::set<std::string> atomics;  // those the body names, each bound in the prologue
     for (std::size_t i = open; i < close; ++i) {
       if (t_[i].kind == Token::ident && t_[i].text.starts_with("atomic")) {
-        std::string name = t_[i].text;
-        for (const char* scope : {"_block", "_system"})
-          if (name.ends_with(scope)) name.resize(name.size() - std::string(scope).size());
-        atomics.insert(name);
+        atomics.insert(unscoped(t_[i].text));
       }
     }
     const std::size_t prologue_at = edits_.size();  // first: it precedes what follows the brace
@@ -152,11 +149,16 @@ class BodyWriter {
     };
     return bindings;
   }
-  // Whether name (as written, _block and _system included) is an atomic region_atomics binds.
-  static bool bound_atomic(std::string name) {
+  // An atomic's name without its scope: atomicAdd_block and atomicAdd_system are atomicAdd.
+  static std::string unscoped(std::string name) {
     for (const char* scope : {"_block", "_system"})
       if (name.ends_with(scope)) name.resize(name.size() - std::string(scope).size());
-    return name == "atomicCAS" || atomic_bindings().count(name);
+    return name;
+  }
+  // Whether name (as written, _block and _system included) is an atomic region_atomics binds.
+  static bool bound_atomic(const std::string& name) {
+    const std::string base = unscoped(name);
+    return base == "atomicCAS" || atomic_bindings().count(base);
   }
 
   // The prologue's bindings of the atomics in names (cpu_modes.h, KILN_REGION_ATOMIC): each is
@@ -323,11 +325,7 @@ class BodyWriter {
   bool strided_loop(std::size_t i, std::size_t next) const {
     if (!is_punct(t_[i + 1], "(")) return false;
     const std::size_t open = i + 1, close = match_[open];
-    std::vector<std::size_t> semis;
-    for (std::size_t k = open + 1; k < close; ++k) {
-      if (is_punct(t_[k], "(") || is_punct(t_[k], "[") || is_punct(t_[k], "{")) k = match_[k];
-      if (is_punct(t_[k], ";")) semis.push_back(k);
-    }
+    const std::vector<std::size_t> semis = header_semicolons(open, close);
     if (semis.size() != 2) return false;
     // init: a declaration of one variable, T name = expr
     std::size_t eq = open + 1;
@@ -376,11 +374,7 @@ class BodyWriter {
   // steps. Lines are kept: the header's condition and step move into the round's region.
   void lockstep(std::size_t i, std::size_t next) {
     const std::size_t open = i + 1, close = match_[open];
-    std::vector<std::size_t> semis;  // two: strided_loop checked
-    for (std::size_t k = open + 1; k < close; ++k) {
-      if (is_punct(t_[k], "(") || is_punct(t_[k], "[") || is_punct(t_[k], "{")) k = match_[k];
-      if (is_punct(t_[k], ";")) semis.push_back(k);
-    }
+    const std::vector<std::size_t> semis = header_semicolons(open, close);  // two: checked
     const std::size_t semi0 = semis[0], semi1 = semis[1];
     const std::string live = "kiln_live" + std::to_string(++counter_) + "_";
     const std::string cond = text(semi0 + 1, semi1), step = text(semi1 + 1, close);
@@ -559,14 +553,23 @@ class BodyWriter {
     edits_.push_back({t_[e - 1].end, t_[e - 1].end, "}"});
   }
 
-  // `for (init; cond; step)`: init may declare the loop's (uniform) variables.
-  void for_header(std::size_t open, std::size_t close) {
+  // The top-level ';' of the header between parentheses open and close (brackets skipped).
+  std::vector<std::size_t> header_semicolons(std::size_t open, std::size_t close) const {
     std::vector<std::size_t> semis;
     for (std::size_t k = open + 1; k < close; ++k) {
       if (is_punct(t_[k], "(") || is_punct(t_[k], "[") || is_punct(t_[k], "{")) k = match_[k];
       if (is_punct(t_[k], ";")) semis.push_back(k);
+    }
+    return semis;
+  }
+
+  // `for (init; cond; step)`: init may declare the loop's (uniform) variables.
+  void for_header(std::size_t open, std::size_t close) {
+    for (std::size_t k = open + 1; k < close; ++k) {
+      if (is_punct(t_[k], "(") || is_punct(t_[k], "[") || is_punct(t_[k], "{")) k = match_[k];
       if (is_punct(t_[k], ":")) throw Refused("a range-for around a barrier");
     }
+    const std::vector<std::size_t> semis = header_semicolons(open, close);
     if (semis.size() != 2) throw Refused("a for header without two ';'");
     std::vector<std::string> own;
     std::size_t init = open + 1;
