@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "jit/cpu/host_compiler.h"
+#include "jit/cpu/inline_sync.h"
 #include "jit/cpu/plan.h"
 #include "jit/cpu/prelude_pch.h"
 #include "jit/cpu/regions.h"
@@ -130,21 +131,26 @@ class CpuCompiler final : public Compiler {
     bool checked_pointers = false;         // check mode: pointer parameters bounds-checked
     std::vector<std::string> user;         // the user's options, as the host compiler takes them
     std::string pch_dir;                   // first on the include path: the prelude precompiled
+    bool inlined = false;                  // synchronising device functions inlined
     bool has(Mode m) const {
       return std::any_of(kernels.begin(), kernels.end(),
                          [m](const cpu::ThreadPlan& k) { return k.mode == m; });
     }
     // Whether kiln rewrote the source (beyond extern __shared__), and which rewrite.
     bool rewritten() const {
-      return checked_pointers || has(kiln_cpu::mode_regions) || has(kiln_cpu::mode_coroutines);
+      return checked_pointers || inlined || has(kiln_cpu::mode_regions) ||
+             has(kiln_cpu::mode_coroutines);
     }
     std::string rewrite_name() const {
       return has(kiln_cpu::mode_regions)      ? "regions"
              : has(kiln_cpu::mode_coroutines) ? "coroutine"
+             : inlined                        ? "inlining"
                                               : "checked-pointer";
     }
   };
   Plan make_plan(const CompileRequest& request, std::vector<std::string> user) const;
+  Plan plan_source(const CompileRequest& request, const std::string& source,
+                   std::vector<std::string> user) const;
   // The flags a compile of plan passes that a precompiled prelude must have been made with
   // (GCC checks the macros itself; include folders are the same for every compile).
   std::vector<std::string> prelude_flags(const Plan& plan) const;
@@ -340,7 +346,7 @@ CompileResult CpuCompiler::compile(const CompileRequest& request) {
     const std::string what =
         "(the " + plan.rewrite_name() + " rewrite did not compile: " + first_error(e.log()) + ")";
     plan.source = request.source;
-    plan.checked_pointers = false;
+    plan.checked_pointers = plan.inlined = false;
     for (cpu::ThreadPlan& k : plan.kernels)
       if (k.mode == kiln_cpu::mode_regions || k.mode == kiln_cpu::mode_coroutines) {
         k.mode = kiln_cpu::mode_fibers;
@@ -356,19 +362,35 @@ CompileResult CpuCompiler::compile(const CompileRequest& request) {
 // must see every thread reach each barrier).
 CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
                                          std::vector<std::string> user) const {
+  // Device functions with barriers or warp operations, inlined into the kernels that call them,
+  // let those kernels run as regions (and those beside them, which then cannot call them, as
+  // loops).
+  if (regions_ && !check_) {
+    const std::string inlined = cpu::inline_sync_functions(request.source);
+    if (inlined != request.source) {
+      Plan plan = plan_source(request, inlined, std::move(user));
+      plan.inlined = true;
+      return plan;
+    }
+  }
+  return plan_source(request, request.source, std::move(user));
+}
+
+// The plan of source (the request's, or it with synchronising device functions inlined).
+CpuCompiler::Plan CpuCompiler::plan_source(const CompileRequest& request, const std::string& source,
+                                           std::vector<std::string> user) const {
   std::vector<std::string> include_dirs{kernels_dir_};
   for (const auto& o : user)
     if (o.rfind("-I", 0) == 0) include_dirs.push_back(o.substr(2));
-  Plan plan{
-      request,
-      cpu::thread_plans(request.source, request.filename, include_dirs, request.name_expressions),
-      request.source, check_, std::move(user)};
+  Plan plan{request,
+            cpu::thread_plans(source, request.filename, include_dirs, request.name_expressions),
+            source, check_, std::move(user)};
   if (!plan.has(kiln_cpu::mode_coroutines)) return plan;
   const std::string off = !regions_ ? "KILN_REGIONS=0 turns regions off"
                           : check_  ? "check mode follows each thread to every barrier"
                                     : "";
   cpu::RegionRewrite regions;
-  if (off.empty()) regions = cpu::form_regions_by_kernel(request.source);
+  if (off.empty()) regions = cpu::form_regions_by_kernel(source);
   bool rewritten = false;
   for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
     cpu::ThreadPlan& k = plan.kernels[i];
@@ -376,15 +398,21 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
     auto declined = regions.declined.find(cpu::kernel_name(request.name_expressions[i]));
     if (off.empty() && declined == regions.declined.end()) {
       k.mode = kiln_cpu::mode_regions;
-      k.why =
-          "its barriers are __syncthreads(); statements: the code between them loops over "
-          "the block's threads";
+      k.why = k.no_coroutines == k.why  // its own warp operations
+                  ? "its barriers and warp operations are statements: the code between them "
+                    "loops over the block's threads, and each warp operation is one step for "
+                    "all of them"
+                  : "its barriers are __syncthreads(); statements: the code between them loops "
+                    "over the block's threads";
       rewritten = true;
       continue;
     }
     const std::string why = off.empty() ? declined->second : off;
     if (k.no_coroutines.empty()) {
       k.why = "barriers the region rewrite declines: " + why;
+    } else if (k.no_coroutines == k.why) {  // its own warp operations: coroutines have none
+      k.mode = kiln_cpu::mode_fibers;
+      k.why += " (the region rewrite declines it: " + why + ")";
     } else {  // coroutines cannot share the unit with that body
       k.mode = kiln_cpu::mode_fibers;
       k.why = "the region rewrite declines it (" + why + "), and beside it is " + k.no_coroutines;

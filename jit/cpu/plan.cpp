@@ -53,6 +53,21 @@ std::string barriers_outside(std::string_view outside, const std::string& filena
   return "";
 }
 
+// Whether every warp or group construct in a kernel body is a warp operation the region rewrite
+// runs in lockstep (jit/cpu/regions.h): shuffles, votes, __activemask, __match_any_sync and
+// __syncwarp, called by name. Cooperative groups, CUB and the rest stay with fibers.
+bool region_warp_ops_only(std::string_view body) {
+  static const std::set<std::string> taken{
+      "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",  "__ballot_sync",
+      "__any_sync",  "__all_sync",     "__activemask",     "__match_any_sync", "__syncwarp"};
+  std::string rest(body);  // the body, those blanked: nothing else may synchronise
+  for (const jit::Token& t : jit::lex(body))
+    if (t.kind == jit::Token::ident && taken.count(t.text))
+      std::fill(rest.begin() + t.begin, rest.begin() + t.end, ' ');
+  const jit::SyncUse use = jit::scan_sync(rest);
+  return !use.other_sync && !use.lambda;
+}
+
 // The 1-based line of offset at in source.
 int line_at(std::string_view source, std::size_t at) {
   return 1 + int(std::count(source.begin(), source.begin() + std::min(at, source.size()), '\n'));
@@ -86,18 +101,21 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
   // nothing outside the kernel bodies synchronises. Each body's reason when it is not:
   const std::string outside_why = barriers_outside(outside, filename, dir, include_dirs);
   std::vector<std::string> body_why(bodies.size());
+  std::vector<bool> warp_regions(bodies.size());  // its warp operations may run as regions
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     const int offset = line_at(source, bodies[i].open) - 1;
-    if (uses[i].other_sync)
+    if (uses[i].other_sync) {
       body_why[i] = fiber_reason(uses[i], filename, offset);
-    else if (uses[i].block_barriers && uses[i].lambda)
+      warp_regions[i] =
+          region_warp_ops_only(source.substr(bodies[i].open, bodies[i].close - bodies[i].open));
+    } else if (uses[i].block_barriers && uses[i].lambda)
       body_why[i] = "a lambda in kernel " + bodies[i].name + ", which has barriers, at " +
                     place(filename, uses[i].first_lambda_line + offset);
   }
   std::vector<ThreadPlan> result;
   for (const auto& expr : name_expressions) {
     const std::string base = kernel_name(expr);
-    bool found = false, sync = false;
+    bool found = false, sync = false, regions_may = true;
     std::string own_why, other_why;  // this kernel's bodies', another body's
     for (std::size_t i = 0; i < bodies.size(); ++i) {
       std::string& why = bodies[i].name == base ? own_why : other_why;
@@ -105,6 +123,7 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
       if (bodies[i].name != base) continue;
       found = true;
       sync = sync || uses[i].any();
+      regions_may = regions_may && (body_why[i].empty() || warp_regions[i]);
     }
     if (!found && jit::uses_barriers(source))
       result.push_back({kiln_cpu::mode_fibers, "its body was not found by kiln's scan"});
@@ -117,6 +136,8 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
                             outside_why});
     else if (!outside_why.empty())
       result.push_back({kiln_cpu::mode_fibers, outside_why});
+    else if (!own_why.empty() && regions_may)  // warp operations: regions, else fibers
+      result.push_back({kiln_cpu::mode_coroutines, own_why, own_why});
     else if (!own_why.empty())
       result.push_back({kiln_cpu::mode_fibers, own_why});
     else

@@ -1,7 +1,7 @@
 // Region formation over jit/lexer.h's tokens. For each __global__ body naming __syncthreads:
 //   - a barrier-level statement list (the body, and the bodies of loops and ifs holding
 //     barriers) is cut at each `__syncthreads();` into regions;
-//   - each region becomes `::kiln_cpu::each_thread<calls>(..., [&](unsigned kiln_t_, uint3
+//   - each region becomes `::kiln_cpu::each_thread<calls>(..., [&](unsigned long kiln_t_, uint3
 //     kiln_tid_) -> RegionEnd { <region> return {}; });`, a loop over the block's threads in
 //     threadIdx order, in which threadIdx reads kiln_tid_ (kiln_cpu_tls() is shadowed);
 //   - a variable declared at barrier level is replicated, one per thread
@@ -41,6 +41,14 @@ using namespace regions;
 
 constexpr std::size_t kMaxReplicated = 16;  // per kernel: at most 16 x 64 B x 1024 threads
 
+// At the top of a loop body with a barrier or warp operation: the kernel ends when every thread
+// has returned, the loop when none of those in it is left (kiln_cpu::loop_state).
+constexpr const char* kLoopCheck =
+    " if (const int kiln_ls_ = ::kiln_cpu::loop_state(kiln_n_, kiln_done_, kiln_act_); kiln_ls_ "
+    "== 1) return; else if (kiln_ls_ == 2) break;";
+// The end of a region's thread loop.
+constexpr const char* kRegionClose = " return {}; });";
+
 // Why a body cannot be rewritten.
 struct Refused : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -56,6 +64,7 @@ struct Replica {
   std::string name, storage;
   std::string recompute;  // a declaration that recomputes it in a later region ("": none)
   int region;             // the region that declares it
+  bool uniform = false;   // recomputed, and the same in every thread (n = a.size())
 };
 // A barrier-level scope: its replicated variables, shared arrays and the loop variables of its
 // header.
@@ -124,6 +133,9 @@ class BodyWriter {
     prologue += returns_ ? " bool kiln_done_s_[kiln_n_]; bool* const kiln_done_ = "
                            "::kiln_cpu::cleared(kiln_done_s_, kiln_n_);"
                          : " constexpr bool* kiln_done_ = nullptr;";
+    // The threads in the branch or loop at hand (null: all): a warp operation's if or loop
+    // names its own in a block of its own.
+    prologue += " constexpr const bool* kiln_act_ = nullptr;";
     edits_[prologue_at].text = prologue;
     out.insert(out.end(), edits_.begin(), edits_.end());
   }
@@ -215,17 +227,28 @@ class BodyWriter {
       const Token& p = t_[k - 1];
       // (The body's atomics are bound to region_atomics' lambdas, which read no threadIdx;
       // value macros call nothing.)
+      // (Warp operations become steps between regions; their results are read from arrays.)
       if ((p.kind == Token::ident && !is_keyword_type(p.text) && !is_qualifier(p.text) &&
-           !not_calls.count(p.text) && !bound_atomic(p.text) && !value_macros_.count(p.text)) ||
+           !not_calls.count(p.text) && !bound_atomic(p.text) && !value_macros_.count(p.text) &&
+           warp_op(p) < 0) ||
           is_punct(p, ">") || is_punct(p, ")") || is_punct(p, "]"))
         return true;
     }
     return false;
   }
 
+  // Whether tokens [b, e) hold a synchronisation point: a block barrier or a warp operation.
   bool has_barrier(std::size_t b, std::size_t e) const {
+    return has_block_barrier(b, e) || has_warp_op(b, e);
+  }
+  bool has_block_barrier(std::size_t b, std::size_t e) const {
     for (std::size_t i = b; i < e; ++i)
       if (is_ident(t_[i], "__syncthreads") || vote_op(t_[i]) >= 0) return true;
+    return false;
+  }
+  bool has_warp_op(std::size_t b, std::size_t e) const {
+    for (std::size_t i = b; i < e; ++i)
+      if (warp_op(t_[i]) >= 0 || is_ident(t_[i], "__syncwarp")) return true;
     return false;
   }
 
@@ -279,8 +302,7 @@ class BodyWriter {
     scopes_.emplace_back();
     scope_ends_.push_back(e);
     if (loop_body && b > 0)  // all threads returned: a `while (true)` must still end
-      edits_.push_back({t_[b - 1].end, t_[b - 1].end,
-                        " if (::kiln_cpu::leader(kiln_n_, kiln_done_) == kiln_n_) return;"});
+      edits_.push_back({t_[b - 1].end, t_[b - 1].end, kLoopCheck});
     std::size_t region = e;  // first statement of the open region
     auto flush = [&](std::size_t end) {
       if (region != e) write_region(region, end);
@@ -292,7 +314,7 @@ class BodyWriter {
       if (!has_barrier(i, next)) {
         if (is_ident(t_[i], "for") && strided_loop(i, next)) {
           flush(i);
-          lockstep(i, next);
+          if (!affine_lockstep(i, next)) lockstep(i, next);
         } else if (t_[i].kind == Token::ident && is_hoistable(t_[i].text)) {
           // Left out of the thread loops, a type definition must not declare variables too.
           const bool type = is_ident(t_[i], "struct") || is_ident(t_[i], "class") ||
@@ -301,6 +323,9 @@ class BodyWriter {
             throw Refused("a variable declared with its type at barrier level");
           flush(i);
           alias_shared(i, next);
+          if (is_ident(t_[i], "using") || is_ident(t_[i], "typedef") ||
+              is_ident(t_[i], "static_assert") || is_ident(t_[i], "constexpr"))
+            name_storage(i, next);
         } else if (region == e) {
           region = i;
         }
@@ -308,7 +333,10 @@ class BodyWriter {
         continue;
       }
       flush(i);
-      barrier_statement(i, next);
+      if (warp_statement(i, next))
+        region = i;  // the statement reads its results: it opens the next region
+      else
+        barrier_statement(i, next);
       i = next;
     }
     flush(e);
@@ -382,7 +410,7 @@ class BodyWriter {
     scope_ends_.push_back(next);
     edits_.push_back({t_[i].begin, t_[open].end,
                       "{ bool " + live + "[kiln_n_]; ::kiln_cpu::enter_lockstep(" + live +
-                          ", kiln_n_, kiln_done_);"});
+                          ", kiln_n_, kiln_done_, kiln_act_);"});
     write_region(open + 1, semi0 + 1);  // the init: a declaration
     // The round: a region over the body, the test before it and the step after it.
     const std::size_t body = close + 1;
@@ -396,6 +424,142 @@ class BodyWriter {
     edits_.push_back({t_[next - 1].end, t_[next - 1].end, " } }"});
     scopes_.pop_back();
     scope_ends_.pop_back();
+  }
+
+  // Whether tokens [b, e) are pure() and the same in every thread of the block: no threadIdx,
+  // no replicated variable but uniform ones. (except: a name also allowed, the loop's own.)
+  bool uniform_expr(std::size_t b, std::size_t e, const std::string& except = "") const {
+    if (b >= e) return false;
+    for (std::size_t k = b; k < e; ++k) {
+      const Token& t = t_[k];
+      if (t.kind != Token::ident || member_name(k) || t.text == except) continue;
+      if (t.text == "threadIdx" || thread_macros_.count(t.text)) return false;
+      if (replicated(t.text) && !uniform_replica(t.text)) return false;
+    }
+    if (except.empty()) return pure(b, e);
+    for (std::size_t k = b; k < e; ++k)  // pure() would refuse the loop's own variable
+      if (t_[k].kind == Token::ident && t_[k].text == except && !member_name(k) && writes(k))
+        return false;
+    return true;
+  }
+  bool uniform_replica(const std::string& name) const {
+    for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s)
+      for (auto r = s->replicated.rbegin(); r != s->replicated.rend(); ++r)
+        if (r->name == name) return r->uniform;
+    return false;
+  }
+
+  // Tokens [b, e) as text for a header read once per block: replicated names read the leader's
+  // copy, and the name from becomes to.
+  std::string lead_text(std::size_t b, std::size_t e, const std::string& from = "",
+                        const std::string& to = "") const {
+    std::string out;
+    for (std::size_t k = b; k < e; ++k) {
+      if (k > b && t_[k].begin != t_[k - 1].end) out += ' ';
+      const Token& t = t_[k];
+      std::optional<std::string> storage;
+      if (t.kind == Token::ident && !member_name(k)) storage = replicated(t.text);
+      if (t.kind == Token::ident && !member_name(k) && !from.empty() && t.text == from)
+        out += to;
+      else if (storage)
+        out += "(" + *storage + "[KILN_LEAD])";
+      else
+        out.append(src_.substr(t.begin, t.end - t.begin));
+    }
+    return out;
+  }
+
+  // The start of a strided loop [init_b, init_e) as the block's first index, when each thread's
+  // start is that plus threadIdx.x: `blockIdx.x * blockDim.x + threadIdx.x` (in any order of
+  // the sum), `threadIdx.x`, `kiln::grid<1>()`. nullopt otherwise.
+  std::optional<std::string> affine_base(std::size_t b, std::size_t e) const {
+    if (e == b + 8 && is_ident(t_[b], "kiln") && is_punct(t_[b + 1], "::") &&
+        is_ident(t_[b + 2], "grid") && is_punct(t_[b + 3], "<") && t_[b + 4].text == "1" &&
+        is_punct(t_[b + 5], ">") && is_punct(t_[b + 6], "(") && is_punct(t_[b + 7], ")"))
+      return std::string("(long long)blockIdx.x * blockDim.x");
+    // Terms of a top-level sum; nothing of lower precedence than + at the top level.
+    std::vector<std::pair<std::size_t, std::size_t>> terms;
+    std::size_t from = b;
+    for (std::size_t k = b; k < e; ++k) {
+      const Token& t = t_[k];
+      if (is_punct(t, "(") || is_punct(t, "[")) {
+        k = match_[k];
+        continue;
+      }
+      static const std::set<std::string> lower{"<", ">", "=", "&", "^", "|", "?", ":", ","};
+      if (t.kind == Token::punct && lower.count(t.text)) return std::nullopt;
+      const bool binary_plus = is_punct(t, "+") && k > from && !is_punct(t_[k + 1], "+") &&
+                               !is_punct(t_[k - 1], "+") && t_[k - 1].kind != Token::punct;
+      const bool after_group =
+          is_punct(t, "+") && k > from && (is_punct(t_[k - 1], ")") || is_punct(t_[k - 1], "]"));
+      if (binary_plus || after_group) {
+        terms.emplace_back(from, k);
+        from = k + 1;
+      }
+    }
+    terms.emplace_back(from, e);
+    std::string base;
+    int own = 0;
+    for (auto [tb, te] : terms) {
+      if (te == tb + 3 && is_ident(t_[tb], "threadIdx") && is_punct(t_[tb + 1], ".") &&
+          is_ident(t_[tb + 2], "x")) {
+        ++own;
+        continue;
+      }
+      if (!uniform_expr(tb, te)) return std::nullopt;
+      base += (base.empty() ? "" : " + ") + lead_text(tb, te);
+    }
+    if (own != 1) return std::nullopt;
+    return base.empty() ? "0" : "(" + base + ")";
+  }
+
+  // A strided loop (strided_loop) whose threads start at the block's first index plus
+  // threadIdx.x, stop at a bound `i < n` (or <=) and step by a stride that are the same in
+  // every thread: then in each round the threads' indices are consecutive, and the round
+  // itself is a plain loop over the block's index, `for (k = base; k < n; k += stride)`, in
+  // which every thread runs the body with i = k + threadIdx.x (those past the bound skip it).
+  // No per-thread index or live flags: the compiler sees consecutive elements and can
+  // vectorise the round. False when the loop is not of that form.
+  bool affine_lockstep(std::size_t i, std::size_t next) {
+    const std::size_t open = i + 1, close = match_[open];
+    const std::vector<std::size_t> semis = header_semicolons(open, close);
+    std::size_t eq = open + 1;
+    while (eq < semis[0] && !is_punct(t_[eq], "=")) ++eq;
+    const std::string var = t_[eq - 1].text;
+    const std::string type = text(open + 1, eq - 1);
+    for (std::size_t k = open + 1; k + 1 < eq; ++k)
+      if (is_punct(t_[k], "*") || is_punct(t_[k], "&") || is_ident(t_[k], "auto")) return false;
+    const std::optional<std::string> base = affine_base(eq + 1, semis[0]);
+    if (!base) return false;
+    // The bound: var < n or var <= n, n uniform.
+    const std::size_t c = semis[0] + 1;
+    if (!is_ident(t_[c], var) || !is_punct(t_[c + 1], "<") || is_punct(t_[c + 2], "<"))
+      return false;
+    const std::size_t bound = is_punct(t_[c + 2], "=") ? c + 3 : c + 2;
+    if (!uniform_expr(bound, semis[1])) return false;
+    // The step: var += stride, stride uniform.
+    const std::size_t step = semis[1] + 4;
+    if (!uniform_expr(step, close)) return false;
+    const std::size_t body = close + 1;
+    for (std::size_t k = body; k < next; ++k)  // the body must not move its index
+      if (is_ident(t_[k], var) && !member_name(k) && writes(k)) return false;
+    const std::string round = "kiln_k" + std::to_string(++counter_) + "_";
+    const std::string index_type = "std::remove_cv_t<" + type + ">";
+    scopes_.emplace_back();
+    scope_ends_.push_back(next);
+    blank(t_[i].begin, t_[close].end,
+          "{ for (" + index_type + " " + round + " = " + *base + "; " + round + " " +
+              text(c + 1, bound) + " " + lead_text(bound, semis[1]) + "; " + round +
+              " += " + lead_text(step, close) + ") {");
+    edits_.push_back({t_[next - 1].end, t_[next - 1].end, " }"});
+    write_region(body, next, has_call(semis[0], close));
+    edits_.push_back({t_[body].begin, t_[body].begin,
+                      "{ [[maybe_unused]] const " + index_type + " " + var + " = " + round +
+                          " + kiln_tid_.x; if (!(" + text(c, semis[1]) + ")) return {};"});
+    edits_.push_back({t_[next - 1].end, t_[next - 1].end, " } }"});
+    scopes_.pop_back();
+    scope_ends_.pop_back();
+    return true;
   }
 
   // Whether any of names is named (not as a member) in tokens [b, e).
@@ -437,8 +601,8 @@ class BodyWriter {
       } else if (is_punct(t, "(") && j > 0) {
         const Token& p = t_[j - 1];
         if (p.kind == Token::ident && !is_keyword_type(p.text) && !is_qualifier(p.text) &&
-            !not_calls.count(p.text) && !value_macros_.count(p.text))
-          return true;
+            !not_calls.count(p.text) && !value_macros_.count(p.text) && warp_op(p) < 0)
+          return true;  // (a warp operation takes its operands by value)
         if (is_punct(p, ">") || is_punct(p, ")") || is_punct(p, "]")) return true;
       } else if (is_punct(t, "{") || is_punct(t, "}") || is_punct(t, ";")) {
         return false;
@@ -496,6 +660,134 @@ class BodyWriter {
     edits_.push_back({t_[e - 1].end, t_[e - 1].end, aliases});
   }
 
+  // The warp operation (kiln_cpu::WarpOp) token t calls, or -1. (__syncwarp ends a region
+  // instead, as __syncthreads does; the plan sends kernels with other warp operations to fibers.)
+  static int warp_op(const Token& t) {
+    static const std::map<std::string, int> ops{
+        {"__shfl_sync", 0},     {"__shfl_up_sync", 1}, {"__shfl_down_sync", 2},
+        {"__shfl_xor_sync", 3}, {"__ballot_sync", 4},  {"__any_sync", 5},
+        {"__all_sync", 6},      {"__activemask", 8},   {"__match_any_sync", 9}};
+    if (t.kind != Token::ident) return -1;
+    auto op = ops.find(t.text);
+    return op == ops.end() ? -1 : op->second;
+  }
+
+  // The top-level arguments of the call whose '(' is at open: [begin, end) of each.
+  std::vector<std::pair<std::size_t, std::size_t>> arguments(std::size_t open) const {
+    std::vector<std::pair<std::size_t, std::size_t>> args;
+    const std::size_t close = match_[open];
+    if (close == open + 1) return args;
+    std::size_t begin = open + 1;
+    for (std::size_t k = begin; k <= close; ++k) {
+      if (k < close && (is_punct(t_[k], "(") || is_punct(t_[k], "[") || is_punct(t_[k], "{")))
+        k = match_[k];
+      else if (k == close || is_punct(t_[k], ",")) {
+        args.emplace_back(begin, k);
+        begin = k + 1;
+      }
+    }
+    return args;
+  }
+
+  // A statement [i, next) that calls warp operations (not a loop, if or block: those are
+  // recursed into): a region stores each running thread's operands in slots, a step per
+  // operation computes every thread's result, and the statement itself, each call replaced by
+  // the thread's result, opens the region after. False for other statements.
+  bool warp_statement(std::size_t i, std::size_t next) {
+    const Token& t = t_[i];
+    if (is_punct(t, "{") || is_ident(t, "if") || is_ident(t, "for") || is_ident(t, "while") ||
+        is_ident(t, "do") || is_ident(t, "switch") || is_ident(t, "__syncwarp") ||
+        has_block_barrier(i, next) || !has_warp_op(i, next))
+      return false;
+    std::string operands, steps, storage;
+    bool calls = false;
+    for (std::size_t k = i; k < next; ++k) {
+      const int op = warp_op(t_[k]);
+      if (is_ident(t_[k], "__syncwarp")) throw Refused("__syncwarp inside an expression");
+      if (op < 0) continue;
+      if (!is_punct(t_[k + 1], "("))
+        throw Refused("a warp operation '" + t_[k].text + "' not called");
+      const std::size_t open = k + 1, close = match_[open];
+      if (has_warp_op(open + 1, close)) throw Refused("a warp operation inside another's operands");
+      const auto args = arguments(open);
+      const bool shuffle = op <= 3, vote = op >= 4 && op <= 6;
+      const std::size_t want = shuffle ? 3 : op == 8 ? 0 : 2;
+      if (args.size() != want && !(shuffle && args.size() == 4))
+        throw Refused(t_[k].text + " with " + std::to_string(args.size()) + " operands");
+      calls = calls || has_call(open, close);
+      const std::string slot = "kiln_w" + std::to_string(++counter_) + "_";
+      auto arg = [&](std::size_t a) {  // (built in steps: GCC 12 warns of "(" + string)
+        std::string out = "(";
+        out += text(args[a].first, args[a].second);
+        return out += ")";
+      };
+      storage +=
+          " ::kiln_cpu::WarpSlot " + slot + "[kiln_n_]; unsigned long long " + slot + "r[kiln_n_];";
+      std::string value = "0ull", param = "0", width = "32";
+      if (shuffle) {
+        value = "::kiln_cpu::to_bits(" + arg(1) + ")";
+        param = "int" + arg(2);
+        if (args.size() == 4) width = "int" + arg(3);
+      } else if (vote) {
+        value = "(unsigned long long)(" + arg(1) + " != 0)";
+      } else if (op == 9) {
+        value = "::kiln_cpu::to_bits(" + arg(1) + ")";
+      }
+      operands += " " + slot + "[kiln_t_] = {" + value + ", " + param + ", " + width + "};";
+      steps += " ::kiln_cpu::warp_step(" + std::to_string(op) + ", " + slot + ", " + slot +
+               "r, kiln_n_, kiln_done_, kiln_act_);";
+      const std::string result =
+          shuffle ? "::kiln_cpu::from_bits<std::remove_cv_t<std::remove_reference_t<decltype(" +
+                        arg(1) + ")>>>(" + slot + "r[kiln_t_])"
+          : vote ? "int(" + slot + "r[kiln_t_])"
+                 : "unsigned(" + slot + "r[kiln_t_])";
+      blank(t_[k].begin, t_[close].end, result);
+      k = close;
+    }
+    edits_.push_back({t.begin, t.begin,
+                      storage + region_open(i, i, calls, true) + operands + kRegionClose + steps});
+    return true;
+  }
+
+  // `if (cond) A [else B]` holding warp operations and no block barrier: each running thread
+  // evaluates cond in a region of its own, then A runs for the threads that took it and B for
+  // the others (kiln_act_ names them in each), so that a warp's lanes can part at the branch as
+  // on a GPU (`if (warp == 0) v = warp_sum(v);`).
+  void predicated_if(std::size_t i, std::size_t next) {
+    const std::size_t open = i + 1, close = match_[open];
+    if (has_warp_op(open, close)) throw Refused("a warp operation in the header of an if");
+    const std::string n = std::to_string(++counter_);
+    const std::string then_set = "kiln_c" + n + "_", else_set = "kiln_e" + n + "_";
+    blank(t_[i].begin, t_[open].end,
+          "{ bool " + then_set + "[kiln_n_], " + else_set + "[kiln_n_]; ::kiln_cpu::cleared(" +
+              then_set + ", kiln_n_); ::kiln_cpu::cleared(" + else_set + ", kiln_n_);");
+    edits_.push_back({t_[close - 1].end, t_[close - 1].end,
+                      "); " + else_set + "[kiln_t_] = !" + then_set + "[kiln_t_];"});
+    write_region(open + 1, close, has_call(open, close + 1), true);
+    edits_.push_back({t_[open + 1].begin, t_[open + 1].begin, then_set + "[kiln_t_] = ("});
+    blank(t_[close].begin, t_[close].end, " { const bool* const kiln_act_ = " + then_set + ";");
+    const std::size_t then_end = statement_end(close + 1);
+    sub_statement(close + 1, then_end, false);
+    edits_.push_back({t_[then_end - 1].end, t_[then_end - 1].end, " }"});
+    if (then_end < next) {  // after `else`
+      blank(t_[then_end].begin, t_[then_end].end,
+            "{ const bool* const kiln_act_ = " + else_set + ";");
+      sub_statement(then_end + 1, next, false);
+      edits_.push_back({t_[next - 1].end, t_[next - 1].end, " }"});
+    }
+    edits_.push_back({t_[next - 1].end, t_[next - 1].end, " }"});
+  }
+
+  // A declaration left between the regions (a type alias: `using T = decltype(v);`, as an
+  // inlined function's deduced template parameter) can name a replicated variable only where
+  // it is not evaluated: its first copy stands in for it.
+  void name_storage(std::size_t b, std::size_t e) {
+    for (std::size_t k = b; k < e; ++k)
+      if (t_[k].kind == Token::ident && !member_name(k))
+        if (auto storage = replicated(t_[k].text))
+          edits_.push_back({t_[k].begin, t_[k].end, "(" + *storage + "[0])"});
+  }
+
   // A statement holding a barrier: the barrier itself, or a loop, if or block around one.
   void barrier_statement(std::size_t i, std::size_t next) {
     const Token& t = t_[i];
@@ -504,6 +796,13 @@ class BodyWriter {
       if (next != i + 4 || !is_punct(t_[i + 1], "(") || !is_punct(t_[i + 2], ")"))
         throw Refused("__syncthreads() inside an expression");
       edits_.push_back({t.begin, t_[i + 2].end, ""});
+      return;
+    }
+    // __syncwarp(mask); ends a region as a barrier does: the warp's lanes run in lockstep.
+    if (is_ident(t, "__syncwarp")) {
+      if (!is_punct(t_[i + 1], "(") || match_[i + 1] + 2 != next || !is_punct(t_[next - 1], ";"))
+        throw Refused("__syncwarp inside an expression");
+      blank(t.begin, t_[next - 1].end);
       return;
     }
     if (is_punct(t, "{")) {
@@ -515,14 +814,22 @@ class BodyWriter {
       throw Refused("`" + t.text + "` without its header");
     if (is_ident(t, "for") || is_ident(t, "while")) {
       const std::size_t open = i + 1, close = match_[open];
+      // A warp's lanes may leave such a loop at different times: one the leader's header
+      // steers must not read a value of its own thread.
+      warp_loop_ = !has_block_barrier(i, next);
       scopes_.emplace_back();  // the header's own variables
       if (is_ident(t, "for")) {
         for_header(open, close);
       } else {
         header_part(open + 1, close, {});
       }
+      warp_loop_ = false;
       sub_statement(close + 1, next, true);
       scopes_.pop_back();
+      return;
+    }
+    if (is_ident(t, "if") && !has_block_barrier(i, next)) {
+      predicated_if(i, next);
       return;
     }
     if (is_ident(t, "if")) {
@@ -546,9 +853,7 @@ class BodyWriter {
       return;
     }
     edits_.push_back({t_[b].begin, t_[b].begin, "{"});
-    if (loop_body)
-      edits_.push_back({t_[b].begin, t_[b].begin,
-                        " if (::kiln_cpu::leader(kiln_n_, kiln_done_) == kiln_n_) return;"});
+    if (loop_body) edits_.push_back({t_[b].begin, t_[b].begin, kLoopCheck});
     statements(b, e, false);
     edits_.push_back({t_[e - 1].end, t_[e - 1].end, "}"});
   }
@@ -602,8 +907,12 @@ class BodyWriter {
       if (writes(k) && !(declares && k == b) &&
           std::find(writable.begin(), writable.end(), t.text) == writable.end())
         throw Refused("a header that writes '" + t.text + "'");
-      if (auto storage = replicated(t.text))
+      if (auto storage = replicated(t.text)) {
+        if (warp_loop_)
+          throw Refused("a value of each thread ('" + t.text +
+                        "') in the header of a loop with a warp operation");
         edits_.push_back({t.begin, t.end, "(" + *storage + "[KILN_LEAD])"});
+      }
     }
   }
 
@@ -769,7 +1078,7 @@ class BodyWriter {
         if (is_punct(t, "[") &&
             !(p && k >= a + 2 && is_ident(*p, "shape") && is_punct(t_[k - 2], ".")))
           return false;  // indexing memory (a kiln::Array parameter's shape is its own)
-        if (is_punct(t, "(") && p &&
+        if (is_punct(t, "(") && p && !uniform_call(k) &&
             ((p->kind == Token::ident && !is_keyword_type(p->text) && !is_qualifier(p->text) &&
               p->text != "sizeof" && !value_macros_.count(p->text)) ||
              is_punct(*p, ">") || is_punct(*p, ")") || is_punct(*p, "]")))
@@ -787,6 +1096,8 @@ class BodyWriter {
           return false;  // ++ or --
         continue;
       }
+      if (t.text == "kiln" && is_punct(t_[k + 1], "::") && is_ident(t_[k + 2], "gridsize"))
+        continue;  // (its call is a uniform_call)
       if (member_name(k) || builtins.count(t.text) || is_keyword_type(t.text) ||
           is_qualifier(t.text) || params_.count(t.text) || pure_macros_.count(t.text) ||
           (value_macros_.count(t.text) && k + 1 < b && is_punct(t_[k + 1], "(")))
@@ -805,6 +1116,18 @@ class BodyWriter {
       if (!found) return false;  // a global, a local type, an unknown name: not known constant
     }
     return true;
+  }
+
+  // Whether the '(' at k opens a call whose value is the same for every thread of the launch
+  // and reads no memory: `a.size()` of a kiln::Array parameter, `kiln::gridsize<N>()`.
+  bool uniform_call(std::size_t k) const {
+    if (!is_punct(t_[k + 1], ")") || k < 3) return false;
+    if (is_ident(t_[k - 1], "size") && is_punct(t_[k - 2], ".") &&
+        array_params_.count(t_[k - 3].text) && params_.count(t_[k - 3].text))
+      return true;
+    return k >= 6 && is_punct(t_[k - 1], ">") && t_[k - 2].kind == Token::number &&
+           is_punct(t_[k - 3], "<") && is_ident(t_[k - 4], "gridsize") &&
+           is_punct(t_[k - 5], "::") && is_ident(t_[k - 6], "kiln");
   }
 
   // Blanks [begin, end) of the source, keeping its newlines (lines must not move).
@@ -853,7 +1176,8 @@ class BodyWriter {
           (constant || !may_write(name, x)) && pure(x + 1, end))
         recompute =
             " [[maybe_unused]] const " + value_type + " " + name + " = (" + text(x + 1, end) + ");";
-      scopes_.back().replicated.push_back({name, store, recompute, region_});
+      scopes_.back().replicated.push_back(
+          {name, store, recompute, region_, !recompute.empty() && uniform_expr(x + 1, end)});
       if (++replicated_count_ > kMaxReplicated) throw Refused("too many barrier-level variables");
       if (n > d) blank(t_[d].begin, t_[n].begin);  // the stars
       if (x == end) {                              // no initialiser
@@ -873,8 +1197,17 @@ class BodyWriter {
   }
 
   // The region [b, e) of statements: replicated declarations, returns, then the thread loop.
+  // (expression: [b, e) is an expression, which declares nothing.)
   void write_region(std::size_t b, std::size_t e, bool calls_beside = false,
                     bool expression = false) {
+    edits_.push_back({t_[b].begin, t_[b].begin, region_open(b, e, calls_beside, expression)});
+    edits_.push_back({t_[e - 1].end, t_[e - 1].end, kRegionClose});
+  }
+
+  // The opening of the region [b, e) (empty for one the rewrite writes itself): the storage of
+  // the variables it replicates (their declarations become assignments), its returns marked,
+  // and the thread loop up to the region's code, with the names it binds.
+  std::string region_open(std::size_t b, std::size_t e, bool calls_beside, bool expression) {
     ++region_;
     std::string storage;
     // A variable no later statement of its scope names lives and dies in this region: it stays
@@ -943,16 +1276,14 @@ class BodyWriter {
     // Only a region that calls something needs the module's threadIdx (device functions read
     // it); the region's own code reads kiln_tid_, so that its threads can be vectorised.
     const bool calls = calls_beside || has_call(b, e);
-    edits_.push_back({t_[b].begin, t_[b].begin,
-                      storage + " ::kiln_cpu::each_thread<" + (calls ? "true" : "false") +
-                          ">(*kiln_tls_, kiln_b_, kiln_done_, [&](unsigned kiln_t_, "
-                          "::kiln_cpu::uint3 kiln_tid_) -> ::kiln_cpu::RegionEnd {"
-                          " const ::kiln_cpu::RegionTls kiln_view_{kiln_tid_, kiln_tls_->block_idx,"
-                          " kiln_tls_->block_dim, kiln_tls_->grid_dim}; [[maybe_unused]] auto "
-                          "kiln_cpu_tls = [&]() -> const ::kiln_cpu::RegionTls& { return "
-                          "kiln_view_; };" +
-                          binds + " "});
-    edits_.push_back({t_[e - 1].end, t_[e - 1].end, " return {}; });"});
+    return storage + " ::kiln_cpu::each_thread<" + (calls ? "true" : "false") +
+           ">(*kiln_tls_, kiln_b_, kiln_done_, kiln_act_, [&](unsigned long kiln_t_, "
+           "::kiln_cpu::uint3 kiln_tid_) -> ::kiln_cpu::RegionEnd {"
+           " const ::kiln_cpu::RegionTls kiln_view_{kiln_tid_, kiln_tls_->block_idx,"
+           " kiln_tls_->block_dim, kiln_tls_->grid_dim}; [[maybe_unused]] auto "
+           "kiln_cpu_tls = [&]() -> const ::kiln_cpu::RegionTls& { return "
+           "kiln_view_; };" +
+           binds + " ";
   }
 
   std::string_view src_;
@@ -972,6 +1303,7 @@ class BodyWriter {
   std::size_t first_declarator_ = 0;
   std::size_t replicated_count_ = 0;
   bool returns_ = false;
+  bool warp_loop_ = false;  // the header being read steers a loop with only warp operations
 };
 
 }  // namespace
@@ -1014,11 +1346,15 @@ RegionRewrite form_regions_by_kernel(std::string_view source) {
       const std::size_t open = at(body.open), close = at(body.close);
       if (close >= toks.size() || !is_punct(toks[close], "}"))
         throw Refused("an unclosed kernel body");
-      bool barrier = false;
+      bool sync = false;  // a barrier or a warp operation
       for (std::size_t j = open; j < close; ++j)
-        barrier =
-            barrier || (toks[j].kind == Token::ident && toks[j].text.starts_with("__syncthreads"));
-      if (!barrier) continue;
+        sync =
+            sync || (toks[j].kind == Token::ident &&
+                     (toks[j].text.starts_with("__syncthreads") || toks[j].text == "__syncwarp" ||
+                      toks[j].text.starts_with("__shfl") || toks[j].text == "__ballot_sync" ||
+                      toks[j].text == "__any_sync" || toks[j].text == "__all_sync" ||
+                      toks[j].text == "__activemask" || toks[j].text == "__match_any_sync"));
+      if (!sync) continue;
       std::vector<Edit> edits;
       std::set<std::string> arrays;
       for (std::size_t p = 0; p < body.params.size() && p < body.param_types.size(); ++p)

@@ -86,13 +86,26 @@ inline bool* cleared(bool* done, unsigned n) {
   for (unsigned t = 0; t < n; ++t) done[t] = false;
   return done;
 }
-// The first thread of the block that has not returned (n when all have; none can when done is
-// null): whose values the header of a loop or if with a barrier reads.
-inline unsigned leader(unsigned n, const bool* done) {
+// Whether thread t runs the code at hand: it has not returned, and (inside a warp operation's
+// if or loop, act non-null) it took the branch or is still in the loop.
+inline bool running(unsigned t, const bool* done, const bool* act) {
+  return !(done && done[t]) && !(act && !act[t]);
+}
+// The thread whose values the header of a loop or if with a barrier reads: the first running
+// one, else the first that has not returned (none runs the body then); n when all have returned.
+inline unsigned leader(unsigned n, const bool* done, const bool* act = nullptr) {
+  for (unsigned t = 0; act && t < n; ++t)
+    if (running(t, done, act)) return t;
   unsigned t = 0;
   if (done)
     while (t < n && done[t]) ++t;
   return t;
+}
+// At the top of a loop with a barrier or warp operation: 1 when every thread has returned (the
+// kernel ends), 2 when none of the threads in the loop is left (the loop ends), else 0.
+inline int loop_state(unsigned n, const bool* done, const bool* act) {
+  const unsigned l = leader(n, done, act);
+  return l == n ? 1 : running(l, done, act) ? 0 : 2;
 }
 // The value of a __syncthreads_count (op 1) / _and (2) / _or (3) whose votes (each thread that
 // has not returned adds its predicate) made count: as a GPU, the returned threads do not vote.
@@ -102,9 +115,9 @@ inline int vote(unsigned count, int op, unsigned n, const bool* done) {
     for (unsigned t = 0; t < n; ++t) live -= done[t];
   return op == 1 ? int(count) : op == 2 ? int(count == live) : int(count != 0);
 }
-// A lockstep loop (a grid-stride loop in region mode): every thread not returned enters it.
-inline void enter_lockstep(bool* live, unsigned n, const bool* done) {
-  for (unsigned t = 0; t < n; ++t) live[t] = !(done && done[t]);
+// A lockstep loop (a grid-stride loop in region mode): every running thread enters it.
+inline void enter_lockstep(bool* live, unsigned n, const bool* done, const bool* act) {
+  for (unsigned t = 0; t < n; ++t) live[t] = running(t, done, act);
 }
 // Whether another round is due: some thread is still in the loop and has not returned.
 inline bool in_lockstep(const bool* live, unsigned n, const bool* done) {
@@ -119,20 +132,102 @@ struct RegionTls {
   dim3 block_dim;
   dim3 grid_dim;
 };
-// Runs region f(t, threadIdx) for each thread t of the block that has not returned, in
-// threadIdx order. (self: this module's Tls, whose address the kernel took once; its threadIdx
-// is written only for regions that call functions, which may read it: a store per thread to
-// one place keeps the compiler from vectorising the loop.)
+// Runs region f(t, threadIdx) for each running thread t of the block (not returned; in act,
+// when given), in threadIdx order. (self: this module's Tls, whose address the kernel took
+// once; its threadIdx is written only for regions that call functions, which may read it: a
+// store per thread to one place keeps the compiler from vectorising the loop.)
 template <bool set_identity, class F>
-inline __attribute__((always_inline)) void each_thread(Tls& self, dim3 b, const bool* done, F&& f) {
-  unsigned t = 0;
+inline __attribute__((always_inline)) void each_thread(Tls& self, dim3 b, const bool* done,
+                                                       const bool* act, F&& f) {
+  unsigned long t = 0;  // (64 bits: an unsigned index may wrap, which keeps GCC from vectorising)
   for (unsigned z = 0; z < b.z; ++z)
     for (unsigned y = 0; y < b.y; ++y)
       for (unsigned x = 0; x < b.x; ++x, ++t)
-        if (!done || !done[t]) {
+        if (running(t, done, act)) {
           if constexpr (set_identity) self.thread_idx = uint3{x, y, z};
           f(t, uint3{x, y, z});
         }
+}
+// ---- Region mode: warp operations as steps between regions (COX's warp-level collapsing) ----
+// A warp operation in a region-mode kernel splits its region: one region stores each running
+// thread's operands (the value as bits, the lane parameter, the width), a step computes every
+// thread's result from all of them at once, and the region after reads its own. The lanes of a
+// warp are threads 32w..32w+31 of the block; a lane that is not running (returned, or outside
+// the branch or loop at hand) is inactive, as an exited lane is on a GPU: a shuffle from it
+// returns the caller's own value, and it is left out of ballots and votes.
+struct WarpSlot {
+  unsigned long long value;
+  int param, width;
+};
+template <class T>
+inline __attribute__((always_inline)) unsigned long long to_bits(const T& v) {
+  static_assert(sizeof(T) <= 8, "kiln_cpu: a warp operation's value is at most 8 bytes");
+  unsigned long long bits = 0;
+  memcpy(&bits, &v, sizeof(T));
+  return bits;
+}
+template <class T>
+inline __attribute__((always_inline)) T from_bits(unsigned long long bits) {
+  T v;
+  memcpy(&v, &bits, sizeof(T));
+  return v;
+}
+// The mask of warp w's running lanes.
+inline unsigned running_lanes(unsigned w, unsigned n, const bool* done, const bool* act) {
+  unsigned mask = 0;
+  for (unsigned l = 0; l < 32 && 32 * w + l < n; ++l)
+    mask |= unsigned(running(32 * w + l, done, act)) << l;
+  return mask;
+}
+// The source lane of shuffle op for lane (param: the source, delta or xor mask), or lane itself
+// when the source is outside lane's segment of width lanes.
+inline unsigned shuffle_source(int op, unsigned lane, int param, int width) {
+  const unsigned w = width >= 1 && width <= 32 ? unsigned(width) : 32u, first = lane & ~(w - 1);
+  switch (op) {
+    case warp_shfl_idx: return first + (unsigned(param) & (w - 1));
+    case warp_shfl_up: return lane - first >= unsigned(param) ? lane - param : lane;
+    case warp_shfl_down: return lane - first + unsigned(param) < w ? lane + param : lane;
+    default: {
+      const unsigned src = lane ^ unsigned(param);
+      return src >= first + w || src < first ? lane : src;
+    }
+  }
+}
+// The step of warp operation op (cpu_abi.h WarpOp): out[t] for every running thread t of a
+// block of n from the slots of all of them.
+inline void warp_step(int op, const WarpSlot* in, unsigned long long* out, unsigned n,
+                      const bool* done, const bool* act) {
+  for (unsigned w = 0; 32 * w < n; ++w) {
+    const unsigned lanes = running_lanes(w, n, done, act), base = 32 * w;
+    if (!lanes) continue;
+    unsigned votes = 0;  // ballot, any, all: the running lanes whose predicate holds
+    if (op == warp_ballot || op == warp_any || op == warp_all)
+      for (unsigned l = 0; l < 32; ++l)
+        if (lanes >> l & 1) votes |= unsigned(in[base + l].value != 0) << l;
+    for (unsigned l = 0; l < 32; ++l) {
+      if (!(lanes >> l & 1)) continue;
+      const unsigned t = base + l;
+      switch (op) {
+        case warp_shfl_idx: case warp_shfl_up: case warp_shfl_down: case warp_shfl_xor: {
+          const unsigned src = shuffle_source(op, l, in[t].param, in[t].width);
+          out[t] = src < 32 && (lanes >> src & 1) ? in[base + src].value : in[t].value;
+          break;
+        }
+        case warp_ballot: out[t] = votes; break;
+        case warp_any: out[t] = votes != 0; break;
+        case warp_all: out[t] = votes == lanes; break;
+        case warp_activemask: out[t] = lanes; break;
+        case warp_match_any: {
+          unsigned same = 0;
+          for (unsigned k = 0; k < 32; ++k)
+            if ((lanes >> k & 1) && in[base + k].value == in[t].value) same |= 1u << k;
+          out[t] = same;
+          break;
+        }
+        default: out[t] = 0;
+      }
+    }
+  }
 }
 // The running block's shared memory, read once per block. A region-mode kernel binds each
 // atomic it uses to one that tests an address against these (a compare in registers) instead of
@@ -181,7 +276,7 @@ inline BlockMemory block_memory(const Tls& t) {
 // The leader's index in a loop or if header; leaves the kernel when every thread has returned.
 #define KILN_LEAD                                                          \
   ({                                                                       \
-    const unsigned kiln_l_ = ::kiln_cpu::leader(kiln_n_, kiln_done_);      \
+    const unsigned kiln_l_ = ::kiln_cpu::leader(kiln_n_, kiln_done_, kiln_act_); \
     if (kiln_l_ == kiln_n_) return;                                        \
     kiln_l_;                                                               \
   })

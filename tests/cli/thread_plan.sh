@@ -80,15 +80,16 @@ print(k:info().threads .. "|" .. k:info().why)')
 [ "$(grep -c 'kiln: note: kernel .bail. runs its threads as fibers' "$work/err")" = 1 ] ||
   fail "one note for a fiber kernel: $(cat "$work/err")"
 
-# A warp operation in a device function: the kernels beside it may call it (the scan cannot
-# tell), so they run as fibers and say so, naming the construct and its line; one note per
-# kernel, however many specialisations. A loop kernel says why it is a loop.
+# A warp operation in a device function that a kernel calls inside an expression (no statement
+# of its own to inline): the kernels beside it may call it (the scan cannot tell), so they run
+# as fibers and say so, naming the construct and its line; one note per kernel, however many
+# specialisations. A loop kernel says why it is a loop.
 script='
 local m = cuda.module([[
 template <class T> __device__ T pair_sum(T v) {
   return v + __shfl_xor_sync(0xffffffffu, v, 1);
 }
-template <class T> __global__ void pairs(T* y) { y[threadIdx.x] = pair_sum(y[threadIdx.x]); }
+template <class T> __global__ void pairs(T* y) { y[threadIdx.x] = T(0) + pair_sum(y[threadIdx.x]); }
 __global__ void plain(float* y) { y[threadIdx.x] = 2; }
 ]])
 local a = cuda.to_device(array.arange(32, "float32"))
@@ -103,6 +104,13 @@ out=$(run "$script")
   fail "plans of kernels beside a device function that synchronises: '$out'"
 [ "$(grep -c 'note: kernel .pairs. runs its threads as fibers.*__shfl_xor_sync' "$work/err")" = 1 ] ||
   fail "one note for two specialisations: $(cat "$work/err")"
+# Called as a statement of its own, the function is inlined into the kernel, which runs as
+# regions (the shuffle a step between them); the kernel beside it, which cannot call it any
+# more, is a loop.
+out=$(run "${script//T(0) + /}")
+[ "$out" = "regions|its barriers and warp operations are statements: the code between them loops over the block's threads, and each warp operation is one step for all of them
+loop|no barrier or warp operation" ] || fail "plans with the device function inlined: '$out'"
+[ ! -s "$work/err" ] || fail "no note for regions and loops: $(cat "$work/err")"
 out=$(run 'local k = cuda.jit("__global__ void plain(float* y) { y[threadIdx.x] = 2; }")
 k[{1, 32}](cuda.device_array(32, "float32"))
 print(k:info().threads .. "|" .. k:info().why)')

@@ -21,13 +21,23 @@ __global__ void k(int* x, int n) {
   if (threadIdx.x == n) v += p[v];
   x[threadIdx.x] = v;
 }]],
+  groups = [[
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void k(int* x, int n) {
+  int v = cg::tiled_partition<32>(cg::this_thread_block()).shfl_xor((int)threadIdx.x, 1);
+  int* p = nullptr;
+  if (threadIdx.x == n) v += p[v];
+  x[threadIdx.x] = v;
+}]],
 }
 for how, src in pairs(sources) do
   local m = cuda.module(src)
   -- Many blocks, so that helpers of the worker pool run some of them.
   local out = cuda.device_array(64 * 64, "int32")
-  -- (Loop and region modes, where a block's threads run as loops, do not name the thread.)
-  local err = expect.error(how == "warps" and "kernel 'k': thread (5,0,0) of block" or
+  -- (Loop and region modes, where a block's threads run as loops, do not name the thread;
+  -- warp shuffles run as regions, cooperative groups as fibers.)
+  local err = expect.error(how == "groups" and "kernel 'k': thread (5,0,0) of block" or
                            "kernel 'k': one of its threads", function() m.k[{ 64, 64 }](out, 5) end)
   assert(err:find("invalid memory access at address 0x", 1, true), how .. ": " .. err)
   -- The same kernel without the bad access runs, in the same process.

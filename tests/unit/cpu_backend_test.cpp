@@ -259,7 +259,11 @@ __global__ void b(float* x) { __syncthreads(); x[0] = 1; }
 __global__ void w(float* x) { x[0] = __shfl_down_sync(0xffffffff, x[0], 1); }
 __global__ void p(float* x) { x[0] = 2; }
 )";
-  EXPECT_EQ(thread_modes(warp, "", {}, {"b", "w", "p"}), (M{coroutines, fibers, loop}));
+  // (A kernel with warp shuffles and votes is a candidate too: the region rewrite runs them
+  // as steps; if it declines, the kernel runs as fibers, which no_coroutines says.)
+  EXPECT_EQ(thread_modes(warp, "", {}, {"b", "w", "p"}), (M{coroutines, coroutines, loop}));
+  EXPECT_EQ(cpu::thread_plans(warp, "", {}, {"w"})[0].no_coroutines,
+            "warp or group operation __shfl_down_sync at kernel.cu:3");
   EXPECT_EQ(cpu::thread_plans(warp, "", {}, {"b"})[0].no_coroutines,
             "warp or group operation __shfl_down_sync at kernel.cu:3");
   const char* lambda = R"(
@@ -273,16 +277,18 @@ __global__ void l(float* x) { auto f = [](float v) { return v * 2; }; __syncthre
       "__global__ void s(const char** x) { x[0] = \"__syncwarp() g.sync()\"; /* __shfl_sync */ }\n"
       "__global__ void o(int* x) { x[0] = __syncthreads_or(x[threadIdx.x]); }\n";
   EXPECT_EQ(thread_modes(quiet, "", {}, {"s", "o"}), (M{loop, coroutines}));
-  // Warp and cooperative-groups operations make their own kernel fibers.
+  // Warp operations make their own kernel a candidate for regions only, cooperative groups
+  // and the warp operations the region rewrite has no step for make it fibers.
   const char* warp_sync = R"(
 __global__ void w(int* x) { __syncwarp(); x[0] = 1; }
 __global__ void t(int* x) { __syncthreads(); x[0] = 1; }
 )";
-  EXPECT_EQ(thread_modes(warp_sync, "", {}, {"w", "t"}), (M{fibers, coroutines}));
+  EXPECT_EQ(thread_modes(warp_sync, "", {}, {"w", "t"}), (M{coroutines, coroutines}));
   EXPECT_EQ(cpu::thread_plans(warp_sync, "", {}, {"w"})[0].why,
             "warp or group operation __syncwarp at kernel.cu:2");
   for (const char* body : {"auto g = coalesced_threads(); x[0] = g.size();",
-                           "x[0] = __uni_sync(~0u, x[0]);", "grid.sync(); x[0] = 1;"}) {
+                           "x[0] = __uni_sync(~0u, x[0]);", "grid.sync(); x[0] = 1;",
+                           "x[0] = __reduce_add_sync(~0u, x[0]) + __shfl_sync(~0u, 1, 0);"}) {
     std::string src = std::string("__global__ void k(int* x) { ") + body + " }";
     EXPECT_EQ(thread_modes(src, "", {}, {"k"}), (M{fibers})) << body;
   }
@@ -319,7 +325,8 @@ __global__ void __launch_bounds__(64) s(int* x) { /* return */ if (!x) return; _
       "__global__ void k(const float* __restrict__ a, kiln::Vec<int, 2>* v, int& r, float* b[4],\n"
       "                  unsigned int n, volatile int * flag) {}");
   EXPECT_NE(params.find("::kiln_cpu::checked_ptr<const float> a"), std::string::npos) << params;
-  EXPECT_NE(params.find("::kiln_cpu::checked_ptr<kiln::Vec<int, 2>> v"), std::string::npos) << params;
+  EXPECT_NE(params.find("::kiln_cpu::checked_ptr<kiln::Vec<int, 2>> v"), std::string::npos)
+      << params;
   EXPECT_NE(params.find("::kiln_cpu::checked_ptr<volatile int> flag"), std::string::npos) << params;
   EXPECT_NE(params.find("int& r, float* b[4],\n"), std::string::npos) << params;
   EXPECT_NE(params.find("unsigned int n"), std::string::npos) << params;

@@ -190,7 +190,7 @@ __global__ void k(const T* v, int n, kiln::Array<unsigned, 1> out, int* global_m
   for (int i = 0; i < 8; ++i) EXPECT_EQ(o[i], bins[i]) << i;
   EXPECT_EQ(int(o[8]), lo);
   EXPECT_EQ(int(o[9]), hi);
-  EXPECT_EQ(o[10], unsigned(n % 5));  // atomicInc wraps after 4: 0 1 2 3 4 0 ...
+  EXPECT_EQ(o[10], unsigned(n % 5));     // atomicInc wraps after 4: 0 1 2 3 4 0 ...
   EXPECT_EQ(int(o[11]), int(v[0]) + 1);  // thread 0 swaps first (threadIdx order)
   EXPECT_EQ(global_min.host()[0], lo);
 }
@@ -217,9 +217,11 @@ __global__ void k(const int* in, int n, int* out) {
   auto r = cpu::form_regions(src);
   ASSERT_TRUE(r);
   EXPECT_EQ(std::count(r->begin(), r->end(), '\n'), std::count(src.begin(), src.end(), '\n'));
-  const std::size_t lockstep = r->find("in_lockstep");
-  EXPECT_NE(lockstep, std::string::npos) << *r;
-  EXPECT_EQ(r->find("in_lockstep", lockstep + 1), std::string::npos) << *r;  // not the break loop
+  // The first loop's threads start at consecutive indices (threadIdx.x) and share the bound and
+  // the stride: its rounds are a plain loop over the block's index, `kiln_k<N>_`; the second
+  // has a break, so it runs thread after thread.
+  EXPECT_NE(r->find("kiln_k"), std::string::npos) << *r;
+  EXPECT_EQ(r->find("in_lockstep"), std::string::npos) << *r;
   Built b = build(src, "k");
   ASSERT_EQ(b.kernel->attributes().threads, "regions");
   const int n = 1000;
@@ -232,7 +234,10 @@ __global__ void k(const int* in, int n, int* out) {
   for (int t = 0; t < 64; ++t) {
     for (int i = t; i < n; i += 64) acc[t] += in[i] * (i % 3);
     for (int j = t; j < n; j += 64)
-      if (in[j] == 7) { first[t] = j; break; }
+      if (in[j] == 7) {
+        first[t] = j;
+        break;
+      }
   }
   auto o = out.host();
   for (int t = 0; t < 64; ++t) {
@@ -243,6 +248,42 @@ __global__ void k(const int* in, int n, int* out) {
     // s[58] was never written by thread 5 (it returned): thread 58's output reads garbage there.
     if (63 - t == 5) continue;
     ASSERT_EQ(o[t], acc[63 - t] * 1000 + first[t]) << t;
+  }
+}
+
+// A strided loop whose threads do not start at consecutive indices runs in lockstep with a
+// flag per thread; one whose bound differs between threads too. Both against the host.
+TEST(CpuRegions, StridedLoopsOfOtherShapesRunInLockstep) {
+  const std::string src = R"(
+__global__ void k(const int* in, int n, int* out) {
+  __shared__ int s[64];
+  int acc = 0;
+  for (int i = 2 * threadIdx.x; i < n; i += 2 * blockDim.x) acc += in[i];
+  const int mine = n - 7 * (int)threadIdx.x;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < mine; i += blockDim.x) acc += 3 * in[i];
+  s[threadIdx.x] = acc;
+  __syncthreads();
+  out[threadIdx.x] = s[63 - threadIdx.x];
+})";
+  auto r = cpu::form_regions(src);
+  ASSERT_TRUE(r);
+  const std::size_t lockstep = r->find("in_lockstep");
+  ASSERT_NE(lockstep, std::string::npos) << *r;
+  EXPECT_NE(r->find("in_lockstep", lockstep + 1), std::string::npos) << *r;
+  EXPECT_EQ(r->find("kiln_k"), std::string::npos) << *r;
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  const int n = 1000;
+  std::vector<int> in(n);
+  for (int i = 0; i < n; ++i) in[i] = (i * 13 + 5) % 17;
+  Buffer<int> input(in), out(64, -9);
+  launch(*b.kernel, {1}, {64}, 0, input.p, n, out.p);
+  auto o = out.host();
+  for (int t = 0; t < 64; ++t) {
+    int acc = 0;
+    for (int i = 2 * t; i < n; i += 128) acc += in[i];
+    for (int i = t; i < n - 7 * t; i += 64) acc += 3 * in[i];
+    ASSERT_EQ(o[63 - t], acc) << t;
   }
 }
 
@@ -264,8 +305,8 @@ __global__ void k(const int* in, int* out) {
   ASSERT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
   std::vector<int> in(64);
   for (int t = 0; t < 64; ++t) in[t] = t % 20;  // values > 10: 9 per 20 threads
-  in[0] = 42;                                    // thread 0's 42 does not count for `any`
-  in[62] = -5;                                   // a returned thread's vote does not count
+  in[0] = 42;                                   // thread 0's 42 does not count for `any`
+  in[62] = -5;                                  // a returned thread's vote does not count
   Buffer<int> input(in), out(64, -1);
   launch(*b.kernel, {1}, {64}, 0, input.p, out.p);
   int many = 0;

@@ -1,0 +1,25 @@
+// Inlining of synchronising device functions for the cpu backend's region rewrite. A kernel that
+// calls `v = warp_sum(v);`, a __device__ function with warp shuffles or barriers, cannot be cut
+// into regions at those operations: they are in another function. COX (Han et al., CGO 2022)
+// collapses such functions by inlining them first; this does the same on tokens, for the calls
+// a rewrite can take whole: a statement `f(args);`, `lhs = f(args);` (or `+=` ...), or
+// `T name = f(args);`, where f is a __device__ function of the source, not overloaded, whose
+// only `return` (if any) ends its body. The call becomes a block on the call's line:
+//
+//   { using kiln_i1_T = <T deduced from its argument>; kiln_i1_T kiln_i1_v = (s);
+//     <f's body, its parameters and template parameters renamed>  s = (<returned value>); }
+//
+// Functions no kernel calls any more are blanked (lines kept), so that the plan no longer sees
+// synchronisation outside the kernels. What cannot be inlined stays a call, and the kernel runs
+// as fibers as before.
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace kiln::cpu {
+
+// source with the calls of synchronising device functions in kernel bodies inlined (lines
+// kept), or source itself when there are none it can take.
+std::string inline_sync_functions(std::string_view source);
+
+}  // namespace kiln::cpu

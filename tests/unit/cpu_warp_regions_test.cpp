@@ -1,0 +1,185 @@
+// Warp operations in region mode (jit/cpu/regions.h: a step between regions) and the inlining
+// of synchronising device functions that brings them there (jit/cpu/inline_sync.h): what is
+// taken and declined, and kernels written as CUDA code does, checked against host references
+// and against the same source run as fibers (regions off).
+#include <numeric>
+
+#include "cpu_test_util.h"
+#include "jit/cpu/inline_sync.h"
+#include "jit/cpu/regions.h"
+
+namespace kiln::cpu_test {
+namespace {
+
+std::size_t lines(const std::string& s) {
+  return std::count(s.begin(), s.end(), '\n');
+}
+
+TEST(CpuInlineSync, InlinesCallStatementsKeepingLines) {
+  const std::string src = R"(#define FULL 0xffffffffu
+template <typename T>
+__device__ T warp_sum(T v) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(FULL, v, o);
+  return v;
+}
+__device__ __forceinline__ void bump(int* p, const int& by) { __syncwarp(); *p += by; }
+__global__ void k(float* x, int* c) {
+  float s = x[threadIdx.x];
+  s = warp_sum(s);
+  const float t = warp_sum<float>(x[threadIdx.x]
+                                  * 2);
+  x[threadIdx.x] += warp_sum(t);
+  bump(c, 1);
+})";
+  const std::string out = cpu::inline_sync_functions(src);
+  EXPECT_EQ(lines(out), lines(src));
+  // Every call is a block now, and the functions nothing names any more are gone.
+  EXPECT_EQ(out.find("warp_sum"), std::string::npos) << out;
+  EXPECT_EQ(out.find("bump"), std::string::npos) << out;
+  EXPECT_NE(out.find("float t; {"), std::string::npos) << out;  // `const` dropped: assigned
+  EXPECT_NE(out.find("x[threadIdx.x] += ("), std::string::npos) << out;
+  EXPECT_NE(out.find("#define FULL"), std::string::npos);
+  // What cannot be inlined is left as written: a call inside an expression, an overloaded
+  // function, a return before the end, an output parameter.
+  for (const std::string body : {
+           "x[0] = 1 + warp_sum(x[0]);",
+           "x[0] = over(x[0]);",
+           "x[0] = early(x[0]);",
+           "float r; out(x[0], r); x[0] = r;",
+       }) {
+    const std::string s = R"(
+__device__ float warp_sum(float v) { return __shfl_xor_sync(~0u, v, 1) + v; }
+__device__ float over(float v) { return __shfl_xor_sync(~0u, v, 1); }
+__device__ int over(int v) { return __shfl_xor_sync(~0u, v, 1); }
+__device__ float early(float v) { if (v > 0) return v; return __shfl_xor_sync(~0u, v, 1); }
+__device__ void out(float v, float& r) { r = __shfl_xor_sync(~0u, v, 1); }
+__global__ void k(float* x) { )" +
+                          body + " }";
+    EXPECT_EQ(cpu::inline_sync_functions(s), s) << body;
+  }
+}
+
+// Runs kernel k of src over in (blocks of block threads) with out as large, as regions (checked
+// to be regions) and as fibers (regions off); returns both outputs.
+std::pair<std::vector<int>, std::vector<int>> both_ways(const std::string& src,
+                                                        const std::vector<int>& in,
+                                                        unsigned block) {
+  std::vector<int> result[2];
+  for (int fibers = 0; fibers < 2; ++fibers) {
+    Built b = build(src, "k", {}, fibers ? without_regions() : cpu());
+    EXPECT_EQ(b.kernel->attributes().threads, fibers ? "fibers" : "regions")
+        << b.kernel->attributes().why;
+    Buffer<int> din(in), out(in.size(), -7);
+    launch(*b.kernel, {unsigned(in.size()) / block}, {block}, 0, din.p, out.p);
+    result[fibers] = out.host();
+  }
+  return {result[0], result[1]};
+}
+
+// The reduction of NVIDIA's samples and of every tutorial: a device function of shuffles, a
+// warp's partial sums in shared memory, then the first warp alone (`if (warp == 0)`) reduces
+// them. Lanes that do not take a branch must not run it, nor take part in its shuffles.
+TEST(CpuWarpRegions, TwoLevelReductionWithADeviceFunction) {
+  const std::string src = R"(
+template <typename T>
+__device__ T warp_sum(T v) {
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+  return v;
+}
+__global__ void k(const int* in, int* out) {
+  __shared__ int sums[32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  int s = in[blockIdx.x * blockDim.x + threadIdx.x];
+  s = warp_sum(s);
+  if (lane == 0) sums[warp] = s;
+  __syncthreads();
+  if (warp == 0) {
+    s = lane < blockDim.x / 32 ? sums[lane] : 0;
+    s = warp_sum(s);
+    if (lane == 0) out[blockIdx.x] = s;
+  } else {
+    out[blockIdx.x * blockDim.x + threadIdx.x] = __shfl_sync(0xffffffffu, warp, 0) * 1000 + lane;
+  }
+})";
+  std::vector<int> in(512);
+  for (int i = 0; i < 512; ++i) in[i] = (i * 37) % 101 - 50;
+  auto [regions, fibers] = both_ways(src, in, 256);
+  for (int b = 0; b < 2; ++b) {
+    EXPECT_EQ(regions[b], std::accumulate(in.begin() + 256 * b, in.begin() + 256 * b + 256, 0));
+    for (int t = 32; t < 256; ++t) ASSERT_EQ(regions[b * 256 + t], t / 32 * 1000 + t % 32) << t;
+  }
+  EXPECT_EQ(regions, fibers);
+}
+
+// Votes in a divergent branch count only the lanes that took it, and __activemask names the
+// running lanes (not those that returned or took the other branch); __syncwarp and
+// __match_any_sync after the branches meet again.
+TEST(CpuWarpRegions, DivergentBranchesVotesAndReturnedLanes) {
+  const std::string src = R"(
+__global__ void k(const int* in, int* out) {
+  const int t = threadIdx.x;
+  if (t % 7 == 3) return;
+  int v = in[t];
+  int r = -1;
+  if (v % 2 == 0) {
+    unsigned m = __activemask();
+    unsigned big = __ballot_sync(m, v > 10);
+    r = __popc(big) * 100 + __any_sync(m, v == 4) * 10 + __all_sync(m, v < 30);
+  } else {
+    r = 1000 + __popc(__activemask());
+  }
+  __syncwarp();
+  out[t] = r + 100000 * __popc(__match_any_sync(0xffffffffu, v % 3));
+})";
+  std::vector<int> in(64);
+  for (int i = 0; i < 64; ++i) in[i] = (i * 11 + 4) % 32;
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
+  Buffer<int> din(in), out(64, -7);
+  launch(*b.kernel, {1}, {64}, 0, din.p, out.p);
+  const std::vector<int> got = out.host();
+  for (int t = 0; t < 64; ++t) {
+    const int w = t / 32;
+    auto live = [&](int u) { return u % 7 != 3; };
+    if (!live(t)) {
+      ASSERT_EQ(got[t], -7) << t;
+      continue;
+    }
+    int big = 0, four = 0, small = 1, odd = 0, same = 0;
+    for (int u = 32 * w; u < 32 * w + 32; ++u) {
+      if (!live(u)) continue;
+      same += in[u] % 3 == in[t] % 3;
+      if (in[u] % 2) {
+        ++odd;
+        continue;
+      }
+      big += in[u] > 10;
+      four |= in[u] == 4;
+      small &= in[u] < 30;
+    }
+    const int r = in[t] % 2 == 0 ? big * 100 + four * 10 + small : 1000 + odd;
+    ASSERT_EQ(got[t], r + 100000 * same) << t;
+  }
+}
+
+// A loop of shuffles whose bound differs between threads reads a value of each thread in its
+// header: declined (it runs as fibers), as is a shuffle inside another's operands.
+TEST(CpuWarpRegions, DeclinesWhatLockstepCannotTake) {
+  auto why = [](const std::string& body) {
+    std::string w;
+    return cpu::form_regions("__global__ void k(int* x, int n) {\n" + body + "\n}", &w) ? "" : w;
+  };
+  EXPECT_NE(
+      why("int m = x[threadIdx.x]; for (int i = 0; i < m; ++i) m += __shfl_xor_sync(~0u, m, 1);")
+          .find("a value of each thread ('m')"),
+      std::string::npos);
+  EXPECT_NE(why("x[0] = __shfl_sync(~0u, __shfl_sync(~0u, n, 1), 2);").find("inside another"),
+            std::string::npos);
+  EXPECT_NE(why("if (__any_sync(~0u, n > 0)) x[0] = 1;").find("header"), std::string::npos);
+  EXPECT_EQ(
+      why("int v = n; for (int o = 1; o < 32; o *= 2) v += __shfl_up_sync(~0u, v, o); x[0] = v;"),
+      "");
+}
+
+}  // namespace
+}  // namespace kiln::cpu_test
