@@ -22,7 +22,8 @@ using jit::is_punct;
 using jit::Token;
 
 constexpr std::size_t npos = std::size_t(-1);
-constexpr int kMaxPasses = 8;  // nesting depth of synchronising calls inlined
+constexpr int kMaxPasses = 8;           // nesting depth of synchronising calls inlined
+constexpr std::size_t kMaxGrowth = 8;  // the inlined source at most 8x the size (+ 64 KiB)
 
 // A __device__ function defined in the source, by token indices.
 struct Function {
@@ -127,8 +128,14 @@ class Inliner {
           c = e->last;
         }
     }
-    if (edits.empty()) return std::nullopt;
-    return apply(edits);
+    // Bodies may overlap (one never closed holds the next): each call once, in order.
+    std::sort(edits.begin(), edits.end(),
+              [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
+    std::vector<Edit> apart;
+    for (Edit& e : edits)
+      if (apart.empty() || e.begin >= apart.back().end) apart.push_back(std::move(e));
+    if (apart.empty()) return std::nullopt;
+    return apply(apart);
   }
 
   // The source with the synchronising functions that nothing names any more blanked.
@@ -241,6 +248,20 @@ class Inliner {
         for (std::size_t k = f.body; k < f.end && !f.syncs; ++k)
           if (x_.t[k].kind == Token::ident && x_.punct(k + 1, "("))
             if (const Function* g = find(x_.t[k].text); g && g->syncs) f.syncs = changed = true;
+      }
+    }
+    // A function that reaches itself through the functions it names is never inlined.
+    for (auto& f : functions_) {
+      std::set<std::string> seen, todo{f.name};
+      while (!todo.empty() && f.refused.empty()) {
+        const Function* g = find(*todo.begin());
+        todo.erase(todo.begin());
+        if (!g || !seen.insert(g->name).second) continue;
+        for (std::size_t k = g->body; k < g->end; ++k)
+          if (x_.t[k].kind == Token::ident && find(x_.t[k].text)) {
+            if (x_.t[k].text == f.name) f.refused = "recursive";
+            todo.insert(x_.t[k].text);
+          }
       }
     }
   }
@@ -498,6 +519,8 @@ std::string inline_sync_functions(std::string_view source) {
     if (!next) break;
     current = std::move(*next);
     changed = true;
+    // Calls of calls multiply the text: past a bound, the source is compiled as written.
+    if (current.size() > kMaxGrowth * source.size() + 65536) return std::string(source);
   }
   if (!changed) return std::string(source);
   return Inliner(current).without_unused();

@@ -1,20 +1,30 @@
-// libFuzzer target: cpu::form_regions on arbitrary source text. It must never crash, hang or
-// read out of bounds, and what it returns keeps the source's line count (compiler messages and
-// check-mode reports name the user's lines) (scripts/fuzz.sh runs it).
+// libFuzzer target: cpu::form_regions, and cpu::inline_sync_functions before it, on arbitrary
+// source text. They must never crash, hang or read out of bounds, and what they return keeps
+// the source's line count (compiler messages and check-mode reports name the user's lines)
+// (scripts/fuzz.sh runs it).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "jit/cpu/inline_sync.h"
 #include "jit/cpu/regions.h"
+
+namespace {
+bool same_lines(std::string_view a, std::string_view b) {
+  return std::count(a.begin(), a.end(), '\n') == std::count(b.begin(), b.end(), '\n');
+}
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view source(reinterpret_cast<const char*>(data), size);
   std::string why;
   auto out = kiln::cpu::form_regions(source, &why);
-  if (out &&
-      std::count(out->begin(), out->end(), '\n') != std::count(source.begin(), source.end(), '\n'))
-    __builtin_trap();
+  if (out && !same_lines(*out, source)) __builtin_trap();
   if (!out && why.empty()) __builtin_trap();  // a refusal says why
+  const std::string inlined = kiln::cpu::inline_sync_functions(source);
+  if (!same_lines(inlined, source)) __builtin_trap();
+  const kiln::cpu::RegionRewrite r = kiln::cpu::form_regions_by_kernel(inlined);
+  if (!same_lines(r.source, source)) __builtin_trap();
   return 0;
 }

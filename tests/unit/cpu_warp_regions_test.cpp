@@ -40,12 +40,13 @@ __global__ void k(float* x, int* c) {
   EXPECT_NE(out.find("x[threadIdx.x] += ("), std::string::npos) << out;
   EXPECT_NE(out.find("#define FULL"), std::string::npos);
   // What cannot be inlined is left as written: a call inside an expression, an overloaded
-  // function, a return before the end, an output parameter.
+  // function, a return before the end, an output parameter, a recursive function.
   for (const std::string body : {
            "x[0] = 1 + warp_sum(x[0]);",
            "x[0] = over(x[0]);",
            "x[0] = early(x[0]);",
            "float r; out(x[0], r); x[0] = r;",
+           "x[0] = rec(x[0]);",
        }) {
     const std::string s = R"(
 __device__ float warp_sum(float v) { return __shfl_xor_sync(~0u, v, 1) + v; }
@@ -53,6 +54,7 @@ __device__ float over(float v) { return __shfl_xor_sync(~0u, v, 1); }
 __device__ int over(int v) { return __shfl_xor_sync(~0u, v, 1); }
 __device__ float early(float v) { if (v > 0) return v; return __shfl_xor_sync(~0u, v, 1); }
 __device__ void out(float v, float& r) { r = __shfl_xor_sync(~0u, v, 1); }
+__device__ float rec(float v) { if (v > 1) v = rec(v / 2); return __shfl_xor_sync(~0u, v, 1); }
 __global__ void k(float* x) { )" +
                           body + " }";
     EXPECT_EQ(cpu::inline_sync_functions(s), s) << body;
