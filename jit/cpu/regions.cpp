@@ -130,6 +130,7 @@ class BodyWriter {
         " const ::kiln_cpu::dim3 kiln_b_ = blockDim; const unsigned kiln_n_ = kiln_b_.x * "
         "kiln_b_.y * kiln_b_.z; (void)kiln_n_;";
     prologue += region_atomics(atomics);
+    shared_atomics(open, close, atomics, prologue);
     prologue += returns_ ? " bool kiln_done_s_[kiln_n_]; bool* const kiln_done_ = "
                            "::kiln_cpu::cleared(kiln_done_s_, kiln_n_);"
                          : " constexpr bool* kiln_done_ = nullptr;";
@@ -191,6 +192,43 @@ class BodyWriter {
       out =
           " const ::kiln_cpu::BlockMemory kiln_mem_ = ::kiln_cpu::block_memory(*kiln_tls_);" + out;
     return out;
+  }
+
+  // Atomics on an element of a __shared__ array the body declares (`atomicAdd(&bins[v], 1)`,
+  // the name declared nowhere else in it): the update is plain, as only the block's threads
+  // touch the array and they run on one OS thread, with no test of the address per update.
+  // Each such call names kiln_shared_<atomic>, bound in the prologue.
+  void shared_atomics(std::size_t open, std::size_t close, const std::set<std::string>& atomics,
+                      std::string& prologue) {
+    std::map<std::string, int> declared;  // name -> declarations of it in the body
+    for (std::size_t k = open + 1; k < close; ++k) {
+      const Token &t = t_[k], &p = t_[k - 1], &n = t_[k + 1];
+      if (t.kind != Token::ident || member_name(k)) continue;
+      const Token& pp = t_[k - 2];  // (`T* name`, `T& name`: not `(&name[i]`)
+      const bool after_type = p.kind == Token::ident || is_punct(p, ">") ||
+                              ((is_punct(p, "*") || is_punct(p, "&")) &&
+                               (pp.kind == Token::ident || is_punct(pp, ">") || is_punct(pp, "*")));
+      const bool declarator = is_punct(n, "=") || is_punct(n, ";") || is_punct(n, ",") ||
+                              is_punct(n, "[") || is_punct(n, ")") || is_punct(n, "{") ||
+                              is_punct(n, "(");
+      if (after_type && declarator && !is_statement_keyword(p.text)) ++declared[t.text];
+    }
+    std::set<std::string> used;
+    for (std::size_t k = open + 1; k < close; ++k) {
+      const Token& t = t_[k];
+      if (t.kind != Token::ident || !atomics.count(t.text) || t.text == "atomicCAS" ||
+          member_name(k) || !is_punct(t_[k + 1], "("))
+        continue;
+      const std::size_t a = is_punct(t_[k + 2], "&") ? k + 3 : k + 2;  // &name[...] or name + i
+      if (!shared_names_.count(t_[a].text) || declared[t_[a].text] != 1 ||
+          !(is_punct(t_[a + 1], "[") || (a == k + 2 && is_punct(t_[a + 1], "+"))))
+        continue;
+      edits_.push_back({t.begin, t.end, "kiln_shared_" + t.text});
+      used.insert(t.text);
+    }
+    for (const auto& name : used)
+      prologue += " [[maybe_unused]] auto kiln_shared_" + name + " = KILN_SHARED_ATOMIC(" + name +
+                  ", " + atomic_bindings().at(name) + ");";
   }
 
   // One past the statement starting at token i.
@@ -654,6 +692,7 @@ class BodyWriter {
     std::string aliases;
     for (const auto& name : *names) {
       const std::string alias = "kiln_s" + std::to_string(++counter_) + "_" + name;
+      shared_names_.insert(name);
       aliases += " [[maybe_unused]] auto& " + alias + " = *::kiln_cpu::opaque(&" + name + ");";
       scopes_.back().shared.emplace_back(name, alias);
     }
@@ -1304,6 +1343,7 @@ class BodyWriter {
   std::size_t replicated_count_ = 0;
   bool returns_ = false;
   bool warp_loop_ = false;  // the header being read steers a loop with only warp operations
+  std::set<std::string> shared_names_;  // the __shared__ arrays the body declares
 };
 
 }  // namespace

@@ -139,13 +139,16 @@ struct RegionTls {
 template <bool set_identity, class F>
 inline __attribute__((always_inline)) void each_thread(Tls& self, dim3 b, const bool* done,
                                                        const bool* act, F&& f) {
-  unsigned long t = 0;  // (64 bits: an unsigned index may wrap, which keeps GCC from vectorising)
-  for (unsigned z = 0; z < b.z; ++z)
-    for (unsigned y = 0; y < b.y; ++y)
-      for (unsigned x = 0; x < b.x; ++x, ++t)
+  // (t is 64 bits and the axes signed: GCC takes an unsigned index that may wrap for one that
+  // does not step evenly, and then vectorises nothing, or loads each element by a gather.)
+  unsigned long t = 0;
+  for (int z = 0; z < int(b.z); ++z)
+    for (int y = 0; y < int(b.y); ++y)
+      for (int x = 0; x < int(b.x); ++x, ++t)
         if (running(t, done, act)) {
-          if constexpr (set_identity) self.thread_idx = uint3{x, y, z};
-          f(t, uint3{x, y, z});
+          const uint3 tid{unsigned(x), unsigned(y), unsigned(z)};
+          if constexpr (set_identity) self.thread_idx = tid;
+          f(t, tid);
         }
 }
 // ---- Region mode: warp operations as steps between regions (COX's warp-level collapsing) ----
@@ -257,6 +260,18 @@ inline BlockMemory block_memory(const Tls& t) {
         *kiln_p = update;                                                                               \
         return kiln_old;                                                                                \
       }                                                                                                 \
+    }                                                                                                   \
+    return ::name(kiln_p, kiln_v);                                                                      \
+  }
+// The same for an atomic on an element of a __shared__ array of the kernel (the rewrite saw the
+// array's name): plain, with no test of the address.
+#define KILN_SHARED_ATOMIC(name, kind, update)                                                          \
+  [](auto* kiln_p, auto kiln_v) -> std::remove_cv_t<std::remove_pointer_t<decltype(kiln_p)>> {         \
+    using kiln_T = std::remove_cv_t<std::remove_pointer_t<decltype(kiln_p)>>;                           \
+    if constexpr (kind<kiln_T>::value) {                                                                \
+      const kiln_T kiln_old = *kiln_p;                                                                  \
+      *kiln_p = update;                                                                                 \
+      return kiln_old;                                                                                  \
     }                                                                                                   \
     return ::name(kiln_p, kiln_v);                                                                      \
   }

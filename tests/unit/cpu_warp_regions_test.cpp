@@ -185,3 +185,50 @@ TEST(CpuWarpRegions, DeclinesWhatLockstepCannotTake) {
 
 }  // namespace
 }  // namespace kiln::cpu_test
+
+namespace kiln::cpu_test {
+namespace {
+
+// An atomic on an element of the kernel's own __shared__ array is a plain update in region mode
+// (one OS thread runs the block); where another declaration in the kernel shares the array's
+// name (a global array in an inner block), none of them is. Many blocks, so that the pool's
+// workers race on the global bins.
+TEST(CpuRegions, SharedAtomicsArePlainOthersStayAtomic) {
+  const std::string src = R"(
+__global__ void k(const int* in, int n, unsigned* out, unsigned* global) {
+  __shared__ unsigned bins[8];
+  if (threadIdx.x < 8) bins[threadIdx.x] = 0;
+  __syncthreads();
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    atomicAdd(&bins[in[i] % 8], 1u);
+    { unsigned* NAME = global; atomicAdd(&NAME[in[i] % 4], 1u); }
+  }
+  __syncthreads();
+  if (threadIdx.x < 8) atomicAdd(out + threadIdx.x, bins[threadIdx.x]);
+})";
+  const int n = 200000;
+  std::vector<int> in(n);
+  for (int i = 0; i < n; ++i) in[i] = (i * 7919) % 1009;
+  std::vector<unsigned> eight(8), four(4);
+  for (int v : in) ++eight[v % 8], ++four[v % 4];
+  for (const std::string name : {"other", "bins"}) {
+    std::string source = src;
+    for (std::size_t at; (at = source.find("NAME")) != std::string::npos;)
+      source.replace(at, 4, name);
+    const std::string rewritten = *cpu::form_regions(source);
+    EXPECT_EQ(rewritten.find("kiln_shared_atomicAdd(&bins[in[i] % 8]") != std::string::npos,
+              name == "other")
+        << rewritten;
+    EXPECT_EQ(rewritten.find("kiln_shared_atomicAdd(&" + name + "[in[i] % 4]"), std::string::npos);
+    Built b = build(source, "k");
+    ASSERT_EQ(b.kernel->attributes().threads, "regions");
+    Buffer<int> din(in);
+    Buffer<unsigned> out(8, 0), global(4, 0);
+    launch(*b.kernel, {64}, {128}, 0, din.p, n, out.p, global.p);
+    EXPECT_EQ(out.host(), eight) << name;
+    EXPECT_EQ(global.host(), four) << name;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::cpu_test
