@@ -398,7 +398,7 @@ CpuCompiler::Plan CpuCompiler::plan_source(const CompileRequest& request, const 
     auto declined = regions.declined.find(cpu::kernel_name(request.name_expressions[i]));
     if (off.empty() && declined == regions.declined.end()) {
       k.mode = kiln_cpu::mode_regions;
-      k.why = k.no_coroutines == k.why  // its own warp operations
+      k.why = k.why.starts_with("warp or group operation")  // its own warp operations
                   ? "its barriers and warp operations are statements: the code between them "
                     "loops over the block's threads, and each warp operation is one step for "
                     "all of them"
@@ -410,7 +410,7 @@ CpuCompiler::Plan CpuCompiler::plan_source(const CompileRequest& request, const 
     const std::string why = off.empty() ? declined->second : off;
     if (k.no_coroutines.empty()) {
       k.why = "barriers the region rewrite declines: " + why;
-    } else if (k.no_coroutines == k.why) {  // its own warp operations: coroutines have none
+    } else if (k.no_coroutines == k.why) {  // its own warp operations or lambda: no coroutines
       k.mode = kiln_cpu::mode_fibers;
       k.why += " (the region rewrite declines it: " + why + ")";
     } else {  // coroutines cannot share the unit with that body

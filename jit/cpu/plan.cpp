@@ -55,7 +55,8 @@ std::string barriers_outside(std::string_view outside, const std::string& filena
 
 // Whether every warp or group construct in a kernel body is a warp operation the region rewrite
 // runs in lockstep (jit/cpu/regions.h): shuffles, votes, __activemask, __match_any_sync and
-// __syncwarp, called by name. Cooperative groups, CUB and the rest stay with fibers.
+// __syncwarp, called by name. Cooperative groups, CUB and the rest stay with fibers. (Lambdas
+// do not matter: regions keep a lambda's `return` its own.)
 bool region_warp_ops_only(std::string_view body) {
   static const std::set<std::string> taken{
       "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",  "__ballot_sync",
@@ -64,8 +65,7 @@ bool region_warp_ops_only(std::string_view body) {
   for (const jit::Token& t : jit::lex(body))
     if (t.kind == jit::Token::ident && taken.count(t.text))
       std::fill(rest.begin() + t.begin, rest.begin() + t.end, ' ');
-  const jit::SyncUse use = jit::scan_sync(rest);
-  return !use.other_sync && !use.lambda;
+  return !jit::scan_sync(rest).other_sync;
 }
 
 // The 1-based line of offset at in source.
@@ -101,16 +101,18 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
   // nothing outside the kernel bodies synchronises. Each body's reason when it is not:
   const std::string outside_why = barriers_outside(outside, filename, dir, include_dirs);
   std::vector<std::string> body_why(bodies.size());
-  std::vector<bool> warp_regions(bodies.size());  // its warp operations may run as regions
+  std::vector<bool> warp_regions(bodies.size());  // what keeps it from coroutines, regions take
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     const int offset = line_at(source, bodies[i].open) - 1;
     if (uses[i].other_sync) {
       body_why[i] = fiber_reason(uses[i], filename, offset);
       warp_regions[i] =
           region_warp_ops_only(source.substr(bodies[i].open, bodies[i].close - bodies[i].open));
-    } else if (uses[i].block_barriers && uses[i].lambda)
+    } else if (uses[i].block_barriers && uses[i].lambda) {  // not coroutines; regions may
       body_why[i] = "a lambda in kernel " + bodies[i].name + ", which has barriers, at " +
                     place(filename, uses[i].first_lambda_line + offset);
+      warp_regions[i] = true;
+    }
   }
   std::vector<ThreadPlan> result;
   for (const auto& expr : name_expressions) {

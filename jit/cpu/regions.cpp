@@ -106,7 +106,9 @@ class BodyWriter {
       }
     }
     if (!stack.empty()) throw Refused("unbalanced brackets");
+    open_ = open;
     close_ = close;
+    find_lambdas(open, close);
     // Every thread has its own copy of the parameters; in regions they are one copy per block.
     for (std::size_t i = open; i < close; ++i)
       if (t_[i].kind == Token::ident && !member_name(i) && params_.count(t_[i].text) &&
@@ -231,6 +233,65 @@ class BodyWriter {
                   ", " + atomic_bindings().at(name) + ");";
   }
 
+  // Marks the tokens of each lambda in [open, close), from its captures to its body's end
+  // (in_lambda_). A lambda's `return` is its own; a barrier or warp operation inside one is
+  // declined.
+  void find_lambdas(std::size_t open, std::size_t close) {
+    in_lambda_.assign(t_.size(), false);
+    for (std::size_t k = open + 1; k < close; ++k) {
+      if (!is_punct(t_[k], "[") || in_lambda_[k]) continue;
+      const Token& p = t_[k - 1];  // a subscript follows an operand; an introducer does not
+      if (p.kind == Token::ident || p.kind == Token::number || is_punct(p, ")") ||
+          is_punct(p, "]") || is_punct(p, "[") || is_ident(p, "delete"))
+        continue;
+      std::size_t j = match_[k] + 1;
+      if (is_punct(t_[j], "(")) j = match_[j] + 1;
+      while (t_[j].kind == Token::ident &&
+             (t_[j].text == "mutable" || t_[j].text == "constexpr" || t_[j].text == "noexcept"))
+        ++j;
+      if (is_punct(t_[j], "-") && is_punct(t_[j + 1], ">"))
+        while (j < close && !is_punct(t_[j], "{") && !is_punct(t_[j], ";")) ++j;
+      if (!is_punct(t_[j], "{")) continue;
+      for (std::size_t b = k; b <= match_[j]; ++b) in_lambda_[b] = true;  // [captures] to }
+      if (has_barrier(j, match_[j])) throw Refused("a barrier or warp operation in a lambda");
+    }
+  }
+
+  // `auto f = [...](...) { ... };` at barrier level whose body names, of the kernel's own
+  // variables, only its __shared__ arrays: it stays where it is, between the regions, so that
+  // every later region can call it (a lambda cannot be kept one per thread).
+  bool hoistable_lambda(std::size_t i, std::size_t next) const {
+    std::size_t k = i;
+    if (is_ident(t_[k], "const")) ++k;
+    if (!is_ident(t_[k], "auto") || t_[k + 1].kind != Token::ident || !is_punct(t_[k + 2], "=") ||
+        !is_punct(t_[next - 1], ";") || !is_punct(t_[next - 2], "}"))
+      return false;
+    for (std::size_t b = k + 3; b + 1 < next; ++b)  // the lambda is all of the initialiser
+      if (!in_lambda_[b]) return false;
+    std::set<std::string> kernel_names;  // declared in the kernel body outside any lambda
+    for (std::size_t d = open_ + 1; d < close_; ++d) {
+      const Token& t = t_[d];
+      if (t.kind != Token::ident || in_lambda_[d] || member_name(d) || is_keyword_type(t.text) ||
+          is_qualifier(t.text))
+        continue;
+      const Token& p = t_[d - 1];
+      if ((p.kind == Token::ident && !is_statement_keyword(p.text)) || is_punct(p, "*") ||
+          is_punct(p, "&") || is_punct(p, ">"))
+        kernel_names.insert(t.text);
+    }
+    for (const Scope& sc : scopes_)
+      for (const auto& [name, alias] : sc.shared) kernel_names.erase(name);
+    // (its parameters may share a name with the kernel's variables: they hide them)
+    if (std::size_t params = match_[k + 3] + 1; is_punct(t_[params], "("))
+      for (std::size_t b = params + 1; b < match_[params]; ++b)
+        if (t_[b].kind == Token::ident && (is_punct(t_[b + 1], ",") || b + 1 == match_[params]))
+          kernel_names.erase(t_[b].text);
+    for (std::size_t b = k + 3; b + 1 < next; ++b)
+      if (t_[b].kind == Token::ident && !member_name(b) && kernel_names.count(t_[b].text))
+        return false;
+    return true;
+  }
+
   // One past the statement starting at token i.
   std::size_t statement_end(std::size_t i) const {
     const Token& t = t_[i];
@@ -353,6 +414,8 @@ class BodyWriter {
         if (is_ident(t_[i], "for") && strided_loop(i, next)) {
           flush(i);
           if (!affine_lockstep(i, next)) lockstep(i, next);
+        } else if (hoistable_lambda(i, next)) {
+          flush(i);  // (left as written: later regions capture it by reference)
         } else if (t_[i].kind == Token::ident && is_hoistable(t_[i].text)) {
           // Left out of the thread loops, a type definition must not declare variables too.
           const bool type = is_ident(t_[i], "struct") || is_ident(t_[i], "class") ||
@@ -1275,7 +1338,7 @@ class BodyWriter {
     }
     for (std::size_t k = b; k < e; ++k) {
       const Token& t = t_[k];
-      if (t.kind != Token::ident || member_name(k)) continue;
+      if (t.kind != Token::ident || member_name(k) || in_lambda_[k]) continue;
       if (t.text == "return") {
         if (!is_punct(t_[k + 1], ";")) throw Refused("a return with a value");
         edits_.push_back({t.end, t.end, " ::kiln_cpu::returned(kiln_done_, kiln_t_)"});
@@ -1333,9 +1396,9 @@ class BodyWriter {
   std::set<std::string> params_;               // the kernel's parameters never written
   std::set<std::string> array_params_;         // those of them that are kiln::Array
   int& counter_;
-  int region_ = 0;                  // the region being written
-  std::vector<std::size_t> match_;  // for each bracket of the body, its partner
-  std::size_t close_ = 0;           // the body's closing brace
+  int region_ = 0;                    // the region being written
+  std::vector<std::size_t> match_;    // for each bracket of the body, its partner
+  std::size_t open_ = 0, close_ = 0;  // the body's braces
   std::vector<Scope> scopes_;
   std::vector<std::size_t> scope_ends_;  // for each scope, one past its last statement
   std::vector<Edit> edits_;
@@ -1344,6 +1407,7 @@ class BodyWriter {
   bool returns_ = false;
   bool warp_loop_ = false;  // the header being read steers a loop with only warp operations
   std::set<std::string> shared_names_;  // the __shared__ arrays the body declares
+  std::vector<bool> in_lambda_;         // for each token, whether it is in a lambda's body
 };
 
 }  // namespace

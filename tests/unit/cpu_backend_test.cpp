@@ -269,8 +269,11 @@ __global__ void p(float* x) { x[0] = 2; }
   const char* lambda = R"(
 __global__ void l(float* x) { auto f = [](float v) { return v * 2; }; __syncthreads(); x[0] = f(x[0]); }
 )";
-  EXPECT_EQ(thread_modes(lambda, "", {}, {"l"}), (M{fibers}));
+  // (not coroutines, whose rewrite of `return` would reach into the lambda: regions or fibers)
+  EXPECT_EQ(thread_modes(lambda, "", {}, {"l"}), (M{coroutines}));
   EXPECT_EQ(cpu::thread_plans(lambda, "l.cu", {}, {"l"})[0].why,
+            "a lambda in kernel l, which has barriers, at l.cu:2");
+  EXPECT_EQ(cpu::thread_plans(lambda, "l.cu", {}, {"l"})[0].no_coroutines,
             "a lambda in kernel l, which has barriers, at l.cu:2");
   // Tokens in strings and comments do not count; __syncthreads_or alone is a block barrier.
   const char* quiet =

@@ -189,6 +189,50 @@ TEST(CpuWarpRegions, DeclinesWhatLockstepCannotTake) {
 namespace kiln::cpu_test {
 namespace {
 
+// Lambdas in a kernel with barriers: their own `return`s stay theirs, one declared at barrier
+// level and called after a barrier is left between the regions (it names no variable of the
+// kernel's but its shared arrays), and one that reads a variable of each thread after a barrier
+// cannot be: that kernel runs as fibers. Both against the host.
+TEST(CpuRegions, LambdasBesideBarriers) {
+  const std::string src = R"(
+__global__ void k(const int* in, int* out, int n) {
+  __shared__ int tile[66];
+  auto at = [&](int i) { if (i < 0 || i >= n) return 0; return in[i]; };
+  const auto clamp = [](int v, int hi) { return v > hi ? hi : v; };
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  tile[threadIdx.x + 1] = at(i);
+  if (threadIdx.x == 0) tile[0] = at(i - 1);
+  if (threadIdx.x == blockDim.x - 1) tile[blockDim.x + 1] = at(i + 1);
+  __syncthreads();
+  if (i >= n) return;
+  auto sum = [&](int j) { int s = 0; for (int d = 0; d < 3; ++d) s += tile[j + d]; return s; };
+  out[i] = clamp(sum(threadIdx.x), 40);
+})";
+  const int n = 200;
+  std::vector<int> in(n);
+  for (int i = 0; i < n; ++i) in[i] = (i * 37) % 23;
+  std::vector<int> want(n);
+  for (int i = 0; i < n; ++i) {
+    const int s = (i > 0 ? in[i - 1] : 0) + in[i] + (i + 1 < n ? in[i + 1] : 0);
+    want[i] = s > 40 ? 40 : s;
+  }
+  for (const bool per_thread : {false, true}) {
+    // A lambda that reads i, a variable of each thread, declared before the barrier and called
+    // after it: the rewrite declines it.
+    std::string source = src;
+    if (per_thread) {
+      source.insert(source.find("  __syncthreads();"), "  auto mine = [&]() { return i; };\n");
+      source.insert(source.rfind('}'), "  (void)mine();\n");
+    }
+    Built b = build(source, "k");
+    EXPECT_EQ(b.kernel->attributes().threads, per_thread ? "fibers" : "regions")
+        << b.kernel->attributes().why;
+    Buffer<int> din(in), out(n, -1);
+    launch(*b.kernel, {(n + 63) / 64}, {64}, 0, din.p, out.p, n);
+    EXPECT_EQ(out.host(), want);
+  }
+}
+
 // An atomic on an element of the kernel's own __shared__ array is a plain update in region mode
 // (one OS thread runs the block); where another declaration in the kernel shares the array's
 // name (a global array in an inner block), none of them is. Many blocks, so that the pool's
