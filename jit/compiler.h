@@ -18,6 +18,11 @@ struct CompileRequest {
   std::vector<std::string> name_expressions;  // "k<float>", "vec_add" (extern "C")
   std::vector<std::string> options;           // -D..., -I..., user options
   std::string arch;                           // "sm_90", "compute_90"; empty: the compiler's own
+  // Whether the source as written compiles as CUDA, when something checks it beside this
+  // compile (the Jit's NVRTC check on the cpu backend): true, false, or nullopt when unknown.
+  // It may wait for that check. A compiler whose own rewrite of the source failed asks it
+  // whose fault that is. Not part of any cache key.
+  std::function<std::optional<bool>()> compiles_as_cuda;
 };
 
 // Where a compiler keeps what it builds for its own use from one process to the next (the cpu

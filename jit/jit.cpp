@@ -224,14 +224,26 @@ CompileResult Jit::compile_beside_check(const CompileRequest& request,
   if (!checks_for_gpu()) return compiler_->compile(request);
   headers();  // read here, so that the two threads do not race to fill it
   // The check's thread touches NVRTC and the disk cache; this one only the host compiler.
-  std::future<void> check = std::async(std::launch::async, [&] {
-    block_interrupts_in_this_thread();
-    check_for_gpu(request, extra_key);
-  });
+  std::shared_future<void> check = std::async(std::launch::async, [&] {
+                                     block_interrupts_in_this_thread();
+                                     check_for_gpu(request, extra_key);
+                                   }).share();
+  // The host compiler may ask NVRTC's verdict on the source (whose fault a failed rewrite is).
+  CompileRequest host = request;
+  host.compiles_as_cuda = [check]() -> std::optional<bool> {
+    try {
+      check.get();
+      return true;
+    } catch (const CompileError&) {
+      return false;
+    } catch (...) {
+      return std::nullopt;
+    }
+  };
   CompileResult result;
   std::exception_ptr host_error;
   try {
-    result = compiler_->compile(request);
+    result = compiler_->compile(host);
   } catch (const Interrupted&) {
     check.wait();  // Ctrl-C: the interrupt is the answer, whatever NVRTC says
     throw;

@@ -339,7 +339,12 @@ CompileResult CpuCompiler::compile(const CompileRequest& request) {
   try {
     return compile_once(plan);
   } catch (const CompileError& e) {
-    if (!plan.rewritten() || users_own_error(e.log())) throw;
+    if (!plan.rewritten()) throw;
+    // The source as written is the user's: if it compiles as CUDA (NVRTC, beside), the rewrite
+    // failed; if not, the error is the user's; unknown, the log decides.
+    const std::optional<bool> valid =
+        request.compiles_as_cuda ? request.compiles_as_cuda() : std::nullopt;
+    if (valid == false || (!valid && users_own_error(e.log()))) throw;
     // kiln's rewrite, not the user's code, may be what failed: the source as written, its
     // barrier kernels as fibers, builds whatever the user's code builds, and its error (if it
     // fails too) is the user's.

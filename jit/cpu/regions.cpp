@@ -551,9 +551,9 @@ class BodyWriter {
   }
 
   // Tokens [b, e) as text for a header read once per block: replicated names read the leader's
-  // copy, and the name from becomes to.
+  // copy (or the copy at index: "0" in a type, `decltype(v)`), and the name from becomes to.
   std::string lead_text(std::size_t b, std::size_t e, const std::string& from = "",
-                        const std::string& to = "") const {
+                        const std::string& to = "", const std::string& index = "KILN_LEAD") const {
     std::string out;
     for (std::size_t k = b; k < e; ++k) {
       if (k > b && t_[k].begin != t_[k - 1].end) out += ' ';
@@ -563,7 +563,7 @@ class BodyWriter {
       if (t.kind == Token::ident && !member_name(k) && !from.empty() && t.text == from)
         out += to;
       else if (storage)
-        out += "(" + *storage + "[KILN_LEAD])";
+        out += "(" + *storage + "[" + index + "])";
       else
         out.append(src_.substr(t.begin, t.end - t.begin));
     }
@@ -926,7 +926,12 @@ class BodyWriter {
         header_part(open + 1, close, {});
       }
       warp_loop_ = false;
+      loops_.push_back("kiln_j" + std::to_string(++counter_) + "_");
+      loop_flags_at_.push_back(edits_.size());  // its flags, declared before it if it has any
+      edits_.push_back({t.begin, t.begin, ""});
       sub_statement(close + 1, next, true);
+      loops_.pop_back();
+      loop_flags_at_.pop_back();
       scopes_.pop_back();
       return;
     }
@@ -1094,6 +1099,9 @@ class BodyWriter {
       } else if (is_keyword_type(w)) {
         type = true;
         ++k;
+      } else if (!type && (w == "decltype" || w == "__typeof__") && is_punct(t_[k + 1], "(")) {
+        k = match_[k + 1] + 1;  // decltype(expr): the type of an expression
+        type = true;
       } else if (!type && !is_statement_keyword(w) && !is_hoistable(w)) {
         ++k;  // a type name: ident (:: ident)* <...>?
         while (k + 1 < e && is_punct(t_[k], "::") && t_[k + 1].kind == Token::ident) k += 2;
@@ -1242,7 +1250,16 @@ class BodyWriter {
   // A declaration at a region's top level [b, e): storage declared before the region's loop,
   // the statement itself turned into assignments to the running thread's copies.
   void replicate(std::size_t b, std::size_t e, std::string& storage) {
-    const std::string type = text(b, first_declarator_);
+    // (its storage is declared outside the regions: a replicated name in `decltype(v)` there
+    // reads v's first copy)
+    const std::string type = lead_text(b, first_declarator_, "", "", "0");
+    for (std::size_t k = b; k < first_declarator_; ++k)
+      if (t_[k].kind == Token::ident && !member_name(k) && !replicated(t_[k].text) &&
+          (is_ident(t_[k], "decltype") || is_ident(t_[k], "__typeof__")))
+        for (std::size_t j = k + 2; j < match_[k + 1]; ++j)
+          if (t_[j].kind == Token::ident && !member_name(j) && !replicated(t_[j].text) &&
+              !params_.count(t_[j].text) && !shared_names_.count(t_[j].text))
+            throw Refused("a type of a variable of one region ('" + t_[j].text + "')");
     bool constant =
         false;  // `const` qualifies the declared object itself (not a template argument)
     for (std::size_t k = b, depth = 0; k < first_declarator_; ++k) {
@@ -1265,7 +1282,12 @@ class BodyWriter {
           end = match_[end];
         ++end;
       }
-      const std::string value_type = "std::remove_cv_t<" + type + stars + ">";
+      // (decltype(v) of a replicated v reads an element: a reference, taken off)
+      const bool typeof_ = type.find("decltype") != std::string::npos ||
+                           type.find("__typeof__") != std::string::npos;
+      const std::string value_type =
+          typeof_ ? "std::remove_cv_t<std::remove_reference_t<" + type + ">" + stars + ">"
+                  : "std::remove_cv_t<" + type + stars + ">";
       const std::string name = t_[n].text;
       const std::string store = "kiln_r" + std::to_string(++counter_) + "_" + name;
       storage += " " + value_type + " " + store + "[kiln_n_]" + dims + "; static_assert(sizeof(" +
@@ -1304,6 +1326,43 @@ class BodyWriter {
                     bool expression = false) {
     edits_.push_back({t_[b].begin, t_[b].begin, region_open(b, e, calls_beside, expression)});
     edits_.push_back({t_[e - 1].end, t_[e - 1].end, kRegionClose});
+    if (!expression) leave_loop(b, e);
+  }
+
+  // `break;` and `continue;` in the region [b, e) that leave the loop with a barrier around it
+  // (not a loop or switch inside the region): the thread's region ends and sets the loop's
+  // flag, and after the region the block leaves the loop or goes on to its next iteration
+  // (CUDA requires every thread of the block to take the same way at a barrier's loop).
+  void leave_loop(std::size_t b, std::size_t e) {
+    if (loops_.empty()) return;
+    bool broke = false, continued = false;
+    std::vector<std::pair<std::size_t, bool>> inner;  // ends of inner loops (true) and switches
+    for (std::size_t k = b; k < e; ++k) {
+      while (!inner.empty() && k >= inner.back().first) inner.pop_back();
+      const Token& t = t_[k];
+      if (t.kind != Token::ident || in_lambda_[k]) continue;
+      if (is_ident(t, "for") || is_ident(t, "while") || is_ident(t, "do") ||
+          is_ident(t, "switch")) {
+        inner.emplace_back(statement_end(k), !is_ident(t, "switch"));
+        continue;
+      }
+      const bool is_break = is_ident(t, "break"), is_continue = is_ident(t, "continue");
+      if (!is_break && !is_continue) continue;
+      const bool loop_inside = std::any_of(inner.begin(), inner.end(),
+                                           [&](const auto& n) { return is_break || n.second; });
+      if (loop_inside) continue;
+      edits_.push_back(
+          {t.begin, t.end,
+           "return ::kiln_cpu::flagged(" + loops_.back() + (is_break ? "b" : "c") + ")"});
+      (is_break ? broke : continued) = true;
+    }
+    const std::string& flag = loops_.back();
+    if (broke) edits_.push_back({t_[e - 1].end, t_[e - 1].end, " if (" + flag + "b) break;"});
+    if (continued)
+      edits_.push_back({t_[e - 1].end, t_[e - 1].end,
+                        " if (" + flag + "c) { " + flag + "c = false; continue; }"});
+    if (broke || continued)
+      edits_[loop_flags_at_.back()].text = "bool " + flag + "b = false, " + flag + "c = false; ";
   }
 
   // The opening of the region [b, e) (empty for one the rewrite writes itself): the storage of
@@ -1406,8 +1465,10 @@ class BodyWriter {
   std::size_t replicated_count_ = 0;
   bool returns_ = false;
   bool warp_loop_ = false;  // the header being read steers a loop with only warp operations
-  std::set<std::string> shared_names_;  // the __shared__ arrays the body declares
-  std::vector<bool> in_lambda_;         // for each token, whether it is in a lambda's body
+  std::set<std::string> shared_names_;      // the __shared__ arrays the body declares
+  std::vector<bool> in_lambda_;             // for each token, whether it is in a lambda's body
+  std::vector<std::string> loops_;          // the loops with barriers around: their flags' prefix
+  std::vector<std::size_t> loop_flags_at_;  // for each, the edit that declares its flags
 };
 
 }  // namespace

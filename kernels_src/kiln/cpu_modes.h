@@ -81,6 +81,12 @@ inline RegionEnd returned(bool* done, unsigned t) {
   done[t] = true;
   return {};
 }
+// A `break` or `continue` of a loop with a barrier, in a region: the loop's flag is set, and
+// after the region the block leaves the loop or goes on to its next iteration.
+inline RegionEnd flagged(bool& flag) {
+  flag = true;
+  return {};
+}
 // Clears a block's returned-thread flags; returns them.
 inline bool* cleared(bool* done, unsigned n) {
   for (unsigned t = 0; t < n; ++t) done[t] = false;

@@ -499,14 +499,15 @@ __global__ void k(int* out) {
   for (int t = 0; t < 32; ++t) ASSERT_EQ(o[t], 6 * t + 3 * 6 * (31 - t)) << t;
 }
 
-// What the rewrite takes but the compiler refuses (a `break` no loop encloses any more) builds
-// from the source as written, as fibers, with the same answer and the reason.
+// What the rewrite takes but the compiler refuses (a parameter named as one of the rewrite's
+// own variables) builds from the source as written, as fibers, with the same answer and the
+// reason.
 TEST(CpuRegions, CompileFailureFallsBackToFibers) {
   Built b = build(R"(
-__global__ void k(int* out) {
+__global__ void k(int* out, int kiln_b_) {
   __shared__ int s[32];
   for (int r = 0; r < 4; ++r) {
-    s[threadIdx.x] = r;
+    s[threadIdx.x] = r + kiln_b_;
     __syncthreads();
     if (r == 2) break;
     __syncthreads();
@@ -519,8 +520,8 @@ __global__ void k(int* out) {
             std::string::npos)
       << b.kernel->attributes().why;
   Buffer<int> out(32, -1);
-  launch(*b.kernel, {1}, {32}, 0, out.p);
-  for (int v : out.host()) ASSERT_EQ(v, 2);
+  launch(*b.kernel, {1}, {32}, 0, out.p, 10);
+  for (int v : out.host()) ASSERT_EQ(v, 12);
 }
 
 // Traps name the thread and block in region mode too.

@@ -276,3 +276,101 @@ __global__ void k(const int* in, int n, unsigned* out, unsigned* global) {
 
 }  // namespace
 }  // namespace kiln::cpu_test
+
+namespace kiln::cpu_test {
+namespace {
+
+// `break` and `continue` of a loop with barriers (every thread takes the same way, as CUDA
+// requires): the block leaves the loop or goes on to the next step; those of loops and
+// switches inside a region stay theirs. Against the host.
+TEST(CpuRegions, BreakAndContinueInLoopsWithBarriers) {
+  const std::string src = R"(
+__global__ void k(const int* in, int* out, int steps) {
+  __shared__ int s[64];
+  s[threadIdx.x] = in[threadIdx.x];
+  __syncthreads();
+  int acc = 0;
+  for (int step = 0; step < steps; ++step) {
+    if (step % 3 == 1) continue;
+    int v = s[(threadIdx.x + step) % 64];
+    for (int j = 0; j < 4; ++j) { if (j == 2) break; v += j; }
+    switch (v % 3) { case 0: v += 1; break; default: break; }
+    __syncthreads();
+    s[threadIdx.x] = v;
+    acc += v;
+    if (step == 9 && s[0] >= 0) break;
+    __syncthreads();
+  }
+  out[threadIdx.x] = acc;
+})";
+  auto r = cpu::form_regions(src);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("::kiln_cpu::flagged(kiln_j"), std::string::npos) << *r;
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  std::vector<int> in(64);
+  for (int i = 0; i < 64; ++i) in[i] = (i * 29) % 61;
+  for (int steps : {5, 40}) {
+    // The host: the block in lockstep (the break's condition is the same in every thread).
+    std::vector<int> s = in, acc(64, 0);
+    for (int step = 0; step < steps; ++step) {
+      if (step % 3 == 1) continue;
+      std::vector<int> v(64);
+      for (int t = 0; t < 64; ++t) {
+        v[t] = s[(t + step) % 64] + 0 + 1;
+        if (v[t] % 3 == 0) v[t] += 1;
+      }
+      bool leave = false;
+      for (int t = 0; t < 64; ++t) {
+        s[t] = v[t];
+        acc[t] += v[t];
+        leave = leave || (step == 9 && s[0] >= 0);
+      }
+      if (leave) {
+        EXPECT_LT(step, steps - 1);  // (the break is taken)
+        break;
+      }
+    }
+    Buffer<int> din(in), out(64, -1);
+    launch(*b.kernel, {1}, {64}, 0, din.p, out.p, steps);
+    EXPECT_EQ(out.host(), acc) << steps;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::cpu_test
+
+namespace kiln::cpu_test {
+namespace {
+
+// `decltype(v) w = ...;` at barrier level: its copies' type reads a copy of v when v has them;
+// the type of a variable of one region cannot be named between the regions (declined).
+TEST(CpuRegions, DecltypeDeclarations) {
+  const std::string src = R"(
+__global__ void k(int* out) {
+  __shared__ int s[64];
+  int mine = threadIdx.x * 3;
+  BARRIER
+  decltype(mine) twice = mine * 2;
+  s[threadIdx.x] = mine;
+  __syncthreads();
+  out[threadIdx.x] = s[63 - threadIdx.x] + twice;
+})";
+  for (const bool replicated : {true, false}) {
+    std::string source = src;
+    source.replace(source.find("BARRIER"), 7, replicated ? "__syncthreads();" : "");
+    std::string why;
+    const bool taken = cpu::form_regions(source, &why).has_value();
+    EXPECT_EQ(taken, replicated) << why;
+    if (!replicated) EXPECT_NE(why.find("('mine')"), std::string::npos) << why;
+    Built b = build(source, "k");
+    EXPECT_EQ(b.kernel->attributes().threads, replicated ? "regions" : "coroutines");
+    Buffer<int> out(64, -1);
+    launch(*b.kernel, {1}, {64}, 0, out.p);
+    const auto o = out.host();
+    for (int t = 0; t < 64; ++t) ASSERT_EQ(o[t], (63 - t) * 3 + t * 6) << t;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::cpu_test
