@@ -22,7 +22,7 @@ using jit::is_punct;
 using jit::Token;
 
 constexpr std::size_t npos = std::size_t(-1);
-constexpr int kMaxPasses = 8;           // nesting depth of synchronising calls inlined
+constexpr int kMaxPasses = 8;          // nesting depth of synchronising calls inlined
 constexpr std::size_t kMaxGrowth = 8;  // the inlined source at most 8x the size (+ 64 KiB)
 
 // A __device__ function defined in the source, by token indices.
@@ -136,6 +136,51 @@ class Inliner {
       if (apart.empty() || e.begin >= apart.back().end) apart.push_back(std::move(e));
     if (apart.empty()) return std::nullopt;
     return apply(apart);
+  }
+
+  // identity_free_functions (inline_sync.h).
+  std::set<std::string> identity_free(const std::set<std::string>& thread_macros) {
+    static const std::set<std::string> reads{"threadIdx", "blockIdx", "blockDim", "gridDim",
+                                             "warpSize"};
+    static const std::set<std::string> math{
+        "min",         "max",    "abs",   "fabs",  "fabsf",     "sqrt",   "sqrtf",  "rsqrtf",
+        "exp",         "expf",   "exp2f", "log",   "logf",      "log2f",  "pow",    "powf",
+        "fmin",        "fmax",   "fminf", "fmaxf", "floor",     "floorf", "ceil",   "ceilf",
+        "sin",         "sinf",   "cos",   "cosf",  "tanh",      "tanhf",  "erf",    "erff",
+        "round",       "roundf", "fma",   "fmaf",  "copysignf", "__expf", "__logf", "__fdividef",
+        "__saturatef", "__popc", "__clz", "__ffs"};
+    find_functions();
+    std::map<std::string, int> count;
+    for (const auto& f : functions_) ++count[f.name];
+    std::set<std::string> free;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const auto& f : functions_) {
+        if (free.count(f.name) || count[f.name] != 1) continue;
+        bool ok = true;
+        for (std::size_t k = f.body; k < f.end && ok; ++k) {
+          const Token& t = x_.t[k];
+          if (t.kind != Token::ident || member(k)) continue;
+          if (reads.count(t.text) || thread_macros.count(t.text)) ok = false;
+          if (x_.punct(k + 1, "(") && !not_a_call(t.text) && !math.count(t.text) &&
+              !free.count(t.text)) {  // (nor recursion: a stack overflow names the thread)
+            const bool type_word = t.text == "int" || t.text == "float" || t.text == "double" ||
+                                   t.text == "unsigned" || t.text == "long" || t.text == "bool";
+            ok = type_word;  // a cast, int(x), reads nothing
+          }
+          if (x_.punct(k + 1, "<")) ok = false;  // a template call: unknown
+        }
+        if (ok) free.insert(f.name), changed = true;
+      }
+    }
+    // The math functions too, unless the source defines one of that name (or a macro).
+    for (const auto& m : math) {
+      bool defined = count.count(m) > 0;
+      for (std::size_t k = 0; k + 2 < x_.t.size() && !defined; ++k)
+        defined = x_.t[k].directive && is_ident(x_.t[k], "define") && is_ident(x_.t[k + 1], m);
+      if (!defined) free.insert(m);
+    }
+    return free;
   }
 
   // The source with the synchronising functions that nothing names any more blanked.
@@ -509,6 +554,11 @@ class Inliner {
 };
 
 }  // namespace
+
+std::set<std::string> identity_free_functions(std::string_view source,
+                                              const std::set<std::string>& thread_macros) {
+  return Inliner(source).identity_free(thread_macros);
+}
 
 std::string inline_sync_functions(std::string_view source) {
   std::string current(source);

@@ -13,6 +13,7 @@
 // synchronisation outside the kernels. What cannot be inlined stays a call, and the kernel runs
 // as fibers as before.
 #pragma once
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -21,5 +22,14 @@ namespace kiln::cpu {
 // source with the calls of synchronising device functions in kernel bodies inlined (lines
 // kept), or source itself when there are none it can take.
 std::string inline_sync_functions(std::string_view source);
+
+// The __device__ functions of source (defined once, at namespace scope) that read no thread or
+// block index (their bodies name no threadIdx, blockIdx, blockDim, gridDim, warpSize nor one of
+// thread_macros, and call only such functions or common math functions), and those math
+// functions (sqrtf, fminf, min, ...) where the source defines none of their names. A region that
+// calls only those need not write the module's threadIdx for each thread (which keeps the compiler
+// from vectorising its loop).
+std::set<std::string> identity_free_functions(std::string_view source,
+                                              const std::set<std::string>& thread_macros);
 
 }  // namespace kiln::cpu

@@ -27,6 +27,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "jit/cpu/inline_sync.h"
 #include "jit/cpu/region_words.h"
 #include "jit/kernel_decl.h"
 #include "jit/lexer.h"
@@ -78,13 +79,14 @@ class BodyWriter {
  public:
   BodyWriter(std::string_view src, const std::vector<Token>& toks,
              const std::set<std::string>& thread_macros, const std::set<std::string>& pure_macros,
-             const std::set<std::string>& value_macros, std::set<std::string> params,
-             std::set<std::string> array_params, int& counter)
+             const std::set<std::string>& value_macros, const std::set<std::string>& free_functions,
+             std::set<std::string> params, std::set<std::string> array_params, int& counter)
       : src_(src),
         t_(toks),
         thread_macros_(thread_macros),
         pure_macros_(pure_macros),
         value_macros_(value_macros),
+        free_functions_(free_functions),
         params_(std::move(params)),
         array_params_(std::move(array_params)),
         counter_(counter) {}
@@ -326,10 +328,11 @@ class BodyWriter {
       const Token& p = t_[k - 1];
       // (The body's atomics are bound to region_atomics' lambdas, which read no threadIdx;
       // value macros call nothing.)
-      // (Warp operations become steps between regions; their results are read from arrays.)
+      // (Warp operations become steps between regions; their results are read from arrays.
+      // Functions that read no thread index need no threadIdx written for them.)
       if ((p.kind == Token::ident && !is_keyword_type(p.text) && !is_qualifier(p.text) &&
            !not_calls.count(p.text) && !bound_atomic(p.text) && !value_macros_.count(p.text) &&
-           warp_op(p) < 0) ||
+           warp_op(p) < 0 && !(free_functions_.count(p.text) && !member_name(k - 1))) ||
           is_punct(p, ">") || is_punct(p, ")") || is_punct(p, "]"))
         return true;
     }
@@ -1450,10 +1453,11 @@ class BodyWriter {
   std::string_view src_;
   const std::vector<Token>& t_;
   const std::set<std::string>& thread_macros_;
-  const std::set<std::string>& pure_macros_;   // object-like macros of constants
-  const std::set<std::string>& value_macros_;  // function-like macros of their arguments' values
-  std::set<std::string> params_;               // the kernel's parameters never written
-  std::set<std::string> array_params_;         // those of them that are kiln::Array
+  const std::set<std::string>& pure_macros_;     // object-like macros of constants
+  const std::set<std::string>& value_macros_;    // function-like macros of their arguments' values
+  const std::set<std::string>& free_functions_;  // device functions that read no thread index
+  std::set<std::string> params_;                 // the kernel's parameters never written
+  std::set<std::string> array_params_;           // those of them that are kiln::Array
   int& counter_;
   int region_ = 0;                    // the region being written
   std::vector<std::size_t> match_;    // for each bracket of the body, its partner
@@ -1479,6 +1483,7 @@ RegionRewrite form_regions_by_kernel(std::string_view source) {
   const std::set<std::string> macros = thread_macros(toks);
   const std::set<std::string> constants = constant_macros(source, toks);
   const std::set<std::string> values = value_macros(source, toks, constants);
+  const std::set<std::string> free_functions = identity_free_functions(source, macros);
   // #pragma lines (`#pragma unroll` before a loop) stay where they are in the text; the rewrite
   // reads around them. Any other directive inside a kernel body declines it.
   std::erase_if(toks, [&](const Token& t) {
@@ -1524,8 +1529,8 @@ RegionRewrite form_regions_by_kernel(std::string_view source) {
       std::set<std::string> arrays;
       for (std::size_t p = 0; p < body.params.size() && p < body.param_types.size(); ++p)
         if (body.param_types[p].find("Array<") != std::string::npos) arrays.insert(body.params[p]);
-      BodyWriter(source, toks, macros, constants, values, {body.params.begin(), body.params.end()},
-                 std::move(arrays), counter)
+      BodyWriter(source, toks, macros, constants, values, free_functions,
+                 {body.params.begin(), body.params.end()}, std::move(arrays), counter)
           .body(open, close, edits);
       rewritten.emplace_back(body.name, std::move(edits));
     } catch (const Refused& r) {

@@ -374,3 +374,27 @@ __global__ void k(int* out) {
 
 }  // namespace
 }  // namespace kiln::cpu_test
+
+namespace kiln::cpu_test {
+namespace {
+
+// Which device functions a region may call without writing threadIdx for each thread.
+TEST(CpuInlineSync, IdentityFreeFunctions) {
+  const std::string src = R"(#define TID threadIdx.x
+__device__ int best_of(int a, int b, int c) { int m = a > b ? a : b; return fmaxf(m, c); }
+__device__ int uses_best(int a) { return best_of(a, a, int(a * 2)); }
+__device__ int lane() { return threadIdx.x % 32; }
+__device__ int macro_lane() { return TID % 32; }
+__device__ int calls_lane(int v) { return v + lane(); }
+__device__ int deep(int d) { return d == 0 ? 0 : deep(d - 1) + 1; }
+__device__ int checks(int v) { assert(v > 0); return v; }
+__device__ int min(int a, int b) { return blockIdx.x ? a : b; }
+__global__ void k(int* x) { x[0] = best_of(1, 2, 3); })";
+  const std::set<std::string> free = cpu::identity_free_functions(src, {"TID"});
+  for (const char* f : {"best_of", "uses_best", "fmaxf", "sqrtf"}) EXPECT_TRUE(free.count(f)) << f;
+  for (const char* f : {"lane", "macro_lane", "calls_lane", "deep", "checks", "min", "k"})
+    EXPECT_FALSE(free.count(f)) << f;
+}
+
+}  // namespace
+}  // namespace kiln::cpu_test
