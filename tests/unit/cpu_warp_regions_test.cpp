@@ -1,7 +1,9 @@
 // Warp operations in region mode (jit/cpu/regions.h: a step between regions) and the inlining
-// of synchronising device functions that brings them there (jit/cpu/inline_sync.h): what is
-// taken and declined, and kernels written as CUDA code does, checked against host references
-// and against the same source run as fibers (regions off).
+// of synchronising device functions that brings them there (jit/cpu/inline_sync.h), and the
+// rest of what region mode takes since (lambdas, break and continue, plain shared atomics,
+// decltype declarations, calls that need no threadIdx): what is taken and declined, and
+// kernels written as CUDA code does, checked against host references and against the same
+// source run as fibers (regions off).
 #include <numeric>
 
 #include "cpu_test_util.h"
@@ -183,12 +185,6 @@ TEST(CpuWarpRegions, DeclinesWhatLockstepCannotTake) {
       "");
 }
 
-}  // namespace
-}  // namespace kiln::cpu_test
-
-namespace kiln::cpu_test {
-namespace {
-
 // Lambdas in a kernel with barriers: their own `return`s stay theirs, one declared at barrier
 // level and called after a barrier is left between the regions (it names no variable of the
 // kernel's but its shared arrays), and one that reads a variable of each thread after a barrier
@@ -274,12 +270,6 @@ __global__ void k(const int* in, int n, unsigned* out, unsigned* global) {
   }
 }
 
-}  // namespace
-}  // namespace kiln::cpu_test
-
-namespace kiln::cpu_test {
-namespace {
-
 // `break` and `continue` of a loop with barriers (every thread takes the same way, as CUDA
 // requires): the block leaves the loop or goes on to the next step; those of loops and
 // switches inside a region stay theirs. Against the host.
@@ -337,12 +327,6 @@ __global__ void k(const int* in, int* out, int steps) {
   }
 }
 
-}  // namespace
-}  // namespace kiln::cpu_test
-
-namespace kiln::cpu_test {
-namespace {
-
 // `decltype(v) w = ...;` at barrier level: its copies' type reads a copy of v when v has them;
 // the type of a variable of one region cannot be named between the regions (declined).
 TEST(CpuRegions, DecltypeDeclarations) {
@@ -371,12 +355,6 @@ __global__ void k(int* out) {
     for (int t = 0; t < 64; ++t) ASSERT_EQ(o[t], (63 - t) * 3 + t * 6) << t;
   }
 }
-
-}  // namespace
-}  // namespace kiln::cpu_test
-
-namespace kiln::cpu_test {
-namespace {
 
 // Which device functions a region may call without writing threadIdx for each thread.
 TEST(CpuInlineSync, IdentityFreeFunctions) {
