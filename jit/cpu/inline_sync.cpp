@@ -67,6 +67,14 @@ struct Tokens {
   bool punct(std::size_t i, const char* p) const { return i < t.size() && is_punct(t[i], p); }
 };
 
+// Whether the word p, before a name, shows that the name is not declared there (`return x;`).
+bool not_a_local_type(const std::string& p) {
+  static const std::set<std::string> words{"return", "case",    "goto", "sizeof",    "new",
+                                           "delete", "throw",   "else", "co_return", "typename",
+                                           "using",  "typedef", "do",   "template",  "operator"};
+  return words.count(p) > 0;
+}
+
 // Whether s names a word that precedes '(' without making a call.
 bool not_a_call(const std::string& s) {
   static const std::set<std::string> words{"if",      "for",          "while", "switch",
@@ -481,6 +489,19 @@ class Inliner {
     std::map<std::string, std::string> renames;
     for (const auto& p : f->params) renames[p.name] = prefix + p.name;
     for (const auto& tp : f->tparams) renames[tp] = prefix + tp;
+    // Its locals too (`T name =`, `T name;`, `T name[`): they must not hide the kernel's
+    // names in the kernel (a local `n` beside a parameter `n`, a loop variable `m` beside the
+    // kernel's `m`), nor be hidden by them.
+    for (std::size_t k = f->body + 1; k + 1 < f->end; ++k) {
+      const Token &t = x_.t[k], &p = x_.t[k - 1], &n = x_.t[k + 1];
+      if (t.kind != Token::ident || member(k) || p.kind != Token::ident ||
+          not_a_local_type(p.text) || renames.count(t.text))
+        continue;
+      if (x_.punct(k + 1, "=") || x_.punct(k + 1, ";") || x_.punct(k + 1, ",") ||
+          x_.punct(k + 1, "[") || x_.punct(k + 1, "{") ||
+          (x_.punct(k + 1, ":") && !is_punct(n, "::")))
+        renames[t.text] = prefix + t.text;
+    }
     std::string out = "{";
     // Template parameters: given, or deduced from the first parameter of type T, const T&, T*.
     for (std::size_t j = 0; j < f->tparams.size(); ++j) {

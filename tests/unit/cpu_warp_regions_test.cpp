@@ -40,6 +40,7 @@ __global__ void k(float* x, int* c) {
   EXPECT_EQ(out.find("bump"), std::string::npos) << out;
   EXPECT_NE(out.find("float t; {"), std::string::npos) << out;  // `const` dropped: assigned
   EXPECT_NE(out.find("x[threadIdx.x] += ("), std::string::npos) << out;
+  EXPECT_NE(out.find("for (int kiln_i1_o = 16;"), std::string::npos) << out;  // locals renamed
   EXPECT_NE(out.find("#define FULL"), std::string::npos);
   // What cannot be inlined is left as written: a call inside an expression, an overloaded
   // function, a return before the end, an output parameter, a recursive function.
