@@ -66,6 +66,7 @@ struct Replica {
   std::string recompute;  // a declaration that recomputes it in a later region ("": none)
   int region;             // the region that declares it
   bool uniform = false;   // recomputed, and the same in every thread (n = a.size())
+  std::string init;       // a recomputed one's initialiser, as text ("threadIdx.x")
 };
 // A barrier-level scope: its replicated variables, shared arrays and the loop variables of its
 // header.
@@ -546,6 +547,13 @@ class BodyWriter {
         return false;
     return true;
   }
+  // A recomputed replicated variable's initialiser ("" for others).
+  std::string replica_init(const std::string& name) const {
+    for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s)
+      for (auto r = s->replicated.rbegin(); r != s->replicated.rend(); ++r)
+        if (r->name == name) return r->init;
+    return "";
+  }
   bool uniform_replica(const std::string& name) const {
     for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s)
       for (auto r = s->replicated.rbegin(); r != s->replicated.rend(); ++r)
@@ -605,8 +613,9 @@ class BodyWriter {
     std::string base;
     int own = 0;
     for (auto [tb, te] : terms) {
-      if (te == tb + 3 && is_ident(t_[tb], "threadIdx") && is_punct(t_[tb + 1], ".") &&
-          is_ident(t_[tb + 2], "x")) {
+      if ((te == tb + 3 && is_ident(t_[tb], "threadIdx") && is_punct(t_[tb + 1], ".") &&
+           is_ident(t_[tb + 2], "x")) ||
+          (te == tb + 1 && replica_init(t_[tb].text) == "threadIdx.x")) {  // `int tid = ...`
         ++own;
         continue;
       }
@@ -1303,8 +1312,14 @@ class BodyWriter {
           (constant || !may_write(name, x)) && pure(x + 1, end))
         recompute =
             " [[maybe_unused]] const " + value_type + " " + name + " = (" + text(x + 1, end) + ");";
+      // (an index's initialiser is kept where the type holds every thread index unchanged)
+      static const std::set<std::string> index_types{
+          "int",          "const int",          "unsigned",  "const unsigned",
+          "unsigned int", "const unsigned int", "long long", "const long long",
+          "long",         "const long",         "size_t",    "const size_t"};
       scopes_.back().replicated.push_back(
-          {name, store, recompute, region_, !recompute.empty() && uniform_expr(x + 1, end)});
+          {name, store, recompute, region_, !recompute.empty() && uniform_expr(x + 1, end),
+           !recompute.empty() && stars.empty() && index_types.count(type) ? text(x + 1, end) : ""});
       if (++replicated_count_ > kMaxReplicated) throw Refused("too many barrier-level variables");
       if (n > d) blank(t_[d].begin, t_[n].begin);  // the stars
       if (x == end) {                              // no initialiser

@@ -222,6 +222,16 @@ __global__ void k(const int* in, int n, int* out) {
   // has a break, so it runs thread after thread.
   EXPECT_NE(r->find("kiln_k"), std::string::npos) << *r;
   EXPECT_EQ(r->find("in_lockstep"), std::string::npos) << *r;
+  // So does one that starts at a variable holding threadIdx.x (`const int t = threadIdx.x;`),
+  // but not at one of a narrower type.
+  for (const char* type : {"const int", "unsigned char"}) {
+    const std::string kernel = std::string("__global__ void k(int* x, int n) {\n  ") + type +
+                               " t = threadIdx.x;\n  __syncthreads();\n  for (int i = t; i < n; "
+                               "i += blockDim.x) x[i] = i;\n}";
+    auto rt = cpu::form_regions(kernel);
+    ASSERT_TRUE(rt);
+    EXPECT_EQ(rt->find("kiln_k") != std::string::npos, std::string(type) == "const int") << *rt;
+  }
   Built b = build(src, "k");
   ASSERT_EQ(b.kernel->attributes().threads, "regions");
   const int n = 1000;
