@@ -31,6 +31,7 @@
 #include "jit/cpu/region_words.h"
 #include "jit/kernel_decl.h"
 #include "jit/lexer.h"
+#include "kiln/cpu_abi.h"
 
 namespace kiln::cpu {
 namespace {
@@ -777,10 +778,16 @@ class BodyWriter {
   // The warp operation (kiln_cpu::WarpOp) token t calls, or -1. (__syncwarp ends a region
   // instead, as __syncthreads does; the plan sends kernels with other warp operations to fibers.)
   static int warp_op(const Token& t) {
-    static const std::map<std::string, int> ops{
-        {"__shfl_sync", 0},     {"__shfl_up_sync", 1}, {"__shfl_down_sync", 2},
-        {"__shfl_xor_sync", 3}, {"__ballot_sync", 4},  {"__any_sync", 5},
-        {"__all_sync", 6},      {"__activemask", 8},   {"__match_any_sync", 9}};
+    using namespace kiln_cpu;
+    static const std::map<std::string, int> ops{{"__shfl_sync", warp_shfl_idx},
+                                                {"__shfl_up_sync", warp_shfl_up},
+                                                {"__shfl_down_sync", warp_shfl_down},
+                                                {"__shfl_xor_sync", warp_shfl_xor},
+                                                {"__ballot_sync", warp_ballot},
+                                                {"__any_sync", warp_any},
+                                                {"__all_sync", warp_all},
+                                                {"__activemask", warp_activemask},
+                                                {"__match_any_sync", warp_match_any}};
     if (t.kind != Token::ident) return -1;
     auto op = ops.find(t.text);
     return op == ops.end() ? -1 : op->second;
@@ -824,8 +831,10 @@ class BodyWriter {
       const std::size_t open = k + 1, close = match_[open];
       if (has_warp_op(open + 1, close)) throw Refused("a warp operation inside another's operands");
       const auto args = arguments(open);
-      const bool shuffle = op <= 3, vote = op >= 4 && op <= 6;
-      const std::size_t want = shuffle ? 3 : op == 8 ? 0 : 2;
+      const bool shuffle = op <= kiln_cpu::warp_shfl_xor;
+      const bool vote =
+          op == kiln_cpu::warp_ballot || op == kiln_cpu::warp_any || op == kiln_cpu::warp_all;
+      const std::size_t want = shuffle ? 3 : op == kiln_cpu::warp_activemask ? 0 : 2;
       if (args.size() != want && !(shuffle && args.size() == 4))
         throw Refused(t_[k].text + " with " + std::to_string(args.size()) + " operands");
       calls = calls || has_call(open, close);
@@ -844,7 +853,7 @@ class BodyWriter {
         if (args.size() == 4) width = "int" + arg(3);
       } else if (vote) {
         value = "(unsigned long long)(" + arg(1) + " != 0)";
-      } else if (op == 9) {
+      } else if (op == kiln_cpu::warp_match_any) {
         value = "::kiln_cpu::to_bits(" + arg(1) + ")";
       }
       operands += " " + slot + "[kiln_t_] = {" + value + ", " + param + ", " + width + "};";
