@@ -668,7 +668,7 @@ class BodyWriter {
     edits_.push_back({t_[next - 1].end, t_[next - 1].end, " }"});
     write_region(body, next, has_call(semis[0], close));
     edits_.push_back({t_[body].begin, t_[body].begin,
-                      "{ [[maybe_unused]] const " + index_type + " " + var + " = " + round +
+                      "{ [[maybe_unused]] " + index_type + " " + var + " = " + round +
                           " + kiln_tid_.x; if (!(" + text(c, semis[1]) + ")) return {};"});
     edits_.push_back({t_[next - 1].end, t_[next - 1].end, " } }"});
     scopes_.pop_back();
