@@ -11,6 +11,7 @@
 #include <set>
 #include <vector>
 
+#include "jit/cpu/region_words.h"
 #include "jit/kernel_decl.h"
 #include "jit/lexer.h"
 
@@ -171,12 +172,9 @@ class Inliner {
           if (t.kind != Token::ident || member(k)) continue;
           if (reads.count(t.text) || thread_macros.count(t.text)) ok = false;
           if (x_.punct(k + 1, "(") && !not_a_call(t.text) && !math.count(t.text) &&
-              !free.count(t.text)) {  // (nor recursion: a stack overflow names the thread)
-            const bool type_word = t.text == "int" || t.text == "float" || t.text == "double" ||
-                                   t.text == "unsigned" || t.text == "long" || t.text == "bool";
-            ok = type_word;  // a cast, int(x), reads nothing
-          }
-          if (x_.punct(k + 1, "<")) ok = false;  // a template call: unknown
+              !free.count(t.text))  // (nor recursion: a stack overflow names the thread)
+            ok = regions::is_keyword_type(t.text);  // a cast, int(x), reads nothing
+          if (x_.punct(k + 1, "<")) ok = false;     // a template call: unknown
         }
         if (ok) free.insert(f.name), changed = true;
       }

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "jit/cpu/regions.h"
 #include "jit/kernel_decl.h"
 #include "jit/lexer.h"
 #include "jit/source.h"
@@ -58,12 +59,9 @@ std::string barriers_outside(std::string_view outside, const std::string& filena
 // __syncwarp, called by name. Cooperative groups, CUB and the rest stay with fibers. (Lambdas
 // do not matter: regions keep a lambda's `return` its own.)
 bool region_warp_ops_only(std::string_view body) {
-  static const std::set<std::string> taken{
-      "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",  "__ballot_sync",
-      "__any_sync",  "__all_sync",     "__activemask",     "__match_any_sync", "__syncwarp"};
   std::string rest(body);  // the body, those blanked: nothing else may synchronise
   for (const jit::Token& t : jit::lex(body))
-    if (t.kind == jit::Token::ident && taken.count(t.text))
+    if (t.kind == jit::Token::ident && region_warp_operation(t.text))
       std::fill(rest.begin() + t.begin, rest.begin() + t.end, ' ');
   return !jit::scan_sync(rest).other_sync;
 }

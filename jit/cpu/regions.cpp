@@ -51,6 +51,21 @@ constexpr const char* kLoopCheck =
 // The end of a region's thread loop.
 constexpr const char* kRegionClose = " return {}; });";
 
+// The warp operations that become steps between regions, by name.
+const std::map<std::string, int, std::less<>>& warp_steps() {
+  using namespace kiln_cpu;
+  static const std::map<std::string, int, std::less<>> ops{{"__shfl_sync", warp_shfl_idx},
+                                                           {"__shfl_up_sync", warp_shfl_up},
+                                                           {"__shfl_down_sync", warp_shfl_down},
+                                                           {"__shfl_xor_sync", warp_shfl_xor},
+                                                           {"__ballot_sync", warp_ballot},
+                                                           {"__any_sync", warp_any},
+                                                           {"__all_sync", warp_all},
+                                                           {"__activemask", warp_activemask},
+                                                           {"__match_any_sync", warp_match_any}};
+  return ops;
+}
+
 // Why a body cannot be rewritten.
 struct Refused : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -207,18 +222,8 @@ class BodyWriter {
   void shared_atomics(std::size_t open, std::size_t close, const std::set<std::string>& atomics,
                       std::string& prologue) {
     std::map<std::string, int> declared;  // name -> declarations of it in the body
-    for (std::size_t k = open + 1; k < close; ++k) {
-      const Token &t = t_[k], &p = t_[k - 1], &n = t_[k + 1];
-      if (t.kind != Token::ident || member_name(k)) continue;
-      const Token& pp = t_[k - 2];  // (`T* name`, `T& name`: not `(&name[i]`)
-      const bool after_type = p.kind == Token::ident || is_punct(p, ">") ||
-                              ((is_punct(p, "*") || is_punct(p, "&")) &&
-                               (pp.kind == Token::ident || is_punct(pp, ">") || is_punct(pp, "*")));
-      const bool declarator = is_punct(n, "=") || is_punct(n, ";") || is_punct(n, ",") ||
-                              is_punct(n, "[") || is_punct(n, ")") || is_punct(n, "{") ||
-                              is_punct(n, "(");
-      if (after_type && declarator && !is_statement_keyword(p.text)) ++declared[t.text];
-    }
+    for (std::size_t k = open + 1; k < close; ++k)
+      if (declares(k)) ++declared[t_[k].text];
     std::set<std::string> used;
     for (std::size_t k = open + 1; k < close; ++k) {
       const Token& t = t_[k];
@@ -235,6 +240,21 @@ class BodyWriter {
     for (const auto& name : used)
       prologue += " [[maybe_unused]] auto kiln_shared_" + name + " = KILN_SHARED_ATOMIC(" + name +
                   ", " + atomic_bindings().at(name) + ");";
+  }
+
+  // Whether token k is a name being declared, by its neighbours: `T name =`, `T* name;`,
+  // `T& name)`, `T name[`, ... (not `(&name[i]` nor `return name;`).
+  bool declares(std::size_t k) const {
+    const Token &t = t_[k], &p = t_[k - 1], &pp = t_[k - 2], &n = t_[k + 1];
+    if (t.kind != Token::ident || member_name(k) || is_keyword_type(t.text) ||
+        is_qualifier(t.text) || is_statement_keyword(p.text))
+      return false;
+    const bool after_type = p.kind == Token::ident || is_punct(p, ">") ||
+                            ((is_punct(p, "*") || is_punct(p, "&")) &&
+                             (pp.kind == Token::ident || is_punct(pp, ">") || is_punct(pp, "*")));
+    return after_type &&
+           (is_punct(n, "=") || is_punct(n, ";") || is_punct(n, ",") || is_punct(n, "[") ||
+            is_punct(n, ")") || is_punct(n, "{") || is_punct(n, "(") || is_punct(n, ":"));
   }
 
   // Marks the tokens of each lambda in [open, close), from its captures to its body's end
@@ -273,16 +293,8 @@ class BodyWriter {
     for (std::size_t b = k + 3; b + 1 < next; ++b)  // the lambda is all of the initialiser
       if (!in_lambda_[b]) return false;
     std::set<std::string> kernel_names;  // declared in the kernel body outside any lambda
-    for (std::size_t d = open_ + 1; d < close_; ++d) {
-      const Token& t = t_[d];
-      if (t.kind != Token::ident || in_lambda_[d] || member_name(d) || is_keyword_type(t.text) ||
-          is_qualifier(t.text))
-        continue;
-      const Token& p = t_[d - 1];
-      if ((p.kind == Token::ident && !is_statement_keyword(p.text)) || is_punct(p, "*") ||
-          is_punct(p, "&") || is_punct(p, ">"))
-        kernel_names.insert(t.text);
-    }
+    for (std::size_t d = open_ + 1; d < close_; ++d)
+      if (!in_lambda_[d] && declares(d)) kernel_names.insert(t_[d].text);
     for (const Scope& sc : scopes_)
       for (const auto& [name, alias] : sc.shared) kernel_names.erase(name);
     // (its parameters may share a name with the kernel's variables: they hide them)
@@ -533,48 +545,36 @@ class BodyWriter {
   }
 
   // Whether tokens [b, e) are pure() and the same in every thread of the block: no threadIdx,
-  // no replicated variable but uniform ones. (except: a name also allowed, the loop's own.)
-  bool uniform_expr(std::size_t b, std::size_t e, const std::string& except = "") const {
+  // no replicated variable but uniform ones.
+  bool uniform_expr(std::size_t b, std::size_t e) const {
     if (b >= e) return false;
     for (std::size_t k = b; k < e; ++k) {
       const Token& t = t_[k];
-      if (t.kind != Token::ident || member_name(k) || t.text == except) continue;
+      if (t.kind != Token::ident || member_name(k)) continue;
       if (t.text == "threadIdx" || thread_macros_.count(t.text)) return false;
-      if (replicated(t.text) && !uniform_replica(t.text)) return false;
+      if (const Replica* r = replica(t.text); r && !r->uniform) return false;
     }
-    if (except.empty()) return pure(b, e);
-    for (std::size_t k = b; k < e; ++k)  // pure() would refuse the loop's own variable
-      if (t_[k].kind == Token::ident && t_[k].text == except && !member_name(k) && writes(k))
-        return false;
-    return true;
+    return pure(b, e);
   }
-  // A recomputed replicated variable's initialiser ("" for others).
-  std::string replica_init(const std::string& name) const {
+  // The replicated variable visible by that name (innermost first), or null.
+  const Replica* replica(const std::string& name) const {
     for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s)
       for (auto r = s->replicated.rbegin(); r != s->replicated.rend(); ++r)
-        if (r->name == name) return r->init;
-    return "";
-  }
-  bool uniform_replica(const std::string& name) const {
-    for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s)
-      for (auto r = s->replicated.rbegin(); r != s->replicated.rend(); ++r)
-        if (r->name == name) return r->uniform;
-    return false;
+        if (r->name == name) return &*r;
+    return nullptr;
   }
 
   // Tokens [b, e) as text for a header read once per block: replicated names read the leader's
-  // copy (or the copy at index: "0" in a type, `decltype(v)`), and the name from becomes to.
-  std::string lead_text(std::size_t b, std::size_t e, const std::string& from = "",
-                        const std::string& to = "", const std::string& index = "KILN_LEAD") const {
+  // copy (or the copy at index: "0" in a type, `decltype(v)`).
+  std::string lead_text(std::size_t b, std::size_t e,
+                        const std::string& index = "KILN_LEAD") const {
     std::string out;
     for (std::size_t k = b; k < e; ++k) {
       if (k > b && t_[k].begin != t_[k - 1].end) out += ' ';
       const Token& t = t_[k];
       std::optional<std::string> storage;
       if (t.kind == Token::ident && !member_name(k)) storage = replicated(t.text);
-      if (t.kind == Token::ident && !member_name(k) && !from.empty() && t.text == from)
-        out += to;
-      else if (storage)
+      if (storage)
         out += "(" + *storage + "[" + index + "])";
       else
         out.append(src_.substr(t.begin, t.end - t.begin));
@@ -616,7 +616,8 @@ class BodyWriter {
     for (auto [tb, te] : terms) {
       if ((te == tb + 3 && is_ident(t_[tb], "threadIdx") && is_punct(t_[tb + 1], ".") &&
            is_ident(t_[tb + 2], "x")) ||
-          (te == tb + 1 && replica_init(t_[tb].text) == "threadIdx.x")) {  // `int tid = ...`
+          (te == tb + 1 && replica(t_[tb].text) &&
+           replica(t_[tb].text)->init == "threadIdx.x")) {  // `int tid = threadIdx.x;`
         ++own;
         continue;
       }
@@ -778,19 +779,9 @@ class BodyWriter {
   // The warp operation (kiln_cpu::WarpOp) token t calls, or -1. (__syncwarp ends a region
   // instead, as __syncthreads does; the plan sends kernels with other warp operations to fibers.)
   static int warp_op(const Token& t) {
-    using namespace kiln_cpu;
-    static const std::map<std::string, int> ops{{"__shfl_sync", warp_shfl_idx},
-                                                {"__shfl_up_sync", warp_shfl_up},
-                                                {"__shfl_down_sync", warp_shfl_down},
-                                                {"__shfl_xor_sync", warp_shfl_xor},
-                                                {"__ballot_sync", warp_ballot},
-                                                {"__any_sync", warp_any},
-                                                {"__all_sync", warp_all},
-                                                {"__activemask", warp_activemask},
-                                                {"__match_any_sync", warp_match_any}};
     if (t.kind != Token::ident) return -1;
-    auto op = ops.find(t.text);
-    return op == ops.end() ? -1 : op->second;
+    auto op = warp_steps().find(t.text);
+    return op == warp_steps().end() ? -1 : op->second;
   }
 
   // The top-level arguments of the call whose '(' is at open: [begin, end) of each.
@@ -905,10 +896,7 @@ class BodyWriter {
   // inlined function's deduced template parameter) can name a replicated variable only where
   // it is not evaluated: its first copy stands in for it.
   void name_storage(std::size_t b, std::size_t e) {
-    for (std::size_t k = b; k < e; ++k)
-      if (t_[k].kind == Token::ident && !member_name(k))
-        if (auto storage = replicated(t_[k].text))
-          edits_.push_back({t_[k].begin, t_[k].end, "(" + *storage + "[0])"});
+    blank(t_[b].begin, t_[e - 1].end, lead_text(b, e, "0"));
   }
 
   // A statement holding a barrier: the barrier itself, or a loop, if or block around one.
@@ -1273,10 +1261,9 @@ class BodyWriter {
   void replicate(std::size_t b, std::size_t e, std::string& storage) {
     // (its storage is declared outside the regions: a replicated name in `decltype(v)` there
     // reads v's first copy)
-    const std::string type = lead_text(b, first_declarator_, "", "", "0");
+    const std::string type = lead_text(b, first_declarator_, "0");
     for (std::size_t k = b; k < first_declarator_; ++k)
-      if (t_[k].kind == Token::ident && !member_name(k) && !replicated(t_[k].text) &&
-          (is_ident(t_[k], "decltype") || is_ident(t_[k], "__typeof__")))
+      if (is_ident(t_[k], "decltype") || is_ident(t_[k], "__typeof__"))
         for (std::size_t j = k + 2; j < match_[k + 1]; ++j)
           if (t_[j].kind == Token::ident && !member_name(j) && !replicated(t_[j].text) &&
               !params_.count(t_[j].text) && !shared_names_.count(t_[j].text))
@@ -1542,12 +1529,9 @@ RegionRewrite form_regions_by_kernel(std::string_view source) {
         throw Refused("an unclosed kernel body");
       bool sync = false;  // a barrier or a warp operation
       for (std::size_t j = open; j < close; ++j)
-        sync =
-            sync || (toks[j].kind == Token::ident &&
-                     (toks[j].text.starts_with("__syncthreads") || toks[j].text == "__syncwarp" ||
-                      toks[j].text.starts_with("__shfl") || toks[j].text == "__ballot_sync" ||
-                      toks[j].text == "__any_sync" || toks[j].text == "__all_sync" ||
-                      toks[j].text == "__activemask" || toks[j].text == "__match_any_sync"));
+        sync = sync ||
+               (toks[j].kind == Token::ident &&
+                (toks[j].text.starts_with("__syncthreads") || region_warp_operation(toks[j].text)));
       if (!sync) continue;
       std::vector<Edit> edits;
       std::set<std::string> arrays;
@@ -1583,6 +1567,10 @@ RegionRewrite form_regions_by_kernel(std::string_view source) {
   }
   result.source.append(source.substr(done));
   return result;
+}
+
+bool region_warp_operation(std::string_view name) {
+  return name == "__syncwarp" || warp_steps().count(name) > 0;
 }
 
 std::optional<std::string> form_regions(std::string_view source, std::string* why) {

@@ -34,4 +34,8 @@ struct RegionRewrite {
 };
 RegionRewrite form_regions_by_kernel(std::string_view source);
 
+// Whether name is a warp operation the rewrite runs in lockstep: a shuffle, vote, __activemask
+// or __match_any_sync (a step between regions), or __syncwarp (the end of a region).
+bool region_warp_operation(std::string_view name);
+
 }  // namespace kiln::cpu
