@@ -99,17 +99,17 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
   // nothing outside the kernel bodies synchronises. Each body's reason when it is not:
   const std::string outside_why = barriers_outside(outside, filename, dir, include_dirs);
   std::vector<std::string> body_why(bodies.size());
-  std::vector<bool> warp_regions(bodies.size());  // what keeps it from coroutines, regions take
+  std::vector<bool> regions_take(bodies.size());  // what keeps it from coroutines, regions take
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     const int offset = line_at(source, bodies[i].open) - 1;
     if (uses[i].other_sync) {
       body_why[i] = fiber_reason(uses[i], filename, offset);
-      warp_regions[i] =
+      regions_take[i] =
           region_warp_ops_only(source.substr(bodies[i].open, bodies[i].close - bodies[i].open));
     } else if (uses[i].block_barriers && uses[i].lambda) {  // not coroutines; regions may
       body_why[i] = "a lambda in kernel " + bodies[i].name + ", which has barriers, at " +
                     place(filename, uses[i].first_lambda_line + offset);
-      warp_regions[i] = true;
+      regions_take[i] = true;
     }
   }
   std::vector<ThreadPlan> result;
@@ -123,7 +123,7 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
       if (bodies[i].name != base) continue;
       found = true;
       sync = sync || uses[i].any();
-      regions_may = regions_may && (body_why[i].empty() || warp_regions[i]);
+      regions_may = regions_may && (body_why[i].empty() || regions_take[i]);
     }
     if (!found && jit::uses_barriers(source))
       result.push_back({kiln_cpu::mode_fibers, "its body was not found by kiln's scan"});

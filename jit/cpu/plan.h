@@ -25,12 +25,14 @@ std::string kernel_name(const std::string& name_expression);
 
 // For each name expression, how that kernel's threads run, from a token scan (comments ignored):
 // - mode_loop: nothing it can reach names a barrier or a warp operation;
-// - mode_coroutines: its body names __syncthreads* and nothing else that synchronises, without a
-//   lambda, and nothing outside the kernel bodies synchronises (the compiler then makes it
-//   regions where jit/cpu/regions.h can; see no_coroutines);
-// - mode_fibers: otherwise (warp operations, cooperative groups, barriers in device functions or
-//   in the headers the source includes with quotes or as <kiln...> from include_dirs); why names
-//   the construct and where it is.
+// - mode_coroutines: a candidate for regions (the compiler makes it regions where
+//   jit/cpu/regions.h can): its body synchronises only by __syncthreads* and the warp operations
+//   regions take (region_warp_operation), and nothing outside the kernel bodies synchronises.
+//   With a warp operation or a lambda beside barriers, no_coroutines says why it cannot be
+//   coroutines (it runs as fibers when regions decline it);
+// - mode_fibers: otherwise (cooperative groups, CUB, other warp operations, barriers in device
+//   functions or in the headers the source includes with quotes or as <kiln...> from
+//   include_dirs); why names the construct and where it is.
 std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string& filename,
                                      const std::vector<std::string>& include_dirs,
                                      const std::vector<std::string>& name_expressions);
