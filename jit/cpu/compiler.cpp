@@ -22,6 +22,7 @@
 #include "jit/cpu/plan.h"
 #include "jit/cpu/prelude_pch.h"
 #include "jit/cpu/regions.h"
+#include "jit/cpu/signed_indices.h"
 #include "jit/lexer.h"
 #include "kiln/cpu_abi.h"
 #include "runtime/cpu/backend.h"
@@ -132,19 +133,21 @@ class CpuCompiler final : public Compiler {
     std::vector<std::string> user;         // the user's options, as the host compiler takes them
     std::string pch_dir;                   // first on the include path: the prelude precompiled
     bool inlined = false;                  // synchronising device functions inlined
+    bool signed_indices = false;           // index arithmetic read as int (signed_indices.h)
     bool has(Mode m) const {
       return std::any_of(kernels.begin(), kernels.end(),
                          [m](const cpu::ThreadPlan& k) { return k.mode == m; });
     }
     // Whether kiln rewrote the source (beyond extern __shared__), and which rewrite.
     bool rewritten() const {
-      return checked_pointers || inlined || has(kiln_cpu::mode_regions) ||
+      return checked_pointers || inlined || signed_indices || has(kiln_cpu::mode_regions) ||
              has(kiln_cpu::mode_coroutines);
     }
     std::string rewrite_name() const {
       return has(kiln_cpu::mode_regions)      ? "regions"
              : has(kiln_cpu::mode_coroutines) ? "coroutine"
              : inlined                        ? "inlining"
+             : signed_indices                 ? "signed-index"
                                               : "checked-pointer";
     }
   };
@@ -233,8 +236,12 @@ std::vector<std::string> CpuCompiler::code_flags() const {
   // loaded under the same /proc/self/fd name got the stale one), and binds the same-named array
   // of every later module to the first one's, whatever its size. Clang never emits it.
   // (Told from the binary's resolved path, so that no subprocess runs for a cached kernel.)
+  // GCC also vectorises a thread loop only where it can test at run time that the pointers the
+  // loop reads and writes do not overlap, at most 10 pairs by default: a kernel writing five
+  // planes from a shared tile (Rodinia's srad) needs more, and each test costs a few
+  // instructions per region against a scalar loop over the block.
   if (compiler_fingerprint(compiler_).find("clang") == std::string::npos)
-    flags.push_back("-fno-gnu-unique");
+    flags.insert(flags.end(), {"-fno-gnu-unique", "--param=vect-max-version-for-alias-checks=64"});
   // Check mode: bounds checks, and line tables to name the source line of a bad access.
   if (check_) flags.insert(flags.end(), {"-DKILN_CHECK=1", "-g"});
   return flags;
@@ -351,7 +358,7 @@ CompileResult CpuCompiler::compile(const CompileRequest& request) {
     const std::string what =
         "(the " + plan.rewrite_name() + " rewrite did not compile: " + first_error(e.log()) + ")";
     plan.source = request.source;
-    plan.checked_pointers = plan.inlined = false;
+    plan.checked_pointers = plan.inlined = plan.signed_indices = false;
     for (cpu::ThreadPlan& k : plan.kernels)
       if (k.mode == kiln_cpu::mode_regions || k.mode == kiln_cpu::mode_coroutines) {
         k.mode = kiln_cpu::mode_fibers;
@@ -370,13 +377,14 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
   // Device functions with barriers or warp operations, inlined into the kernels that call them,
   // let those kernels run as regions (and those beside them, which then cannot call them, as
   // loops).
+  // Index arithmetic read as int (signed_indices.h) lets the compiler vectorise thread loops.
   if (regions_ && !check_) {
-    const std::string inlined = cpu::inline_sync_functions(request.source);
-    if (inlined != request.source) {
-      Plan plan = plan_source(request, inlined, std::move(user));
-      plan.inlined = true;
-      return plan;
-    }
+    const std::string source = cpu::signed_index_arithmetic(request.source);
+    const std::string inlined = cpu::inline_sync_functions(source);
+    Plan plan = plan_source(request, inlined, std::move(user));
+    plan.inlined = inlined != source;
+    plan.signed_indices = source != request.source;
+    return plan;
   }
   return plan_source(request, request.source, std::move(user));
 }

@@ -76,6 +76,12 @@ struct Edit {
   std::string text;
 };
 
+// The integer types that hold every thread index unchanged.
+const std::set<std::string> kIndexTypes{
+    "int",          "const int",          "unsigned",  "const unsigned",
+    "unsigned int", "const unsigned int", "long long", "const long long",
+    "long",         "const long",         "size_t",    "const size_t"};
+
 // A barrier-level variable, one copy per thread.
 struct Replica {
   std::string name, storage;
@@ -553,6 +559,8 @@ class BodyWriter {
       if (t.kind != Token::ident || member_name(k)) continue;
       if (t.text == "threadIdx" || thread_macros_.count(t.text)) return false;
       if (const Replica* r = replica(t.text); r && !r->uniform) return false;
+      if (auto l = local_inits_.find(t.text); l != local_inits_.end() && !l->second.uniform)
+        return false;
     }
     return pure(b, e);
   }
@@ -614,10 +622,15 @@ class BodyWriter {
     std::string base;
     int own = 0;
     for (auto [tb, te] : terms) {
-      if ((te == tb + 3 && is_ident(t_[tb], "threadIdx") && is_punct(t_[tb + 1], ".") &&
-           is_ident(t_[tb + 2], "x")) ||
-          (te == tb + 1 && replica(t_[tb].text) &&
-           replica(t_[tb].text)->init == "threadIdx.x")) {  // `int tid = threadIdx.x;`
+      // (threadIdx.x, or int(threadIdx.x) as signed_indices.h reads it)
+      const bool wrapped = te == tb + 6 && is_ident(t_[tb], "int") && is_punct(t_[tb + 1], "(") &&
+                           is_punct(t_[tb + 5], ")");
+      const std::size_t x = wrapped ? tb + 2 : tb;
+      const bool thread_x = (wrapped || te == tb + 3) && is_ident(t_[x], "threadIdx") &&
+                            is_punct(t_[x + 1], ".") && is_ident(t_[x + 2], "x");
+      const Replica* r = te == tb + 1 ? replica(t_[tb].text) : nullptr;
+      if (thread_x || (r && (r->init == "threadIdx.x" ||
+                             r->init == "int(threadIdx.x)"))) {  // `int tid = threadIdx.x;`
         ++own;
         continue;
       }
@@ -1174,6 +1187,21 @@ class BodyWriter {
     return out;
   }
 
+  // Tokens [a, b) as text, each recomputable local of the region replaced by its initialiser.
+  std::string text_with_locals(std::size_t a, std::size_t b) const {
+    std::string out;
+    for (std::size_t i = a; i < b; ++i) {
+      if (i > a && t_[i].begin != t_[i - 1].end) out += ' ';
+      auto l = t_[i].kind == Token::ident && !member_name(i) ? local_inits_.find(t_[i].text)
+                                                             : local_inits_.end();
+      if (l != local_inits_.end())
+        out += l->second.value;
+      else
+        out.append(src_.substr(t_[i].begin, t_[i].end - t_[i].begin));
+    }
+    return out;
+  }
+
   // Whether tokens [a, b) compute the same value in every region: they read only thread and
   // block indices, kernel parameters never written, literals, macros of such, and variables
   // recomputed themselves (no memory through pointers, no calls, no writes).
@@ -1221,6 +1249,7 @@ class BodyWriter {
           is_qualifier(t.text) || params_.count(t.text) || pure_macros_.count(t.text) ||
           (value_macros_.count(t.text) && k + 1 < b && is_punct(t_[k + 1], "(")))
         continue;
+      if (local_inits_.count(t.text)) continue;  // a local of this region, recomputable itself
       bool found = false;
       for (auto sc = scopes_.rbegin(); sc != scopes_.rend() && !found; ++sc) {
         for (const auto& u : sc->uniform)
@@ -1254,6 +1283,32 @@ class BodyWriter {
     for (std::size_t i = begin; i < end; ++i)
       if (src_[i] == '\n') replacement += '\n';
     edits_.push_back({begin, end, replacement});
+  }
+
+  // A declaration at a region's top level [b, e) whose names live and die in the region: each
+  // integer declarator initialised from indices and parameters alone, and never written, is
+  // noted in local_inits_, so that a replicated variable computed from it (`int row = ...;
+  // int index = row * cols + col;`, index used after a barrier) can still be recomputed in
+  // later regions, from the local's initialiser, rather than loaded per thread.
+  void note_local_inits(std::size_t b, std::size_t e) {
+    const std::string type = lead_text(b, first_declarator_, "0");
+    if (!kIndexTypes.count(type)) return;
+    for (std::size_t d = first_declarator_; d < e;) {
+      std::size_t end = d + 1;
+      while (end < e && !is_punct(t_[end], ",")) {
+        if (is_punct(t_[end], "(") || is_punct(t_[end], "[") || is_punct(t_[end], "{"))
+          end = match_[end];
+        ++end;
+      }
+      const std::size_t x = d + 1;
+      if (t_[d].kind == Token::ident && x < end && is_punct(t_[x], "=") &&
+          !may_write(t_[d].text, x) && pure(x + 1, end)) {
+        local_inits_[t_[d].text] = {
+            "static_cast<std::remove_cv_t<" + type + ">>(" + text_with_locals(x + 1, end) + ")",
+            uniform_expr(x + 1, end)};
+      }
+      d = end + 1;
+    }
   }
 
   // A declaration at a region's top level [b, e): storage declared before the region's loop,
@@ -1306,16 +1361,12 @@ class BodyWriter {
       std::string recompute;
       if (stars.empty() && dims.empty() && x < end && is_punct(t_[x], "=") &&
           (constant || !may_write(name, x)) && pure(x + 1, end))
-        recompute =
-            " [[maybe_unused]] const " + value_type + " " + name + " = (" + text(x + 1, end) + ");";
+        recompute = " [[maybe_unused]] const " + value_type + " " + name + " = (" +
+                    text_with_locals(x + 1, end) + ");";
       // (an index's initialiser is kept where the type holds every thread index unchanged)
-      static const std::set<std::string> index_types{
-          "int",          "const int",          "unsigned",  "const unsigned",
-          "unsigned int", "const unsigned int", "long long", "const long long",
-          "long",         "const long",         "size_t",    "const size_t"};
       scopes_.back().replicated.push_back(
           {name, store, recompute, region_, !recompute.empty() && uniform_expr(x + 1, end),
-           !recompute.empty() && stars.empty() && index_types.count(type) ? text(x + 1, end) : ""});
+           !recompute.empty() && stars.empty() && kIndexTypes.count(type) ? text(x + 1, end) : ""});
       if (++replicated_count_ > kMaxReplicated) throw Refused("too many barrier-level variables");
       if (n > d) blank(t_[d].begin, t_[n].begin);  // the stars
       if (x == end) {                              // no initialiser
@@ -1406,9 +1457,12 @@ class BodyWriter {
       } else if (t_[s].kind == Token::ident && !is_statement_keyword(t_[s].text)) {
         if (auto names = declarator_names(s, next - 1); names && lives_on(*names))
           replicate(s, next - 1, storage);
+        else if (names)
+          note_local_inits(s, next - 1);
       }
       s = next;
     }
+    local_inits_.clear();
     for (std::size_t k = b; k < e; ++k) {
       const Token& t = t_[k];
       if (t.kind != Token::ident || member_name(k) || in_lambda_[k]) continue;
@@ -1477,6 +1531,13 @@ class BodyWriter {
   std::vector<std::size_t> scope_ends_;  // for each scope, one past its last statement
   std::vector<Edit> edits_;
   std::size_t first_declarator_ = 0;
+  // The recomputable locals of the region being opened (note_local_inits): name -> its
+  // initialiser as an expression of the declared type, and whether it is uniform.
+  struct LocalInit {
+    std::string value;
+    bool uniform;
+  };
+  std::map<std::string, LocalInit> local_inits_;
   std::size_t replicated_count_ = 0;
   bool returns_ = false;
   bool warp_loop_ = false;  // the header being read steers a loop with only warp operations

@@ -5,6 +5,7 @@
 
 #include "cpu_test_util.h"
 #include "jit/cpu/regions.h"
+#include "jit/cpu/signed_indices.h"
 #include "runtime/error.h"
 
 namespace kiln::cpu_test {
@@ -143,6 +144,104 @@ __global__ void k(int* out, int n) {
   auto o = out.host();
   for (int t = 0; t < 32; ++t)
     ASSERT_EQ(o[t], (31 - t + 1) + (t + 1) + (t + 2) + (t >= 1 && t <= 7 ? 100 : 0)) << t;
+}
+
+// A variable computed from locals of its region (`int row = ...; int index = row * cols +
+// col;`, only index used after the barrier) is recomputed from their initialisers, not loaded;
+// a local written after its declaration keeps index loaded. Both against the host, on a 2-D grid
+// of 2-D blocks.
+TEST(CpuRegions, RegionLocalsFeedRecomputedVariables) {
+  for (const bool written : {false, true}) {
+    const std::string src = std::string(R"(
+__global__ void k(const int* in, int* out, int cols) {
+  __shared__ int tile[4][8];
+  int tx = threadIdx.x, ty = threadIdx.y;
+  int row = blockIdx.y * 4 + ty;
+  int col = blockIdx.x * 8 + tx;)") +
+                            (written ? " col += 0;" : "") + R"(
+  int index = row * cols + col;
+  tile[ty][tx] = in[index];
+  __syncthreads();
+  out[index] = tile[3 - ty][7 - tx] * 10 + tile[ty][tx];
+})";
+    auto r = cpu::form_regions(src);
+    ASSERT_TRUE(r);
+    const bool recomputed =
+        r->find(
+            "index = (static_cast<std::remove_cv_t<int>>(blockIdx.y * 4 + ty) * cols + "
+            "static_cast<std::remove_cv_t<int>>(blockIdx.x * 8 + tx));") != std::string::npos;
+    EXPECT_EQ(recomputed, !written) << *r;
+    Built b = build(src, "k");
+    ASSERT_EQ(b.kernel->attributes().threads, "regions");
+    const int rows = 8, cols = 16;
+    std::vector<int> in(rows * cols);
+    for (int i = 0; i < rows * cols; ++i) in[i] = (i * 5 + 1) % 9;
+    Buffer<int> input(in), out(rows * cols, -1);
+    launch(*b.kernel, {2, 2}, {8, 4}, 0, input.p, out.p, cols);
+    auto o = out.host();
+    for (int r0 = 0; r0 < rows; ++r0)
+      for (int c0 = 0; c0 < cols; ++c0) {
+        const int br = r0 / 4 * 4, bc = c0 / 8 * 8, ty = r0 % 4, tx = c0 % 8;
+        const int mirror = in[(br + 3 - ty) * cols + bc + 7 - tx];
+        ASSERT_EQ(o[r0 * cols + c0], mirror * 10 + in[r0 * cols + c0]) << r0 << "," << c0;
+      }
+  }
+}
+
+// Index arithmetic read as int (jit/cpu/signed_indices.h): only in int initialisers of + - *
+// on identifiers, members and integer literals; the results equal CUDA's unsigned ones, wrapped
+// intermediates included.
+TEST(CpuRegions, IndexArithmeticIsReadAsInt) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"int col = blockIdx.x * TILE + tx;", "int col = int(blockIdx.x) * TILE + tx;"},
+      {"const int t = threadIdx.x, u = 31 - t;", "const int t = int(threadIdx.x), u = 31 - t;"},
+      {"int a = 1, b = (threadIdx.y - 1) * s.w;", "int a = 1, b = (int(threadIdx.y) - 1) * s.w;"},
+      {"for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x) {}",
+       "for (int i = int(blockIdx.x) * int(blockDim.x) + int(threadIdx.x); i < n; i += "
+       "gridDim.x) {}"},
+      // Left alone: other types, other operators, floats, calls, casts, subscripts.
+      {"unsigned u = blockIdx.x * 2;", ""},
+      {"auto a = threadIdx.x + 1;", ""},
+      {"int h = threadIdx.x / 2;", ""},
+      {"int m = threadIdx.x % 32;", ""},
+      {"int f = threadIdx.x * 0.5f;", ""},
+      {"int e = threadIdx.x * 1e1;", ""},
+      {"int c = min(threadIdx.x, 3);", ""},
+      {"int s = v[threadIdx.x] + 1;", ""},
+      {"int q = n > 0 ? threadIdx.x : 0;", ""},
+      {"x = (int)threadIdx.x;", ""},
+      {"#define I int k = threadIdx.x;", ""},
+  };
+  for (const auto& [code, expected] : cases)
+    EXPECT_EQ(cpu::signed_index_arithmetic(code), expected.empty() ? code : expected) << code;
+
+  // Grid-stride loops read as int still run their rounds as plain loops.
+  const std::string strided = cpu::signed_index_arithmetic(
+      "__global__ void k(int* x, int n) {\n  const int t = threadIdx.x;\n  __syncthreads();\n"
+      "  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x) x[i] = i;\n"
+      "  for (int i = t; i < n; i += blockDim.x) x[i] += t;\n}");
+  auto r = cpu::form_regions(strided);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->find("kiln_cpu::in_lockstep"), std::string::npos) << *r;
+  EXPECT_NE(r->find("kiln_k"), std::string::npos) << *r;
+
+  // Wrapped intermediates (thread 0's threadIdx.x - 1) give what CUDA's unsigned ones give.
+  Built b = build(R"(
+__global__ void k(int* out, int n) {
+  int i = (threadIdx.x - 1) * 3 + blockIdx.x * blockDim.x - n;
+  long long w = (threadIdx.x - 1) + 0LL;
+  out[blockIdx.x * blockDim.x + threadIdx.x] = i + int(w >> 32);
+})",
+                  "k");
+  Buffer<int> out(64, 0);
+  launch(*b.kernel, {2}, {32}, 0, out.p, 5);
+  auto o = out.host();
+  for (unsigned blk = 0; blk < 2; ++blk)
+    for (unsigned t = 0; t < 32; ++t) {
+      const int i = int((t - 1u) * 3u + blk * 32u - 5u);
+      const long long w = (long long)(t - 1u);
+      ASSERT_EQ(o[blk * 32 + t], i + int(w >> 32)) << blk << "," << t;
+    }
 }
 
 // Atomics in loops run as regions: on shared memory they are plain updates of the block's

@@ -347,7 +347,9 @@ __global__ void k(int* out) {
     std::string why;
     const bool taken = cpu::form_regions(source, &why).has_value();
     EXPECT_EQ(taken, replicated) << why;
-    if (!replicated) EXPECT_NE(why.find("('mine')"), std::string::npos) << why;
+    if (!replicated) {
+      EXPECT_NE(why.find("('mine')"), std::string::npos) << why;
+    }
     Built b = build(source, "k");
     EXPECT_EQ(b.kernel->attributes().threads, replicated ? "regions" : "coroutines");
     Buffer<int> out(64, -1);
