@@ -188,6 +188,64 @@ __global__ void k(const int* in, int* out, int cols) {
   }
 }
 
+// The __shared__ arrays of a region kernel's outermost block live on the block's stack (the
+// block runs whole in one call); static ones and those of inner blocks stay thread-locals.
+// Atomics through a pointer into the stack's arrays, and shared arrays that keep their values
+// across a loop's iterations, against the host.
+TEST(CpuRegions, OutermostSharedArraysAreAutomatic) {
+  const std::string src = R"(
+__device__ void bump(unsigned* p, unsigned v) { atomicAdd(p, v); }
+__global__ void k(const unsigned* in, unsigned* out, int rounds) {
+  __shared__ unsigned bins[8], total;
+  static __shared__ unsigned seen;
+  int t = threadIdx.x;
+  if (t < 8) bins[t] = 0;
+  if (t == 0) { total = 0; seen = 0; }
+  __syncthreads();
+  for (int r = 0; r < rounds; ++r) {
+    __shared__ unsigned carry[1];
+    if (t == 0) carry[0] = r == 0 ? 0 : carry[0] + 1;
+    __syncthreads();
+    bump(&bins[in[blockIdx.x * blockDim.x + t] % 8], 1u + carry[0]);
+    atomicAdd(&total, 1u);
+    __syncthreads();
+  }
+  if (t == 0) atomicAdd(&seen, 5u);
+  __syncthreads();
+  if (t < 8) out[blockIdx.x * 9 + t] = bins[t];
+  if (t == 8) out[blockIdx.x * 9 + 8] = total + seen;
+})";
+  auto r = cpu::form_regions(src);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("unsigned bins[8], total; [[maybe_unused]] auto& kiln_s"), std::string::npos)
+      << *r;
+  EXPECT_NE(r->find("= bins;"), std::string::npos) << *r;
+  EXPECT_NE(r->find("static __shared__ unsigned seen;"), std::string::npos) << *r;
+  EXPECT_NE(r->find("__shared__ unsigned carry[1];"), std::string::npos) << *r;
+  // One a lambda names stays a thread-local too (`[=]` would copy an automatic array).
+  auto rl = cpu::form_regions(
+      "__global__ void k(int* x) {\n  __shared__ int s[4], u[4];\n  auto at = [=](int i) { "
+      "return s[i]; };\n  s[threadIdx.x % 4] = u[0] = 1;\n  __syncthreads();\n  x[0] = "
+      "at(1);\n}");
+  ASSERT_TRUE(rl);
+  EXPECT_NE(rl->find("__shared__ int s[4], u[4];"), std::string::npos) << *rl;
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  const int blocks = 3, threads = 32, rounds = 4;
+  std::vector<unsigned> in(blocks * threads);
+  for (int i = 0; i < blocks * threads; ++i) in[i] = unsigned(i * 7 + 3);
+  Buffer<unsigned> input(in), out(blocks * 9, 0);
+  launch(*b.kernel, {blocks}, {threads}, 0, input.p, out.p, rounds);
+  auto o = out.host();
+  for (int blk = 0; blk < blocks; ++blk) {
+    std::vector<unsigned> bins(8, 0);
+    for (int r0 = 0; r0 < rounds; ++r0)
+      for (int t = 0; t < threads; ++t) bins[in[blk * threads + t] % 8] += 1u + unsigned(r0);
+    for (int i = 0; i < 8; ++i) ASSERT_EQ(o[blk * 9 + i], bins[i]) << blk << "," << i;
+    ASSERT_EQ(o[blk * 9 + 8], unsigned(threads * rounds + 5)) << blk;
+  }
+}
+
 // Index arithmetic read as int (jit/cpu/signed_indices.h): only in int initialisers of + - *
 // on identifiers, members and integer literals; the results equal CUDA's unsigned ones, wrapped
 // intermediates included.

@@ -87,12 +87,13 @@ TEST(CpuUnload, ModuleLoadedAfterAnUnloadedFiberModuleIsItself) {
 
 TEST(CpuUnload, SameNamedSharedArraysOfTwoModulesAreDistinct) {
   // One source, two modules (SIZE differs): on a GPU each module's shared array is its own.
+  // (No barrier: a loop-mode kernel's shared arrays are the module's thread-locals; a region
+  // kernel's outermost ones live on the block's stack.)
   const char* probe = R"(
 template <class T>
 __global__ void probe(T* out, int write) {
   __shared__ T s[SIZE];
   if (write) s[0] = 42;
-  __syncthreads();
   out[0] = write ? s[0] : -1;
   out[1] = s[0];
 })";
