@@ -155,7 +155,8 @@ class BodyWriter {
         "[kiln_tls_]() -> "
         "::kiln_cpu::Tls& { return *kiln_tls_; };"
         " const ::kiln_cpu::dim3 kiln_b_ = blockDim; const unsigned kiln_n_ = kiln_b_.x * "
-        "kiln_b_.y * kiln_b_.z; (void)kiln_n_;";
+        "kiln_b_.y * kiln_b_.z; (void)kiln_n_; const ::kiln_cpu::uint3 kiln_bi_ = blockIdx; "
+        "const ::kiln_cpu::dim3 kiln_gd_ = gridDim;";
     prologue += region_atomics(atomics);
     shared_atomics(open, close, atomics, prologue);
     prologue += returns_ ? " bool kiln_done_s_[kiln_n_]; bool* const kiln_done_ = "
@@ -1538,9 +1539,11 @@ class BodyWriter {
     return storage + " ::kiln_cpu::each_thread<" + (calls ? "true" : "false") +
            ">(*kiln_tls_, kiln_b_, kiln_done_, kiln_act_, [&](unsigned long kiln_t_, "
            "::kiln_cpu::uint3 kiln_tid_) -> ::kiln_cpu::RegionEnd {"
-           " const ::kiln_cpu::RegionTls kiln_view_{kiln_tid_, kiln_tls_->block_idx,"
-           " kiln_tls_->block_dim, kiln_tls_->grid_dim}; [[maybe_unused]] auto "
-           "kiln_cpu_tls = [&]() -> const ::kiln_cpu::RegionTls& { return "
+           // (the block's indices as locals read once: loaded from the module's Tls in the
+           // loop, they might change with any store, and no index computed from them steps
+           // evenly)
+           " const ::kiln_cpu::RegionTls kiln_view_{kiln_tid_, kiln_bi_, kiln_b_, kiln_gd_};"
+           " [[maybe_unused]] auto kiln_cpu_tls = [&]() -> const ::kiln_cpu::RegionTls& { return "
            "kiln_view_; };" +
            binds + " ";
   }
