@@ -17,6 +17,7 @@
 #include <regex>
 #include <sstream>
 
+#include "jit/cpu/block_groups.h"
 #include "jit/cpu/host_compiler.h"
 #include "jit/cpu/inline_sync.h"
 #include "jit/cpu/plan.h"
@@ -133,21 +134,21 @@ class CpuCompiler final : public Compiler {
     std::vector<std::string> user;         // the user's options, as the host compiler takes them
     std::string pch_dir;                   // first on the include path: the prelude precompiled
     bool inlined = false;                  // synchronising device functions inlined
-    bool signed_indices = false;           // index arithmetic read as int (signed_indices.h)
+    bool lowered = false;  // block groups lowered, index arithmetic read as int (make_plan)
     bool has(Mode m) const {
       return std::any_of(kernels.begin(), kernels.end(),
                          [m](const cpu::ThreadPlan& k) { return k.mode == m; });
     }
     // Whether kiln rewrote the source (beyond extern __shared__), and which rewrite.
     bool rewritten() const {
-      return checked_pointers || inlined || signed_indices || has(kiln_cpu::mode_regions) ||
+      return checked_pointers || inlined || lowered || has(kiln_cpu::mode_regions) ||
              has(kiln_cpu::mode_coroutines);
     }
     std::string rewrite_name() const {
       return has(kiln_cpu::mode_regions)      ? "regions"
              : has(kiln_cpu::mode_coroutines) ? "coroutine"
              : inlined                        ? "inlining"
-             : signed_indices                 ? "signed-index"
+             : lowered                        ? "lowering"
                                               : "checked-pointer";
     }
   };
@@ -364,7 +365,7 @@ CompileResult CpuCompiler::compile(const CompileRequest& request) {
     const std::string what =
         "(the " + plan.rewrite_name() + " rewrite did not compile: " + first_error(e.log()) + ")";
     plan.source = request.source;
-    plan.checked_pointers = plan.inlined = plan.signed_indices = false;
+    plan.checked_pointers = plan.inlined = plan.lowered = false;
     for (cpu::ThreadPlan& k : plan.kernels)
       if (k.mode == kiln_cpu::mode_regions || k.mode == kiln_cpu::mode_coroutines) {
         k.mode = kiln_cpu::mode_fibers;
@@ -383,13 +384,15 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
   // Device functions with barriers or warp operations, inlined into the kernels that call them,
   // let those kernels run as regions (and those beside them, which then cannot call them, as
   // loops).
-  // Index arithmetic read as int (signed_indices.h) lets the compiler vectorise thread loops.
+  // Block-level cooperative groups lowered (block_groups.h) can run as regions; index
+  // arithmetic read as int (signed_indices.h) lets the compiler vectorise thread loops.
   if (regions_ && !check_) {
-    const std::string source = cpu::signed_index_arithmetic(request.source);
+    const std::string source =
+        cpu::signed_index_arithmetic(cpu::lower_block_groups(request.source));
     const std::string inlined = cpu::inline_sync_functions(source);
     Plan plan = plan_source(request, inlined, std::move(user));
     plan.inlined = inlined != source;
-    plan.signed_indices = source != request.source;
+    plan.lowered = source != request.source;
     return plan;
   }
   return plan_source(request, request.source, std::move(user));

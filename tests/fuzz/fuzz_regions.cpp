@@ -1,13 +1,14 @@
-// libFuzzer target: cpu::form_regions, and cpu::signed_index_arithmetic and
-// cpu::inline_sync_functions before it (as the cpu compiler runs them), on arbitrary source
-// text. They must never crash, hang or read out of bounds, and what they return keeps the
-// source's line count (compiler messages and check-mode reports name the user's lines)
-// (scripts/fuzz.sh runs it).
+// libFuzzer target: cpu::form_regions, and cpu::lower_block_groups,
+// cpu::signed_index_arithmetic and cpu::inline_sync_functions before it (as the cpu compiler
+// runs them), on arbitrary source text. They must never crash, hang or read out of bounds,
+// and what they return keeps the source's line count (compiler messages and check-mode
+// reports name the user's lines) (scripts/fuzz.sh runs it).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "jit/cpu/block_groups.h"
 #include "jit/cpu/inline_sync.h"
 #include "jit/cpu/regions.h"
 #include "jit/cpu/signed_indices.h"
@@ -24,7 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto out = kiln::cpu::form_regions(source, &why);
   if (out && !same_lines(*out, source)) __builtin_trap();
   if (!out && why.empty()) __builtin_trap();  // a refusal says why
-  const std::string signed_indices = kiln::cpu::signed_index_arithmetic(source);
+  const std::string lowered = kiln::cpu::lower_block_groups(source);
+  if (!same_lines(lowered, source)) __builtin_trap();
+  const std::string signed_indices = kiln::cpu::signed_index_arithmetic(lowered);
   if (!same_lines(signed_indices, source)) __builtin_trap();
   const std::string inlined = kiln::cpu::inline_sync_functions(signed_indices);
   if (!same_lines(inlined, source)) __builtin_trap();

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cpu_test_util.h"
+#include "jit/cpu/block_groups.h"
 #include "jit/cpu/regions.h"
 #include "jit/cpu/signed_indices.h"
 #include "runtime/error.h"
@@ -244,6 +245,64 @@ __global__ void k(const unsigned* in, unsigned* out, int rounds) {
     for (int i = 0; i < 8; ++i) ASSERT_EQ(o[blk * 9 + i], bins[i]) << blk << "," << i;
     ASSERT_EQ(o[blk * 9 + 8], unsigned(threads * rounds + 5)) << blk;
   }
+}
+
+// Block-level cooperative groups (jit/cpu/block_groups.h): a kernel that names its block only
+// to synchronise it and number its threads runs as regions, against the host; any other use
+// of cooperative groups leaves the source alone.
+TEST(CpuRegions, BlockLevelCooperativeGroupsRunAsRegions) {
+  const std::string src = R"(#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void block_sums(const int* in, int* out, int n) {
+  cg::thread_block cta = cg::this_thread_block();
+  __shared__ int s[64];
+  unsigned tid = cta.thread_rank();
+  int i = blockIdx.x * blockDim.x + tid;
+  s[tid] = i < n ? in[i] : 0;
+  cg::sync(cta);
+  for (unsigned half = cta.size() / 2; half > 0; half /= 2) {
+    if (tid < half) s[tid] += s[tid + half];
+    cta.sync();
+  }
+  if (tid == 0) out[blockIdx.x] = s[0];
+  cg::this_thread_block().sync();
+})";
+  const std::string lowered = cpu::lower_block_groups(src);
+  EXPECT_EQ(std::count(lowered.begin(), lowered.end(), '\n'),
+            std::count(src.begin(), src.end(), '\n'));
+  EXPECT_EQ(lowered.find("cg"), std::string::npos) << lowered;
+  EXPECT_EQ(lowered.find("cooperative_groups"), std::string::npos) << lowered;
+  Built b = build(src, "block_sums");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  const int n = 300, blocks = 5;
+  std::vector<int> in(n);
+  for (int i = 0; i < n; ++i) in[i] = (i * 13) % 29 - 7;
+  Buffer<int> input(in), out(blocks, -1);
+  launch(*b.kernel, {blocks}, {64}, 0, input.p, out.p, n);
+  auto o = out.host();
+  for (int blk = 0; blk < blocks; ++blk) {
+    int sum = 0;
+    for (int i = blk * 64; i < std::min(n, blk * 64 + 64); ++i) sum += in[i];
+    ASSERT_EQ(o[blk], sum) << blk;
+  }
+  // Left alone: tiles, a block passed on, grids, other members, unqualified names.
+  for (const char* other : {
+           "auto t = cg::tiled_partition<32>(cta);",
+           "helper(cta);",
+           "unsigned g = cg::this_grid().thread_rank();",
+           "dim3 d = cta.group_index();",
+       }) {
+    const std::string s2 = std::string(
+                               "#include <cooperative_groups.h>\nnamespace cg = "
+                               "cooperative_groups;\n__global__ void k() {\n  "
+                               "cg::thread_block cta = cg::this_thread_block();\n  ") +
+                           other + "\n  cta.sync();\n}";
+    EXPECT_EQ(cpu::lower_block_groups(s2), s2) << other;
+  }
+  const std::string unqualified =
+      "#include <cooperative_groups.h>\nusing namespace cooperative_groups;\n__global__ void k() "
+      "{ thread_block b = this_thread_block(); b.sync(); }";
+  EXPECT_EQ(cpu::lower_block_groups(unqualified), unqualified);
 }
 
 // Index arithmetic read as int (jit/cpu/signed_indices.h): only in int initialisers of + - *

@@ -1,0 +1,189 @@
+// Block-level cooperative groups lowered (block_groups.h), over jit/lexer.h's tokens: name the
+// namespace's aliases and the block variables, then account for every token that names either,
+// each by one of the forms the lowering takes; one token left over and nothing is rewritten.
+#include "jit/cpu/block_groups.h"
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "jit/lexer.h"
+
+namespace kiln::cpu {
+namespace {
+
+using jit::is_ident;
+using jit::is_punct;
+using jit::Token;
+
+constexpr const char* kSync = "__syncthreads()";
+// (functional casts: the region rewrite takes `unsigned(...)` in a loop header as no call)
+constexpr const char* kRank =
+    "(unsigned(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)))";
+constexpr const char* kSize = "(unsigned(blockDim.x * blockDim.y * blockDim.z))";
+
+struct Edit {
+  std::size_t begin, end;  // source offsets replaced
+  std::string text;
+};
+
+class Lowering {
+ public:
+  explicit Lowering(std::string_view source) : src_(source), t_(jit::lex(source)) {
+    for (int s = 0; s < 8; ++s)  // sentinels: lookahead stays in range
+      t_.push_back({Token::punct, "", source.size(), source.size(), 0, false});
+    taken_.assign(t_.size(), false);
+  }
+
+  // The source lowered, or source itself when some use is not one the lowering takes.
+  std::string run() {
+    names_.insert("cooperative_groups");
+    for (std::size_t k = 0; k + 4 < t_.size(); ++k) {
+      if (is_ident(t_[k], "using") && is_ident(t_[k + 1], "namespace") &&
+          is_ident(t_[k + 2], "cooperative_groups"))
+        return std::string(src_);  // unqualified names: not followed
+      if (is_ident(t_[k], "namespace") && t_[k + 1].kind == Token::ident &&
+          is_punct(t_[k + 2], "=") && is_ident(t_[k + 3], "cooperative_groups") &&
+          is_punct(t_[k + 4], ";")) {
+        names_.insert(t_[k + 1].text);
+        take(k, k + 4, "");
+      }
+    }
+    for (std::size_t k = 0; k < t_.size(); ++k) block_declaration(k);
+    if (!mentions_groups()) return std::string(src_);
+    for (std::size_t k = 0; k < t_.size(); ++k) {
+      if (taken_[k] || t_[k].kind != Token::ident) continue;
+      if (names_.count(t_[k].text)) {
+        if (!include_line(k) && !group_sync(k)) return std::string(src_);
+      } else if (blocks_.count(t_[k].text) && !member(k)) {
+        if (!block_member_call(k)) return std::string(src_);
+      }
+    }
+    return edited();
+  }
+
+ private:
+  // Whether the source names cooperative groups at all.
+  bool mentions_groups() const {
+    return std::any_of(t_.begin(), t_.end(), [&](const Token& x) {
+      return x.kind == Token::ident && names_.count(x.text);
+    });
+  }
+
+  // Whether token k is `NS :: name` with NS the namespace or an alias of it.
+  bool qualified(std::size_t k, const char* name) const {
+    return t_[k].kind == Token::ident && names_.count(t_[k].text) && is_punct(t_[k + 1], "::") &&
+           is_ident(t_[k + 2], name);
+  }
+
+  // Whether token k is reached as a member or a qualified name (`a.k`, `x::k`).
+  bool member(std::size_t k) const {
+    return k > 0 && (is_punct(t_[k - 1], ".") || is_punct(t_[k - 1], "::") ||
+                     (k > 1 && is_punct(t_[k - 1], ">") && is_punct(t_[k - 2], "-")));
+  }
+
+  // `[const] NS::thread_block b = NS::this_thread_block();` or `[const] auto b = ...;` at k,
+  // after a statement's start: b is a block variable, the declaration goes.
+  void block_declaration(std::size_t k) {
+    if (k > 0 &&
+        !(is_punct(t_[k - 1], ";") || is_punct(t_[k - 1], "{") || is_punct(t_[k - 1], "}")))
+      return;
+    std::size_t d = k;
+    if (is_ident(t_[d], "const")) ++d;
+    if (qualified(d, "thread_block"))
+      d += 3;
+    else if (is_ident(t_[d], "auto"))
+      d += 1;
+    else
+      return;
+    const std::size_t name = d;
+    if (t_[name].kind != Token::ident || !is_punct(t_[name + 1], "=") ||
+        !qualified(name + 2, "this_thread_block") || !is_punct(t_[name + 5], "(") ||
+        !is_punct(t_[name + 6], ")") || !is_punct(t_[name + 7], ";"))
+      return;
+    blocks_.insert(t_[name].text);
+    take(k, name + 7, "");
+  }
+
+  // `#include <cooperative_groups.h>` around token k: the line goes (nothing else of the
+  // header remains).
+  bool include_line(std::size_t k) {
+    if (!t_[k].directive || k < 2 || !t_[k - 2].directive || !is_ident(t_[k - 2], "include") ||
+        !is_punct(t_[k - 1], "<") || !is_ident(t_[k], "cooperative_groups") ||
+        !is_punct(t_[k + 1], ".") || !is_ident(t_[k + 2], "h") || !is_punct(t_[k + 3], ">"))
+      return false;
+    const std::size_t hash = src_.rfind('#', t_[k - 2].begin);  // (the lexer skips the '#')
+    take(k - 2, k + 3, "");
+    if (hash != std::string_view::npos) edits_.back().begin = hash;
+    return true;
+  }
+
+  // `NS::sync(b)` with b a block variable, or `NS::this_thread_block().sync()`, at k.
+  bool group_sync(std::size_t k) {
+    if (qualified(k, "sync") && is_punct(t_[k + 3], "(") && blocks_.count(t_[k + 4].text) &&
+        is_punct(t_[k + 5], ")")) {
+      take(k, k + 5, kSync);
+      return true;
+    }
+    if (qualified(k, "this_thread_block") && is_punct(t_[k + 3], "(") && is_punct(t_[k + 4], ")") &&
+        is_punct(t_[k + 5], ".") && is_ident(t_[k + 6], "sync") && is_punct(t_[k + 7], "(") &&
+        is_punct(t_[k + 8], ")")) {
+      take(k, k + 8, kSync);
+      return true;
+    }
+    return false;
+  }
+
+  // `b.sync()`, `b.thread_rank()`, `b.size()` or `b.num_threads()` at k.
+  bool block_member_call(std::size_t k) {
+    if (!is_punct(t_[k + 1], ".") || !is_punct(t_[k + 3], "(") || !is_punct(t_[k + 4], ")"))
+      return false;
+    const std::string& m = t_[k + 2].text;
+    const char* text = m == "sync"                           ? kSync
+                       : m == "thread_rank"                  ? kRank
+                       : (m == "size" || m == "num_threads") ? kSize
+                                                             : nullptr;
+    if (!text) return false;
+    take(k, k + 4, text);
+    return true;
+  }
+
+  // Tokens [first, last] replaced by text.
+  void take(std::size_t first, std::size_t last, std::string text) {
+    for (std::size_t j = first; j <= last; ++j) taken_[j] = true;
+    edits_.push_back({t_[first].begin, t_[last].end, std::move(text)});
+  }
+
+  // The source with the edits made, each keeping the newlines of what it replaces.
+  std::string edited() const {
+    std::vector<Edit> edits = edits_;
+    std::sort(edits.begin(), edits.end(),
+              [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
+    std::string out;
+    std::size_t at = 0;
+    for (const Edit& e : edits) {
+      const std::size_t begin = e.begin, end = e.end;
+      out.append(src_.substr(at, begin - at));
+      out += e.text;
+      out.append(std::count(src_.begin() + begin, src_.begin() + end, '\n'), '\n');
+      at = end;
+    }
+    out.append(src_.substr(at));
+    return out;
+  }
+
+  std::string_view src_;
+  std::vector<Token> t_;
+  std::vector<bool> taken_;
+  std::set<std::string> names_;   // cooperative_groups and its aliases
+  std::set<std::string> blocks_;  // the block variables
+  std::vector<Edit> edits_;
+};
+
+}  // namespace
+
+std::string lower_block_groups(std::string_view source) {
+  return Lowering(source).run();
+}
+
+}  // namespace kiln::cpu
