@@ -21,6 +21,11 @@ constexpr const char* kSync = "__syncthreads()";
 constexpr const char* kRank =
     "(unsigned(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)))";
 constexpr const char* kSize = "(unsigned(blockDim.x * blockDim.y * blockDim.z))";
+constexpr const char* kLane =
+    "(unsigned(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 32u)";
+constexpr const char* kWarp =
+    "(unsigned(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / 32u)";
+constexpr const char* kWarps = "((unsigned(blockDim.x * blockDim.y * blockDim.z) + 31u) / 32u)";
 
 struct Edit {
   std::size_t begin, end;  // source offsets replaced
@@ -50,6 +55,7 @@ class Lowering {
       }
     }
     for (std::size_t k = 0; k < t_.size(); ++k) block_declaration(k);
+    for (std::size_t k = 0; k < t_.size(); ++k) tile_declaration(k);
     if (!mentions_groups()) return std::string(src_);
     for (std::size_t k = 0; k < t_.size(); ++k) {
       if (taken_[k] || t_[k].kind != Token::ident) continue;
@@ -57,6 +63,8 @@ class Lowering {
         if (!include_line(k) && !group_sync(k)) return std::string(src_);
       } else if (blocks_.count(t_[k].text) && !member(k)) {
         if (!block_member_call(k)) return std::string(src_);
+      } else if (tiles_.count(t_[k].text) && !member(k)) {
+        if (!tile_member_call(k)) return std::string(src_);
       }
     }
     return edited();
@@ -103,6 +111,91 @@ class Lowering {
       return;
     blocks_.insert(t_[name].text);
     take(k, name + 7, "");
+  }
+
+  // `[const] NS::thread_block_tile<32> t = NS::tiled_partition<32>(b);` (or `auto t`), b a
+  // block variable or `NS::this_thread_block()`, at k after a statement's start: t is a tile of
+  // one warp, the declaration goes. (Only 32: a narrower tile's lanes need a mask of their own.)
+  void tile_declaration(std::size_t k) {
+    if (k > 0 &&
+        !(is_punct(t_[k - 1], ";") || is_punct(t_[k - 1], "{") || is_punct(t_[k - 1], "}")))
+      return;
+    std::size_t d = k;
+    if (is_ident(t_[d], "const")) ++d;
+    if (qualified(d, "thread_block_tile") && warp_size_argument(d + 3))
+      d += 6;
+    else if (is_ident(t_[d], "auto"))
+      d += 1;
+    else
+      return;
+    const std::size_t name = d, call = d + 2;
+    if (t_[name].kind != Token::ident || !is_punct(t_[name + 1], "=") ||
+        !qualified(call, "tiled_partition") || !warp_size_argument(call + 3) ||
+        !is_punct(t_[call + 6], "("))
+      return;
+    std::size_t close = call + 7;
+    if (blocks_.count(t_[close].text))
+      close += 1;
+    else if (qualified(close, "this_thread_block") && is_punct(t_[close + 3], "(") &&
+             is_punct(t_[close + 4], ")"))
+      close += 5;
+    else
+      return;
+    if (!is_punct(t_[close], ")") || !is_punct(t_[close + 1], ";")) return;
+    tiles_.insert(t_[name].text);
+    take(k, close + 1, "");
+  }
+
+  // Whether tokens k.. are `<32>`.
+  bool warp_size_argument(std::size_t k) const {
+    return is_punct(t_[k], "<") && t_[k + 1].kind == Token::number && t_[k + 1].text == "32" &&
+           is_punct(t_[k + 2], ">");
+  }
+
+  // A member call of a one-warp tile at k: its shuffles and votes as the warp operations of the
+  // whole warp, sync as __syncwarp(), its ranks and sizes as indices.
+  bool tile_member_call(std::size_t k) {
+    if (!is_punct(t_[k + 1], ".") || !is_punct(t_[k + 3], "(")) return false;
+    const std::string& m = t_[k + 2].text;
+    static const std::pair<const char*, const char*> kWarpOps[] = {
+        {"shfl", "__shfl_sync"},       {"shfl_down", "__shfl_down_sync"},
+        {"shfl_up", "__shfl_up_sync"}, {"shfl_xor", "__shfl_xor_sync"},
+        {"any", "__any_sync"},         {"all", "__all_sync"},
+        {"ballot", "__ballot_sync"}};
+    for (const auto& [member, op] : kWarpOps) {
+      if (m != member) continue;
+      const std::size_t close = closing(k + 3);
+      if (close == t_.size() || is_punct(t_[k + 4], ")")) return false;
+      const bool shuffle = m.rfind("shfl", 0) == 0;
+      take(k, k + 3, std::string(op) + "(0xffffffffu, ");
+      if (shuffle) {  // (the width, as the tile's own shuffles pass it)
+        taken_[close] = true;
+        edits_.push_back({t_[close].begin, t_[close].end, ", 32)"});
+      }
+      return true;
+    }
+    if (!is_punct(t_[k + 4], ")")) return false;
+    const char* text = m == "sync"                           ? "__syncwarp()"
+                       : m == "thread_rank"                  ? kLane
+                       : (m == "size" || m == "num_threads") ? "32u"
+                       : m == "meta_group_rank"              ? kWarp
+                       : m == "meta_group_size"              ? kWarps
+                                                             : nullptr;
+    if (!text) return false;
+    take(k, k + 4, text);
+    return true;
+  }
+
+  // The ')' that closes the '(' at k, or t_.size().
+  std::size_t closing(std::size_t k) const {
+    int depth = 0;
+    for (std::size_t j = k; j < t_.size(); ++j) {
+      if (t_[j].directive) return t_.size();
+      if (is_punct(t_[j], "(")) ++depth;
+      if (is_punct(t_[j], ")") && --depth == 0) return j;
+      if (is_punct(t_[j], ";") || is_punct(t_[j], "{") || is_punct(t_[j], "}")) return t_.size();
+    }
+    return t_.size();
   }
 
   // `#include <cooperative_groups.h>` around token k: the line goes (nothing else of the
@@ -177,6 +270,7 @@ class Lowering {
   std::vector<bool> taken_;
   std::set<std::string> names_;   // cooperative_groups and its aliases
   std::set<std::string> blocks_;  // the block variables
+  std::set<std::string> tiles_;   // the one-warp tile variables
   std::vector<Edit> edits_;
 };
 

@@ -7,12 +7,15 @@
 //   ... cg::sync(cta); ... cta.sync(); ... cta.thread_rank() ...
 //
 // Those are __syncthreads() and the thread's linear index, which the region rewrite runs as
-// thread loops; named through cooperative groups, the plan sends the kernel to fibers. When
-// every use of cooperative groups in the source is of that kind (the header's #include, a
-// namespace alias, `thread_block` or `auto` variables initialised from this_thread_block(), and
-// their sync, thread_rank, size and num_threads), the source is rewritten without them, lines
-// kept. Anything else (tiles, grids, cg::reduce, a block passed to a function) leaves the source
-// as it is.
+// thread loops; named through cooperative groups, the plan sends the kernel to fibers. So are a
+// one-warp tile's operations (`auto tile = cg::tiled_partition<32>(cta);`): its shuffles and
+// votes are the whole warp's (`__shfl_down_sync(0xffffffffu, v, d, 32)`), which the region
+// rewrite runs as warp steps, its sync __syncwarp(), its ranks the lane and the warp.
+// When every use of cooperative groups in the source is of those kinds (the header's #include,
+// a namespace alias, `thread_block` or `auto` variables initialised from this_thread_block(),
+// `thread_block_tile<32>` or `auto` ones from tiled_partition<32>, and their members), the
+// source is rewritten without them, lines kept. Anything else (narrower tiles, grids,
+// cg::reduce, a block or tile passed to a function) leaves the source as it is.
 #pragma once
 #include <string>
 #include <string_view>

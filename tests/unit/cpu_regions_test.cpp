@@ -285,9 +285,48 @@ __global__ void block_sums(const int* in, int* out, int n) {
     for (int i = blk * 64; i < std::min(n, blk * 64 + 64); ++i) sum += in[i];
     ASSERT_EQ(o[blk], sum) << blk;
   }
-  // Left alone: tiles, a block passed on, grids, other members, unqualified names.
+  // One-warp tiles: their shuffles and votes are the warp's, run as warp steps.
+  const std::string tiles = R"(#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void tile_sums(const int* in, int* out, unsigned* positive) {
+  cg::thread_block cta = cg::this_thread_block();
+  cg::thread_block_tile<32> tile = cg::tiled_partition<32>(cta);
+  __shared__ int warp_sums[32];
+  int v = in[blockIdx.x * blockDim.x + cta.thread_rank()];
+  unsigned votes = tile.ballot(v > 0);
+  if (tile.thread_rank() == 0) positive[blockIdx.x * 8 + tile.meta_group_rank()] = votes;
+  for (int o = 16; o > 0; o /= 2) v += tile.shfl_down(v, o);
+  if (tile.thread_rank() == 0) warp_sums[tile.meta_group_rank()] = v;
+  cg::sync(cta);
+  if (tile.meta_group_rank() == 0) {
+    v = tile.thread_rank() < tile.meta_group_size() ? warp_sums[tile.thread_rank()] : 0;
+    for (int o = 16; o > 0; o /= 2) v += tile.shfl_xor(v, o);
+    if (tile.thread_rank() == 0) out[blockIdx.x] = v;
+  }
+})";
+  Built bt = build(tiles, "tile_sums");
+  ASSERT_EQ(bt.kernel->attributes().threads, "regions") << cpu::lower_block_groups(tiles);
+  const int threads = 128, tblocks = 3;
+  std::vector<int> tin(threads * tblocks);
+  for (int i = 0; i < threads * tblocks; ++i) tin[i] = (i * 7) % 11 - 4;
+  Buffer<int> tinput(tin), tout(tblocks, -1);
+  Buffer<unsigned> positive(tblocks * 8, 0);
+  launch(*bt.kernel, {tblocks}, {threads}, 0, tinput.p, tout.p, positive.p);
+  auto to = tout.host();
+  auto po = positive.host();
+  for (int blk = 0; blk < tblocks; ++blk) {
+    int sum = 0;
+    for (int t = 0; t < threads; ++t) sum += tin[blk * threads + t];
+    ASSERT_EQ(to[blk], sum) << blk;
+    for (int w = 0; w < threads / 32; ++w) {
+      unsigned mask = 0;
+      for (int l = 0; l < 32; ++l) mask |= unsigned(tin[blk * threads + w * 32 + l] > 0) << l;
+      ASSERT_EQ(po[blk * 8 + w], mask) << blk << "," << w;
+    }
+  }
+  // Left alone: narrower tiles, a block passed on, grids, other members, unqualified names.
   for (const char* other : {
-           "auto t = cg::tiled_partition<32>(cta);",
+           "auto t = cg::tiled_partition<16>(cta);",
            "helper(cta);",
            "unsigned g = cg::this_grid().thread_rank();",
            "dim3 d = cta.group_index();",

@@ -15,3 +15,11 @@ __global__ void scale_rows(const float* in, float* out, int cols) {
   if (col < cols) out[col] = in[col] / row[0];
   cg::this_thread_block().sync();
 }
+__global__ void warp_totals(const int* in, int* out) {
+  cg::thread_block_tile<32> tile = cg::tiled_partition<32>(cg::this_thread_block());
+  int v = in[blockIdx.x * blockDim.x + threadIdx.x];
+  for (int o = 16; o > 0; o /= 2) v += tile.shfl_xor(v, o);
+  unsigned any = tile.ballot(v > 0);
+  if (tile.thread_rank() == 0) out[tile.meta_group_rank()] = v + int(any & 1u);
+  tile.sync();
+}
