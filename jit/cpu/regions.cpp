@@ -234,7 +234,7 @@ class BodyWriter {
     std::set<std::string> used;
     for (std::size_t k = open + 1; k < close; ++k) {
       const Token& t = t_[k];
-      if (t.kind != Token::ident || !atomics.count(t.text) || t.text == "atomicCAS" ||
+      if (t.kind != Token::ident || !atomics.count(t.text) || !atomic_bindings().count(t.text) ||
           member_name(k) || !is_punct(t_[k + 1], "("))
         continue;
       const std::size_t a = is_punct(t_[k + 2], "&") ? k + 3 : k + 2;  // &name[...] or name + i
