@@ -90,23 +90,28 @@ class Lowering {
                      (k > 1 && is_punct(t_[k - 1], ">") && is_punct(t_[k - 2], "-")));
   }
 
-  // `[const] NS::thread_block b = NS::this_thread_block();` or `[const] auto b = ...;` at k,
-  // after a statement's start: b is a block variable, the declaration goes.
-  void block_declaration(std::size_t k) {
+  // The name's token of a declaration `[const] NS::type name =` (NS::type<32> when warp_sized)
+  // or `[const] auto name =` at k, after a statement's start; 0 when there is none there.
+  std::size_t declared_name(std::size_t k, const char* type, bool warp_sized) const {
     if (k > 0 &&
         !(is_punct(t_[k - 1], ";") || is_punct(t_[k - 1], "{") || is_punct(t_[k - 1], "}")))
-      return;
+      return 0;
     std::size_t d = k;
     if (is_ident(t_[d], "const")) ++d;
-    if (qualified(d, "thread_block"))
-      d += 3;
+    if (qualified(d, type) && (!warp_sized || warp_size_argument(d + 3)))
+      d += warp_sized ? 6 : 3;
     else if (is_ident(t_[d], "auto"))
       d += 1;
     else
-      return;
-    const std::size_t name = d;
-    if (t_[name].kind != Token::ident || !is_punct(t_[name + 1], "=") ||
-        !qualified(name + 2, "this_thread_block") || !is_punct(t_[name + 5], "(") ||
+      return 0;
+    return t_[d].kind == Token::ident && is_punct(t_[d + 1], "=") ? d : 0;
+  }
+
+  // `[const] NS::thread_block b = NS::this_thread_block();` or `[const] auto b = ...;` at k,
+  // after a statement's start: b is a block variable, the declaration goes.
+  void block_declaration(std::size_t k) {
+    const std::size_t name = declared_name(k, "thread_block", false);
+    if (!name || !qualified(name + 2, "this_thread_block") || !is_punct(t_[name + 5], "(") ||
         !is_punct(t_[name + 6], ")") || !is_punct(t_[name + 7], ";"))
       return;
     blocks_.insert(t_[name].text);
@@ -117,20 +122,8 @@ class Lowering {
   // block variable or `NS::this_thread_block()`, at k after a statement's start: t is a tile of
   // one warp, the declaration goes. (Only 32: a narrower tile's lanes need a mask of their own.)
   void tile_declaration(std::size_t k) {
-    if (k > 0 &&
-        !(is_punct(t_[k - 1], ";") || is_punct(t_[k - 1], "{") || is_punct(t_[k - 1], "}")))
-      return;
-    std::size_t d = k;
-    if (is_ident(t_[d], "const")) ++d;
-    if (qualified(d, "thread_block_tile") && warp_size_argument(d + 3))
-      d += 6;
-    else if (is_ident(t_[d], "auto"))
-      d += 1;
-    else
-      return;
-    const std::size_t name = d, call = d + 2;
-    if (t_[name].kind != Token::ident || !is_punct(t_[name + 1], "=") ||
-        !qualified(call, "tiled_partition") || !warp_size_argument(call + 3) ||
+    const std::size_t name = declared_name(k, "thread_block_tile", true), call = name + 2;
+    if (!name || !qualified(call, "tiled_partition") || !warp_size_argument(call + 3) ||
         !is_punct(t_[call + 6], "("))
       return;
     std::size_t close = call + 7;

@@ -1208,23 +1208,15 @@ class BodyWriter {
   }
 
   // Tokens [a, b) as text: adjacent tokens joined, others one space apart (comments dropped,
-  // so that the text can go on one generated line).
-  std::string text(std::size_t a, std::size_t b) const {
+  // so that the text can go on one generated line); with_locals: each recomputable local of
+  // the region replaced by its initialiser.
+  std::string text(std::size_t a, std::size_t b, bool with_locals = false) const {
     std::string out;
     for (std::size_t i = a; i < b; ++i) {
       if (i > a && t_[i].begin != t_[i - 1].end) out += ' ';
-      out.append(src_.substr(t_[i].begin, t_[i].end - t_[i].begin));
-    }
-    return out;
-  }
-
-  // Tokens [a, b) as text, each recomputable local of the region replaced by its initialiser.
-  std::string text_with_locals(std::size_t a, std::size_t b) const {
-    std::string out;
-    for (std::size_t i = a; i < b; ++i) {
-      if (i > a && t_[i].begin != t_[i - 1].end) out += ' ';
-      auto l = t_[i].kind == Token::ident && !member_name(i) ? local_inits_.find(t_[i].text)
-                                                             : local_inits_.end();
+      auto l = with_locals && t_[i].kind == Token::ident && !member_name(i)
+                   ? local_inits_.find(t_[i].text)
+                   : local_inits_.end();
       if (l != local_inits_.end())
         out += l->second.value;
       else
@@ -1335,7 +1327,7 @@ class BodyWriter {
       if (t_[d].kind == Token::ident && x < end && is_punct(t_[x], "=") &&
           !may_write(t_[d].text, x) && pure(x + 1, end)) {
         local_inits_[t_[d].text] = {
-            "static_cast<std::remove_cv_t<" + type + ">>(" + text_with_locals(x + 1, end) + ")",
+            "static_cast<std::remove_cv_t<" + type + ">>(" + text(x + 1, end, true) + ")",
             uniform_expr(x + 1, end)};
       }
       d = end + 1;
@@ -1393,7 +1385,7 @@ class BodyWriter {
       if (stars.empty() && dims.empty() && x < end && is_punct(t_[x], "=") &&
           (constant || !may_write(name, x)) && pure(x + 1, end))
         recompute = " [[maybe_unused]] const " + value_type + " " + name + " = (" +
-                    text_with_locals(x + 1, end) + ");";
+                    text(x + 1, end, true) + ");";
       // (an index's initialiser is kept where the type holds every thread index unchanged)
       scopes_.back().replicated.push_back(
           {name, store, recompute, region_, !recompute.empty() && uniform_expr(x + 1, end),
