@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -217,6 +218,33 @@ void WorkerPool::work(Worker& worker, Job& job) {
   }
 }
 
+// The blocks a worker claims at a time: small enough to balance the workers and to stop soon
+// on Ctrl-C, large enough to amortise the claim and the chunk's start.
+std::uint64_t WorkerPool::chunk_blocks(const KernelEntry& k, std::uint64_t threads_per_block,
+                                       std::uint64_t blocks) const {
+  const bool loop = k.mode == kiln_cpu::mode_loop || k.mode == kiln_cpu::mode_regions;
+  const std::uint64_t workers = std::uint64_t(size()), per_worker_chunks = loop ? 8 : 16;
+  std::uint64_t chunk = std::max<std::uint64_t>(1, blocks / (workers * per_worker_chunks));
+  if (!loop) return chunk;
+  if (k.block_ns == 0) {  // not measured yet: at least 256 threads a chunk
+    if (threads_per_block * chunk < 256)
+      chunk = std::min<std::uint64_t>(blocks, (256 + threads_per_block - 1) / threads_per_block);
+    return chunk;
+  }
+  // Measured: chunks of at least kMinChunkNs, and at least 4 a worker where that allows.
+  const std::uint64_t lasting = (kMinChunkNs + k.block_ns - 1) / k.block_ns;
+  return std::max(chunk, std::min(lasting, std::max<std::uint64_t>(1, blocks / (workers * 4))));
+}
+
+// Whether the launch's work pays for waking the helpers (microseconds each): by the kernel's
+// last launch, or before it has run, by the grid's threads (tiny loop-mode grids run alone).
+bool WorkerPool::worth_helpers(const KernelEntry& k, std::uint64_t threads_per_block,
+                               std::uint64_t blocks) const {
+  if (k.block_ns != 0) return blocks * k.block_ns >= kHelpersWorthNs;
+  const bool loop = k.mode == kiln_cpu::mode_loop || k.mode == kiln_cpu::mode_regions;
+  return !loop || blocks * threads_per_block > 4096;
+}
+
 void WorkerPool::launch(const KernelEntry& k, const LaunchConfig& cfg, void** args,
                         std::uint64_t blocks) {
   std::lock_guard lock(launch_mutex_);
@@ -225,17 +253,11 @@ void WorkerPool::launch(const KernelEntry& k, const LaunchConfig& cfg, void** ar
   job.config = &cfg;
   job.args = args;
   job.blocks = blocks;
-  const std::uint64_t threads_per_block = cfg.block.count();
-  // Chunks: small enough to balance and to stop soon on Ctrl-C, large enough to amortise.
-  const bool loop = k.mode == kiln_cpu::mode_loop || k.mode == kiln_cpu::mode_regions;
-  std::uint64_t per_worker_chunks = loop ? 8 : 16;
-  job.chunk = std::max<std::uint64_t>(1, blocks / (std::uint64_t(size()) * per_worker_chunks));
-  if (loop && threads_per_block * job.chunk < 256)
-    job.chunk = std::min<std::uint64_t>(blocks, (256 + threads_per_block - 1) / threads_per_block);
+  const auto started = std::chrono::steady_clock::now();
+  job.chunk = chunk_blocks(k, cfg.block.count(), blocks);
   int helpers = int(
       std::min<std::uint64_t>(std::uint64_t(size() - 1), (blocks + job.chunk - 1) / job.chunk - 1));
-  // Waking a helper costs microseconds: tiny loop-mode grids run on the caller alone.
-  if (loop && blocks * threads_per_block <= 4096) helpers = 0;
+  if (!worth_helpers(k, cfg.block.count(), blocks)) helpers = 0;
   // Every block runs on a guarded stack: an overflow is reported, not a crash.
   install_fault_handler();
   use_altstack(workers_[0]->altstack);
@@ -253,6 +275,9 @@ void WorkerPool::launch(const KernelEntry& k, const LaunchConfig& cfg, void** ar
       busy_.wait(b, std::memory_order_acquire);
     job_ = nullptr;
   }
+  const auto took = std::chrono::steady_clock::now() - started;
+  k.block_ns = std::max<std::uint64_t>(1, std::uint64_t(std::chrono::nanoseconds(took).count()) *
+                                              std::uint64_t(helpers + 1) / blocks);
   std::fflush(stdout);  // device printf output appears by the time the launch returns
   if (job.error) {
     try {

@@ -41,8 +41,13 @@ struct KernelEntry {
   void (*get_launch)(kiln_cpu::Tls*) = nullptr;
   kiln_cpu::RoundFn round = nullptr;  // one round of a block (coroutine mode)
   kiln_cpu::ThreadMode mode = kiln_cpu::mode_loop;
-  std::string why;  // the compiler's reason for mode
+  std::string why;                           // the compiler's reason for mode
   const Allocations* allocations = nullptr;  // check mode: the backend's live allocations
+  // What one block took in the kernel's last launch, in ns (0: not launched yet): whether
+  // waking helpers pays depends on the work, which neither the grid's nor the block's size
+  // tells (a 16-thread block of a wavefront kernel runs 31 regions). Launches are one at a
+  // time (WorkerPool's launch mutex), so the pool reads and writes it without a race.
+  mutable std::uint64_t block_ns = 0;
 };
 
 inline constexpr std::size_t kDynamicSharedBytes = 227 * 1024;  // the opt-in limit we offer
@@ -78,7 +83,7 @@ struct Worker {
   GuardedMemory dyn_memory;
   unsigned char* dyn_smem = nullptr;
   std::unique_ptr<BlockRunner> runner;
-  void* altstack = nullptr;  // the signal stack used when a fiber overflows
+  void* altstack = nullptr;     // the signal stack used when a fiber overflows
   GridBarrier* grid = nullptr;  // a cooperative launch's, while one runs on this worker
   // Where k's module keeps this worker's thread-locals (its static shared memory), remembered
   // for the last module the worker ran.
@@ -125,6 +130,13 @@ class WorkerPool {
   };
   void helper_main(int index);
   void work(Worker& worker, Job& job);
+  std::uint64_t chunk_blocks(const KernelEntry& k, std::uint64_t threads_per_block,
+                             std::uint64_t blocks) const;
+  bool worth_helpers(const KernelEntry& k, std::uint64_t threads_per_block,
+                     std::uint64_t blocks) const;
+  // A launch whose blocks take less in all runs on the caller alone; a claimed chunk lasts at
+  // least about this long.
+  static constexpr std::uint64_t kHelpersWorthNs = 20'000, kMinChunkNs = 2'000;
 
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;

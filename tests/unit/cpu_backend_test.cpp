@@ -1,6 +1,7 @@
 // The cpu backend end to end: compile, load, launch; signatures, errors, validation.
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "cpu_test_util.h"
 #include "jit/cpu/plan.h"
@@ -210,6 +211,38 @@ __global__ void k(unsigned long long* done) {
   EXPECT_THROW(launch(*b.kernel, {100000}, {64}, 0, done.p), Interrupted);
   EXPECT_FALSE(interrupt_flag().load());
   EXPECT_LT(done.host()[0], 100000ull);
+}
+
+// A launch of few small blocks that each take long (a wavefront's diagonal: 16 threads a block,
+// many regions) runs on every worker once the kernel's blocks have been timed: the grid's
+// 128 threads alone would keep it on the launching thread. A region-mode block's shared array
+// lives on its worker's block stack, so its address tells the workers apart.
+TEST(CpuBackend, FewLongBlocksShareTheWorkers) {
+  if (backend()->device().multiprocessors < 2) GTEST_SKIP() << "one worker";
+  Built b = build(R"(
+__global__ void k(unsigned long long* where, float* out, int rounds) {
+  __shared__ float s[16];
+  s[threadIdx.x] = threadIdx.x;
+  __syncthreads();
+  float x = s[(threadIdx.x + 1) % 16];
+  for (int i = 0; i < rounds; ++i) x = x * 0.999f + 1.0f;
+  out[blockIdx.x * 16 + threadIdx.x] = x;
+  if (threadIdx.x == 0) where[blockIdx.x] = (unsigned long long)&s[0];
+})",
+                  "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  Buffer<unsigned long long> where(8, 0);
+  Buffer<float> out(8 * 16, 0.0f);
+  launch(*b.kernel, {8}, {16}, 0, where.p, out.p, 20000);  // timed: about 0.1 ms a block
+  std::set<unsigned long long> workers;
+  for (int run = 0; run < 5 && workers.size() < 2; ++run) {  // (a worker may be slow to wake)
+    launch(*b.kernel, {8}, {16}, 0, where.p, out.p, 20000);
+    for (auto w : where.host()) workers.insert(w);
+  }
+  EXPECT_GE(workers.size(), 2u);
+  float x = 0;  // thread 15 of each block starts from s[0]
+  for (int i = 0; i < 20000; ++i) x = x * 0.999f + 1.0f;
+  EXPECT_NEAR(out.host()[15], x, 1e-3f * x);
 }
 
 TEST(CpuBackend, LoopModeKernelReachingABarrierIsAnError) {
