@@ -730,8 +730,27 @@ class BodyWriter {
     return false;
   }
 
-  // Whether token k is inside the argument list of a call (not a value macro's).
+  // Whether the variable named at token k is itself an argument of a call (not a value
+  // macro's), which a reference parameter could bind to: `f(x)`, `f((x), c ? x : y)`,
+  // `f(v.member)`, `f(p[i])`. Inside an operand it is only read: `f(a[x] + x - 1)`.
   bool call_argument(std::size_t k) const {
+    // (a parenthesis beside it counts as an argument's edge: `f((x) + 1)` is taken as passed)
+    auto edge = [&](std::size_t j) {
+      return j < t_.size() &&
+             (is_punct(t_[j], "(") || is_punct(t_[j], ")") || is_punct(t_[j], ",") ||
+              is_punct(t_[j], "?") || is_punct(t_[j], ":"));
+    };
+    const std::size_t next = k + 1;
+    const bool member =
+        next < t_.size() &&
+        (is_punct(t_[next], ".") || is_punct(t_[next], "[") ||
+         (is_punct(t_[next], "-") && next + 1 < t_.size() && is_punct(t_[next + 1], ">")));
+    if (k == 0 || !(member || (edge(k - 1) && edge(next)))) return false;
+    return in_call_arguments(k);
+  }
+
+  // Whether token k is inside the argument list of a call (not a value macro's).
+  bool in_call_arguments(std::size_t k) const {
     static const std::set<std::string> not_calls{"if",     "for",    "while",
                                                  "switch", "return", "sizeof"};
     for (std::size_t j = k; j-- > 0;) {

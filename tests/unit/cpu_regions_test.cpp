@@ -111,12 +111,15 @@ __global__ void k(float* out) {
 }
 
 // A variable never written after its declaration is recomputed in later regions, as a const
-// one is, also through a macro that only computes a value (IN_RANGE); one passed to a function
-// (which may take it by reference) or written later is not.
+// one is, also through a macro that only computes a value (IN_RANGE), and when a call's
+// argument only reads it (`pick(s[tx] + tx, tx - 1)`, as Rodinia's nw calls its maximum); one
+// that is itself an argument (which a reference parameter may bind to, also in parentheses or
+// a branch of ?:) or written later is not.
 TEST(CpuRegions, UnwrittenVariablesAreRecomputed) {
   const std::string src = R"(
 #define IN_RANGE(x, lo, hi) ((x) >= (lo) && (x) <= (hi))
 __device__ void bump(int& v) { v += 1; }
+__device__ int pick(int a, int b) { return a > b ? a : b; }
 __global__ void k(int* out, int n) {
   __shared__ int s[32];
   int tx = threadIdx.x;
@@ -124,11 +127,14 @@ __global__ void k(int* out, int n) {
   int v = tx;
   bump(v);
   int w = tx;
+  int u = tx, q = tx;
   s[tx] = v;
   __syncthreads();
   w += 2;
+  bump((u));
+  bump(n > 0 ? q : w);
   __syncthreads();
-  out[tx] = s[31 - tx] + v + w + (inside ? 100 : 0);
+  out[tx] = s[31 - tx] + v + w + (inside ? 100 : 0) + 1000 * pick(s[tx] + tx, tx - 1) + u + q;
 })";
   auto r = cpu::form_regions(src);
   ASSERT_TRUE(r);
@@ -136,15 +142,21 @@ __global__ void k(int* out, int n) {
   EXPECT_NE(r->find("const std::remove_cv_t<bool> inside = (IN_RANGE(tx, 1, n));"),
             std::string::npos)
       << *r;
-  EXPECT_EQ(r->find("std::remove_cv_t<int> v = "), std::string::npos) << *r;
-  EXPECT_EQ(r->find("std::remove_cv_t<int> w = "), std::string::npos) << *r;
+  for (const char* loaded : {"v", "w", "u", "q"})
+    EXPECT_EQ(r->find("std::remove_cv_t<int> " + std::string(loaded) + " = "), std::string::npos)
+        << loaded << "\n"
+        << *r;
   Built b = build(src, "k");
   ASSERT_EQ(b.kernel->attributes().threads, "regions");
   Buffer<int> out(32, -1);
   launch(*b.kernel, {1}, {32}, 0, out.p, 7);
   auto o = out.host();
-  for (int t = 0; t < 32; ++t)
-    ASSERT_EQ(o[t], (31 - t + 1) + (t + 1) + (t + 2) + (t >= 1 && t <= 7 ? 100 : 0)) << t;
+  for (int t = 0; t < 32; ++t) {
+    const int s_t = 31 - t + 1;  // s[31 - t] = v of thread 31 - t
+    ASSERT_EQ(o[t], s_t + (t + 1) + (t + 2) + (t >= 1 && t <= 7 ? 100 : 0) +
+                        1000 * std::max((t + 1) + t, t - 1) + (t + 1) + (t + 1))
+        << t;
+  }
 }
 
 // A variable computed from locals of its region (`int row = ...; int index = row * cols +
