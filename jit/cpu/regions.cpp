@@ -89,6 +89,9 @@ struct Replica {
   int region;             // the region that declares it
   bool uniform = false;   // recomputed, and the same in every thread (n = a.size())
   std::string init;       // a recomputed one's initialiser, as text ("threadIdx.x")
+  // A recomputed index chosen by a condition (`int west = col > 0 ? tx - 1 : tx;`): the names
+  // of its condition and of both values, which its recomputation declares too (see selects).
+  std::string select;  // "" or "kiln_s<N>_": <select>c, <select>a, <select>b
 };
 // A barrier-level scope: its replicated variables, shared arrays and the loop variables of its
 // header.
@@ -167,6 +170,12 @@ class BodyWriter {
     prologue += " constexpr const bool* kiln_act_ = nullptr;";
     edits_[prologue_at].text = prologue;
     out.insert(out.end(), edits_.begin(), edits_.end());
+    for (const Edit& s : select_edits_) {  // (an edit inside or at the edge of it: left as is)
+      const bool meets = std::any_of(edits_.begin(), edits_.end(), [&](const Edit& o) {
+        return o.begin <= s.end && o.end >= s.begin;
+      });
+      if (!meets) out.push_back(s);
+    }
   }
 
  private:
@@ -1327,6 +1336,99 @@ class BodyWriter {
     edits_.push_back({begin, end, replacement});
   }
 
+  // For an index initialiser [a, b) of the form `cond ? x : y` whose values x and y are sums
+  // and products of names and literals (Rodinia's `int west = col > 0 ? tx - 1 : tx;`): the
+  // prefix of names its recomputation declares beside it (cond, and both values converted as
+  // the conditional converts them), appended to recompute; "" for any other initialiser.
+  // A read `a[west]` in a later region becomes `(c ? a[x] : a[y])` (selects): each of the two
+  // indices then steps evenly with the thread, and the host compiler loads both rows whole
+  // under masks instead of gathering element by element.
+  std::string select_parts(std::size_t a, std::size_t b, const std::string& value_type,
+                           std::string& recompute) {
+    while (b > a + 1 && is_punct(t_[a], "(") && match_[a] == b - 1) ++a, --b;  // (c ? x : y)
+    std::size_t question = 0, colon = 0;
+    for (std::size_t k = a; k < b; ++k) {
+      if (is_punct(t_[k], "(") || is_punct(t_[k], "["))
+        k = match_[k];
+      else if (is_punct(t_[k], "?") && question == 0)
+        question = k;
+      else if (is_punct(t_[k], "?"))
+        return "";  // nested: left alone
+      else if (is_punct(t_[k], ":") && question != 0 && colon == 0)
+        colon = k;
+    }
+    if (question <= a || colon <= question + 1 || colon + 1 >= b) return "";
+    auto simple = [&](std::size_t from, std::size_t to) {
+      for (std::size_t k = from; k < to; ++k) {
+        const Token& t = t_[k];
+        if (t.kind == Token::number) continue;
+        if (t.kind == Token::ident && !member_name(k) && !(k + 1 < to && is_punct(t_[k + 1], "(")))
+          continue;
+        if (t.kind == Token::ident && is_keyword_type(t.text)) continue;  // int(x)
+        if (is_punct(t, "+") || is_punct(t, "-") || is_punct(t, "*") || is_punct(t, "(") ||
+            is_punct(t, ")"))
+          continue;
+        return false;  // (a division in the branch not taken could trap)
+      }
+      return true;
+    };
+    if (!simple(question + 1, colon) || !simple(colon + 1, b)) return "";
+    const std::string prefix = "kiln_s" + std::to_string(++counter_) + "_";
+    const std::string cond = text(a, question, true), x = text(question + 1, colon, true),
+                      y = text(colon + 1, b, true);
+    const std::string both = "decltype(true ? (" + x + ") : (" + y + "))";
+    auto value = [&](const std::string& v) {
+      return "static_cast<" + value_type + ">(static_cast<" + both + ">(" + v + "))";
+    };
+    recompute += " [[maybe_unused]] const bool " + prefix + "c = (" + cond +
+                 "); [[maybe_unused]] const " + value_type + " " + prefix + "a = " + value(x) +
+                 "; [[maybe_unused]] const " + value_type + " " + prefix + "b = " + value(y) + ";";
+    return prefix;
+  }
+
+  // Each read `p[name]` in region tokens [b, e) of a variable recomputed here as a select
+  // (selects: name -> its prefix), with p a name and subscripts, becomes `(c ? p[x] : p[y])`.
+  // Not where the element is written, its address taken, or subscripted or named further, nor
+  // where the region declares that name again; edits overlapping the rewrite's own win.
+  void rewrite_selects(std::size_t b, std::size_t e,
+                       const std::map<std::string, std::string>& selects) {
+    if (selects.empty()) return;
+    std::set<std::string> redeclared;
+    for (std::size_t k = b + 1; k < e; ++k)
+      if (t_[k].kind == Token::ident && selects.count(t_[k].text) &&
+          (t_[k - 1].kind == Token::ident || is_punct(t_[k - 1], "*") || is_punct(t_[k - 1], "&") ||
+           is_punct(t_[k - 1], ">") || is_punct(t_[k - 1], "::")))
+        redeclared.insert(t_[k].text);
+    for (std::size_t k = b + 1; k + 2 < e; ++k) {
+      const Token& t = t_[k];
+      if (t.kind != Token::ident || in_lambda_[k] || !is_punct(t_[k - 1], "[") ||
+          !is_punct(t_[k + 1], "]") || redeclared.count(t.text))
+        continue;
+      auto found = selects.find(t.text);
+      if (found == selects.end()) continue;
+      std::size_t start = k - 1;  // the `[`; back over `[...]` groups to the array's name
+      while (start > b && is_punct(t_[start - 1], "]")) start = match_[start - 1];
+      if (start <= b + 1 || t_[start - 1].kind != Token::ident || member_name(start - 1)) continue;
+      --start;
+      const Token& before = t_[start - 1];
+      const std::size_t after = k + 2;
+      if (is_punct(before, "&") || is_punct(before, ".") || is_punct(before, "::") ||
+          is_punct(before, ">") || is_ident(before, "sizeof") || is_ident(before, "decltype") ||
+          is_punct(t_[after], "[") || is_punct(t_[after], ".") || is_punct(t_[after], "(") ||
+          (is_punct(t_[after], "-") && is_punct(t_[after + 1], ">")) || writes(start) ||
+          (start >= 2 && (is_punct(before, "+") || is_punct(before, "-")) &&
+           is_punct(t_[start - 2], before.text) && t_[start - 2].end == before.begin))
+        continue;
+      std::string array;
+      for (std::size_t i = t_[start].begin; i < t_[k - 1].begin; ++i)
+        array += src_[i] == '\n' ? ' ' : src_[i];
+      const std::string& p = found->second;
+      select_edits_.push_back(
+          {t_[start].begin, t_[k + 1].end,
+           "(" + p + "c ? " + array + "[" + p + "a] : " + array + "[" + p + "b])"});
+    }
+  }
+
   // A declaration at a region's top level [b, e) whose names live and die in the region: each
   // integer declarator initialised from indices and parameters alone, and never written, is
   // noted in local_inits_, so that a replicated variable computed from it (`int row = ...;
@@ -1400,15 +1502,18 @@ class BodyWriter {
       // A scalar computed from indices and parameters, const or never written after (`int tx =
       // threadIdx.x;`), is recomputed in later regions rather than loaded: the compiler then
       // sees threadIdx.x where the kernel wrote `tx`.
-      std::string recompute;
+      std::string recompute, select;
       if (stars.empty() && dims.empty() && x < end && is_punct(t_[x], "=") &&
-          (constant || !may_write(name, x)) && pure(x + 1, end))
+          (constant || !may_write(name, x)) && pure(x + 1, end)) {
         recompute = " [[maybe_unused]] const " + value_type + " " + name + " = (" +
                     text(x + 1, end, true) + ");";
+        if (kIndexTypes.count(type)) select = select_parts(x + 1, end, value_type, recompute);
+      }
       // (an index's initialiser is kept where the type holds every thread index unchanged)
       scopes_.back().replicated.push_back(
           {name, store, recompute, region_, !recompute.empty() && uniform_expr(x + 1, end),
-           !recompute.empty() && stars.empty() && kIndexTypes.count(type) ? text(x + 1, end) : ""});
+           !recompute.empty() && stars.empty() && kIndexTypes.count(type) ? text(x + 1, end) : "",
+           select});
       if (++replicated_count_ > kMaxReplicated) throw Refused("too many barrier-level variables");
       if (n > d) blank(t_[d].begin, t_[n].begin);  // the stars
       if (x == end) {                              // no initialiser
@@ -1528,14 +1633,16 @@ class BodyWriter {
       for (const auto& u : sc.uniform) shadowing = !seen.insert(u).second || shadowing;
     }
     std::vector<std::string> binds_of(scopes_.size());
+    std::map<std::string, std::string> selects;  // recomputed here as selects: name -> prefix
     for (std::size_t si = scopes_.size(); si-- > 0;) {
       const Scope& sc = scopes_[si];
       for (auto r = sc.replicated.rbegin(); r != sc.replicated.rend(); ++r) {
         if (!hidden.insert(r->name).second) continue;
+        const bool loaded = r->region == region_ || r->recompute.empty() || shadowing;
         binds_of[si].insert(
-            0, r->region == region_ || r->recompute.empty() || shadowing
-                   ? " [[maybe_unused]] auto& " + r->name + " = " + r->storage + "[kiln_t_];"
-                   : r->recompute);
+            0, loaded ? " [[maybe_unused]] auto& " + r->name + " = " + r->storage + "[kiln_t_];"
+                      : r->recompute);
+        if (!loaded && !r->select.empty()) selects[r->name] = r->select;
       }
       for (auto r = sc.shared.rbegin(); r != sc.shared.rend(); ++r)
         if (hidden.insert(r->first).second)
@@ -1544,6 +1651,7 @@ class BodyWriter {
     }
     std::string binds;
     for (const auto& b : binds_of) binds += b;
+    rewrite_selects(b, e, selects);
     // Only a region that calls something needs the module's threadIdx (device functions read
     // it); the region's own code reads kiln_tid_, so that its threads can be vectorised.
     const bool calls = calls_beside || has_call(b, e);
@@ -1574,6 +1682,7 @@ class BodyWriter {
   std::vector<Scope> scopes_;
   std::vector<std::size_t> scope_ends_;  // for each scope, one past its last statement
   std::vector<Edit> edits_;
+  std::vector<Edit> select_edits_;  // rewrite_selects', dropped where they meet another edit
   std::size_t first_declarator_ = 0;
   // The recomputable locals of the region being opened (note_local_inits): name -> its
   // initialiser as an expression of the declared type, and whether it is uniform.

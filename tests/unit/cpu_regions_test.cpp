@@ -159,6 +159,54 @@ __global__ void k(int* out, int n) {
   }
 }
 
+// An index recomputed as a choice between two sums (`int west = col > 0 ? tx - 1 : tx;`, the
+// edge handling of Rodinia's stencils) is read as a choice between two loads, whose indices
+// step evenly with the thread: `row[west]` becomes `(c ? row[x] : row[y])`. Not where the
+// element is written; and the results are the host's, at both edges of the grid.
+TEST(CpuRegions, ChosenIndicesAreReadAsChosenLoads) {
+  const std::string src = R"(
+__global__ void k(const int* in, int* out, int cols) {
+  __shared__ int row[2][64];
+  int tx = threadIdx.x;
+  int col = blockIdx.x * 64 + tx - 1;
+  int west = col > 0 ? tx - 1 : tx;
+  int east = (col < cols - 1 && tx < 63 ? tx + 1 : tx);
+  row[0][tx] = col >= 0 && col < cols ? in[col] : 0;
+  __syncthreads();
+  int w = row[0][west], e = row[0][east];
+  row[1][tx] = 10 * w + e;
+  __syncthreads();
+  if (tx > 0 && tx < 63 && col < cols) {
+    row[1][east] += 0;
+    out[col] = row[1][tx] + 1000 * row[0][west];
+  }
+})";
+  auto r = cpu::form_regions(src);
+  ASSERT_TRUE(r);
+  std::size_t chosen = 0;
+  for (auto at = r->find("? row[0][kiln_s"); at != std::string::npos;
+       at = r->find("? row[0][kiln_s", at + 1))
+    ++chosen;
+  EXPECT_EQ(chosen, 3u) << *r;
+  EXPECT_NE(r->find("row[1][east] += 0"), std::string::npos) << *r;  // written: left alone
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  const int cols = 150, blocks = 3;
+  std::vector<int> in(cols);
+  for (int c = 0; c < cols; ++c) in[c] = (c * 37) % 101;
+  Buffer<int> din(in), out(cols, -1);
+  launch(*b.kernel, {blocks}, {64}, 0, din.p, out.p, cols);
+  auto o = out.host();
+  auto at = [&](int c) { return c >= 0 && c < cols ? in[c] : 0; };
+  for (int bx = 0; bx < blocks; ++bx)
+    for (int tx = 1; tx < 63; ++tx) {
+      const int col = bx * 64 + tx - 1;
+      if (col >= cols) continue;
+      const int west = col > 0 ? col - 1 : col, east = col < cols - 1 ? col + 1 : col;
+      ASSERT_EQ(o[col], 10 * at(west) + at(east) + 1000 * at(west)) << col;
+    }
+}
+
 // A variable computed from locals of its region (`int row = ...; int index = row * cols +
 // col;`, only index used after the barrier) is recomputed from their initialisers, not loaded;
 // a local written after its declaration keeps index loaded. Both against the host, on a 2-D grid
