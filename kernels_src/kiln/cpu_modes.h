@@ -78,6 +78,25 @@ inline __attribute__((always_inline)) T* opaque(T* p) {
   asm("" : "+r"(p));
   return p;
 }
+// A subscript computed in 64 bits (jit/cpu/wide_subscripts.h): `a[E]` becomes
+// `a[wide_index<decltype((E) + 0)>(W, E)]`, W being E with each operand passed through wide.
+// Where E is an int, W, its sum in long long, is the subscript: the same value (int arithmetic
+// is undefined where it overflows), and one that still steps evenly with the thread after GCC
+// turns conditional signed arithmetic unsigned. Any other E is the subscript as written.
+template <class X>
+inline __attribute__((always_inline)) constexpr decltype(auto) wide(X&& x) {
+  if constexpr (std::is_integral_v<std::remove_cv_t<std::remove_reference_t<X>>>)
+    return static_cast<long long>(x);
+  else
+    return static_cast<X&&>(x);
+}
+template <class E, class W, class X>
+inline __attribute__((always_inline)) constexpr decltype(auto) wide_index(W&& w, X&& x) {
+  if constexpr (std::is_same_v<E, int>)
+    return static_cast<long long>(w);
+  else
+    return static_cast<X&&>(x);
+}
 // A grid-stride loop's round ahead (regions.cpp affine_lockstep): the count elements of array
 // a (a pointer, or a kiln::Array by its data) from index first on are asked into the cache.
 // With few blocks each block's rounds read a short run of every long stride, a pattern the

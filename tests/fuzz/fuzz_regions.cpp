@@ -1,6 +1,6 @@
 // libFuzzer target: cpu::form_regions, and cpu::lower_block_groups,
-// cpu::signed_index_arithmetic and cpu::inline_sync_functions before it (as the cpu compiler
-// runs them), on arbitrary source text. They must never crash, hang or read out of bounds,
+// cpu::signed_index_arithmetic and cpu::inline_sync_functions before it and
+// cpu::wide_subscripts after it (as the cpu compiler runs them), on arbitrary source text. They must never crash, hang or read out of bounds,
 // and what they return keeps the source's line count (compiler messages and check-mode
 // reports name the user's lines) (scripts/fuzz.sh runs it).
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include "jit/cpu/inline_sync.h"
 #include "jit/cpu/regions.h"
 #include "jit/cpu/signed_indices.h"
+#include "jit/cpu/wide_subscripts.h"
 
 namespace {
 bool same_lines(std::string_view a, std::string_view b) {
@@ -33,5 +34,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!same_lines(inlined, source)) __builtin_trap();
   const kiln::cpu::RegionRewrite r = kiln::cpu::form_regions_by_kernel(inlined);
   if (!same_lines(r.source, source)) __builtin_trap();
+  if (!same_lines(kiln::cpu::wide_subscripts(r.source), source)) __builtin_trap();
   return 0;
 }

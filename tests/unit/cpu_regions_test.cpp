@@ -7,6 +7,7 @@
 #include "jit/cpu/block_groups.h"
 #include "jit/cpu/regions.h"
 #include "jit/cpu/signed_indices.h"
+#include "jit/cpu/wide_subscripts.h"
 #include "runtime/error.h"
 
 namespace kiln::cpu_test {
@@ -408,6 +409,70 @@ __global__ void tile_sums(const int* in, int* out, unsigned* positive) {
       "#include <cooperative_groups.h>\nusing namespace cooperative_groups;\n__global__ void k() "
       "{ thread_block b = this_thread_block(); b.sync(); }";
   EXPECT_EQ(cpu::lower_block_groups(unqualified), unqualified);
+}
+
+// A subscript that sums, subtracts or multiplies names and integer literals is computed in
+// 64 bits where its type is int (jit/cpu/wide_subscripts.h), so that it still steps evenly with
+// the thread once GCC has made conditional arithmetic unsigned: the Rodinia-style pathfinder's
+// `wall[(first_row + i) * cols + col]` under `if (in_grid && ...)` was a gather. What is no such
+// sum (a call, a lone name, ++, a capture list, a structured binding) is left alone, and so is
+// the value of an unsigned or long subscript; results are the host's.
+TEST(CpuRegions, SubscriptsAreComputedWide) {
+  const std::string text = R"(void f(int* a, int i, int n, unsigned u, long l, int* p) {
+  a[(i + 1) * n + 2] = a[i] + a[g(i) + 1] + a[i++ + 1] + a[u + 1] + a[l * 2] + a[int(u) * 2 + i];
+  auto h = [&] { return p[i]; };
+  int arr[4 * 2];
+  a[i][n - 1] = 0;
+})";
+  const std::string wide = cpu::wide_subscripts(text);
+  EXPECT_EQ(std::count(wide.begin(), wide.end(), '\n'), std::count(text.begin(), text.end(), '\n'));
+  EXPECT_NE(wide.find("a[::kiln_cpu::wide_index<decltype(((i + 1) * n + 2) + 0)>((::kiln_cpu::wide("
+                      "i) + 1) * ::kiln_cpu::wide(n) + 2, (i + 1) * n + 2)]"),
+            std::string::npos)
+      << wide;
+  for (const char* kept : {"a[i] +", "a[g(i) + 1]", "a[i++ + 1]", "[&]", "int arr[4 * 2]"})
+    EXPECT_NE(wide.find(kept), std::string::npos) << kept << "\n" << wide;
+  // (unsigned and long sums are rewritten too, but decltype keeps their own value)
+  EXPECT_NE(wide.find("wide_index<decltype((u + 1) + 0)>"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("::kiln_cpu::wide(int(u)) * 2"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("a[i][::kiln_cpu::wide_index<decltype((n - 1) + 0)>"), std::string::npos)
+      << wide;  // a[i]'s own subscript
+  EXPECT_EQ(cpu::wide_subscripts("auto [x, y] = pair; q[x] = 1;"), "auto [x, y] = pair; q[x] = 1;");
+
+  const std::string src = R"(
+__global__ void k(const int* in, int* out, unsigned* wrapped, int rows, int cols, int steps) {
+  __shared__ int tile[2][32];
+  int tx = threadIdx.x;
+  int row = blockIdx.x;
+  bool inside = tx < cols && row < rows;
+  tile[0][tx] = inside ? in[row * cols + tx] : 0;
+  __syncthreads();
+  for (int i = 0; i < steps; i++) {
+    if (inside && tx >= i)
+      out[(i * rows + row) * cols + tx] = tile[0][(tx - i) * 1 + 0] + in[(row - 0) * cols + tx - i];
+    __syncthreads();
+  }
+  if (tx == 0) wrapped[row] = blockDim.x - 1u + 2u;  // 33: unsigned, as written
+}
+)";
+  auto r = cpu::form_regions(src);
+  ASSERT_TRUE(r);
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  const int rows = 3, cols = 20, steps = 4;
+  std::vector<int> in(rows * cols);
+  for (int c = 0; c < rows * cols; ++c) in[c] = c * 7 % 23;
+  Buffer<int> din(in), out(steps * rows * cols, -1);
+  Buffer<unsigned> wrapped(rows, 0);
+  launch(*b.kernel, {rows}, {32}, 0, din.p, out.p, wrapped.p, rows, cols, steps);
+  auto o = out.host();
+  for (int i = 0; i < steps; ++i)
+    for (int row = 0; row < rows; ++row)
+      for (int tx = 0; tx < cols; ++tx) {
+        const int want = tx >= i ? in[row * cols + tx - i] * 2 : -1;
+        ASSERT_EQ(o[(i * rows + row) * cols + tx], want) << i << " " << row << " " << tx;
+      }
+  for (unsigned w : wrapped.host()) EXPECT_EQ(w, 33u);
 }
 
 // Index arithmetic read as int (jit/cpu/signed_indices.h): only in int initialisers of + - *

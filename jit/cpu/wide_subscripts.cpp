@@ -1,0 +1,145 @@
+// Subscripts computed in 64 bits (wide_subscripts.h), over jit/lexer.h's tokens: find each
+// subscript, check its expression, and write it twice, once with its operands widened.
+#include "jit/cpu/wide_subscripts.h"
+
+#include <set>
+#include <vector>
+
+#include "jit/cpu/region_words.h"
+#include "jit/lexer.h"
+
+namespace kiln::cpu {
+namespace {
+
+using jit::is_ident;
+using jit::is_punct;
+using jit::Token;
+
+// Keywords after which `[` opens no subscript: a lambda, a structured binding, new[], delete[].
+bool opens_no_subscript(const Token& t) {
+  static const std::set<std::string> words{"return",   "case",   "else",     "do",      "new",
+                                           "delete",   "throw",  "operator", "auto",    "co_return",
+                                           "co_yield", "sizeof", "alignof",  "decltype"};
+  return t.kind == Token::ident && (words.count(t.text) || regions::is_keyword_type(t.text));
+}
+
+// Whether number token t is an integer literal without suffix (int, or wider where it must be).
+bool integer_literal(const Token& t) {
+  const std::string& s = t.text;
+  const bool hex = s.size() > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  for (char c : s)
+    if (c == '.' || (hex ? (c == 'p' || c == 'P') : (c == 'e' || c == 'E' || c == 'f' || c == 'F')))
+      return false;
+  return true;
+}
+
+// The operands of subscript tokens [b, e) (each a name with its members, `::` parts, or a
+// function-style cast to a keyword type) as [first, last) token ranges, when the subscript is
+// arithmetic the rewrite takes (wide_subscripts.h) with at least one binary operator; else none.
+std::vector<std::pair<std::size_t, std::size_t>> operands(const std::vector<Token>& t,
+                                                          std::size_t b, std::size_t e) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  bool binary = false, after_operand = false;
+  for (std::size_t k = b; k < e;) {
+    const Token& x = t[k];
+    if (x.directive || x.kind == Token::string) return {};
+    if (x.kind == Token::number) {
+      if (!integer_literal(x)) return {};
+      after_operand = true, ++k;
+    } else if (x.kind == Token::ident) {
+      std::size_t end = k + 1;
+      while (end + 1 < e && (is_punct(t[end], ".") || is_punct(t[end], "::")) &&
+             t[end + 1].kind == Token::ident)
+        end += 2;
+      while (end + 2 < e && is_punct(t[end], "-") && is_punct(t[end + 1], ">") &&
+             t[end + 2].kind == Token::ident)
+        end += 3;
+      if (end < e && is_punct(t[end], "(")) {  // a cast to a keyword type: int(x)
+        if (end != k + 1 || !regions::is_keyword_type(x.text)) return {};
+        int depth = 0;
+        for (; end < e; ++end) {
+          if (is_punct(t[end], "(")) ++depth;
+          if (is_punct(t[end], ")") && --depth == 0) break;
+          if (is_punct(t[end], "[") || is_punct(t[end], "?") || is_punct(t[end], ",")) return {};
+        }
+        if (end == e) return {};
+        ++end;
+      }
+      if (end < e && (is_punct(t[end], "(") || is_punct(t[end], "[") || is_punct(t[end], "<")))
+        return {};  // a call, a subscript, a template
+      out.push_back({k, end});
+      after_operand = true, k = end;
+    } else if (is_punct(x, "+") || is_punct(x, "-") || is_punct(x, "*")) {
+      if (k + 1 < e && t[k + 1].begin == x.end &&
+          (is_punct(t[k + 1], x.text) || is_punct(t[k + 1], "=") || is_punct(t[k + 1], ">")))
+        return {};  // ++, --, +=, ->
+      binary = binary || after_operand;
+      after_operand = false, ++k;
+    } else if (is_punct(x, "(")) {
+      after_operand = false, ++k;
+    } else if (is_punct(x, ")")) {
+      after_operand = true, ++k;
+    } else {
+      return {};
+    }
+  }
+  if (!binary) return {};
+  return out;
+}
+
+}  // namespace
+
+std::string wide_subscripts(std::string_view source) {
+  const std::vector<Token> t = jit::lex(source);
+  struct Insert {
+    std::size_t at;
+    std::string text;
+  };
+  std::vector<Insert> inserts;
+  for (std::size_t k = 1; k < t.size(); ++k) {
+    if (!is_punct(t[k], "[") || t[k].directive) continue;
+    const Token& before = t[k - 1];
+    const bool after_operand = (before.kind == Token::ident && !opens_no_subscript(before)) ||
+                               is_punct(before, "]") || is_punct(before, ")");
+    if (!after_operand || before.directive) continue;
+    std::size_t close = k + 1;
+    for (int depth = 1; close < t.size(); ++close) {
+      if (t[close].directive) break;
+      if (is_punct(t[close], "[")) ++depth;
+      if (is_punct(t[close], "]") && --depth == 0) break;
+    }
+    if (close >= t.size() || !is_punct(t[close], "]")) continue;
+    if (is_punct(before, ")") && close + 1 < t.size() &&
+        (is_punct(t[close + 1], "(") || is_punct(t[close + 1], "{")))
+      continue;  // a lambda after a condition: if (c) [x]() { ... }
+    const auto ops = operands(t, k + 1, close);
+    if (ops.empty()) continue;
+    const std::size_t b = t[k + 1].begin, e = t[close - 1].end;
+    const std::string expr(source.substr(b, e - b));
+    if (expr.find('\n') != std::string::npos) continue;  // lines must not move
+    std::string wide;                                    // E with each operand widened
+    std::size_t at = b;
+    for (const auto& [first, last] : ops) {
+      wide.append(source.substr(at, t[first].begin - at));
+      wide += "::kiln_cpu::wide(" +
+              std::string(source.substr(t[first].begin, t[last - 1].end - t[first].begin)) + ")";
+      at = t[last - 1].end;
+    }
+    wide.append(source.substr(at, e - at));
+    inserts.push_back({b, "::kiln_cpu::wide_index<decltype((" + expr + ") + 0)>(" + wide + ", "});
+    inserts.push_back({e, ")"});
+    k = close;  // (a subscript inside E was rejected with it)
+  }
+  if (inserts.empty()) return std::string(source);
+  std::string out;
+  std::size_t at = 0;
+  for (const auto& i : inserts) {
+    out.append(source.substr(at, i.at - at));
+    out += i.text;
+    at = i.at;
+  }
+  out.append(source.substr(at));
+  return out;
+}
+
+}  // namespace kiln::cpu
