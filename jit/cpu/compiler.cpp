@@ -161,6 +161,8 @@ class CpuCompiler final : public Compiler {
   // The flags a compile of plan passes that a precompiled prelude must have been made with
   // (GCC checks the macros itself; include folders are the same for every compile).
   std::vector<std::string> prelude_flags(const Plan& plan) const;
+  // What a compile of plan passes beyond code_flags().
+  std::vector<std::string> mode_flags(const Plan& plan) const;
   // The folder of the precompiled prelude for plan, or "" (see PrecompiledPrelude::folder).
   std::string prelude_folder(const Plan& plan, std::future<void>* build) {
     return pch_ ? pch_->folder(prelude_flags(plan), identity(""), build) : "";
@@ -249,18 +251,27 @@ std::vector<std::string> CpuCompiler::code_flags() const {
   // step until the loop is unswitched on it (one copy per outcome), which GCC does for bodies
   // of at most 50 instructions by default, two levels deep here (the Rodinia-style hotspot:
   // 115 -> 68 ms; deeper costs compile time and gained nothing more).
-  // And no jump threading: it copies a thread loop's paths apart by the conditions of its
-  // region (`if (in_grid && ...)` after `in_grid = ...`), moving what was computed for every
-  // thread into the paths that use it, where if-conversion then makes it unsigned: no longer an
-  // even step (wide_subscripts.h). Without it the Rodinia-style pathfinder's step loop is
-  // vectorised (8.5 -> 3.6 ms); the labs move by a few percent either way.
   if (compiler_fingerprint(compiler_).find("clang") == std::string::npos)
     flags.insert(flags.end(), {"-fno-gnu-unique", "--param=vect-max-version-for-alias-checks=64",
-                               "--param=max-unswitch-insns=1000", "--param=max-unswitch-level=2",
-                               "-fno-thread-jumps"});
+                               "--param=max-unswitch-insns=1000", "--param=max-unswitch-level=2"});
   // Check mode: bounds checks, and line tables to name the source line of a bad access.
   if (check_) flags.insert(flags.end(), {"-DKILN_CHECK=1", "-g"});
   return flags;
+}
+
+// What plan's module compiles with beyond code_flags() (GCC takes a precompiled prelude made
+// without them: their modules share it). A region-mode module compiles without jump threading. Jump
+// threading copies a thread loop's paths apart by the conditions of its region (`if (in_grid &&
+// ...)` after `in_grid = ...`), moving what was computed for every thread into the paths that use
+// it, where if-conversion then makes it unsigned: no longer an even step (wide_subscripts.h).
+// Without it the Rodinia-style pathfinder's step loop is vectorised (8.5 -> 3.6-4.1 ms). Not for
+// the other modes: the 9x9 blur lab, a loop-mode kernel with four bounds tests in its inner loop,
+// took 100 ms longer to compile (340 ms).
+std::vector<std::string> CpuCompiler::mode_flags(const Plan& plan) const {
+  if (plan.has(kiln_cpu::mode_regions) &&
+      compiler_fingerprint(compiler_).find("clang") == std::string::npos)
+    return {"-fno-thread-jumps"};
+  return {};
 }
 
 std::vector<std::string> CpuCompiler::prelude_flags(const Plan& plan) const {
@@ -465,6 +476,7 @@ CompileResult CpuCompiler::compile_once(const Plan& plan) {
   write_file(tu_path, translation_unit(plan));
   std::vector<std::string> argv{compiler_};
   for (const auto& f : code_flags()) argv.push_back(f);
+  for (const auto& f : mode_flags(plan)) argv.push_back(f);
   // Coroutines need C++20, whose headers cost every other module ~15% more compile time. (The
   // source decides the mode, and the source is in the cache key.)
   if (plan.has(kiln_cpu::mode_coroutines)) argv.push_back("-std=c++20");
