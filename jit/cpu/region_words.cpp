@@ -25,6 +25,16 @@ bool is_hoistable(const std::string& s) {
   return words.count(s) > 0;
 }
 // A keyword that starts a statement (or makes one) rather than a declaration.
+bool is_integer_literal(const jit::Token& t) {
+  if (t.kind != jit::Token::number) return false;
+  const std::string& s = t.text;
+  const bool hex = s.size() > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  for (char c : s)
+    if (c == '.' || (hex ? (c == 'p' || c == 'P') : (c == 'e' || c == 'E' || c == 'f' || c == 'F')))
+      return false;
+  return true;
+}
+
 bool is_statement_keyword(const std::string& s) {
   static const std::set<std::string> words{
       "return",   "if",     "for",          "while",    "do",       "switch",   "break",

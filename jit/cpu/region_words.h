@@ -14,6 +14,7 @@ bool is_keyword_type(const std::string& s);  // int, float, unsigned, __half, ..
 bool is_qualifier(const std::string& s);     // const, volatile, register, __restrict__
 bool is_hoistable(const std::string& s);     // starts a statement that declares nothing per thread
 bool is_statement_keyword(const std::string& s);  // return, if, for, auto, new, ...
+bool is_integer_literal(const jit::Token& t);     // a number without fraction or exponent
 
 // Object-like macros of the source whose expansion names threadIdx (or such a macro), and
 // threadIdx itself.

@@ -5,6 +5,7 @@
 #include <set>
 #include <vector>
 
+#include "jit/cpu/region_words.h"
 #include "jit/lexer.h"
 
 namespace kiln::cpu {
@@ -13,16 +14,6 @@ namespace {
 using jit::is_ident;
 using jit::is_punct;
 using jit::Token;
-
-// Whether number token t is an integer literal (no fraction, exponent or float suffix).
-bool integer_literal(const Token& t) {
-  const std::string& s = t.text;
-  const bool hex = s.size() > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
-  for (char c : s)
-    if (c == '.' || (hex ? (c == 'p' || c == 'P') : (c == 'e' || c == 'E' || c == 'f' || c == 'F')))
-      return false;
-  return true;
-}
 
 // Whether token k starts an index component: threadIdx.x, blockIdx.y, blockDim.z, gridDim.x.
 bool index_component(const std::vector<Token>& t, std::size_t k) {
@@ -40,7 +31,7 @@ bool plain_arithmetic(const std::vector<Token>& t, std::size_t b, std::size_t e)
   for (std::size_t k = b; k < e; ++k) {
     const Token& x = t[k];
     if (x.directive || x.kind == Token::string) return false;
-    if (x.kind == Token::number && !integer_literal(x)) return false;
+    if (x.kind == Token::number && !regions::is_integer_literal(x)) return false;
     if (x.kind == Token::ident && k + 1 < e && is_punct(t[k + 1], "(")) return false;  // a call
     if (x.kind == Token::punct &&
         !(x.text == "+" || x.text == "-" || x.text == "*" || x.text == "(" || x.text == ")" ||

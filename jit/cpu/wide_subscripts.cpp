@@ -23,16 +23,6 @@ bool opens_no_subscript(const Token& t) {
   return t.kind == Token::ident && (words.count(t.text) || regions::is_keyword_type(t.text));
 }
 
-// Whether number token t is an integer literal without suffix (int, or wider where it must be).
-bool integer_literal(const Token& t) {
-  const std::string& s = t.text;
-  const bool hex = s.size() > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
-  for (char c : s)
-    if (c == '.' || (hex ? (c == 'p' || c == 'P') : (c == 'e' || c == 'E' || c == 'f' || c == 'F')))
-      return false;
-  return true;
-}
-
 // The operands of subscript tokens [b, e) (each a name with its members, `::` parts, or a
 // function-style cast to a keyword type) as [first, last) token ranges, when the subscript is
 // arithmetic the rewrite takes (wide_subscripts.h) with at least one binary operator; else none.
@@ -44,7 +34,7 @@ std::vector<std::pair<std::size_t, std::size_t>> operands(const std::vector<Toke
     const Token& x = t[k];
     if (x.directive || x.kind == Token::string) return {};
     if (x.kind == Token::number) {
-      if (!integer_literal(x)) return {};
+      if (!regions::is_integer_literal(x)) return {};
       after_operand = true, ++k;
     } else if (x.kind == Token::ident) {
       std::size_t end = k + 1;
