@@ -59,7 +59,8 @@ std::vector<std::pair<std::size_t, std::size_t>> operands(const std::vector<Toke
         return {};  // a call, a subscript, a template
       out.push_back({k, end});
       after_operand = true, k = end;
-    } else if (is_punct(x, "+") || is_punct(x, "-") || is_punct(x, "*")) {
+    } else if (is_punct(x, "+") || is_punct(x, "-") || is_punct(x, "*") || is_punct(x, "/") ||
+               is_punct(x, "%")) {
       if (k + 1 < e && t[k + 1].begin == x.end &&
           (is_punct(t[k + 1], x.text) || is_punct(t[k + 1], "=") || is_punct(t[k + 1], ">")))
         return {};  // ++, --, +=, ->
@@ -68,6 +69,8 @@ std::vector<std::pair<std::size_t, std::size_t>> operands(const std::vector<Toke
     } else if (is_punct(x, "(")) {
       after_operand = false, ++k;
     } else if (is_punct(x, ")")) {
+      if (k + 1 < e && (t[k + 1].kind != Token::punct || is_punct(t[k + 1], "(")))
+        return {};  // a C-style cast: (int)x, (T)(x)
       after_operand = true, ++k;
     } else {
       return {};

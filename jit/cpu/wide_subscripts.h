@@ -6,12 +6,12 @@
 // every such load becomes a gather, and every such store a scatter (Rodinia's pathfinder spent
 // 80% of its time in one gather of consecutive elements). A 64-bit sum keeps its form.
 //
-// The rewrite takes a subscript `a[E]` whose E is a sum, difference or product of names,
-// members, integer literals and parentheses, and computes E in long long where E's type is int
-// (decided by the host compiler: `::kiln_cpu::wide_index<decltype((E) + 0)>(W, E)`, W being E
-// with each operand widened). An int E has only int operands, whose arithmetic is undefined
-// where it overflows; where it does not, the 64-bit value is the same. Any other E (unsigned,
-// long) is left as it computes.
+// The rewrite takes a subscript `a[E]` whose E is built with + - * / % from names, members,
+// integer literals, parentheses and casts like int(x), and computes E in long long where E's type
+// is int (decided by the host compiler: `::kiln_cpu::wide_index<decltype((E) + 0)>(W, E)`, W being
+// E with each operand widened). An int E has only int operands, whose arithmetic is undefined where
+// it overflows; where it does not, the 64-bit value is the same (C++ divides both toward zero). Any
+// other E (unsigned, long) is left as it computes.
 #pragma once
 #include <string>
 #include <string_view>

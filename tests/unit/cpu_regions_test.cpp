@@ -420,6 +420,7 @@ __global__ void tile_sums(const int* in, int* out, unsigned* positive) {
 TEST(CpuRegions, SubscriptsAreComputedWide) {
   const std::string text = R"(void f(int* a, int i, int n, unsigned u, long l, int* p) {
   a[(i + 1) * n + 2] = a[i] + a[g(i) + 1] + a[i++ + 1] + a[u + 1] + a[l * 2] + a[int(u) * 2 + i];
+  a[(int)u + 1] = a[(n)(i) + 1] + a[i / 2 % n];
   auto h = [&] { return p[i]; };
   int arr[4 * 2];
   a[i][n - 1] = 0;
@@ -430,7 +431,11 @@ TEST(CpuRegions, SubscriptsAreComputedWide) {
                       "i) + 1) * ::kiln_cpu::wide(n) + 2, (i + 1) * n + 2)]"),
             std::string::npos)
       << wide;
-  for (const char* kept : {"a[i] +", "a[g(i) + 1]", "a[i++ + 1]", "[&]", "int arr[4 * 2]"})
+  EXPECT_NE(wide.find("(::kiln_cpu::wide(i) / 2 % ::kiln_cpu::wide(n), i / 2 % n)"),
+            std::string::npos)
+      << wide;
+  for (const char* kept : {"a[i] +", "a[g(i) + 1]", "a[i++ + 1]", "[&]", "int arr[4 * 2]",
+                           "a[(int)u + 1]", "a[(n)(i) + 1]"})
     EXPECT_NE(wide.find(kept), std::string::npos) << kept << "\n" << wide;
   // (unsigned and long sums are rewritten too, but decltype keeps their own value)
   EXPECT_NE(wide.find("wide_index<decltype((u + 1) + 0)>"), std::string::npos) << wide;
@@ -449,7 +454,7 @@ __global__ void k(const int* in, int* out, unsigned* wrapped, int rows, int cols
   __syncthreads();
   for (int i = 0; i < steps; i++) {
     if (inside && tx >= i)
-      out[(i * rows + row) * cols + tx] = tile[0][(tx - i) * 1 + 0] + in[(row - 0) * cols + tx - i];
+      out[(i * rows + row) * cols + tx] = tile[0][(i - tx) / -1 + (i - tx) % 3 * 0] + in[(row - 0) * cols + tx - i];
     __syncthreads();
   }
   if (tx == 0) wrapped[row] = blockDim.x - 1u + 2u;  // 33: unsigned, as written
