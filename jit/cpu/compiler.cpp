@@ -135,8 +135,9 @@ class CpuCompiler final : public Compiler {
     std::vector<std::string> user;         // the user's options, as the host compiler takes them
     std::string pch_dir;                   // first on the include path: the prelude precompiled
     bool inlined = false;                  // synchronising device functions inlined
-    bool lowered = false;  // block groups lowered, index arithmetic read as int (make_plan)
-    bool widened = false;  // subscripts computed in 64 bits (make_plan)
+    bool lowered = false;       // block groups lowered, index arithmetic read as int (make_plan)
+    bool widened = false;       // subscripts computed in 64 bits (make_plan)
+    bool chosen_loads = false;  // the region rewrite read through chosen indices
     bool has(Mode m) const {
       return std::any_of(kernels.begin(), kernels.end(),
                          [m](const cpu::ThreadPlan& k) { return k.mode == m; });
@@ -260,16 +261,17 @@ std::vector<std::string> CpuCompiler::code_flags() const {
 }
 
 // What plan's module compiles with beyond code_flags() (GCC takes a precompiled prelude made
-// without them: their modules share it). A region-mode module compiles without jump threading. Jump
-// threading copies a thread loop's paths apart by the conditions of its region (`if (in_grid &&
-// ...)` after `in_grid = ...`), moving what was computed for every thread into the paths that use
-// it, where if-conversion then makes it unsigned: no longer an even step (wide_subscripts.h).
-// Without it the Rodinia-style pathfinder's step loop is vectorised (8.5 -> 3.6-4.1 ms). Not for
-// the other modes: the 9x9 blur lab, a loop-mode kernel with four bounds tests in its inner loop,
-// took 100 ms longer to compile (340 ms).
+// without them: their modules share it).
+// A module whose region rewrite reads through chosen indices (`totals[from][west]` as
+// `(c ? totals[from][x] : totals[from][y])`) compiles without jump threading. Jump threading
+// copies the thread loop's paths apart by the conditions of its region (`if (in_grid && ...)`
+// after `in_grid = ...`, which the choice's own condition repeats), so that the loop is no
+// longer one path GCC can if-convert and vectorise: the Rodinia-style pathfinder took 7.5 ms
+// with it, 3.8 ms without. Elsewhere it stays: the reduce, abs_sum and histogram labs (region
+// mode, no chosen indices) ran 10-30% slower without it, and the 9x9 blur lab (loop mode)
+// compiled 100 ms slower.
 std::vector<std::string> CpuCompiler::mode_flags(const Plan& plan) const {
-  if (plan.has(kiln_cpu::mode_regions) &&
-      compiler_fingerprint(compiler_).find("clang") == std::string::npos)
+  if (plan.chosen_loads && compiler_fingerprint(compiler_).find("clang") == std::string::npos)
     return {"-fno-thread-jumps"};
   return {};
 }
@@ -385,7 +387,7 @@ CompileResult CpuCompiler::compile(const CompileRequest& request) {
     const std::string what =
         "(the " + plan.rewrite_name() + " rewrite did not compile: " + first_error(e.log()) + ")";
     plan.source = request.source;
-    plan.checked_pointers = plan.inlined = plan.lowered = plan.widened = false;
+    plan.checked_pointers = plan.inlined = plan.lowered = plan.widened = plan.chosen_loads = false;
     for (cpu::ThreadPlan& k : plan.kernels)
       if (k.mode == kiln_cpu::mode_regions || k.mode == kiln_cpu::mode_coroutines) {
         k.mode = kiln_cpu::mode_fibers;
@@ -465,7 +467,10 @@ CpuCompiler::Plan CpuCompiler::plan_source(const CompileRequest& request, const 
       k.why = "the region rewrite declines it (" + why + "), and beside it is " + k.no_coroutines;
     }
   }
-  if (rewritten) plan.source = std::move(regions.source);
+  if (rewritten) {
+    plan.source = std::move(regions.source);
+    plan.chosen_loads = regions.chosen_loads;
+  }
   return plan;
 }
 

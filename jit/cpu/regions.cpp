@@ -74,6 +74,7 @@ struct Refused : std::runtime_error {
 struct Edit {
   std::size_t begin, end;  // source offsets replaced
   std::string text;
+  bool chosen_load = false;  // a read through a chosen index (rewrite_selects)
 };
 
 // The integer types that hold every thread index unchanged.
@@ -1425,7 +1426,7 @@ class BodyWriter {
       const std::string& p = found->second;
       select_edits_.push_back(
           {t_[start].begin, t_[k + 1].end,
-           "(" + p + "c ? " + array + "[" + p + "a] : " + array + "[" + p + "b])"});
+           "(" + p + "c ? " + array + "[" + p + "a] : " + array + "[" + p + "b])", true});
     }
   }
 
@@ -1769,10 +1770,12 @@ RegionRewrite form_regions_by_kernel(std::string_view source) {
   });
   std::size_t done = 0;
   for (const Edit& e : edits) {
+    result.chosen_loads = result.chosen_loads || e.chosen_load;
     if (e.begin < done) {  // cannot happen between bodies; within one, a rewrite's own fault
       result.source = std::string(source);
       for (const auto& [name, body_edits] : rewritten)
         result.declined.emplace(name, "overlapping rewrites");
+      result.chosen_loads = false;
       return result;
     }
     result.source.append(source.substr(done, e.begin - done));

@@ -14,7 +14,7 @@ namespace kiln::cpu {
 
 // Part of the cpu backend's compiler identity (the cache key): bump it whenever the rewrite
 // changes what it produces, so that no module built by an older rewrite is loaded.
-inline constexpr int kRegionsVersion = 22;
+inline constexpr int kRegionsVersion = 23;
 
 // source with every __global__ body that names __syncthreads rewritten into regions (lines
 // kept, so compiler messages and check-mode reports name the user's lines), or nullopt, with
@@ -31,6 +31,7 @@ std::optional<std::string> form_regions(std::string_view source, std::string* wh
 struct RegionRewrite {
   std::string source;
   std::map<std::string, std::string> declined;  // kernel name -> why
+  bool chosen_loads = false;  // a read through an index chosen by a condition was rewritten
 };
 RegionRewrite form_regions_by_kernel(std::string_view source);
 

@@ -190,6 +190,17 @@ __global__ void k(const int* in, int* out, int cols) {
     ++chosen;
   EXPECT_EQ(chosen, 3u) << *r;
   EXPECT_NE(r->find("row[1][east] += 0"), std::string::npos) << *r;  // written: left alone
+  // (such a module compiles without jump threading: the compiler asks the rewrite)
+  EXPECT_TRUE(cpu::form_regions_by_kernel(src).chosen_loads);
+  EXPECT_FALSE(cpu::form_regions_by_kernel(R"(
+__global__ void k(int* out) {
+  __shared__ int s[64];
+  int tx = threadIdx.x;
+  s[tx] = tx;
+  __syncthreads();
+  out[tx] = s[63 - tx];
+})")
+                   .chosen_loads);
   Built b = build(src, "k");
   ASSERT_EQ(b.kernel->attributes().threads, "regions");
   const int cols = 150, blocks = 3;
