@@ -60,7 +60,7 @@ class Lowering {
     for (std::size_t k = 0; k < t_.size(); ++k) {
       if (taken_[k] || t_[k].kind != Token::ident) continue;
       if (names_.count(t_[k].text)) {
-        if (!include_line(k) && !group_sync(k)) return std::string(src_);
+        if (!include_line(k) && !group_sync(k) && !group_reduce(k)) return std::string(src_);
       } else if (blocks_.count(t_[k].text) && !member(k)) {
         if (!block_member_call(k)) return std::string(src_);
       } else if (tiles_.count(t_[k].text) && !member(k)) {
@@ -193,13 +193,17 @@ class Lowering {
 
   // `#include <cooperative_groups.h>` around token k: the line goes (nothing else of the
   // header remains).
+  // (and `<cooperative_groups/reduce.h>`, for NS::reduce)
   bool include_line(std::size_t k) {
     if (!t_[k].directive || k < 2 || !t_[k - 2].directive || !is_ident(t_[k - 2], "include") ||
-        !is_punct(t_[k - 1], "<") || !is_ident(t_[k], "cooperative_groups") ||
-        !is_punct(t_[k + 1], ".") || !is_ident(t_[k + 2], "h") || !is_punct(t_[k + 3], ">"))
+        !is_punct(t_[k - 1], "<") || !is_ident(t_[k], "cooperative_groups"))
+      return false;
+    std::size_t dot = k + 1;
+    if (is_punct(t_[dot], "/") && is_ident(t_[dot + 1], "reduce")) dot += 2;
+    if (!is_punct(t_[dot], ".") || !is_ident(t_[dot + 1], "h") || !is_punct(t_[dot + 2], ">"))
       return false;
     const std::size_t hash = src_.rfind('#', t_[k - 2].begin);  // (the lexer skips the '#')
-    take(k - 2, k + 3, "");
+    take(k - 2, dot + 2, "");
     if (hash != std::string_view::npos) edits_.back().begin = hash;
     return true;
   }
@@ -218,6 +222,73 @@ class Lowering {
       return true;
     }
     return false;
+  }
+
+  // `NS::reduce(t, value, NS::op<T>())` at k, t a one-warp tile and op plus, less, greater,
+  // bit_and, bit_or or bit_xor, as a whole statement `[type] name = ...;` after a statement's
+  // start: a butterfly of xor shuffles over the warp, which leaves every lane the whole
+  // warp's result, as NS::reduce does. The statement becomes
+  //   T kiln_g<N> = (value); for (int kiln_o<N> = 16; ...; kiln_o<N> /= 2) {
+  //     T kiln_x<N> = __shfl_xor_sync(0xffffffffu, kiln_g<N>, kiln_o<N>, 32);
+  //     kiln_g<N> = op(kiln_g<N>, kiln_x<N>); } [type] name = kiln_g<N>;
+  // in T, the op's own type, statements the region rewrite runs as warp steps.
+  bool group_reduce(std::size_t k) {
+    if (!qualified(k, "reduce") || !is_punct(t_[k + 3], "(") || !tiles_.count(t_[k + 4].text) ||
+        !is_punct(t_[k + 5], ",") || k < 3 || !is_punct(t_[k - 1], "=") ||
+        t_[k - 2].kind != Token::ident)
+      return false;
+    const std::size_t close = closing(k + 3);
+    if (close == t_.size() || !is_punct(t_[close + 1], ";")) return false;
+    // value: up to the comma at depth 0; then NS::op<T>() or NS::op<T>{}
+    std::size_t comma = k + 6;
+    for (int depth = 0; comma < close; ++comma) {
+      if (is_punct(t_[comma], "(") || is_punct(t_[comma], "[") || is_punct(t_[comma], "{")) ++depth;
+      if (is_punct(t_[comma], ")") || is_punct(t_[comma], "]") || is_punct(t_[comma], "}")) --depth;
+      if (depth == 0 && is_punct(t_[comma], ",")) break;
+    }
+    if (comma >= close || comma == k + 6 || !names_.count(t_[comma + 1].text) ||
+        !is_punct(t_[comma + 2], "::") || !is_punct(t_[comma + 4], "<"))
+      return false;
+    static const std::pair<const char*, const char*> kOps[] = {
+        {"plus", "A + B"},    {"less", "(B < A ? B : A)"}, {"greater", "(A < B ? B : A)"},
+        {"bit_and", "A & B"}, {"bit_or", "A | B"},         {"bit_xor", "A ^ B"}};
+    const char* combine = nullptr;
+    for (const auto& [op, text] : kOps)
+      if (is_ident(t_[comma + 3], op)) combine = text;
+    std::size_t angle = comma + 5;
+    while (angle < close && t_[angle].kind == Token::ident) ++angle;  // `unsigned int`
+    if (!combine || angle == comma + 5 || !is_punct(t_[angle], ">") || angle + 3 != close ||
+        !is_punct(t_[angle + 1], "(") || !is_punct(t_[angle + 2], ")"))
+      return false;
+    // the statement: `name =` or `type... name =` after a statement's start
+    std::size_t start = k - 2;
+    while (start > 0 && (t_[start - 1].kind == Token::ident || is_punct(t_[start - 1], "::")) &&
+           !t_[start - 1].directive)
+      --start;
+    if (start > 0 && !(is_punct(t_[start - 1], ";") || is_punct(t_[start - 1], "{") ||
+                       is_punct(t_[start - 1], "}")))
+      return false;
+    static const std::set<std::string> statement_words{"return", "else",  "case",    "goto",
+                                                       "do",     "throw", "typedef", "using"};
+    for (std::size_t j = start; j < k - 2; ++j)
+      if (statement_words.count(t_[j].text)) return false;
+    auto text = [&](std::size_t a, std::size_t b) {  // tokens [a, b) on one line
+      std::string out;
+      for (std::size_t j = a; j < b; ++j) out += (j > a ? " " : "") + t_[j].text;
+      return out;
+    };
+    const std::string n = std::to_string(++reductions_), g = "kiln_g" + n, o = "kiln_o" + n,
+                      x = "kiln_x" + n, type = text(comma + 5, angle);
+    std::string step = combine;
+    for (std::size_t at; (at = step.find('A')) != std::string::npos;) step.replace(at, 1, g);
+    for (std::size_t at; (at = step.find('B')) != std::string::npos;) step.replace(at, 1, x);
+    std::string value(src_.substr(t_[k + 6].begin, t_[comma - 1].end - t_[k + 6].begin));
+    std::replace(value.begin(), value.end(), '\n', ' ');  // (edited() keeps the lines)
+    take(start, close + 1,
+         type + " " + g + " = (" + value + "); for (int " + o + " = 16; " + o + " > 0; " + o +
+             " /= 2) { " + type + " " + x + " = __shfl_xor_sync(0xffffffffu, " + g + ", " + o +
+             ", 32); " + g + " = " + step + "; } " + text(start, k - 1) + " = " + g + ";");
+    return true;
   }
 
   // `b.sync()`, `b.thread_rank()`, `b.size()` or `b.num_threads()` at k.
@@ -264,6 +335,7 @@ class Lowering {
   std::set<std::string> names_;   // cooperative_groups and its aliases
   std::set<std::string> blocks_;  // the block variables
   std::set<std::string> tiles_;   // the one-warp tile variables
+  int reductions_ = 0;            // NS::reduce calls lowered (their variables' numbers)
   std::vector<Edit> edits_;
 };
 

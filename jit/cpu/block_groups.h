@@ -10,12 +10,15 @@
 // thread loops; named through cooperative groups, the plan sends the kernel to fibers. So are a
 // one-warp tile's operations (`auto tile = cg::tiled_partition<32>(cta);`): its shuffles and
 // votes are the whole warp's (`__shfl_down_sync(0xffffffffu, v, d, 32)`), which the region
-// rewrite runs as warp steps, its sync __syncwarp(), its ranks the lane and the warp.
-// When every use of cooperative groups in the source is of those kinds (the header's #include,
-// a namespace alias, `thread_block` or `auto` variables initialised from this_thread_block(),
-// `thread_block_tile<32>` or `auto` ones from tiled_partition<32>, and their members), the
-// source is rewritten without them, lines kept. Anything else (narrower tiles, grids,
-// cg::reduce, a block or tile passed to a function) leaves the source as it is.
+// rewrite runs as warp steps, its sync __syncwarp(), its ranks the lane and the warp; a
+// statement `[T] r = cg::reduce(tile, v, cg::plus<U>());` (or less, greater, bit_and, bit_or,
+// bit_xor) a loop of xor shuffles in U that leaves every lane the warp's result.
+// When every use of cooperative groups in the source is of those kinds (the headers'
+// #includes, a namespace alias, `thread_block` or `auto` variables initialised from
+// this_thread_block(), `thread_block_tile<32>` or `auto` ones from tiled_partition<32>, their
+// members, such reductions), the source is rewritten without them, lines kept. Anything else
+// (narrower tiles, grids, a reduce within an expression or with a lambda, a block or tile
+// passed to a function) leaves the source as it is.
 #pragma once
 #include <string>
 #include <string_view>

@@ -422,6 +422,74 @@ __global__ void tile_sums(const int* in, int* out, unsigned* positive) {
   EXPECT_EQ(cpu::lower_block_groups(unqualified), unqualified);
 }
 
+// cg::reduce over a one-warp tile, as a whole statement, is lowered to a butterfly of xor
+// shuffles, which leaves every lane the warp's result as cg::reduce does: the kernel runs as
+// regions, and each op's results are the host's. Other forms (a lambda op, a reduce inside an
+// expression, a narrower tile) leave the source as it is.
+TEST(CpuRegions, GroupReduceOfAWarpTileRunsAsRegions) {
+  const std::string src = R"(
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+__global__ void k(const int* in, int* sums, int* lows, int* highs, unsigned* ors) {
+  cg::thread_block cta = cg::this_thread_block();
+  auto tile = cg::tiled_partition<32>(cta);
+  const int v = in[blockIdx.x * blockDim.x + threadIdx.x];
+  int s = cg::reduce(tile, v * 2 - 1, cg::plus<int>());
+  const int lo = cg::reduce(tile, v, cg::less<int>());
+  int hi;
+  hi = cg::reduce(tile, v, cg::greater<int>());
+  unsigned bits = cg::reduce(tile, 1u << (v % 32), cg::bit_or<unsigned int>());
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  sums[t] = s;
+  lows[t] = lo;
+  highs[t] = hi;
+  ors[t] = bits;
+})";
+  const std::string lowered = cpu::lower_block_groups(src);
+  EXPECT_EQ(lowered.find("cg::"), std::string::npos) << lowered;
+  EXPECT_EQ(std::count(lowered.begin(), lowered.end(), '\n'),
+            std::count(src.begin(), src.end(), '\n'));
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
+  const int blocks = 2, threads = 64;
+  std::vector<int> in(blocks * threads);
+  for (int i = 0; i < blocks * threads; ++i) in[i] = (i * 37 + 11) % 101 - 50;
+  Buffer<int> din(in), sums(in.size(), 0), lows(in.size(), 0), highs(in.size(), 0);
+  Buffer<unsigned> ors(in.size(), 0);
+  launch(*b.kernel, {blocks}, {threads}, 0, din.p, sums.p, lows.p, highs.p, ors.p);
+  auto so = sums.host(), lo = lows.host(), hi = highs.host();
+  auto oo = ors.host();
+  for (int w = 0; w < blocks * threads / 32; ++w) {
+    int sum = 0, low = in[w * 32], high = in[w * 32];
+    unsigned bits = 0;
+    for (int l = 0; l < 32; ++l) {
+      const int v = in[w * 32 + l];
+      sum += v * 2 - 1, low = std::min(low, v), high = std::max(high, v);
+      bits |= 1u << (unsigned(v) % 32u);
+    }
+    for (int l = 0; l < 32; ++l) {  // every lane has the warp's result
+      ASSERT_EQ(so[w * 32 + l], sum) << w << "," << l;
+      ASSERT_EQ(lo[w * 32 + l], low) << w << "," << l;
+      ASSERT_EQ(hi[w * 32 + l], high) << w << "," << l;
+      ASSERT_EQ(oo[w * 32 + l], bits) << w << "," << l;
+    }
+  }
+  for (const char* other : {
+           "int r = cg::reduce(tile, v, [](int a, int b) { return a + b; });",
+           "int r = 1 + cg::reduce(tile, v, cg::plus<int>());",
+           "if (v) r = cg::reduce(tile, v, cg::plus<int>());",
+       }) {
+    const std::string s2 =
+        std::string(
+            "#include <cooperative_groups.h>\nnamespace cg = "
+            "cooperative_groups;\n__global__ void k(int v) {\n  int r = 0;\n  "
+            "auto tile = cg::tiled_partition<32>(cg::this_thread_block());\n  ") +
+        other + "\n}";
+    EXPECT_EQ(cpu::lower_block_groups(s2), s2) << other;
+  }
+}
+
 // A subscript that sums, subtracts or multiplies names and integer literals is computed in
 // 64 bits where its type is int (jit/cpu/wide_subscripts.h), so that it still steps evenly with
 // the thread once GCC has made conditional arithmetic unsigned: the Rodinia-style pathfinder's
