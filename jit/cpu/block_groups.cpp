@@ -4,6 +4,7 @@
 #include "jit/cpu/block_groups.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -21,11 +22,17 @@ constexpr const char* kSync = "__syncthreads()";
 constexpr const char* kRank =
     "(unsigned(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)))";
 constexpr const char* kSize = "(unsigned(blockDim.x * blockDim.y * blockDim.z))";
-constexpr const char* kLane =
-    "(unsigned(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 32u)";
-constexpr const char* kWarp =
-    "(unsigned(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / 32u)";
-constexpr const char* kWarps = "((unsigned(blockDim.x * blockDim.y * blockDim.z) + 31u) / 32u)";
+// A tile of width lanes: the thread's rank in it, the tile's rank in the block, their count.
+std::string tile_lane(int width) {
+  return "(" + std::string(kRank) + " % " + std::to_string(width) + "u)";
+}
+std::string tile_rank(int width) {
+  return "(" + std::string(kRank) + " / " + std::to_string(width) + "u)";
+}
+std::string tile_count(int width) {
+  const std::string w = std::to_string(width);
+  return "((" + std::string(kSize) + " + " + std::to_string(width - 1) + "u) / " + w + "u)";
+}
 
 struct Edit {
   std::size_t begin, end;  // source offsets replaced
@@ -98,7 +105,7 @@ class Lowering {
       return 0;
     std::size_t d = k;
     if (is_ident(t_[d], "const")) ++d;
-    if (qualified(d, type) && (!warp_sized || warp_size_argument(d + 3)))
+    if (qualified(d, type) && (!warp_sized || tile_width(d + 3)))
       d += warp_sized ? 6 : 3;
     else if (is_ident(t_[d], "auto"))
       d += 1;
@@ -118,13 +125,15 @@ class Lowering {
     take(k, name + 7, "");
   }
 
-  // `[const] NS::thread_block_tile<32> t = NS::tiled_partition<32>(b);` (or `auto t`), b a
-  // block variable or `NS::this_thread_block()`, at k after a statement's start: t is a tile of
-  // one warp, the declaration goes. (Only 32: a narrower tile's lanes need a mask of their own.)
+  // `[const] NS::thread_block_tile<W> t = NS::tiled_partition<W>(b);` (or `auto t`), W 2, 4, 8,
+  // 16 or 32, b a block variable or `NS::this_thread_block()`, at k after a statement's start: t
+  // is a tile of W lanes of a warp, the declaration goes.
   void tile_declaration(std::size_t k) {
     const std::size_t name = declared_name(k, "thread_block_tile", true), call = name + 2;
-    if (!name || !qualified(call, "tiled_partition") || !warp_size_argument(call + 3) ||
-        !is_punct(t_[call + 6], "("))
+    const int width = name ? tile_width(call + 3) : 0;
+    if (!name || !qualified(call, "tiled_partition") || !width || !is_punct(t_[call + 6], "(") ||
+        (!is_ident(t_[k], "auto") && !is_ident(t_[k + 1], "auto") &&
+         tile_width(name - 3) != width))  // thread_block_tile<W> t = tiled_partition<W>(...)
       return;
     std::size_t close = call + 7;
     if (blocks_.count(t_[close].text))
@@ -135,21 +144,28 @@ class Lowering {
     else
       return;
     if (!is_punct(t_[close], ")") || !is_punct(t_[close + 1], ";")) return;
-    tiles_.insert(t_[name].text);
+    tiles_[t_[name].text] = width;
     take(k, close + 1, "");
   }
 
-  // Whether tokens k.. are `<32>`.
-  bool warp_size_argument(std::size_t k) const {
-    return is_punct(t_[k], "<") && t_[k + 1].kind == Token::number && t_[k + 1].text == "32" &&
-           is_punct(t_[k + 2], ">");
+  // The width W of tokens k.. `<W>`, W 2, 4, 8, 16 or 32; else 0.
+  int tile_width(std::size_t k) const {
+    if (!is_punct(t_[k], "<") || t_[k + 1].kind != Token::number || !is_punct(t_[k + 2], ">"))
+      return 0;
+    for (int w : {2, 4, 8, 16, 32})
+      if (t_[k + 1].text == std::to_string(w)) return w;
+    return 0;
   }
 
-  // A member call of a one-warp tile at k: its shuffles and votes as the warp operations of the
-  // whole warp, sync as __syncwarp(), its ranks and sizes as indices.
+  // A member call of a tile at k: its shuffles as the warp's, within segments of its width
+  // (`__shfl_down_sync(0xffffffffu, v, d, W)`), a one-warp tile's votes as the warp's, sync as
+  // __syncwarp(), its ranks and sizes as indices. (A narrower tile's votes would need a mask of
+  // its own lanes: not lowered.)
   bool tile_member_call(std::size_t k) {
     if (!is_punct(t_[k + 1], ".") || !is_punct(t_[k + 3], "(")) return false;
     const std::string& m = t_[k + 2].text;
+    const int width = tiles_.at(t_[k].text);
+    const std::string w = std::to_string(width);
     static const std::pair<const char*, const char*> kWarpOps[] = {
         {"shfl", "__shfl_sync"},       {"shfl_down", "__shfl_down_sync"},
         {"shfl_up", "__shfl_up_sync"}, {"shfl_xor", "__shfl_xor_sync"},
@@ -160,21 +176,23 @@ class Lowering {
       const std::size_t close = closing(k + 3);
       if (close == t_.size() || is_punct(t_[k + 4], ")")) return false;
       const bool shuffle = m.rfind("shfl", 0) == 0;
+      if (!shuffle && width != 32) return false;  // a narrower tile's vote is its lanes' only
       take(k, k + 3, std::string(op) + "(0xffffffffu, ");
-      if (shuffle) {  // (the width, as the tile's own shuffles pass it)
+      if (shuffle) {  // (the width, as the tile's own shuffles pass it: its segment of lanes)
         taken_[close] = true;
-        edits_.push_back({t_[close].begin, t_[close].end, ", 32)"});
+        edits_.push_back({t_[close].begin, t_[close].end, ", " + w + ")"});
       }
       return true;
     }
     if (!is_punct(t_[k + 4], ")")) return false;
-    const char* text = m == "sync"                           ? "__syncwarp()"
-                       : m == "thread_rank"                  ? kLane
-                       : (m == "size" || m == "num_threads") ? "32u"
-                       : m == "meta_group_rank"              ? kWarp
-                       : m == "meta_group_size"              ? kWarps
-                                                             : nullptr;
-    if (!text) return false;
+    // (a narrower tile syncs with its whole warp: the same where the warp's tiles all sync)
+    const std::string text = m == "sync"                           ? "__syncwarp()"
+                             : m == "thread_rank"                  ? tile_lane(width)
+                             : (m == "size" || m == "num_threads") ? w + "u"
+                             : m == "meta_group_rank"              ? tile_rank(width)
+                             : m == "meta_group_size"              ? tile_count(width)
+                                                                   : "";
+    if (text.empty()) return false;
     take(k, k + 4, text);
     return true;
   }
@@ -224,12 +242,12 @@ class Lowering {
     return false;
   }
 
-  // `NS::reduce(t, value, NS::op<T>())` at k, t a one-warp tile and op plus, less, greater,
+  // `NS::reduce(t, value, NS::op<T>())` at k, t a tile of W lanes and op plus, less, greater,
   // bit_and, bit_or or bit_xor, as a whole statement `[type] name = ...;` after a statement's
-  // start: a butterfly of xor shuffles over the warp, which leaves every lane the whole
-  // warp's result, as NS::reduce does. The statement becomes
-  //   T kiln_g<N> = (value); for (int kiln_o<N> = 16; ...; kiln_o<N> /= 2) {
-  //     T kiln_x<N> = __shfl_xor_sync(0xffffffffu, kiln_g<N>, kiln_o<N>, 32);
+  // start: a butterfly of xor shuffles over the tile, which leaves every lane the whole
+  // tile's result, as NS::reduce does. The statement becomes
+  //   T kiln_g<N> = (value); for (int kiln_o<N> = W / 2; ...; kiln_o<N> /= 2) {
+  //     T kiln_x<N> = __shfl_xor_sync(0xffffffffu, kiln_g<N>, kiln_o<N>, W);
   //     kiln_g<N> = op(kiln_g<N>, kiln_x<N>); } [type] name = kiln_g<N>;
   // in T, the op's own type, statements the region rewrite runs as warp steps.
   bool group_reduce(std::size_t k) {
@@ -279,15 +297,17 @@ class Lowering {
     };
     const std::string n = std::to_string(++reductions_), g = "kiln_g" + n, o = "kiln_o" + n,
                       x = "kiln_x" + n, type = text(comma + 5, angle);
+    const int width = tiles_.at(t_[k + 4].text);
     std::string step = combine;
     for (std::size_t at; (at = step.find('A')) != std::string::npos;) step.replace(at, 1, g);
     for (std::size_t at; (at = step.find('B')) != std::string::npos;) step.replace(at, 1, x);
     std::string value(src_.substr(t_[k + 6].begin, t_[comma - 1].end - t_[k + 6].begin));
     std::replace(value.begin(), value.end(), '\n', ' ');  // (edited() keeps the lines)
     take(start, close + 1,
-         type + " " + g + " = (" + value + "); for (int " + o + " = 16; " + o + " > 0; " + o +
-             " /= 2) { " + type + " " + x + " = __shfl_xor_sync(0xffffffffu, " + g + ", " + o +
-             ", 32); " + g + " = " + step + "; } " + text(start, k - 1) + " = " + g + ";");
+         type + " " + g + " = (" + value + "); for (int " + o + " = " + std::to_string(width / 2) +
+             "; " + o + " > 0; " + o + " /= 2) { " + type + " " + x +
+             " = __shfl_xor_sync(0xffffffffu, " + g + ", " + o + ", " + std::to_string(width) +
+             "); " + g + " = " + step + "; } " + text(start, k - 1) + " = " + g + ";");
     return true;
   }
 
@@ -332,10 +352,10 @@ class Lowering {
   std::string_view src_;
   std::vector<Token> t_;
   std::vector<bool> taken_;
-  std::set<std::string> names_;   // cooperative_groups and its aliases
-  std::set<std::string> blocks_;  // the block variables
-  std::set<std::string> tiles_;   // the one-warp tile variables
-  int reductions_ = 0;            // NS::reduce calls lowered (their variables' numbers)
+  std::set<std::string> names_;       // cooperative_groups and its aliases
+  std::set<std::string> blocks_;      // the block variables
+  std::map<std::string, int> tiles_;  // the tile variables, and their widths (lanes)
+  int reductions_ = 0;                // NS::reduce calls lowered (their variables' numbers)
   std::vector<Edit> edits_;
 };
 
