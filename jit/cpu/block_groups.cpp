@@ -158,9 +158,8 @@ class Lowering {
   }
 
   // A member call of a tile at k: its shuffles as the warp's, within segments of its width
-  // (`__shfl_down_sync(0xffffffffu, v, d, W)`), a one-warp tile's votes as the warp's, sync as
-  // __syncwarp(), its ranks and sizes as indices. (A narrower tile's votes would need a mask of
-  // its own lanes: not lowered.)
+  // (`__shfl_down_sync(0xffffffffu, v, d, W)`), its votes as the warp's (a narrower tile's
+  // masked to its own lanes), sync as __syncwarp(), its ranks and sizes as indices.
   bool tile_member_call(std::size_t k) {
     if (!is_punct(t_[k + 1], ".") || !is_punct(t_[k + 3], "(")) return false;
     const std::string& m = t_[k + 2].text;
@@ -176,7 +175,7 @@ class Lowering {
       const std::size_t close = closing(k + 3);
       if (close == t_.size() || is_punct(t_[k + 4], ")")) return false;
       const bool shuffle = m.rfind("shfl", 0) == 0;
-      if (!shuffle && width != 32) return false;  // a narrower tile's vote is its lanes' only
+      if (!shuffle && width != 32) return narrow_vote(k, close, width);
       take(k, k + 3, std::string(op) + "(0xffffffffu, ");
       if (shuffle) {  // (the width, as the tile's own shuffles pass it: its segment of lanes)
         taken_[close] = true;
@@ -194,6 +193,28 @@ class Lowering {
                                                                    : "";
     if (text.empty()) return false;
     take(k, k + 4, text);
+    return true;
+  }
+
+  // `t.ballot(p)`, `t.any(p)` or `t.all(p)` of a tile of width lanes (less than a warp) at k,
+  // its ')' at close: the warp's ballot, shifted to the tile's lanes and masked to them (bit i
+  // for the tile's lane i, as the tile's own ballot has it); `all` as no lane voting `!(p)`, so
+  // that a lane that has returned counts for neither, as in the warp's own votes.
+  bool narrow_vote(std::size_t k, std::size_t close, int width) {
+    const std::string& m = t_[k + 2].text;
+    const std::string shift = "(" + tile_lane(32) + " & ~" + std::to_string(width - 1) + "u)",
+                      mask = std::to_string((1u << width) - 1) + "u";
+    const std::string tail = ") >> " + shift + ") & " + mask + ")";
+    std::string open, end;
+    if (m == "ballot")
+      open = "((__ballot_sync(0xffffffffu, ", end = tail;
+    else if (m == "any")
+      open = "(((__ballot_sync(0xffffffffu, ", end = tail + " != 0u)";
+    else
+      open = "(((__ballot_sync(0xffffffffu, !(", end = ")" + tail + " == 0u)";
+    take(k, k + 3, open);
+    taken_[close] = true;
+    edits_.push_back({t_[close].begin, t_[close].end, end});
     return true;
   }
 

@@ -10,16 +10,16 @@
 // thread loops; named through cooperative groups, the plan sends the kernel to fibers. So are a
 // tile's operations (`auto tile = cg::tiled_partition<32>(cta);`, also 16, 8, 4 or 2 lanes):
 // its shuffles are the warp's within segments of its width (`__shfl_down_sync(0xffffffffu, v,
-// d, W)`), which the region rewrite runs as warp steps, a one-warp tile's votes the warp's, its
-// sync __syncwarp(), its ranks indices; a statement `[T] r = cg::reduce(tile, v,
+// d, W)`), which the region rewrite runs as warp steps, its votes the warp's (masked to its
+// lanes), its sync __syncwarp(), its ranks indices; a statement `[T] r = cg::reduce(tile, v,
 // cg::plus<U>());` (or less, greater, bit_and, bit_or, bit_xor) a loop of xor shuffles in U
 // that leaves every lane the tile's result.
 // When every use of cooperative groups in the source is of those kinds (the headers'
 // #includes, a namespace alias, `thread_block` or `auto` variables initialised from
 // this_thread_block(), `thread_block_tile<W>` or `auto` ones from tiled_partition<W>, their
 // members, such reductions), the source is rewritten without them, lines kept. Anything else
-// (a narrower tile's votes, grids, a reduce within an expression or with a lambda, a block or
-// tile passed to a function) leaves the source as it is.
+// (other members, grids, a reduce within an expression or with a lambda, a block or tile
+// passed to a function) leaves the source as it is.
 #pragma once
 #include <string>
 #include <string_view>

@@ -402,10 +402,10 @@ __global__ void tile_sums(const int* in, int* out, unsigned* positive) {
       ASSERT_EQ(po[blk * 8 + w], mask) << blk << "," << w;
     }
   }
-  // Left alone: a narrower tile's votes, a width that is no power of two, a block passed on,
+  // Left alone: members not lowered, a width that is no power of two, a block passed on,
   // grids, other members, unqualified names.
   for (const char* other : {
-           "auto t = cg::tiled_partition<16>(cta); bool a = t.any(1);",
+           "auto t = cg::tiled_partition<16>(cta); unsigned a = t.match_any(1);",
            "auto t = cg::tiled_partition<12>(cta);",
            "cg::thread_block_tile<16> t = cg::tiled_partition<8>(cta);",
            "helper(cta);",
@@ -428,7 +428,7 @@ __global__ void tile_sums(const int* in, int* out, unsigned* positive) {
 // cg::reduce over a tile (of a warp, or of 8 lanes), as a whole statement, is lowered to a
 // butterfly of xor shuffles, which leaves every lane the tile's result as cg::reduce does: the
 // kernel runs as regions, and each op's results are the host's; so are a narrow tile's
-// shuffles and ranks. Other forms (a lambda op, a reduce inside an
+// shuffles, ranks and votes (masked to its own lanes). Other forms (a lambda op, a reduce inside an
 // expression, a narrower tile) leave the source as it is.
 TEST(CpuRegions, GroupReduceAndNarrowTilesRunAsRegions) {
   const std::string src = R"(
@@ -484,12 +484,15 @@ __global__ void k(const int* in, int* sums, int* lows, int* highs, unsigned* ors
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 namespace cg = cooperative_groups;
-__global__ void k(const int* in, int* sums, int* nexts, int* ranks) {
+__global__ void k(const int* in, int* sums, int* nexts, int* ranks, unsigned* votes) {
   cg::thread_block_tile<8> tile = cg::tiled_partition<8>(cg::this_thread_block());
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   const int v = in[t];
   int s = cg::reduce(tile, v, cg::plus<int>());
   int next = tile.shfl_down(v, 1);
+  const unsigned bal = tile.ballot(v > 0);
+  const bool some = tile.any(v > 40), every = tile.all(v > -45);
+  votes[t] = bal + (some ? 1u << 16 : 0u) + (every ? 1u << 17 : 0u);
   sums[t] = s;
   nexts[t] = next;
   ranks[t] = tile.thread_rank() + 100 * tile.meta_group_rank() + 10000 * tile.meta_group_size() +
@@ -498,8 +501,10 @@ __global__ void k(const int* in, int* sums, int* nexts, int* ranks) {
   Built nb = build(narrow, "k");
   ASSERT_EQ(nb.kernel->attributes().threads, "regions") << nb.kernel->attributes().why;
   Buffer<int> nsums(in.size(), 0), nexts(in.size(), 0), ranks(in.size(), 0);
-  launch(*nb.kernel, {blocks}, {threads}, 0, din.p, nsums.p, nexts.p, ranks.p);
+  Buffer<unsigned> votes(in.size(), 0);
+  launch(*nb.kernel, {blocks}, {threads}, 0, din.p, nsums.p, nexts.p, ranks.p, votes.p);
   auto ns = nsums.host(), nn = nexts.host(), nr = ranks.host();
+  auto nv = votes.host();
   for (int i = 0; i < blocks * threads; ++i) {
     const int first = i / 8 * 8, lane = i % 8, tid = i % threads;
     int sum = 0;
@@ -507,6 +512,13 @@ __global__ void k(const int* in, int* sums, int* nexts, int* ranks) {
     ASSERT_EQ(ns[i], sum) << i;
     ASSERT_EQ(nn[i], lane + 1 < 8 ? in[i + 1] : in[i]) << i;  // past the tile: its own value
     ASSERT_EQ(nr[i], lane + 100 * (tid / 8) + 10000 * (threads / 8) + 1000000 * 8) << i;
+    unsigned bal = 0;
+    bool some = false, every = true;
+    for (int l = 0; l < 8; ++l) {
+      bal |= unsigned(in[first + l] > 0) << l;
+      some = some || in[first + l] > 40, every = every && in[first + l] > -45;
+    }
+    ASSERT_EQ(nv[i], bal + (some ? 1u << 16 : 0u) + (every ? 1u << 17 : 0u)) << i;
   }
   for (const char* other : {
            "int r = cg::reduce(tile, v, [](int a, int b) { return a + b; });",
