@@ -121,7 +121,7 @@ std::string wide_subscripts(std::string_view source) {
     wide.append(source.substr(at, e - at));
     inserts.push_back({b, "::kiln_cpu::wide_index<decltype((" + expr + ") + 0)>(" + wide + ", "});
     inserts.push_back({e, ")"});
-    k = close;  // (a subscript inside E was rejected with it)
+    k = close;  // (E holds no subscript: operands() takes none)
   }
   if (inserts.empty()) return std::string(source);
   std::string out;

@@ -81,6 +81,11 @@ const kiln_cpu::Api kLoopApi{
     KILN_CPU_ABI_VERSION, loop_barrier,     loop_warp,         loop_trap,          loop_bounds,
     loop_out_of_bounds,   loop_frame_alloc, loop_barrier_vote, loop_barrier_result};
 
+// Whether the module's own loops run k's blocks (loop and region modes), not a block runner.
+bool runs_as_loops(const KernelEntry& k) {
+  return k.mode == kiln_cpu::mode_loop || k.mode == kiln_cpu::mode_regions;
+}
+
 }  // namespace
 
 // ---- Workers and the pool --------------------------------------------------------------------
@@ -122,7 +127,7 @@ void run_blocks(Worker& worker, const KernelEntry& k, const LaunchConfig& cfg, v
   launch.exec = const_cast<KernelEntry*>(&k);
   launch.smem_lo = worker.static_shared_of(k);
   launch.smem_bytes = k.tls_bytes;
-  if (k.mode == kiln_cpu::mode_loop || k.mode == kiln_cpu::mode_regions) {
+  if (runs_as_loops(k)) {
     worker.runner->run_on_block_stack(k, launch, args, first, last);
     return;
   }
@@ -222,7 +227,7 @@ void WorkerPool::work(Worker& worker, Job& job) {
 // on Ctrl-C, large enough to amortise the claim and the chunk's start.
 std::uint64_t WorkerPool::chunk_blocks(const KernelEntry& k, std::uint64_t threads_per_block,
                                        std::uint64_t blocks) const {
-  const bool loop = k.mode == kiln_cpu::mode_loop || k.mode == kiln_cpu::mode_regions;
+  const bool loop = runs_as_loops(k);
   const std::uint64_t workers = std::uint64_t(size()), per_worker_chunks = loop ? 8 : 16;
   std::uint64_t chunk = std::max<std::uint64_t>(1, blocks / (workers * per_worker_chunks));
   if (!loop) return chunk;
@@ -241,8 +246,7 @@ std::uint64_t WorkerPool::chunk_blocks(const KernelEntry& k, std::uint64_t threa
 bool WorkerPool::worth_helpers(const KernelEntry& k, std::uint64_t threads_per_block,
                                std::uint64_t blocks) const {
   if (k.block_ns != 0) return blocks * k.block_ns >= kHelpersWorthNs;
-  const bool loop = k.mode == kiln_cpu::mode_loop || k.mode == kiln_cpu::mode_regions;
-  return !loop || blocks * threads_per_block > 4096;
+  return !runs_as_loops(k) || blocks * threads_per_block > 4096;
 }
 
 void WorkerPool::launch(const KernelEntry& k, const LaunchConfig& cfg, void** args,
@@ -277,7 +281,8 @@ void WorkerPool::launch(const KernelEntry& k, const LaunchConfig& cfg, void** ar
   }
   const auto took = std::chrono::steady_clock::now() - started;
   k.block_ns = std::max<std::uint64_t>(1, std::uint64_t(std::chrono::nanoseconds(took).count()) *
-                                              std::uint64_t(helpers + 1) / blocks);
+                                              std::uint64_t(helpers + 1) /
+                                              std::max<std::uint64_t>(1, blocks));
   std::fflush(stdout);  // device printf output appears by the time the launch returns
   if (job.error) {
     try {
