@@ -50,6 +50,13 @@ constexpr const char* kLoopCheck =
     "== 1) return; else if (kiln_ls_ == 2) break;";
 // The end of a region's thread loop.
 constexpr const char* kRegionClose = " return {}; });";
+// The thread's view of the indices in a region's thread loop (kiln_tid_ its thread's). (The
+// block's indices are locals read once: loaded from the module's Tls in the loop, they might
+// change with any store, and no index computed from them would step evenly.)
+constexpr const char* kRegionView =
+    " const ::kiln_cpu::RegionTls kiln_view_{kiln_tid_, kiln_bi_, kiln_b_, kiln_gd_};"
+    " [[maybe_unused]] auto kiln_cpu_tls = [&]() -> const ::kiln_cpu::RegionTls& { return "
+    "kiln_view_; };";
 
 // The warp operations that become steps between regions, by name.
 const std::map<std::string, int, std::less<>>& warp_steps() {
@@ -93,6 +100,10 @@ struct Replica {
   // A recomputed index chosen by a condition (`int west = col > 0 ? tx - 1 : tx;`): the names
   // of its condition and of both values, which its recomputation declares too (see selects).
   std::string select;  // "" or "kiln_s<N>_": <select>c, <select>a, <select>b
+};
+// A barrier loop's variable, and its value two iterations on as text (none: var empty).
+struct Ahead {
+  std::string var, next;
 };
 // A barrier-level scope: its replicated variables, shared arrays and the loop variables of its
 // header.
@@ -1010,10 +1021,12 @@ class BodyWriter {
       warp_loop_ = false;
       loops_.push_back("kiln_j" + std::to_string(++counter_) + "_");
       loop_flags_at_.push_back(edits_.size());  // its flags, declared before it if it has any
+      aheads_.push_back(is_ident(t, "for") ? ahead_of(open, close) : Ahead{});
       edits_.push_back({t.begin, t.begin, ""});
       sub_statement(close + 1, next, true);
       loops_.pop_back();
       loop_flags_at_.pop_back();
+      aheads_.pop_back();
       scopes_.pop_back();
       return;
     }
@@ -1075,6 +1088,72 @@ class BodyWriter {
     for (const auto& n : own) scopes_.back().uniform.push_back(n);
     header_part(semis[0] + 1, semis[1], {});
     header_part(semis[1] + 1, close, own);
+  }
+
+  // A barrier loop `for (T v = ...; ...; v++)` (or ++v, v--, --v, v += s, v -= s, s uniform):
+  // its variable, and v two iterations on as text (`(v + 2 * (s))`); none for other steps.
+  Ahead ahead_of(std::size_t open, std::size_t close) const {
+    const std::vector<std::size_t> semis = header_semicolons(open, close);
+    const std::size_t b = semis[1] + 1;
+    if (close - b < 2) return {};
+    const bool inc = is_punct(t_[b], "+") || is_punct(t_[b + 1], "+");
+    std::size_t v = b;
+    std::string step = "2";
+    if (close == b + 3 && (is_punct(t_[b], "+") || is_punct(t_[b], "-")) &&
+        is_punct(t_[b + 1], t_[b].text)) {
+      v = b + 2;  // ++v, --v
+    } else if (close == b + 3 && (is_punct(t_[b + 1], "+") || is_punct(t_[b + 1], "-")) &&
+               is_punct(t_[b + 2], t_[b + 1].text)) {
+      v = b;  // v++, v--
+    } else if (close > b + 3 && (is_punct(t_[b + 1], "+") || is_punct(t_[b + 1], "-")) &&
+               is_punct(t_[b + 2], "=") && uniform_expr(b + 3, close)) {
+      step = "2 * (" + text(b + 3, close) + ")";  // v += s, v -= s
+    } else {
+      return {};
+    }
+    if (t_[v].kind != Token::ident || scopes_.back().uniform.size() != 1 ||
+        scopes_.back().uniform[0] != t_[v].text)
+      return {};
+    return {t_[v].text, "(" + t_[v].text + (inc ? " + " : " - ") + step + ")"};
+  }
+
+  // Before a region of a barrier loop (aheads_): a prefetch of each element `p[E]` that the
+  // region reads or writes, p a parameter and E naming the loop's variable, as the region's
+  // first and last running threads will index it two iterations on (kiln_cpu::prefetch_ahead).
+  // A block of a pyramid kernel reads a short run of every row, rows far apart (pathfinder:
+  // 1 KB runs of 20 rows, 400 KB apart), more streams than the hardware's prefetchers follow.
+  // E is evaluated outside the thread loop with the region's bindings, so it must be pure but
+  // for the loop's variables, and divide by literals only: an index a thread would not compute
+  // must not trap. binds: the region's bindings.
+  std::string prefetches_ahead(std::size_t b, std::size_t e, const std::string& binds) const {
+    if (aheads_.empty() || aheads_.back().var.empty()) return "";
+    const Ahead& ahead = aheads_.back();
+    std::set<std::string> seen;
+    std::string out;
+    for (std::size_t k = b; k + 1 < e && seen.size() < 4; ++k) {
+      if (t_[k].kind != Token::ident || member_name(k) || in_lambda_[k] ||
+          !params_.count(t_[k].text) || !is_punct(t_[k + 1], "["))
+        continue;
+      const std::size_t ib = k + 2, ie = match_[k + 1];
+      bool names_var = false, traps = false;
+      std::string index;
+      for (std::size_t i = ib; i < ie; ++i) {
+        const bool var = is_ident(t_[i], ahead.var) && !member_name(i);
+        names_var = names_var || var;
+        traps = traps || ((is_punct(t_[i], "/") || is_punct(t_[i], "%")) &&
+                          t_[i + 1].kind != Token::number);
+        index += (i > ib && t_[i].begin != t_[i - 1].end ? " " : "") +
+                 (var ? ahead.next : t_[i].text);
+      }
+      if (!names_var || traps || !pure(ib, ie, true) ||
+          !seen.insert(t_[k].text + "[" + index + "]").second)
+        continue;
+      out += " ::kiln_cpu::prefetch_ahead(" + t_[k].text +
+             ", kiln_b_, kiln_done_, kiln_act_, [&](unsigned long kiln_t_, ::kiln_cpu::uint3 "
+             "kiln_tid_) { (void)kiln_t_;" +
+             kRegionView + binds + " return (" + index + "); }, 0);";
+    }
+    return out;
   }
 
   // A header expression [b, e), read once per block: refuses calls, threadIdx and writes (except
@@ -1256,8 +1335,9 @@ class BodyWriter {
 
   // Whether tokens [a, b) compute the same value in every region: they read only thread and
   // block indices, kernel parameters never written, literals, macros of such, and variables
-  // recomputed themselves (no memory through pointers, no calls, no writes).
-  bool pure(std::size_t a, std::size_t b) const {
+  // recomputed themselves (no memory through pointers, no calls, no writes). (loop_variables:
+  // the barrier loops' variables too, whose values differ between regions.)
+  bool pure(std::size_t a, std::size_t b, bool loop_variables = false) const {
     static const std::set<std::string> builtins{"threadIdx", "blockIdx", "blockDim",
                                                 "gridDim",   "warpSize", "sizeof"};
     for (std::size_t k = a; k < b; ++k) {
@@ -1305,7 +1385,8 @@ class BodyWriter {
       bool found = false;
       for (auto sc = scopes_.rbegin(); sc != scopes_.rend() && !found; ++sc) {
         for (const auto& u : sc->uniform)
-          if (u == t.text) return false;  // a loop variable changes between regions
+          if (u == t.text && !loop_variables) return false;  // it changes between regions
+          else if (u == t.text) found = true;
         for (auto r = sc->replicated.rbegin(); r != sc->replicated.rend(); ++r)
           if (r->name == t.text) {
             if (r->recompute.empty()) return false;
@@ -1653,19 +1734,14 @@ class BodyWriter {
     std::string binds;
     for (const auto& b : binds_of) binds += b;
     rewrite_selects(b, e, selects);
+    if (!expression) storage += prefetches_ahead(b, e, binds);
     // Only a region that calls something needs the module's threadIdx (device functions read
     // it); the region's own code reads kiln_tid_, so that its threads can be vectorised.
     const bool calls = calls_beside || has_call(b, e);
     return storage + " ::kiln_cpu::each_thread<" + (calls ? "true" : "false") +
            ">(*kiln_tls_, kiln_b_, kiln_done_, kiln_act_, [&](unsigned long kiln_t_, "
-           "::kiln_cpu::uint3 kiln_tid_) -> ::kiln_cpu::RegionEnd {"
-           // (the block's indices as locals read once: loaded from the module's Tls in the
-           // loop, they might change with any store, and no index computed from them steps
-           // evenly)
-           " const ::kiln_cpu::RegionTls kiln_view_{kiln_tid_, kiln_bi_, kiln_b_, kiln_gd_};"
-           " [[maybe_unused]] auto kiln_cpu_tls = [&]() -> const ::kiln_cpu::RegionTls& { return "
-           "kiln_view_; };" +
-           binds + " ";
+           "::kiln_cpu::uint3 kiln_tid_) -> ::kiln_cpu::RegionEnd {" +
+           kRegionView + binds + " ";
   }
 
   std::string_view src_;
@@ -1699,6 +1775,7 @@ class BodyWriter {
   std::vector<bool> in_lambda_;             // for each token, whether it is in a lambda's body
   std::vector<std::string> loops_;          // the loops with barriers around: their flags' prefix
   std::vector<std::size_t> loop_flags_at_;  // for each, the edit that declares its flags
+  std::vector<Ahead> aheads_;               // for each, its variable two iterations on
 };
 
 }  // namespace

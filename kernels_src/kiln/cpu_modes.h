@@ -202,6 +202,39 @@ inline __attribute__((always_inline)) void each_thread(Tls& self, dim3 b, const 
           f(t, tid);
         }
 }
+// Thread t's index in a block of b threads.
+inline uint3 thread_at(unsigned long t, dim3 b) {
+  return {unsigned(t % b.x), unsigned(t / b.x % b.y), unsigned(t / b.x / b.y)};
+}
+// Before a region of a barrier loop that reads p[E], E naming the loop's variable (regions.cpp
+// prefetches_ahead): index(t, threadIdx) is E two iterations on, in thread t. The elements
+// between those of the first and the last running thread are asked into the cache when they
+// are at most 4 KB apart (a row of the block's threads, not a tile of rows far apart).
+// Pathfinder's blocks read 1 KB runs of 20 rows 400 KB apart: 3.4 -> 2.3 ms.
+template <class T, class F>
+inline __attribute__((always_inline)) void prefetch_ahead(T* p, dim3 b, const bool* done,
+                                                          const bool* act, F&& index, int) {
+  using I = std::remove_cv_t<std::remove_reference_t<decltype(index(0ul, uint3{}))>>;
+  if constexpr (std::is_integral_v<I>) {
+    const unsigned long n = (unsigned long)b.x * b.y * b.z;
+    unsigned long first = 0, last = n;
+    while (first < n && !running(first, done, act)) ++first;
+    if (first == n) return;
+    while (!running(last - 1, done, act)) --last;
+    long long lo = index(first, thread_at(first, b)), hi = index(last - 1, thread_at(last - 1, b));
+    if (lo > hi) std::swap(lo, hi);
+    if ((unsigned long long)(hi - lo) * sizeof(T) <= 4096)
+      prefetch_elements(p, lo, unsigned(hi - lo + 1), 0);
+  }
+}
+template <class A, class F>
+inline __attribute__((always_inline)) auto prefetch_ahead(const A& a, dim3 b, const bool* done,
+                                                          const bool* act, F&& index, int)
+    -> decltype(prefetch_ahead(a.data, b, done, act, index, 0)) {
+  prefetch_ahead(a.data, b, done, act, index, 0);
+}
+template <class A, class F>
+inline void prefetch_ahead(const A&, dim3, const bool*, const bool*, F&&, long) {}  // (others)
 // ---- Region mode: warp operations as steps between regions (COX's warp-level collapsing) ----
 // A warp operation in a region-mode kernel splits its region: one region stores each running
 // thread's operands (the value as bits, the lane parameter, the width), a step computes every

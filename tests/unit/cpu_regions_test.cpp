@@ -219,6 +219,75 @@ __global__ void k(int* out) {
     }
 }
 
+// A region of a barrier loop prefetches the parameters' elements its threads will index two
+// iterations on (pathfinder's rows): only subscripts naming the loop's variable that can be
+// computed outside the thread loop (no region locals, no division by a variable, no memory),
+// and only for loops whose step is known. The kernel, whose first and last threads return
+// early and whose last iterations prefetch past the array, against the host.
+TEST(CpuRegions, BarrierLoopsPrefetchTwoIterationsAhead) {
+  const std::string src = R"(
+__global__ void k(const int* in, int* out, int rows, int cols, int step) {
+  __shared__ int acc[64];
+  int tx = threadIdx.x;
+  int col = blockIdx.x * 62 + tx - 1;
+  if (tx == 0 || col >= cols) return;
+  acc[tx] = 0;
+  __syncthreads();
+  for (int r = 0; r < rows; r += step) {
+    int q = r * cols;
+    acc[tx] += in[r * cols + col] + 2 * in[q + col] + 3 * in[r * cols / step] + in[col];
+    __syncthreads();
+  }
+  for (int r = rows - 1; r >= 0; --r) {
+    acc[tx] += acc[tx] % 7 + in[r >= 0 ? r * cols + col : 0];
+    __syncthreads();
+  }
+  out[col] = acc[tx];
+})";
+  auto r = cpu::form_regions(src);
+  ASSERT_TRUE(r);
+  auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = r->find(what); at != std::string::npos; at = r->find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("::kiln_cpu::prefetch_ahead("), 2u) << *r;
+  EXPECT_EQ(count("return ((r + 2 * (step)) * cols + col); }, 0);"), 1u) << *r;
+  EXPECT_EQ(count("return ((r - 2) >= 0 ? (r - 2) * cols + col : 0); }, 0);"), 1u) << *r;
+  EXPECT_EQ(declined(R"(
+__global__ void k(const int* in, int* out, int n) {
+  __shared__ int s[32];
+  int i = 0;
+  while (i < n) { s[threadIdx.x] = in[i * 32 + threadIdx.x]; __syncthreads(); i += 1; }
+  for (int j = 0; j < n; j <<= 1) { s[threadIdx.x] += in[j]; __syncthreads(); }
+  out[threadIdx.x] = s[31 - threadIdx.x];
+})"),
+            "");
+  EXPECT_EQ(cpu::form_regions(R"(
+__global__ void k(const int* in, int* out, int n) {
+  __shared__ int s[32];
+  for (int j = 0; j < n; j <<= 1) { s[threadIdx.x] += in[j]; __syncthreads(); }
+  out[threadIdx.x] = s[31 - threadIdx.x];
+})")->find("prefetch_ahead"),
+            std::string::npos);
+
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  const int rows = 9, cols = 150, step = 2, blocks = 3;
+  std::vector<int> in(rows * cols);
+  for (int i = 0; i < rows * cols; ++i) in[i] = (i * 37) % 101;
+  Buffer<int> din(in), out(cols, -1);
+  launch(*b.kernel, {blocks}, {64}, 0, din.p, out.p, rows, cols, step);
+  auto o = out.host();
+  for (int col = 0; col < cols; ++col) {
+    int acc = 0;
+    for (int r = 0; r < rows; r += step)
+      acc += in[r * cols + col] + 2 * in[r * cols + col] + 3 * in[r * cols / step] + in[col];
+    for (int r = rows - 1; r >= 0; --r) acc += acc % 7 + in[r * cols + col];
+    ASSERT_EQ(o[col], acc) << col;  // (each block's tx 63 and the next one's tx 1 agree)
+  }
+}
+
 // A variable computed from locals of its region (`int row = ...; int index = row * cols +
 // col;`, only index used after the barrier) is recomputed from their initialisers, not loaded;
 // a local written after its declaration keeps index loaded. Both against the host, on a 2-D grid
