@@ -129,10 +129,14 @@ using thread_group = coalesced_group;
 
 // N consecutive threads of the block. Up to 32 (a power of two), within one warp, with
 // shuffles and votes; wider tiles (64 .. 1024, CUDA 12 with block_tile_memory) have only
-// thread_rank, size, the meta group and sync, which the cpu backend makes a block barrier: every
-// tile of the block must reach it, as kernels written for such tiles do.
+// thread_rank, size, the meta group, cg::reduce and the scans, and sync, which the cpu backend
+// makes a block barrier: every tile of the block must reach it, as kernels written for such
+// tiles do (reduce and the scans meet at it too).
 // Parent is CUDA's second parameter (thread_block_tile<32, thread_block>); tiles convert to
 // and from the parentless form, as in CUDA.
+// (static_assert's message must be a literal; undefined after the class)
+#define KILN_CG_WARP_ONLY \
+  "kiln: shuffles, votes and match need a tile of at most 32 threads (CUDA has none wider)"
 template <unsigned N, class Parent = void>
 class thread_block_tile {
   static_assert(N >= 1 && N <= 1024 && (N & (N - 1)) == 0,
@@ -164,38 +168,52 @@ class thread_block_tile {
   }
   template <class T>
   T shfl(T v, int src) const {
+    static_assert(N <= 32, KILN_CG_WARP_ONLY);
     return __shfl_sync(mask(), v, src, N);
   }
   template <class T>
   T shfl_down(T v, unsigned d) const {
+    static_assert(N <= 32, KILN_CG_WARP_ONLY);
     return __shfl_down_sync(mask(), v, d, N);
   }
   template <class T>
   T shfl_up(T v, unsigned d) const {
+    static_assert(N <= 32, KILN_CG_WARP_ONLY);
     return __shfl_up_sync(mask(), v, d, N);
   }
   template <class T>
   T shfl_xor(T v, unsigned m) const {
+    static_assert(N <= 32, KILN_CG_WARP_ONLY);
     return __shfl_xor_sync(mask(), v, m, N);
   }
   unsigned ballot(int p) const {
+    static_assert(N <= 32, KILN_CG_WARP_ONLY);
     return N == 32
                ? __ballot_sync(mask(), p)
                : (__ballot_sync(mask(), p) >> (kiln_cpu::lane_id() & ~(N - 1))) & ((1u << N) - 1u);
   }
-  int any(int p) const { return __any_sync(mask(), p); }
-  int all(int p) const { return __all_sync(mask(), p); }
+  int any(int p) const {
+    static_assert(N <= 32, KILN_CG_WARP_ONLY);
+    return __any_sync(mask(), p);
+  }
+  int all(int p) const {
+    static_assert(N <= 32, KILN_CG_WARP_ONLY);
+    return __all_sync(mask(), p);
+  }
   template <class T>
   unsigned match_any(T v) const {
+    static_assert(N <= 32, KILN_CG_WARP_ONLY);
     unsigned m = __match_any_sync(mask(), v);
     return N == 32 ? m : (m >> (kiln_cpu::lane_id() & ~(N - 1))) & ((1u << N) - 1u);
   }
   template <class T>
   unsigned match_all(T v, int& pred) const {
+    static_assert(N <= 32, KILN_CG_WARP_ONLY);
     unsigned m = __match_all_sync(mask(), v, &pred);
     return N == 32 ? m : (m >> (kiln_cpu::lane_id() & ~(N - 1))) & ((1u << N) - 1u);
   }
 };
+#undef KILN_CG_WARP_ONLY
 
 template <unsigned N, class Parent>
 inline thread_block_tile<N> tiled_partition(const Parent&) {
@@ -276,11 +294,47 @@ struct bit_xor {
   T operator()(T a, T b) const { return a ^ b; }
 };
 
-// Every thread of the tile gets op folded over all the tile's values.
+namespace detail {
+// The warps' totals for the collectives of tiles wider than a warp: one per warp of the block.
+template <class T>
+inline T* warp_totals() {
+  static __shared__ T totals[32];
+  return totals;
+}
+// Over a tile of N > 32 threads (whole warps): every thread's warp total (inclusive: its prefix
+// in the warp), then the block meets, as a wide tile's sync does in kiln, and each thread folds
+// in those of the earlier warps of its tile (reduce: all of them). Returns the value, and in
+// before the fold of the earlier warps alone (what an exclusive scan's first lane gets).
+template <unsigned N, class T, class Op>
+inline T across_warps(T v, Op op, bool scan, T* before = nullptr, bool* has_before = nullptr) {
+  const unsigned lane = kiln_cpu::lane_id(), warp = kiln_cpu::linear_tid() / 32;
+  const unsigned first = warp / (N / 32) * (N / 32), last = scan ? warp : first + N / 32;
+  for (unsigned d = 1; d < 32; d *= 2) {
+    const T o = scan ? __shfl_up_sync(0xffffffffu, v, d) : __shfl_xor_sync(0xffffffffu, v, d);
+    if (!scan || lane >= d) v = scan ? op(o, v) : op(v, o);
+  }
+  T* totals = warp_totals<T>();
+  __syncthreads();  // (the last call's readers are done)
+  if (lane == 31) totals[warp] = v;
+  __syncthreads();
+  if (first == last) return v;
+  T acc = totals[first];
+  for (unsigned w = first + 1; w < last; ++w) acc = op(acc, totals[w]);
+  if (before) *before = acc, *has_before = true;
+  return scan ? op(acc, v) : acc;
+}
+}  // namespace detail
+
+// Every thread of the tile gets op folded over all the tile's values. (A tile wider than a warp
+// meets the block's other tiles at a barrier, as its sync does.)
 template <unsigned N, class P, class T, class Op>
 inline T reduce(const thread_block_tile<N, P>& g, T v, Op op) {
-  for (unsigned o = N / 2; o > 0; o /= 2) v = op(v, g.shfl_xor(v, o));
-  return v;
+  if constexpr (N > 32) {
+    return detail::across_warps<N>(v, op, false);
+  } else {
+    for (unsigned o = N / 2; o > 0; o /= 2) v = op(v, g.shfl_xor(v, o));
+    return v;
+  }
 }
 // The same over a coalesced group, in rank order.
 template <class T, class Op>
@@ -306,17 +360,29 @@ inline T exclusive_scan(const coalesced_group& g, T v, Op op = Op()) {
 // Inclusive prefix of op over the tile's values, in thread_rank order.
 template <unsigned N, class P, class T, class Op = plus<T>>
 inline T inclusive_scan(const thread_block_tile<N, P>& g, T v, Op op = Op()) {
-  for (unsigned d = 1; d < N; d *= 2) {
-    T o = g.shfl_up(v, d);
-    if (g.thread_rank() >= d) v = op(v, o);
+  if constexpr (N > 32) {
+    return detail::across_warps<N>(v, op, true);
+  } else {
+    for (unsigned d = 1; d < N; d *= 2) {
+      T o = g.shfl_up(v, d);
+      if (g.thread_rank() >= d) v = op(o, v);
+    }
+    return v;
   }
-  return v;
 }
 template <unsigned N, class P, class T, class Op = plus<T>>
 inline T exclusive_scan(const thread_block_tile<N, P>& g, T v, Op op = Op()) {
-  T inc = inclusive_scan(g, v, op);
-  T prev = g.shfl_up(inc, 1);
-  return g.thread_rank() == 0 ? T{} : prev;
+  if constexpr (N > 32) {
+    T before{};
+    bool has_before = false;
+    const T inc = detail::across_warps<N>(v, op, true, &before, &has_before);
+    const T prev = __shfl_up_sync(0xffffffffu, inc, 1);
+    return kiln_cpu::lane_id() > 0 ? prev : has_before ? before : T{};
+  } else {
+    T inc = inclusive_scan(g, v, op);
+    T prev = g.shfl_up(inc, 1);
+    return g.thread_rank() == 0 ? T{} : prev;
+  }
 }
 
 // memcpy_async: the group's threads copy bytes between memories (each a strided share), and

@@ -316,6 +316,47 @@ __global__ void k(const int* in, int* sums32, int* sums16, int* maxes16, int* ra
   for (int i = 0; i < n; ++i) ASSERT_EQ(ranks.host()[i], i % 16 + 1600);
 }
 
+// Tiles wider than a warp (CUDA 12's block_tile_memory): cg::reduce and the scans across their
+// warps, called twice in a row (the warps' totals are reused), against the host.
+TEST(CpuWarp, CooperativeGroupsWideTileReduceAndScan) {
+  Built b = build(R"(
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+#include <cooperative_groups/scan.h>
+namespace cg = cooperative_groups;
+__global__ void k(const int* in, int* sums, int* maxes, int* inc, int* exc) {
+  __shared__ cg::block_tile_memory<256> scratch;
+  cg::thread_block block = cg::this_thread_block(scratch);
+  auto t128 = cg::tiled_partition<128>(block);
+  auto t64 = cg::tiled_partition<64>(block);
+  int v = in[block.thread_rank()];
+  int s = cg::reduce(t128, v, cg::plus<int>());
+  int m = cg::reduce(t64, v, cg::greater<int>());
+  inc[block.thread_rank()] = cg::inclusive_scan(t128, v);
+  exc[block.thread_rank()] = cg::exclusive_scan(t64, v, cg::plus<int>());
+  if (t128.thread_rank() == 0) sums[t128.meta_group_rank()] = s;
+  if (t64.thread_rank() == 0) maxes[t64.meta_group_rank()] = m;
+})",
+                  "k");
+  const int n = 256;
+  std::vector<int> in(n);
+  for (int i = 0; i < n; ++i) in[i] = (i * 7919) % 101;
+  Buffer<int> din(in), sums(2), maxes(4), inc(n), exc(n);
+  launch(*b.kernel, {1}, {n}, 0, din.p, sums.p, maxes.p, inc.p, exc.p);
+  for (int g = 0; g < 2; ++g)
+    EXPECT_EQ(sums.host()[g], std::accumulate(in.begin() + 128 * g, in.begin() + 128 * g + 128, 0));
+  for (int g = 0; g < 4; ++g)
+    EXPECT_EQ(maxes.host()[g], *std::max_element(in.begin() + 64 * g, in.begin() + 64 * g + 64));
+  for (int i = 0, run128 = 0, run64 = 0; i < n; ++i) {
+    if (i % 128 == 0) run128 = 0;
+    if (i % 64 == 0) run64 = 0;
+    ASSERT_EQ(exc.host()[i], run64) << i;
+    run128 += in[i];
+    run64 += in[i];
+    ASSERT_EQ(inc.host()[i], run128) << i;
+  }
+}
+
 TEST(CpuFibers, DeadlockIsReported) {
   Built b = build(R"(
 __global__ void k(int* out) {
