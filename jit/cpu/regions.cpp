@@ -461,7 +461,9 @@ class BodyWriter {
           if (!affine_lockstep(i, next)) lockstep(i, next);
         } else if (hoistable_lambda(i, next)) {
           flush(i);  // (left as written: later regions capture it by reference)
-        } else if (t_[i].kind == Token::ident && is_hoistable(t_[i].text)) {
+        } else if (t_[i].kind == Token::ident &&
+                   (is_hoistable(t_[i].text) ||  // (`volatile __shared__ float s[64];` too)
+                    (is_ident(t_[i], "volatile") && is_ident(t_[i + 1], "__shared__")))) {
           // Left out of the thread loops, a type definition must not declare variables too.
           const bool type = is_ident(t_[i], "struct") || is_ident(t_[i], "class") ||
                             is_ident(t_[i], "union") || is_ident(t_[i], "enum");
@@ -830,10 +832,11 @@ class BodyWriter {
     bool storage_class = false;  // extern or static
     for (;
          k < e && t_[k].kind == Token::ident &&
-         (is_ident(t_[k], "extern") || is_ident(t_[k], "static") || is_ident(t_[k], "__shared__"));
+         (is_ident(t_[k], "extern") || is_ident(t_[k], "static") || is_ident(t_[k], "__shared__") ||
+          is_ident(t_[k], "volatile"));  // (`volatile __shared__ float s[64];`: only names matter)
          ++k) {
       if (is_ident(t_[k], "__shared__")) shared_word = k;
-      storage_class = storage_class || !is_ident(t_[k], "__shared__");
+      storage_class = storage_class || is_ident(t_[k], "extern") || is_ident(t_[k], "static");
     }
     if (shared_word == e || !is_punct(t_[e - 1], ";")) return;
     std::optional<std::vector<std::string>> names;

@@ -124,8 +124,6 @@ class coalesced_group {
 inline coalesced_group coalesced_threads() {
   return {};
 }
-// CUDA's generic group type: what the dynamic tiled_partition(parent, n) returns.
-using thread_group = coalesced_group;
 
 // N consecutive threads of the block. Up to 32 (a power of two), within one warp, with
 // shuffles and votes; wider tiles (64 .. 1024, CUDA 12 with block_tile_memory) have only
@@ -163,7 +161,7 @@ class thread_block_tile {
       __syncthreads();
   }
   operator coalesced_group() const {
-    static_assert(N <= 32, "only tiles within a warp convert to a thread_group");
+    static_assert(N <= 32, "only tiles within a warp convert to a coalesced_group");
     return coalesced_group(mask(), meta_group_rank(), meta_group_size());
   }
   template <class T>
@@ -215,6 +213,38 @@ class thread_block_tile {
 };
 #undef KILN_CG_WARP_ONLY
 
+// CUDA's generic group, to which every group converts (a device function's `thread_group g`):
+// the rank, size and sync of the group it was made from. What the dynamic
+// tiled_partition(parent, n) returns.
+class thread_group {
+ public:
+  thread_group(const thread_block&) {}
+  thread_group(const coalesced_group& g) : lanes_(g), in_warp_(true) {}
+  template <unsigned N, class P>
+  thread_group(const thread_block_tile<N, P>& t) : width_(N) {
+    if constexpr (N <= 32) lanes_ = t, in_warp_ = true;
+  }
+  unsigned thread_rank() const {
+    const unsigned tid = kiln_cpu::linear_tid();
+    return in_warp_ ? lanes_.thread_rank() : width_ ? tid % width_ : tid;
+  }
+  unsigned size() const {
+    return in_warp_ ? lanes_.size() : width_ ? width_ : blockDim.x * blockDim.y * blockDim.z;
+  }
+  unsigned num_threads() const { return size(); }
+  void sync() const {
+    if (in_warp_)
+      lanes_.sync();
+    else
+      __syncthreads();  // the block, or a tile wider than a warp (see thread_block_tile)
+  }
+
+ private:
+  coalesced_group lanes_{0u};  // a group within a warp
+  unsigned width_ = 0;         // a tile wider than a warp: its width (0: the block)
+  bool in_warp_ = false;
+};
+
 template <unsigned N, class Parent>
 inline thread_block_tile<N> tiled_partition(const Parent&) {
   return {};
@@ -224,7 +254,7 @@ template <class Parent>
 inline thread_group tiled_partition(const Parent&, unsigned n) {
   const unsigned tid = kiln_cpu::linear_tid(), block = blockDim.x * blockDim.y * blockDim.z;
   const unsigned mask = n >= 32 ? 0xffffffffu : ((1u << n) - 1u) << (kiln_cpu::lane_id() & ~(n - 1));
-  return thread_group(mask, tid / n, (block + n - 1) / n);
+  return coalesced_group(mask, tid / n, (block + n - 1) / n);
 }
 
 // The dynamic partition of a coalesced group: its ranks in consecutive runs of n.

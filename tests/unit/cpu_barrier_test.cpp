@@ -357,6 +357,40 @@ __global__ void k(const int* in, int* sums, int* maxes, int* inc, int* exc) {
   }
 }
 
+// Every group converts to CUDA's generic thread_group (a device function's parameter), which
+// keeps the group's rank, size and sync: the block, warp and narrower tiles, a tile wider than
+// a warp, a coalesced group. (thread_group was coalesced_group, and a block did not convert.)
+TEST(CpuWarp, GroupsConvertToThreadGroup) {
+  Built b = build(R"(
+#include <cooperative_groups.h>
+using namespace cooperative_groups;
+__device__ int describe(thread_group g) { g.sync(); return (int)g.thread_rank() + 1000 * (int)g.size(); }
+__global__ void k(int* out) {
+  __shared__ block_tile_memory<128> scratch;
+  thread_block block = this_thread_block(scratch);
+  int n = blockDim.x, t = threadIdx.x;
+  out[t] = describe(block);
+  out[n + t] = describe(tiled_partition<32>(block));
+  out[2 * n + t] = describe(tiled_partition<8>(block));
+  out[3 * n + t] = describe(tiled_partition<64>(block));
+  out[4 * n + t] = describe(coalesced_threads());
+  out[5 * n + t] = describe(tiled_partition(block, 4));
+})",
+                  "k");
+  const int n = 128;
+  Buffer<int> out(6 * n, -1);
+  launch(*b.kernel, {1}, {n}, 0, out.p);
+  auto o = out.host();
+  for (int t = 0; t < n; ++t) {
+    ASSERT_EQ(o[t], t + 1000 * n) << t;
+    ASSERT_EQ(o[n + t], t % 32 + 32000) << t;
+    ASSERT_EQ(o[2 * n + t], t % 8 + 8000) << t;
+    ASSERT_EQ(o[3 * n + t], t % 64 + 64000) << t;
+    ASSERT_EQ(o[4 * n + t], t % 32 + 32000) << t;
+    ASSERT_EQ(o[5 * n + t], t % 4 + 4000) << t;
+  }
+}
+
 TEST(CpuFibers, DeadlockIsReported) {
   Built b = build(R"(
 __global__ void k(int* out) {

@@ -394,6 +394,27 @@ __global__ void k(const unsigned* in, unsigned* out, int rounds) {
   }
 }
 
+// `volatile __shared__` (the qualifier first, as in CUDA's samples) is a shared declaration
+// too: it ran as fibers after the rewritten source failed to compile ("'s' was not declared").
+TEST(CpuRegions, VolatileSharedArrays) {
+  Built b = build(R"(
+__global__ void k(const int* in, int* out) {
+  volatile __shared__ int s[64];
+  __shared__ volatile int u[64];
+  s[threadIdx.x] = in[threadIdx.x];
+  u[threadIdx.x] = 2 * in[threadIdx.x];
+  __syncthreads();
+  out[threadIdx.x] = s[63 - threadIdx.x] + u[(threadIdx.x + 1) % 64];
+})",
+                  "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  std::vector<int> in(64);
+  for (int i = 0; i < 64; ++i) in[i] = i * i % 97;
+  Buffer<int> din(in), out(64, -1);
+  launch(*b.kernel, {1}, {64}, 0, din.p, out.p);
+  for (int t = 0; t < 64; ++t) ASSERT_EQ(out.host()[t], in[63 - t] + 2 * in[(t + 1) % 64]) << t;
+}
+
 // Block-level cooperative groups (jit/cpu/block_groups.h): a kernel that names its block only
 // to synchronise it and number its threads runs as regions, against the host; any other use
 // of cooperative groups leaves the source alone.
