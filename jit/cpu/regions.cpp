@@ -14,9 +14,12 @@
 //     macro) fails to compile instead of silently ending only the region;
 //   - a loop or if holding a barrier is evaluated once per block: its header reads the values of
 //     the first thread that has not returned (KILN_LEAD), so it may only name such variables,
-//     the loop's own variables and thread-independent things (no calls, no threadIdx).
+//     the loop's own variables and thread-independent things (no calls, no threadIdx); a for
+//     loop's init or step that writes a variable of each thread writes the leader's copy, then
+//     copies it to every thread's (kiln_cpu::broadcast);
 // Anything else (a barrier in an expression or a switch, `auto`, references, brace-initialised
-// arrays, a header that writes or calls) is refused: the kernel then runs as coroutines. What is
+// arrays, another header that writes, one that calls) is refused: the kernel then runs as
+// coroutines. What is
 // accepted but wrong C++ after the rewrite (say, `break` at a region's top level, which no loop
 // encloses any more) fails to compile, and the backend then builds coroutines too.
 #include "jit/cpu/regions.h"
@@ -41,7 +44,8 @@ using jit::is_punct;
 using jit::Token;
 using namespace regions;
 
-constexpr std::size_t kMaxReplicated = 16;  // per kernel: at most 16 x 64 B x 1024 threads
+constexpr std::size_t kMaxReplicated = 48;  // per kernel: at most 48 x 64 B x 1024 threads, 3 MB
+                                             // of the block stack's 8 MiB (runtime/cpu/stacks.h)
 
 // At the top of a loop body with a barrier or warp operation: the kernel ends when every thread
 // has returned, the loop when none of those in it is left (kiln_cpu::loop_state).
@@ -1087,10 +1091,20 @@ class BodyWriter {
       own = *d;
       init = first_declarator_;
     }
-    header_part(init, semis[0], own, true);
+    // A variable of each thread that the init or the step writes (`int i; ... for (i = 0; ...;
+    // i++)`, Rodinia's style) is written in the leader's copy, then copied to every thread's:
+    // on a GPU every thread runs the header and gets the same value.
+    std::set<std::string> init_writes, step_writes;
+    header_part(init, semis[0], own, !own.empty(), &init_writes);
+    if (!own.empty() && !init_writes.empty())  // (no place for the copy in a declaration)
+      throw Refused("a header that declares its variables and writes another");
     for (const auto& n : own) scopes_.back().uniform.push_back(n);
     header_part(semis[0] + 1, semis[1], {});
-    header_part(semis[1] + 1, close, own);
+    header_part(semis[1] + 1, close, own, false, &step_writes);
+    for (const auto& [writes, at] : {std::pair{&init_writes, semis[0]}, std::pair{&step_writes, close}})
+      for (const std::string& storage : *writes)
+        edits_.push_back({t_[at].begin, t_[at].begin,
+                          ", ::kiln_cpu::broadcast(" + storage + ", kiln_n_, KILN_LEAD)"});
   }
 
   // A barrier loop `for (T v = ...; ...; v++)` (or ++v, v--, --v, v += s, v -= s, s uniform):
@@ -1160,9 +1174,10 @@ class BodyWriter {
   }
 
   // A header expression [b, e), read once per block: refuses calls, threadIdx and writes (except
-  // to `writable`, the loop's own variables); replicated names read the leader's copy.
+  // to `writable`, the loop's own variables, and with `broadcasts` given, to replicated variables,
+  // whose storage it collects); replicated names read the leader's copy.
   void header_part(std::size_t b, std::size_t e, const std::vector<std::string>& writable,
-                   bool declares = false) {
+                   bool declares = false, std::set<std::string>* broadcasts = nullptr) {
     for (std::size_t k = b; k < e; ++k) {
       const Token& t = t_[k];
       if (is_punct(t, "(") && k > b) {
@@ -1176,8 +1191,12 @@ class BodyWriter {
       if (t.text == "threadIdx" || thread_macros_.count(t.text))
         throw Refused("threadIdx in the header of a loop or if with a barrier");
       if (writes(k) && !(declares && k == b) &&
-          std::find(writable.begin(), writable.end(), t.text) == writable.end())
-        throw Refused("a header that writes '" + t.text + "'");
+          std::find(writable.begin(), writable.end(), t.text) == writable.end()) {
+        const std::optional<std::string> storage = replicated(t.text);
+        if (!broadcasts || !storage || warp_loop_)
+          throw Refused("a header that writes '" + t.text + "'");
+        broadcasts->insert(*storage);
+      }
       if (auto storage = replicated(t.text)) {
         if (warp_loop_)
           throw Refused("a value of each thread ('" + t.text +

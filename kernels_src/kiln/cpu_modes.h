@@ -345,6 +345,14 @@ struct BlockMemory {
 inline BlockMemory block_memory(const Tls& t) {
   return {t.smem_lo, t.smem_bytes, (unsigned long)t.dyn_smem, t.dyn_smem_bytes};
 }
+// After a barrier loop's init or step wrote a variable of each thread in the leader's copy
+// (`int i; ... for (i = 0; ...; i++)`): every thread's copy gets its value, as every thread of a
+// GPU's block runs the header and gets the same.
+template <class T>
+inline void broadcast(T* copies, unsigned n, unsigned lead) {
+  for (unsigned t = 0; t < n; ++t)
+    if (t != lead) copies[t] = copies[lead];
+}
 }  // namespace kiln_cpu
 // The region-mode binding of atomic `name`, whose new value is `update` of kiln_old and kiln_v
 // (of type kiln_T; every name kiln_ so that none hides a kernel's template parameter): plain

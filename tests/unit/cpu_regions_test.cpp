@@ -55,7 +55,6 @@ TEST(CpuRegions, DeclinesWhatItCannotRewriteSafely) {
       {"for (int i = threadIdx.x; i < n; ++i) __syncthreads();", "threadIdx"},
       {"for (int i = TID; i < n; ++i) __syncthreads();", "threadIdx"},
       {"for (int i = 0; i < min(n, 4); ++i) __syncthreads();", "call"},
-      {"int s = n; for (; s > 0; s >>= 1) __syncthreads();", "writes 's'"},
       {"while (n-- > 0) __syncthreads();", "parameter 'n'"},
       {"for (int i = 0; i < n; ++i) { ++i; __syncthreads(); }", "loop variable 'i'"},
       {"for (int i = 0; i < n; ++i) { int* p = &i; __syncthreads(); x[0] = *p; }",
@@ -75,6 +74,9 @@ TEST(CpuRegions, DeclinesWhatItCannotRewriteSafely) {
             "");
   EXPECT_EQ(declined(kernel("for (int i = 0; i < n; i += 2) { x[i] = i && n; __syncthreads(); }")),
             "");
+  // (a variable of each thread that a header writes: every thread's copy gets the leader's)
+  EXPECT_EQ(declined(kernel("int s = n; for (; s > 0; s >>= 1) __syncthreads();")), "");
+  EXPECT_NE(declined(kernel("int s = n; while ((s >>= 1) > 0) __syncthreads();")), "");
 }
 
 // A variable no later region names stays a local of its region's loop: any number of them, and
@@ -391,6 +393,78 @@ __global__ void k(const unsigned* in, unsigned* out, int rounds) {
       for (int t = 0; t < threads; ++t) bins[in[blk * threads + t] % 8] += 1u + unsigned(r0);
     for (int i = 0; i < 8; ++i) ASSERT_EQ(o[blk * 9 + i], bins[i]) << blk << "," << i;
     ASSERT_EQ(o[blk * 9 + 8], unsigned(threads * rounds + 5)) << blk;
+  }
+}
+
+// A loop variable declared before its barrier loop (`int i; ... for (i = 32; i > 0; i /= 2)`,
+// Rodinia's C89 style): the header writes the leader's copy and copies it to every thread's, so
+// that the regions, and the code after the loop, read it per thread as before. Here i is also
+// a per-thread loop counter in a region first (lud's shape). Against the host.
+TEST(CpuRegions, HeadersWriteVariablesDeclaredBeforeTheLoop) {
+  const std::string src = R"(
+__global__ void k(const int* in, int* out) {
+  __shared__ int s[64];
+  int i, j;
+  int t = threadIdx.x;
+  for (i = 0, j = 0; i < t % 4; i++) j += in[i];
+  s[t] = in[t] + j;
+  for (i = 32; i > 0; i /= 2) {
+    __syncthreads();
+    if (t < i) s[t] += s[t + i];
+  }
+  __syncthreads();
+  out[t] = s[0] * 100 + i * 10 + j;
+})";
+  auto r = cpu::form_regions(src);
+  ASSERT_TRUE(r) << declined(src);
+  EXPECT_NE(r->find("= 32, ::kiln_cpu::broadcast("), std::string::npos) << *r;
+  EXPECT_NE(r->find("/= 2, ::kiln_cpu::broadcast("), std::string::npos) << *r;
+  EXPECT_NE(declined("__global__ void k(int* x) {\n  int j = 0;\n  for (int i = (j = 1); i < 4; "
+                     "++i) __syncthreads();\n  x[0] = j;\n}"),
+            "");  // a declaring header writing another: no place for the copy
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  std::vector<int> in(64);
+  for (int x = 0; x < 64; ++x) in[x] = x * 5 % 13;
+  Buffer<int> din(in), out(64, -1);
+  launch(*b.kernel, {1}, {64}, 0, din.p, out.p);
+  int sum = 0;
+  for (int x = 0; x < 64; ++x) {
+    int j = 0;
+    for (int q = 0; q < x % 4; ++q) j += in[q];
+    sum += in[x] + j;
+  }
+  for (int t = 0; t < 64; ++t) {
+    int j = 0;
+    for (int q = 0; q < t % 4; ++q) j += in[q];
+    ASSERT_EQ(out.host()[t], sum * 100 + 0 * 10 + j) << t;
+  }
+}
+
+// A kernel may keep up to 48 variables across barriers (sample stencils keep 20 or more; at
+// most 48 x 64 bytes x 1024 threads of the block's 8 MiB stack); one more is declined.
+TEST(CpuRegions, ManyVariablesAcrossBarriers) {
+  auto kernel = [](int count) {
+    std::string src = "__global__ void k(const float* in, float* out) {\n  __shared__ float s[64];\n"
+                      "  int t = threadIdx.x;\n";
+    for (int v = 0; v < count; ++v)
+      src += "  float a" + std::to_string(v) + " = in[(t + " + std::to_string(v) + ") % 64];\n";
+    src += "  s[t] = a0;\n  __syncthreads();\n  out[t] = s[63 - t]";
+    for (int v = 0; v < count; ++v) src += " + a" + std::to_string(v);
+    return src + ";\n}";
+  };
+  EXPECT_NE(declined(kernel(48)), "");  // (t is one too)
+  EXPECT_EQ(declined(kernel(47)), "");
+  Built b = build(kernel(24), "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  std::vector<float> in(64);
+  for (int x = 0; x < 64; ++x) in[x] = float(x % 7);
+  Buffer<float> din(in), out(64, -1);
+  launch(*b.kernel, {1}, {64}, 0, din.p, out.p);
+  for (int t = 0; t < 64; ++t) {
+    float want = in[63 - t];
+    for (int v = 0; v < 24; ++v) want += in[(t + v) % 64];
+    ASSERT_EQ(out.host()[t], want) << t;
   }
 }
 
