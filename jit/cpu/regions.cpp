@@ -153,11 +153,25 @@ class BodyWriter {
     open_ = open;
     close_ = close;
     find_lambdas(open, close);
-    // Every thread has its own copy of the parameters; in regions they are one copy per block.
+    // Every thread has its own copy of the parameters: one the kernel writes (`src +=
+    // blockIdx.x * TILE + threadIdx.x;`, as CUDA's samples advance their pointers) is
+    // replicated like a variable declared at the body's top, each copy starting as the argument.
+    std::set<std::string> written;
     for (std::size_t i = open; i < close; ++i)
       if (t_[i].kind == Token::ident && !member_name(i) && params_.count(t_[i].text) &&
           writes(i, true) && !array_element_address(i))
-        throw Refused("the kernel writes its parameter '" + t_[i].text + "'");
+        written.insert(t_[i].text);
+    std::string param_copies;
+    for (const std::string& name : written) {
+      params_.erase(name);
+      const std::string store = "kiln_r" + std::to_string(++counter_) + "_" + name;
+      param_copies += " std::remove_cv_t<decltype(" + name + ")> " + store +
+                      "[kiln_n_]; static_assert(sizeof(" + store +
+                      "[0]) <= 64, \"kiln: large per-thread variable\"); for (unsigned kiln_t_ = "
+                      "0; kiln_t_ < kiln_n_; ++kiln_t_) " + store + "[kiln_t_] = " + name + ";";
+      param_copies_.push_back({name, store, "", 0});
+      if (++replicated_count_ > kMaxReplicated) throw Refused("too many barrier-level variables");
+    }
     std::set<std::string> atomics;  // those the body names, each bound in the prologue
     for (std::size_t i = open; i < close; ++i) {
       if (t_[i].kind == Token::ident && t_[i].text.starts_with("atomic")) {
@@ -176,6 +190,7 @@ class BodyWriter {
         " const ::kiln_cpu::dim3 kiln_b_ = blockDim; const unsigned kiln_n_ = kiln_b_.x * "
         "kiln_b_.y * kiln_b_.z; (void)kiln_n_; const ::kiln_cpu::uint3 kiln_bi_ = blockIdx; "
         "const ::kiln_cpu::dim3 kiln_gd_ = gridDim;";
+    prologue += param_copies;
     prologue += region_atomics(atomics);
     shared_atomics(open, close, atomics, prologue);
     prologue += returns_ ? " bool kiln_done_s_[kiln_n_]; bool* const kiln_done_ = "
@@ -448,6 +463,7 @@ class BodyWriter {
   // recursed into.
   void statements(std::size_t b, std::size_t e, bool loop_body) {
     scopes_.emplace_back();
+    if (scopes_.size() == 1) scopes_.back().replicated = std::move(param_copies_);
     scope_ends_.push_back(e);
     if (loop_body && b > 0)  // all threads returned: a `while (true)` must still end
       edits_.push_back({t_[b - 1].end, t_[b - 1].end, kLoopCheck});
@@ -1021,7 +1037,7 @@ class BodyWriter {
       warp_loop_ = !has_block_barrier(i, next);
       scopes_.emplace_back();  // the header's own variables
       if (is_ident(t, "for")) {
-        for_header(open, close);
+        for_header(open, close, next);
       } else {
         header_part(open + 1, close, {});
       }
@@ -1077,8 +1093,8 @@ class BodyWriter {
     return semis;
   }
 
-  // `for (init; cond; step)`: init may declare the loop's (uniform) variables.
-  void for_header(std::size_t open, std::size_t close) {
+  // `for (init; cond; step)` [.., next): init may declare the loop's (uniform) variables.
+  void for_header(std::size_t open, std::size_t close, std::size_t next) {
     for (std::size_t k = open + 1; k < close; ++k) {
       if (is_punct(t_[k], "(") || is_punct(t_[k], "[") || is_punct(t_[k], "{")) k = match_[k];
       if (is_punct(t_[k], ":")) throw Refused("a range-for around a barrier");
@@ -1091,20 +1107,32 @@ class BodyWriter {
       own = *d;
       init = first_declarator_;
     }
-    // A variable of each thread that the init or the step writes (`int i; ... for (i = 0; ...;
-    // i++)`, Rodinia's style) is written in the leader's copy, then copied to every thread's:
-    // on a GPU every thread runs the header and gets the same value.
+    // A variable of each thread that the header assigns, `int i; ... for (i = 32; i > 0; i /= 2)`
+    // (Rodinia's C89 style), is written in the leader's copy, then copied to every thread's
+    // (every thread of a GPU's block runs the header and gets the same value). Only where that
+    // value is the same in every thread: the init assigns it a uniform value, the step changes
+    // it by uniform values alone, and the body does not write it.
     std::set<std::string> init_writes, step_writes;
     header_part(init, semis[0], own, !own.empty(), &init_writes);
-    if (!own.empty() && !init_writes.empty())  // (no place for the copy in a declaration)
-      throw Refused("a header that declares its variables and writes another");
     for (const auto& n : own) scopes_.back().uniform.push_back(n);
     header_part(semis[0] + 1, semis[1], {});
     header_part(semis[1] + 1, close, own, false, &step_writes);
-    for (const auto& [writes, at] : {std::pair{&init_writes, semis[0]}, std::pair{&step_writes, close}})
-      for (const std::string& storage : *writes)
-        edits_.push_back({t_[at].begin, t_[at].begin,
-                          ", ::kiln_cpu::broadcast(" + storage + ", kiln_n_, KILN_LEAD)"});
+    if (init_writes.empty() && step_writes.empty()) return;
+    const std::string var = *(init_writes.empty() ? step_writes : init_writes).begin();
+    const bool assigned = own.empty() && init_writes.size() == 1 && is_ident(t_[init], var) &&
+                          is_punct(t_[init + 1], "=") && !is_punct(t_[init + 2], "=") &&
+                          uniform_expr(init + 2, semis[0]);
+    bool uniform_step = step_writes.empty() || (step_writes.size() == 1 && step_writes.count(var));
+    for (std::size_t k = semis[1] + 1; k < close; ++k)
+      if (t_[k].kind == Token::ident && !member_name(k) && t_[k].text != var)
+        if (const Replica* r = replica(t_[k].text); r && !r->uniform) uniform_step = false;
+    for (std::size_t k = close + 1; k < next; ++k)
+      if (is_ident(t_[k], var) && !member_name(k) && (writes(k) || call_argument(k)))
+        uniform_step = false;
+    if (!assigned || !uniform_step) throw Refused("a header that writes '" + var + "'");
+    const std::string copy = ", ::kiln_cpu::broadcast(" + *replicated(var) + ", kiln_n_, KILN_LEAD)";
+    edits_.push_back({t_[semis[0]].begin, t_[semis[0]].begin, copy});
+    if (!step_writes.empty()) edits_.push_back({t_[close].begin, t_[close].begin, copy});
   }
 
   // A barrier loop `for (T v = ...; ...; v++)` (or ++v, v--, --v, v += s, v -= s, s uniform):
@@ -1175,7 +1203,7 @@ class BodyWriter {
 
   // A header expression [b, e), read once per block: refuses calls, threadIdx and writes (except
   // to `writable`, the loop's own variables, and with `broadcasts` given, to replicated variables,
-  // whose storage it collects); replicated names read the leader's copy.
+  // whose names it collects); replicated names read the leader's copy.
   void header_part(std::size_t b, std::size_t e, const std::vector<std::string>& writable,
                    bool declares = false, std::set<std::string>* broadcasts = nullptr) {
     for (std::size_t k = b; k < e; ++k) {
@@ -1192,10 +1220,9 @@ class BodyWriter {
         throw Refused("threadIdx in the header of a loop or if with a barrier");
       if (writes(k) && !(declares && k == b) &&
           std::find(writable.begin(), writable.end(), t.text) == writable.end()) {
-        const std::optional<std::string> storage = replicated(t.text);
-        if (!broadcasts || !storage || warp_loop_)
+        if (!broadcasts || !replicated(t.text) || warp_loop_)
           throw Refused("a header that writes '" + t.text + "'");
-        broadcasts->insert(*storage);
+        broadcasts->insert(t.text);
       }
       if (auto storage = replicated(t.text)) {
         if (warp_loop_)
@@ -1798,6 +1825,7 @@ class BodyWriter {
   std::vector<std::string> loops_;          // the loops with barriers around: their flags' prefix
   std::vector<std::size_t> loop_flags_at_;  // for each, the edit that declares its flags
   std::vector<Ahead> aheads_;               // for each, its variable two iterations on
+  std::vector<Replica> param_copies_;       // the written parameters, replicated (body())
 };
 
 }  // namespace

@@ -55,7 +55,7 @@ TEST(CpuRegions, DeclinesWhatItCannotRewriteSafely) {
       {"for (int i = threadIdx.x; i < n; ++i) __syncthreads();", "threadIdx"},
       {"for (int i = TID; i < n; ++i) __syncthreads();", "threadIdx"},
       {"for (int i = 0; i < min(n, 4); ++i) __syncthreads();", "call"},
-      {"while (n-- > 0) __syncthreads();", "parameter 'n'"},
+      {"while (n-- > 0) __syncthreads();", "writes 'n'"},
       {"for (int i = 0; i < n; ++i) { ++i; __syncthreads(); }", "loop variable 'i'"},
       {"for (int i = 0; i < n; ++i) { int* p = &i; __syncthreads(); x[0] = *p; }",
        "loop variable 'i'"},
@@ -74,9 +74,17 @@ TEST(CpuRegions, DeclinesWhatItCannotRewriteSafely) {
             "");
   EXPECT_EQ(declined(kernel("for (int i = 0; i < n; i += 2) { x[i] = i && n; __syncthreads(); }")),
             "");
-  // (a variable of each thread that a header writes: every thread's copy gets the leader's)
-  EXPECT_EQ(declined(kernel("int s = n; for (; s > 0; s >>= 1) __syncthreads();")), "");
-  EXPECT_NE(declined(kernel("int s = n; while ((s >>= 1) > 0) __syncthreads();")), "");
+  // A variable of each thread that a header writes: taken where its value is the same in every
+  // thread (assigned a uniform value by the init, stepped by uniform values, not written in the
+  // body), declined otherwise.
+  EXPECT_EQ(declined(kernel("int s; for (s = n; s > 0; s >>= 1) __syncthreads();")), "");
+  for (const char* body : {"int s = n; for (; s > 0; s >>= 1) __syncthreads();",
+                           "int s = threadIdx.x; for (; s < n; s += 32) __syncthreads();",
+                           "int s, t = x[threadIdx.x]; for (s = 0; s < n; s += t) __syncthreads();",
+                           "int s; for (s = 0; s < n; s++) { s += x[0]; __syncthreads(); }",
+                           "int s, u; for (s = 0, u = 1; s < n; s++) __syncthreads();",
+                           "int s = n; while ((s >>= 1) > 0) __syncthreads();"})
+    EXPECT_NE(declined(kernel(body)).find("writes 's'"), std::string::npos) << body;
 }
 
 // A variable no later region names stays a local of its region's loop: any number of them, and
@@ -421,7 +429,7 @@ __global__ void k(const int* in, int* out) {
   EXPECT_NE(r->find("/= 2, ::kiln_cpu::broadcast("), std::string::npos) << *r;
   EXPECT_NE(declined("__global__ void k(int* x) {\n  int j = 0;\n  for (int i = (j = 1); i < 4; "
                      "++i) __syncthreads();\n  x[0] = j;\n}"),
-            "");  // a declaring header writing another: no place for the copy
+            "");  // a declaring header that writes another
   Built b = build(src, "k");
   ASSERT_EQ(b.kernel->attributes().threads, "regions");
   std::vector<int> in(64);
@@ -438,6 +446,35 @@ __global__ void k(const int* in, int* out) {
     int j = 0;
     for (int q = 0; q < t % 4; ++q) j += in[q];
     ASSERT_EQ(out.host()[t], sum * 100 + 0 * 10 + j) << t;
+  }
+}
+
+// A parameter the kernel writes (`src += blockIdx.x * 64 + threadIdx.x;`, as CUDA's samples
+// advance their pointers to the block's tile) gets a copy per thread, each starting as the
+// argument, like a variable declared at the top. Against the host, on two blocks.
+TEST(CpuRegions, WrittenParametersAreCopiedPerThread) {
+  const std::string src = R"(
+__global__ void k(const int* src, int* dst, int n) {
+  __shared__ int s[64];
+  src += blockIdx.x * 64 + threadIdx.x;
+  dst += blockIdx.x * 64;
+  n -= int(threadIdx.x);
+  s[threadIdx.x] = src[0];
+  __syncthreads();
+  dst[threadIdx.x] = s[63 - threadIdx.x] * 1000 + n + src[0];
+})";
+  auto r = cpu::form_regions(src);
+  ASSERT_TRUE(r) << declined(src);
+  EXPECT_NE(r->find("[kiln_t_] = src;"), std::string::npos) << *r;
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  std::vector<int> in(128);
+  for (int x = 0; x < 128; ++x) in[x] = x * 3 % 17;
+  Buffer<int> din(in), out(128, -1);
+  launch(*b.kernel, {2}, {64}, 0, din.p, out.p, 500);
+  for (int x = 0; x < 128; ++x) {
+    const int blk = x / 64, t = x % 64;
+    ASSERT_EQ(out.host()[x], in[blk * 64 + 63 - t] * 1000 + 500 - t + in[x]) << x;
   }
 }
 
@@ -1138,18 +1175,18 @@ __global__ void k(int* out, int* buf, int n, View v) {
   __syncthreads();
   out[t] = scaled * 10000 + before * 100 + m + n + first;
 })";
+    // Recomputed in the last region: t, scaled, m; loaded: before (memory), and m where the
+    // kernel writes n (then each thread's copy of n starts as the argument).
     auto r = cpu::form_regions(src);
-    ASSERT_EQ(bool(r), !writes_parameter);
-    if (r) {  // recomputed in the last region: t, scaled, m; loaded: before (memory)
-      EXPECT_NE(r->find("const std::remove_cv_t<const int> scaled = (t * SCALE);"),
-                std::string::npos)
-          << *r;
-      EXPECT_NE(r->find("m = (n * 2);"), std::string::npos) << *r;
-      EXPECT_EQ(r->find("before = (buf[t])"), std::string::npos) << *r;
-      EXPECT_EQ(r->find("(v.data[0])"), std::string::npos) << *r;  // memory behind a member
-    }
+    ASSERT_TRUE(r);
+    EXPECT_NE(r->find("const std::remove_cv_t<const int> scaled = (t * SCALE);"),
+              std::string::npos)
+        << *r;
+    EXPECT_EQ(r->find("m = (n * 2);") != std::string::npos, !writes_parameter) << *r;
+    EXPECT_EQ(r->find("before = (buf[t])"), std::string::npos) << *r;
+    EXPECT_EQ(r->find("(v.data[0])"), std::string::npos) << *r;  // memory behind a member
     Built b = build(src, "k");
-    ASSERT_EQ(b.kernel->attributes().threads, writes_parameter ? "coroutines" : "regions");
+    ASSERT_EQ(b.kernel->attributes().threads, "regions");
     std::vector<int> init(32);
     for (int t = 0; t < 32; ++t) init[t] = t + 7;
     Buffer<int> out(32, 0), buf(init);
