@@ -24,7 +24,69 @@ bool is_hoistable(const std::string& s) {
                                            "enum",          "union",     "class"};
   return words.count(s) > 0;
 }
-// A keyword that starts a statement (or makes one) rather than a declaration.
+// Math functions whose value depends on their arguments alone (CUDA's math API and intrinsics).
+bool is_pure_math(const std::string& s) {
+  static const std::set<std::string> words{"min",
+                                           "max",
+                                           "umin",
+                                           "umax",
+                                           "llmin",
+                                           "llmax",
+                                           "abs",
+                                           "labs",
+                                           "llabs",
+                                           "fabs",
+                                           "fabsf",
+                                           "fmin",
+                                           "fminf",
+                                           "fmax",
+                                           "fmaxf",
+                                           "sqrt",
+                                           "sqrtf",
+                                           "cbrt",
+                                           "cbrtf",
+                                           "log",
+                                           "logf",
+                                           "__logf",
+                                           "log2",
+                                           "log2f",
+                                           "__log2f",
+                                           "log10",
+                                           "log10f",
+                                           "__log10f",
+                                           "exp",
+                                           "expf",
+                                           "__expf",
+                                           "exp2",
+                                           "exp2f",
+                                           "pow",
+                                           "powf",
+                                           "__powf",
+                                           "floor",
+                                           "floorf",
+                                           "ceil",
+                                           "ceilf",
+                                           "round",
+                                           "roundf",
+                                           "trunc",
+                                           "truncf",
+                                           "rint",
+                                           "rintf",
+                                           "__clz",
+                                           "__clzll",
+                                           "__popc",
+                                           "__popcll",
+                                           "__ffs",
+                                           "__ffsll",
+                                           "__float2int_rn",
+                                           "__float2int_rz",
+                                           "__float2int_rd",
+                                           "__float2int_ru",
+                                           "__int2float_rn",
+                                           "__fdividef"};
+  return words.count(s) > 0;
+}
+// A number without a fraction or an exponent.
 bool is_integer_literal(const jit::Token& t) {
   if (t.kind != jit::Token::number) return false;
   const std::string& s = t.text;
@@ -34,7 +96,7 @@ bool is_integer_literal(const jit::Token& t) {
       return false;
   return true;
 }
-
+// A keyword that starts a statement (or makes one) rather than a declaration.
 bool is_statement_keyword(const std::string& s) {
   static const std::set<std::string> words{
       "return",   "if",     "for",          "while",    "do",       "switch",   "break",

@@ -15,6 +15,7 @@ bool is_qualifier(const std::string& s);     // const, volatile, register, __res
 bool is_hoistable(const std::string& s);     // starts a statement that declares nothing per thread
 bool is_statement_keyword(const std::string& s);  // return, if, for, auto, new, ...
 bool is_integer_literal(const jit::Token& t);     // a number without fraction or exponent
+bool is_pure_math(const std::string& s);  // a math function of its arguments alone: __log2f, min
 
 // Object-like macros of the source whose expansion names threadIdx (or such a macro), and
 // threadIdx itself.

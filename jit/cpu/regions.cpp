@@ -1210,7 +1210,9 @@ class BodyWriter {
       const Token& t = t_[k];
       if (is_punct(t, "(") && k > b) {
         const Token& p = t_[k - 1];
-        if (p.kind == Token::ident && !is_keyword_type(p.text) && !is_qualifier(p.text))
+        // (a math function of the header's values is as uniform as they are: `i <= __log2f(n)`)
+        if (p.kind == Token::ident && !is_keyword_type(p.text) && !is_qualifier(p.text) &&
+            !(is_pure_math(p.text) && !member_name(k - 1)))
           throw Refused("a call in the header of a loop or if with a barrier");
         if (is_punct(p, ")") || is_punct(p, "]") || is_punct(p, ">"))
           throw Refused("a call in the header of a loop or if with a barrier");

@@ -54,7 +54,8 @@ TEST(CpuRegions, DeclinesWhatItCannotRewriteSafely) {
       {"int a[2] = {1, 2}; __syncthreads(); x[0] = a[1];", "array"},
       {"for (int i = threadIdx.x; i < n; ++i) __syncthreads();", "threadIdx"},
       {"for (int i = TID; i < n; ++i) __syncthreads();", "threadIdx"},
-      {"for (int i = 0; i < min(n, 4); ++i) __syncthreads();", "call"},
+      {"for (int i = 0; i < count(n, 4); ++i) __syncthreads();", "call"},
+      {"for (int i = 0; i < n; i += x->max(1)) __syncthreads();", "call"},
       {"while (n-- > 0) __syncthreads();", "writes 'n'"},
       {"for (int i = 0; i < n; ++i) { ++i; __syncthreads(); }", "loop variable 'i'"},
       {"for (int i = 0; i < n; ++i) { int* p = &i; __syncthreads(); x[0] = *p; }",
@@ -78,6 +79,10 @@ TEST(CpuRegions, DeclinesWhatItCannotRewriteSafely) {
   // thread (assigned a uniform value by the init, stepped by uniform values, not written in the
   // body), declined otherwise.
   EXPECT_EQ(declined(kernel("int s; for (s = n; s > 0; s >>= 1) __syncthreads();")), "");
+  // A math function in a header (Rodinia's backprop: `i <= __log2f(HEIGHT)`).
+  EXPECT_EQ(declined(kernel("for (int i = 1; i <= __log2f(n) && i < min(n, 8); i++) "
+                            "__syncthreads();")),
+            "");
   for (const char* body : {"int s = n; for (; s > 0; s >>= 1) __syncthreads();",
                            "int s = threadIdx.x; for (; s < n; s += 32) __syncthreads();",
                            "int s, t = x[threadIdx.x]; for (s = 0; s < n; s += t) __syncthreads();",
