@@ -343,9 +343,18 @@ SyncUse scan_sync(std::string_view source) {
     return k < toks.size() && is_punct(toks[k], p);
   };
   SyncUse use;
-  auto other = [&](const Token& t, std::string construct) {
-    if (!use.other_sync) use.first_other = std::move(construct), use.first_other_line = t.line;
+  // The construct a reason names is the first use; an #include of the library or a namespace
+  // alias of it (`namespace cg = cooperative_groups;`) only stands in until one appears.
+  bool named_use = false;
+  auto other = [&](const Token& t, std::string construct, bool declaration = false) {
+    if (!use.other_sync || (!declaration && !named_use))
+      use.first_other = std::move(construct), use.first_other_line = t.line;
+    named_use = named_use || !declaration;
     use.other_sync = true;
+  };
+  auto declaration = [&](std::size_t k) {  // `#include <...>`, `namespace cg = ...`, `using ...`
+    return toks[k].directive || (k >= 1 && is_ident(toks[k - 1], "namespace")) ||
+           (k >= 3 && is_punct(toks[k - 1], "=") && is_ident(toks[k - 3], "namespace"));
   };
   for (std::size_t k = 0; k < toks.size(); ++k) {
     const Token& t = toks[k];
@@ -365,8 +374,8 @@ SyncUse scan_sync(std::string_view source) {
       continue;
     }
     for (std::string_view p : kOtherPrefixes)
-      if (std::string_view(t.text).starts_with(p)) other(t, t.text);
-    if (t.text == "cub") other(t, "cub");  // CUB's collectives synchronise inside
+      if (std::string_view(t.text).starts_with(p)) other(t, t.text, declaration(k));
+    if (t.text == "cub") other(t, "cub", declaration(k));  // its collectives synchronise inside
     // libcu++'s barriers (<cuda/barrier>, <cuda/std/barrier>) wait inside their members.
     if (t.text == "arrive_and_wait" || t.text == "arrive_and_drop" ||
         (t.text == "barrier" && k > 0 && is_punct(toks[k - 1], "::")))

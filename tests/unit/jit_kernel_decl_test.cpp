@@ -298,6 +298,18 @@ TEST(JitScanSync, TellsBlockBarriersFromOtherSynchronisation) {
     EXPECT_FALSE(u.any()) << s;
     EXPECT_FALSE(u.block_barriers || u.other_sync) << s;
   }
+  // The construct named is the first use, not the library's #include or namespace alias
+  // (which count alone too: the library may be used through a macro).
+  const SyncUse cg = scan_sync(
+      "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\nusing namespace "
+      "cooperative_groups;\n__device__ float f(float v) {\n  return __shfl_down_sync(~0u, v, "
+      "1);\n}\nauto t = tiled_partition<32>(b);");
+  EXPECT_EQ(cg.first_other, "__shfl_down_sync");
+  EXPECT_EQ(cg.first_other_line, 5);
+  const SyncUse include_only = scan_sync("#include <cub/cub.cuh>\nint x;");
+  EXPECT_TRUE(include_only.other_sync);
+  EXPECT_EQ(include_only.first_other, "cub");
+  EXPECT_EQ(include_only.first_other_line, 1);
   EXPECT_TRUE(scan_sync("auto f = [&](int i) { return i; };").lambda);
   EXPECT_TRUE(scan_sync("auto f = [n] mutable { return ++n; };").lambda);
   EXPECT_TRUE(scan_sync("auto f = [] -> int { return 1; };").lambda);
