@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <future>
 #include <mutex>
@@ -528,6 +529,54 @@ void Kernel::reload_if_edited() {
   by_name_expression_ = std::move(rebuilt);
   by_signature_.clear();
   last_ = nullptr;
+}
+
+namespace {
+
+// The value of parameter p's default argument: a null pointer (NULL, nullptr or 0 for a
+// pointer), true or false, or a number literal (a sign and suffixes allowed).
+ArgValue default_argument(const std::string& kernel, int position, const ParamDecl& p) {
+  std::string text = p.default_value;
+  ArgValue v;
+  if (p.type.find('*') != std::string::npos &&
+      (text == "NULL" || text == "nullptr" || text == "0")) {
+    v.kind = ArgValue::Kind::null_pointer;
+    return v;
+  }
+  if (text == "true" || text == "false") {
+    v.kind = ArgValue::Kind::boolean;
+    v.boolean = text == "true";
+    return v;
+  }
+  text.erase(std::remove(text.begin(), text.end(), ' '), text.end());  // "- 1"
+  const bool hex = text.find("0x") != std::string::npos || text.find("0X") != std::string::npos;
+  while (!text.empty() && std::strchr(hex ? "uUlL" : "uUlLfF", text.back())) text.pop_back();
+  char* end = nullptr;
+  const long long integer = std::strtoll(text.c_str(), &end, 0);
+  if (!text.empty() && *end == '\0') {
+    v.kind = ArgValue::Kind::integer;
+    v.integer = integer;
+    return v;
+  }
+  const double number = std::strtod(text.c_str(), &end);
+  if (!text.empty() && *end == '\0') {
+    v.kind = ArgValue::Kind::number;
+    v.number = number;
+    return v;
+  }
+  throw Error("kernel '" + kernel + "': parameter " + std::to_string(position) + " '" + p.name +
+              "' (" + p.type + ") has a default argument kiln cannot evaluate (`" +
+              p.default_value + "`): pass it");
+}
+
+}  // namespace
+
+std::vector<ArgValue> Kernel::with_defaults(std::vector<ArgValue> args) const {
+  for (std::size_t i = args.size(); i < decl_.params.size(); ++i) {
+    if (decl_.params[i].default_value.empty()) break;  // (the count's error names them all)
+    args.push_back(default_argument(decl_.name, int(i + 1), decl_.params[i]));
+  }
+  return args;
 }
 
 Kernel::Specialisation& Kernel::specialise(const std::vector<ArgValue>& args) {

@@ -156,6 +156,10 @@ class Kernel {
   const KernelDecl& decl() const { return decl_; }
   const SourceText& source() const { return *source_; }
 
+  // args followed by the default arguments of the parameters after them (`int* partial =
+  // NULL`, `int n = 4`: null pointers and literals); throws kiln::Error naming a parameter whose
+  // default kiln cannot evaluate. A call with fewer arguments than parameters goes through it.
+  std::vector<ArgValue> with_defaults(std::vector<ArgValue> args) const;
   // The specialisation for these arguments, compiled on first use; hot-reloads file sources.
   Specialisation& specialise(const std::vector<ArgValue>& args);
   // Marshals args for spec and launches; throws kiln::Error naming the kernel on bad input.

@@ -123,10 +123,12 @@ bool is_type_word(const std::string& w) {
   return false;
 }
 
-// Splits one parameter (tokens [begin, end)) into type text and name; drops a default argument.
+// Splits one parameter (tokens [begin, end)) into type text, name and default argument.
 ParamDecl parse_param(std::string_view src, const std::vector<Token>& toks,
                       const std::vector<std::size_t>& match, std::size_t begin, std::size_t end) {
-  end = find_equals(toks, match, begin, end);  // drop "= default"
+  const std::size_t equals = find_equals(toks, match, begin, end);
+  std::string default_value = equals < end ? token_text(src, toks, equals + 1, end) : "";
+  end = equals;
   std::string array_suffix;                    // "float x[4]": the name is before the brackets
   std::size_t type_end = end;
   while (type_end > begin && is_punct(toks[type_end - 1], "]")) {
@@ -157,6 +159,7 @@ ParamDecl parse_param(std::string_view src, const std::vector<Token>& toks,
     p.type = token_text(src, toks, begin, type_end);
   }
   if (!array_suffix.empty()) p.type += array_suffix;
+  p.default_value = std::move(default_value);
   return p;
 }
 

@@ -20,6 +20,7 @@ struct TemplateParam {
 struct ParamDecl {
   std::string type;  // as written, whitespace collapsed: "const float *", "kiln::Array<float, 2>"
   std::string name;  // "" when unnamed
+  std::string default_value;  // the default argument as written ("NULL", "4"), or ""
 };
 
 struct KernelDecl {

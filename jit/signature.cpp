@@ -124,6 +124,8 @@ std::string describe(const ArgValue& v, bool with_ndim = false) {
     }
     case ArgValue::Kind::boolean:
       return std::string("a boolean (") + (v.boolean ? "true" : "false") + ")";
+    case ArgValue::Kind::null_pointer:
+      return "a null pointer (a parameter's default)";
     case ArgValue::Kind::table:
       if (v.lanes.empty() && !v.fields.empty()) return "a table of named fields";
       return "a table of " + std::to_string(v.lanes.size()) + " values";
@@ -488,6 +490,9 @@ void ArgPack::add(const std::string& kernel, int position, const std::string& pa
     convert_struct(where, *param.layout, value, bytes);
   } else if (param.kind == ParamKind::scalar) {
     convert_scalar(where, param, value, bytes);
+  } else if (value.kind == ArgValue::Kind::null_pointer && param.kind == ParamKind::pointer) {
+    const void* null = nullptr;  // a default argument `= NULL`
+    std::memcpy(bytes, &null, sizeof null);
   } else {
     if (!is_array_value(value) || value.dtype != param.dtype ||
         (param.kind == ParamKind::array && value.ndim != param.ndim)) {

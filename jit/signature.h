@@ -61,7 +61,16 @@ std::vector<std::string> parameter_types(std::string_view demangled);
 
 // What a Lua value passed to a kernel is, for deduction and marshalling.
 struct ArgValue {
-  enum class Kind { device_array, host_array, integer, number, boolean, table, other };
+  enum class Kind {
+    device_array,
+    host_array,
+    integer,
+    number,
+    boolean,
+    table,
+    null_pointer,  // a pointer parameter's default argument `= NULL`
+    other
+  };
   Kind kind = Kind::other;
   DType dtype = DType::float64;  // arrays
   int ndim = 0;                  // arrays

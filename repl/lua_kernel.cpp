@@ -289,6 +289,7 @@ LaunchConfig check_config(lua_State* L, int idx, const char* kernel) {
 void launch(lua_State* L, jit::Kernel& k, const LaunchConfig& config, int first) {
   std::vector<Staged> staged;
   std::vector<jit::ArgValue> args = collect_args(L, first, &staged);
+  if (args.size() < k.decl().params.size()) args = k.with_defaults(std::move(args));
   jit::Kernel::Specialisation& spec = k.specialise(args);
   k.launch(spec, config, args);
   for (Staged& s : staged)

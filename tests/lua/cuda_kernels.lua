@@ -124,4 +124,38 @@ local def = cuda.jit("__global__ void d(int* x) { x[0] = VALUE * 2; }", { define
 local dx = cuda.device_array(1, "int32")
 def[{1, 1}](dx)
 assert(dx:copy_to_host()[1] == 42)
+-- Default arguments, as CUDA's samples declare them (`int* partial_sums = NULL`): a call may
+-- leave out the parameters after the last one given; null pointers and literals are evaluated.
+local defaults = cuda.jit [[
+#define WIDTH 8
+__global__ void with_defaults(int* out, int n, int* partial = NULL, int scale = -3,
+                              float half = 0.5f, bool flag = true, unsigned mask = 0xffu,
+                              int width = WIDTH) {
+  int i = threadIdx.x;
+  if (i < n) out[i] = scale * i + (partial ? 1000 : 0) + (flag ? 7 : 0) + int(half * 4) +
+                      int(mask & 0x3u) + width * 100;
+  if (partial && i == 0) partial[0] = n;
+}]]
+local dd = cuda.device_array(4, "int32")
+expect_error("parameter 8 'width' (int) has a default argument kiln cannot evaluate (`WIDTH`)",
+             function() defaults[{1, 4}](dd, 4) end)
+local partial = cuda.device_array(1, "int32")
+defaults[{1, 4}](dd, 4, partial, -3, 0.5, true, 0xff, 8)
+local hd = dd:copy_to_host()
+for i = 1, 4 do assert(hd[i] == -3 * (i - 1) + 1000 + 7 + 2 + 3 + 800, "defaults: element " .. i) end
+assert(partial:copy_to_host()[1] == 4)
+local defaults2 = cuda.jit [[
+__global__ void with_defaults2(int* out, int n, int* partial = nullptr, int scale = -3,
+                               double half = 0.5, bool flag = true, unsigned mask = 0xffu) {
+  int i = threadIdx.x;
+  if (i < n) out[i] = scale * i + (partial ? 1000 : 0) + (flag ? 7 : 0) + int(half * 4) +
+                      int(mask & 0x3u);
+}]]
+defaults2[{1, 4}](dd, 4)
+hd = dd:copy_to_host()
+for i = 1, 4 do assert(hd[i] == -3 * (i - 1) + 7 + 2 + 3, "defaults2: element " .. i) end
+defaults2[{1, 4}](dd, 4, partial, 2)
+hd = dd:copy_to_host()
+for i = 1, 4 do assert(hd[i] == 2 * (i - 1) + 1000 + 7 + 2 + 3, "defaults2 (scale): element " .. i) end
+expect_error("takes 7 arguments", function() defaults2[{1, 4}](dd) end)
 print("cuda_kernels: ok")

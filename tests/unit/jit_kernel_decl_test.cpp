@@ -29,6 +29,22 @@ TEST(JitKernelDecl, PlainKernel) {
   EXPECT_EQ(k.line, 1);
 }
 
+// Default arguments are kept as written, apart from the type and name.
+TEST(JitKernelDecl, DefaultArguments) {
+  KernelDecl k = only(
+      "__global__ void scan(int* d, int n, int* partial = NULL, float s = (1.5f), int w[4] = "
+      "nullptr) {}");
+  ASSERT_EQ(k.params.size(), 5u);
+  EXPECT_EQ(k.params[1].default_value, "");
+  EXPECT_EQ(k.params[2].type, "int*");
+  EXPECT_EQ(k.params[2].name, "partial");
+  EXPECT_EQ(k.params[2].default_value, "NULL");
+  EXPECT_EQ(k.params[3].name, "s");
+  EXPECT_EQ(k.params[3].default_value, "(1.5f)");
+  EXPECT_EQ(k.params[4].type, "int[4]");
+  EXPECT_EQ(k.params[4].default_value, "nullptr");
+}
+
 TEST(JitKernelDecl, WhitespaceCollapsedAndLineCounted) {
   KernelDecl k = only(
       "// header\n"
