@@ -368,6 +368,14 @@ std::optional<StructDecl> find_struct_in(const SourceText& source, const std::st
   return std::nullopt;
 }
 
+// What a type alias of the kernel's source or one of its local headers stands for.
+std::optional<std::string> find_type_alias_in(const SourceText& source, const std::string& name) {
+  if (std::optional<std::string> a = find_type_alias(source.text(), name)) return a;
+  for (const std::string& text : source.included_texts())
+    if (std::optional<std::string> a = find_type_alias(text, name)) return a;
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string Kernel::layout_probes() const {
@@ -408,7 +416,15 @@ std::shared_ptr<const StructLayout> Kernel::struct_layout(Build& build,
     f.type = d->members[i].type;
     f.offset = words[2 + 2 * i];
     const std::size_t bytes = words[3 + 2 * i];
-    if (std::optional<DType> t = dtype_of_cpp(f.type)) {
+    std::string type = f.type;  // (f.type stays as declared, for messages)
+    std::optional<DType> t = dtype_of_cpp(type);
+    // A field's type may be an alias: `#define fp double`, `typedef double fp;`.
+    for (int hops = 0; !t && hops < 4; ++hops)
+      if (std::optional<std::string> alias = find_type_alias_in(*source_, type))
+        t = dtype_of_cpp(type = *alias);
+      else
+        break;
+    if (t) {
       const std::size_t element = dtype_info(*t).size;
       f.dtype = *t;
       f.count = bytes / element;

@@ -492,6 +492,37 @@ std::vector<StructDecl::Member> struct_members(const std::vector<Token>& toks, s
 
 }  // namespace
 
+std::optional<std::string> find_type_alias(std::string_view source, std::string_view name) {
+  std::vector<Token> toks = lex(source);
+  auto words = [&](std::size_t b, std::size_t e) {
+    std::string out;
+    for (std::size_t k = b; k < e; ++k) out += (k > b ? " " : "") + toks[k].text;
+    return out;
+  };
+  for (std::size_t k = 0; k + 2 < toks.size(); ++k) {
+    const Token& t = toks[k];
+    if (t.directive && is_ident(t, "define") && is_ident(toks[k + 1], name) &&
+        !(is_punct(toks[k + 2], "(") && toks[k + 2].begin == toks[k + 1].end)) {
+      std::size_t e = k + 2;  // the rest of the directive's line
+      while (e < toks.size() && toks[e].directive && toks[e].line == t.line) ++e;
+      if (e > k + 2) return words(k + 2, e);
+    }
+    if (t.directive) continue;
+    if (is_ident(t, "using") && is_ident(toks[k + 1], name) && is_punct(toks[k + 2], "=")) {
+      std::size_t e = k + 3;
+      while (e < toks.size() && !is_punct(toks[e], ";")) ++e;
+      if (e > k + 3) return words(k + 3, e);
+    }
+    if (is_ident(t, "typedef")) {
+      std::size_t e = k + 1;  // `typedef double fp;`: the name is the word before ';'
+      while (e < toks.size() && !is_punct(toks[e], ";") && !is_punct(toks[e], "{")) ++e;
+      if (e < toks.size() && is_punct(toks[e], ";") && e > k + 2 && is_ident(toks[e - 1], name))
+        return words(k + 1, e - 1);
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<StructDecl> find_struct(std::string_view source, std::string_view name) {
   std::vector<Token> toks = lex(source);
   // The matching '}' of the '{' at k.

@@ -93,6 +93,11 @@ struct StructDecl {
 // name;` in source; member functions, static members, types and access labels are skipped.
 std::optional<StructDecl> find_struct(std::string_view source, std::string_view name);
 
+// What the type alias name stands for in source, as words: `#define fp double`, `typedef
+// double fp;`, `using fp = double;` (Rodinia's lavaMD declares its fields so); nullopt when
+// source defines no such alias.
+std::optional<std::string> find_type_alias(std::string_view source, std::string_view name);
+
 // The offset of each occurrence of the identifier word in source outside comments and literals
 // (preprocessor lines included).
 std::vector<std::size_t> find_identifier(std::string_view source, std::string_view word);

@@ -158,4 +158,18 @@ defaults2[{1, 4}](dd, 4, partial, 2)
 hd = dd:copy_to_host()
 for i = 1, 4 do assert(hd[i] == 2 * (i - 1) + 1000 + 7 + 2 + 3, "defaults2 (scale): element " .. i) end
 expect_error("takes 7 arguments", function() defaults2[{1, 4}](dd) end)
+-- A struct's fields may be declared through type aliases (Rodinia's lavaMD: `#define fp double`).
+local aliased = cuda.jit [[
+#define fp double
+typedef float real;
+using count_t = int;
+typedef real real2;
+struct Par { fp alpha; real beta; count_t n; real2 gamma[2]; };
+__global__ void use_par(Par p, double* out) {
+  out[0] = p.alpha; out[1] = p.beta; out[2] = p.n; out[3] = p.gamma[0] + p.gamma[1];
+}]]
+local pout = cuda.device_array(4, "float64")
+aliased[{1, 1}]({ alpha = 1.5, beta = 2.25, n = 7, gamma = { 1, 2 } }, pout)
+local hp = pout:copy_to_host()
+assert(hp[1] == 1.5 and hp[2] == 2.25 and hp[3] == 7 and hp[4] == 3, "aliased struct fields")
 print("cuda_kernels: ok")

@@ -45,6 +45,18 @@ TEST(JitKernelDecl, DefaultArguments) {
   EXPECT_EQ(k.params[4].default_value, "nullptr");
 }
 
+TEST(JitKernelDecl, TypeAliases) {
+  const char* src =
+      "#define fp double\n#define SQUARE(x) ((x) * (x))\ntypedef unsigned int uint;\n"
+      "using real = float;\ntypedef struct { int a; } Pod;\n";
+  EXPECT_EQ(find_type_alias(src, "fp"), "double");
+  EXPECT_EQ(find_type_alias(src, "uint"), "unsigned int");
+  EXPECT_EQ(find_type_alias(src, "real"), "float");
+  EXPECT_EQ(find_type_alias(src, "SQUARE"), std::nullopt);  // function-like
+  EXPECT_EQ(find_type_alias(src, "Pod"), std::nullopt);     // a struct, not an alias
+  EXPECT_EQ(find_type_alias(src, "missing"), std::nullopt);
+}
+
 TEST(JitKernelDecl, WhitespaceCollapsedAndLineCounted) {
   KernelDecl k = only(
       "// header\n"
