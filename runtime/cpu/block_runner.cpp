@@ -141,6 +141,7 @@ void BlockRunner::run(const KernelEntry& k, const kiln_cpu::Tls& launch, void** 
 void BlockRunner::run_fibers() {
   while (done_ < n_ && !aborted_) {
     unsigned next = find_ready(0);
+    if (next == n_ && release_divergent_activemask()) next = find_ready(0);
     if (next == n_) return;  // deadlock
     switch_to(&sched_ctx_, next);
   }
@@ -563,6 +564,24 @@ void BlockRunner::complete(Warp& w, unsigned group) {
     w.result[j] = r;
   }
   w.waiting &= ~group;
+}
+
+// When no fiber can go on: the lanes of each warp waiting at __activemask while the warp's other
+// lanes wait elsewhere (another warp operation, a barrier) get their own mask, as the lanes
+// that reached it in divergent code (`if (x) { auto g = coalesced_threads(); g.sync(); }`).
+// __activemask waits for the whole warp first because the fibers cannot tell which lanes are
+// still on their way to it. Returns whether it released any lane.
+bool BlockRunner::release_divergent_activemask() {
+  bool released = false;
+  for (Warp& w : warps_) {
+    unsigned group = 0;
+    for (unsigned j = 0; j < 32; ++j)
+      if ((w.waiting >> j & 1) && w.op[j] == kiln_cpu::warp_activemask) group |= 1u << j;
+    if (group == 0) continue;
+    complete(w, group);
+    released = true;
+  }
+  return released;
 }
 
 void BlockRunner::trap(const char* message) {

@@ -95,6 +95,7 @@ class BlockRunner final : public OverflowCatcher {
   void release_barrier();
   bool try_complete(Warp& w, unsigned mask);
   void complete(Warp& w, unsigned group);
+  bool release_divergent_activemask();
   std::string where(unsigned fiber) const;
   std::string deadlock_message() const;
   // Check mode's report of threads that returned while others reached a barrier.
