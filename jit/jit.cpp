@@ -360,19 +360,14 @@ std::string layout_symbol(const std::string& struct_name) {
   return "kiln_layout_" + struct_name;
 }
 
-// A struct declared in the kernel's source or one of its local headers.
-std::optional<StructDecl> find_struct_in(const SourceText& source, const std::string& name) {
-  if (std::optional<StructDecl> d = find_struct(source.text(), name)) return d;
+// The first declaration find(text, name) finds in the kernel's source, then in its local
+// headers (find_struct, find_type_alias).
+template <class Find>
+auto find_in(const SourceText& source, const std::string& name, Find find)
+    -> decltype(find(std::string_view(), name)) {
+  if (auto found = find(source.text(), name)) return found;
   for (const std::string& text : source.included_texts())
-    if (std::optional<StructDecl> d = find_struct(text, name)) return d;
-  return std::nullopt;
-}
-
-// What a type alias of the kernel's source or one of its local headers stands for.
-std::optional<std::string> find_type_alias_in(const SourceText& source, const std::string& name) {
-  if (std::optional<std::string> a = find_type_alias(source.text(), name)) return a;
-  for (const std::string& text : source.included_texts())
-    if (std::optional<std::string> a = find_type_alias(text, name)) return a;
+    if (auto found = find(text, name)) return found;
   return std::nullopt;
 }
 
@@ -384,7 +379,7 @@ std::string Kernel::layout_probes() const {
   for (const ParamDecl& p : decl_.params) {
     std::string name = struct_name_of(p.type);
     if (name.empty() || std::find(done.begin(), done.end(), name) != done.end()) continue;
-    std::optional<StructDecl> d = find_struct_in(*source_, name);
+    std::optional<StructDecl> d = find_in(*source_, name, find_struct);
     if (!d) continue;
     done.push_back(name);
     probes += "__device__ unsigned long long " + layout_symbol(name) + "[] = {sizeof(" + name +
@@ -402,7 +397,7 @@ std::shared_ptr<const StructLayout> Kernel::struct_layout(Build& build,
                                                           const std::string& type) const {
   std::string name = struct_name_of(type);
   if (name.empty()) return nullptr;
-  std::optional<StructDecl> d = find_struct_in(*source_, name);
+  std::optional<StructDecl> d = find_in(*source_, name, find_struct);
   if (!d) return nullptr;
   std::vector<unsigned long long> words(2 + 2 * d->members.size());
   build.module->get_global(layout_symbol(name), words.data(), words.size() * sizeof words[0]);
@@ -420,7 +415,7 @@ std::shared_ptr<const StructLayout> Kernel::struct_layout(Build& build,
     std::optional<DType> t = dtype_of_cpp(type);
     // A field's type may be an alias: `#define fp double`, `typedef double fp;`.
     for (int hops = 0; !t && hops < 4; ++hops)
-      if (std::optional<std::string> alias = find_type_alias_in(*source_, type))
+      if (std::optional<std::string> alias = find_in(*source_, type, find_type_alias))
         t = dtype_of_cpp(type = *alias);
       else
         break;

@@ -1181,15 +1181,12 @@ class BodyWriter {
         continue;
       const std::size_t ib = k + 2, ie = match_[k + 1];
       bool names_var = false, traps = false;
-      std::string index;
       for (std::size_t i = ib; i < ie; ++i) {
-        const bool var = is_ident(t_[i], ahead.var) && !member_name(i);
-        names_var = names_var || var;
+        names_var = names_var || (is_ident(t_[i], ahead.var) && !member_name(i));
         traps = traps || ((is_punct(t_[i], "/") || is_punct(t_[i], "%")) &&
                           t_[i + 1].kind != Token::number);
-        index += (i > ib && t_[i].begin != t_[i - 1].end ? " " : "") +
-                 (var ? ahead.next : t_[i].text);
       }
+      const std::string index = text(ib, ie, false, &ahead);
       if (!names_var || traps || !pure(ib, ie, true) ||
           !seen.insert(t_[k].text + "[" + index + "]").second)
         continue;
@@ -1368,15 +1365,17 @@ class BodyWriter {
 
   // Tokens [a, b) as text: adjacent tokens joined, others one space apart (comments dropped,
   // so that the text can go on one generated line); with_locals: each recomputable local of
-  // the region replaced by its initialiser.
-  std::string text(std::size_t a, std::size_t b, bool with_locals = false) const {
+  // the region replaced by its initialiser; ahead: the loop's variable by its value ahead.
+  std::string text(std::size_t a, std::size_t b, bool with_locals = false,
+                   const Ahead* ahead = nullptr) const {
     std::string out;
     for (std::size_t i = a; i < b; ++i) {
       if (i > a && t_[i].begin != t_[i - 1].end) out += ' ';
-      auto l = with_locals && t_[i].kind == Token::ident && !member_name(i)
-                   ? local_inits_.find(t_[i].text)
-                   : local_inits_.end();
-      if (l != local_inits_.end())
+      const bool name = t_[i].kind == Token::ident && !member_name(i);
+      auto l = with_locals && name ? local_inits_.find(t_[i].text) : local_inits_.end();
+      if (ahead && name && t_[i].text == ahead->var)
+        out += ahead->next;
+      else if (l != local_inits_.end())
         out += l->second.value;
       else
         out.append(src_.substr(t_[i].begin, t_[i].end - t_[i].begin));
