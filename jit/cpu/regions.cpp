@@ -104,6 +104,7 @@ struct Replica {
   // A recomputed index chosen by a condition (`int west = col > 0 ? tx - 1 : tx;`): the names
   // of its condition and of both values, which its recomputation declares too (see selects).
   std::string select;  // "" or "kiln_s<N>_": <select>c, <select>a, <select>b
+  bool flag = false;   // a bool whose copies are kiln_cpu::Flag (ints)
 };
 // A barrier loop's variable, and its value two iterations on as text (none: var empty).
 struct Ahead {
@@ -762,11 +763,11 @@ class BodyWriter {
     return is_punct(t_[i + 1], ".") && is_ident(t_[i + 2], "data") && is_punct(t_[i + 3], "[");
   }
 
-  // Whether the variable name may be written in tokens [from, close_): assigned, incremented,
-  // its address taken, or passed to a call (whose parameter may be a reference; a value macro
-  // writes nothing).
-  bool may_write(const std::string& name, std::size_t from) const {
-    for (std::size_t k = from; k < close_; ++k)
+  // Whether the variable name may be written in tokens [from, to) (default: to the body's end):
+  // assigned, incremented, its address taken, or passed to a call (whose parameter may be a
+  // reference; a value macro writes nothing).
+  bool may_write(const std::string& name, std::size_t from, std::size_t to = 0) const {
+    for (std::size_t k = from; k < (to ? to : close_); ++k)
       if (t_[k].kind == Token::ident && t_[k].text == name && !member_name(k) &&
           (writes(k) || call_argument(k)))
         return true;
@@ -1240,6 +1241,47 @@ class BodyWriter {
            (is_punct(p, ">") && k >= 2 && is_punct(t_[k - 2], "-") && t_[k - 2].end == p.begin);
   }
 
+  // Whether the identifier at k follows a unary & (not one after an operand, nor part of &&).
+  bool address_of(std::size_t k) const {
+    if (k == 0 || !is_punct(t_[k - 1], "&")) return false;
+    if (k == 1) return true;
+    const Token& p = t_[k - 2];
+    return !(p.kind == Token::ident || p.kind == Token::number || is_punct(p, ")") ||
+             is_punct(p, "]") || (is_punct(p, "&") && p.end == t_[k - 1].begin));
+  }
+
+  // Whether the identifier at k is inside decltype(...), __typeof__(...), sizeof(...) or
+  // alignof(...): a question about its type, not its value.
+  bool in_type_query(std::size_t k) const {
+    static const std::set<std::string> queries{"decltype", "__typeof__", "sizeof", "alignof"};
+    for (std::size_t j = k; j-- > open_;) {
+      if (is_punct(t_[j], ")") || is_punct(t_[j], "]")) {
+        j = match_[j];
+      } else if (is_punct(t_[j], "(")) {
+        if (j > 0 && queries.count(t_[j - 1].text)) return true;
+      } else if (is_punct(t_[j], "{") || is_punct(t_[j], "}") || is_punct(t_[j], ";")) {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  // Whether `&name` appears anywhere in the body.
+  bool address_taken(const std::string& name) const {
+    for (std::size_t k = open_; k < close_; ++k)
+      if (is_ident(t_[k], name) && !member_name(k) && address_of(k)) return true;
+    return false;
+  }
+
+  // Whether a bool variable name can keep its copies as kiln_cpu::Flag: not where its address
+  // is taken (a pointer to a region's bool would outlive it), nor a question about its type.
+  bool flag_storage(const std::string& name) const {
+    if (address_taken(name)) return false;
+    for (std::size_t k = open_; k < close_; ++k)
+      if (is_ident(t_[k], name) && !member_name(k) && in_type_query(k)) return false;
+    return true;
+  }
+
   // Whether the identifier at k is written there: assigned (=, op=), incremented, decremented
   // or has its address taken (after any .member / [index] postfixes).
   // (itself_only: writes to the variable's own storage count, not those through it as a
@@ -1250,10 +1292,7 @@ class BodyWriter {
     if (k >= 2 && adjacent(k - 2) &&
         ((punct(k - 2, "+") && punct(k - 1, "+")) || (punct(k - 2, "-") && punct(k - 1, "-"))))
       return true;
-    if (k >= 1 && punct(k - 1, "&") &&  // unary &: not after an operand, not part of &&
-        !(k >= 2 &&
-          (t_[k - 2].kind == Token::ident || t_[k - 2].kind == Token::number || punct(k - 2, ")") ||
-           punct(k - 2, "]") || (punct(k - 2, "&") && adjacent(k - 2)))) &&
+    if (address_of(k) &&
         !(itself_only && (punct(k + 1, "[") || (punct(k + 1, "-") && punct(k + 2, ">")))))
       return true;
     std::size_t j = k + 1;
@@ -1629,8 +1668,10 @@ class BodyWriter {
                   : "std::remove_cv_t<" + type + stars + ">";
       const std::string name = t_[n].text;
       const std::string store = "kiln_r" + std::to_string(++counter_) + "_" + name;
-      storage += " " + value_type + " " + store + "[kiln_n_]" + dims + "; static_assert(sizeof(" +
-                 value_type + dims + ") <= 64, \"kiln: large per-thread variable\");";
+      const bool flag = type == "bool" && stars.empty() && dims.empty() && flag_storage(name);
+      storage += " " + (flag ? "::kiln_cpu::Flag" : value_type) + " " + store + "[kiln_n_]" + dims +
+                 "; static_assert(sizeof(" + value_type + dims +
+                 ") <= 64, \"kiln: large per-thread variable\");";
       // A scalar computed from indices and parameters, const or never written after (`int tx =
       // threadIdx.x;`), is recomputed in later regions rather than loaded: the compiler then
       // sees threadIdx.x where the kernel wrote `tx`.
@@ -1645,7 +1686,7 @@ class BodyWriter {
       scopes_.back().replicated.push_back(
           {name, store, recompute, region_, !recompute.empty() && uniform_expr(x + 1, end),
            !recompute.empty() && stars.empty() && kIndexTypes.count(type) ? text(x + 1, end) : "",
-           select});
+           select, flag});
       if (++replicated_count_ > kMaxReplicated) throw Refused("too many barrier-level variables");
       if (n > d) blank(t_[d].begin, t_[n].begin);  // the stars
       if (x == end) {                              // no initialiser
@@ -1709,6 +1750,20 @@ class BodyWriter {
       edits_[loop_flags_at_.back()].text = "bool " + flag + "b = false, " + flag + "c = false; ";
   }
 
+  // Binds replicated r in region [b, e) to its thread's copy. A Flag is read as a bool, or, in a
+  // region that may write it, is copied into one that the region's end writes back (in the
+  // region declaring it, a new one: its copy holds nothing yet).
+  std::string bind(const Replica& r, std::size_t b, std::size_t e) const {
+    const std::string copy = r.storage + "[kiln_t_]";
+    if (!r.flag) return " [[maybe_unused]] auto& " + r.name + " = " + copy + ";";
+    const bool declares = r.region == region_;
+    if (!declares && !may_write(r.name, b, e))
+      return " [[maybe_unused]] const bool " + r.name + " = " + copy + ";";
+    const std::string slot = "kiln_f" + std::to_string(++counter_) + "_" + r.name;
+    return " ::kiln_cpu::FlagCopy " + slot + "{" + copy + (declares ? ", false" : "") +
+           "}; [[maybe_unused]] bool& " + r.name + " = " + slot + ".value;";
+  }
+
   // The opening of the region [b, e) (empty for one the rewrite writes itself): the storage of
   // the variables it replicates (their declarations become assignments), its returns marked,
   // and the thread loop up to the region's code, with the names it binds.
@@ -1725,9 +1780,11 @@ class BodyWriter {
           (is_ident(t_[s], "auto") || (is_qualifier(t_[s].text) && is_ident(t_[s + 1], "auto")));
       // (A name the regions already bind, from an outer scope, is replicated all the same: its
       // binding and the local would clash in the region's loop.)
+      // (as does one whose address is taken: the pointer may be read after the region)
       auto lives_on = [&](const std::vector<std::string>& names) {
         return named_in(names, e, scope_end) ||
-               std::any_of(names.begin(), names.end(), [&](const auto& n) { return bound(n); });
+               std::any_of(names.begin(), names.end(),
+                           [&](const auto& n) { return bound(n) || address_taken(n); });
       };
       if (is_auto) {
         const std::string name = auto_name(s, next - 1);
@@ -1771,9 +1828,7 @@ class BodyWriter {
       for (auto r = sc.replicated.rbegin(); r != sc.replicated.rend(); ++r) {
         if (!hidden.insert(r->name).second) continue;
         const bool loaded = r->region == region_ || r->recompute.empty() || shadowing;
-        binds_of[si].insert(
-            0, loaded ? " [[maybe_unused]] auto& " + r->name + " = " + r->storage + "[kiln_t_];"
-                      : r->recompute);
+        binds_of[si].insert(0, loaded ? bind(*r, b, e) : r->recompute);
         if (!loaded && !r->select.empty()) selects[r->name] = r->select;
       }
       for (auto r = sc.shared.rbegin(); r != sc.shared.rend(); ++r)

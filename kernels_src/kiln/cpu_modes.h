@@ -353,6 +353,28 @@ inline void broadcast(T* copies, unsigned n, unsigned lead) {
   for (unsigned t = 0; t < n; ++t)
     if (t != lead) copies[t] = copies[lead];
 }
+// The copies of a `bool` across barriers, one int each (regions.cpp, replicate). GCC 12
+// vectorises no thread loop that loads a bool beside wider data ("no vectype"): hotspot's `if
+// (computed) tile[ty][tx] = next[ty][tx];` ran scalar, a branch per thread. An int loads as a
+// vector. Headers read and write it as a bool.
+struct Flag {
+  int word;
+  operator bool() const { return word != 0; }
+  Flag& operator=(bool v) { return word = v, *this; }
+  Flag& operator|=(bool v) { return word |= v, *this; }
+  Flag& operator&=(bool v) { return word &= v, *this; }
+  Flag& operator^=(bool v) { return word ^= v, *this; }
+};
+// A region that may write a Flag works on a bool of its thread (so `bool&` parameters, `&flag`
+// and every operator keep their meaning), written back when the thread leaves the region.
+struct FlagCopy {
+  Flag& slot;
+  bool value;
+  explicit FlagCopy(Flag& f) : slot(f), value(f) {}
+  FlagCopy(Flag& f, bool first) : slot(f), value(first) {}  // (its declaration's region)
+  FlagCopy(const FlagCopy&) = delete;
+  ~FlagCopy() { slot = value; }
+};
 }  // namespace kiln_cpu
 // The region-mode binding of atomic `name`, whose new value is `update` of kiln_old and kiln_v
 // (of type kiln_T; every name kiln_ so that none hides a kernel's template parameter): plain

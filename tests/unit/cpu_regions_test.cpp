@@ -485,6 +485,68 @@ __global__ void k(const int* src, int* dst, int n) {
 
 // A kernel may keep up to 48 variables across barriers (sample stencils keep 20 or more; at
 // most 48 x 64 bytes x 1024 threads of the block's 8 MiB stack); one more is declined.
+// A bool across barriers keeps its copies as ints (kiln_cpu::Flag), so that thread loops
+// reading it vectorise; every use keeps a bool's meaning: written in one region and read in
+// others, through a `bool&` parameter, by |= and ^=, and in a barrier loop's header. One whose
+// address is taken, or whose type is asked, stays a bool. (A variable whose address is taken is
+// kept per thread even where no later statement names it: `*where` read a region's dead local.)
+TEST(CpuRegions, BoolsAcrossBarriersAreKeptAsInts) {
+  const std::string src = R"(
+__device__ void mark(bool& b, int v) { if (v % 3 == 0) b = true; }
+__global__ void k(const int* in, int* out, int rounds) {
+  __shared__ int s[64];
+  int t = threadIdx.x;
+  bool hit = false, odd;
+  bool keep = in[t] > 50;
+  bool* where = &keep;
+  decltype(keep) other = false;
+  bool more = rounds > 0;
+  s[t] = in[t];
+  __syncthreads();
+  odd = s[63 - t] % 2 == 1;
+  mark(hit, s[(t + 1) % 64]);
+  hit |= t == 0;
+  other ^= odd;
+  __syncthreads();
+  while (more) {
+    s[t] += hit ? 1 : 0;
+    __syncthreads();
+    more = s[0] < rounds + in[0];
+    __syncthreads();
+  }
+  out[t] = s[t] + (odd ? 1000 : 0) + (*where ? 10000 : 0) + (other ? 100000 : 0);
+})";
+  auto r = cpu::form_regions(src);
+  ASSERT_TRUE(r);
+  // The type of name's copies: "<type> kiln_r<N>_<name>[kiln_n_]".
+  auto copies = [&](const std::string& name) {
+    const std::size_t at = r->find("_" + name + "[kiln_n_]");
+    if (at == std::string::npos) return std::string("none");
+    const std::size_t store = r->rfind(" kiln_r", at), type = r->rfind("; ", store);
+    return r->substr(type + 2, store - type - 2);
+  };
+  for (const char* flag : {"hit", "odd", "more"}) EXPECT_EQ(copies(flag), "::kiln_cpu::Flag") << *r;
+  EXPECT_EQ(copies("keep"), "std::remove_cv_t<bool>") << *r;
+  EXPECT_EQ(copies("other"),
+            "std::remove_cv_t<std::remove_reference_t<decltype((kiln_r5_keep[0]))>>")
+      << *r;
+  EXPECT_NE(r->find("const bool odd = "), std::string::npos) << *r;  // only read there
+  EXPECT_NE(r->find("bool& hit = "), std::string::npos) << *r;
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  std::vector<int> in(64);
+  for (int i = 0; i < 64; ++i) in[i] = (i * 37 + 11) % 101;
+  Buffer<int> din(in), out(64, -1);
+  launch(*b.kernel, {1}, {64}, 0, din.p, out.p, 3);
+  // The loop runs until s[0] reaches in[0] + 3: three rounds, thread 0 adding 1 each.
+  for (int t = 0; t < 64; ++t) {
+    const bool hit = in[(t + 1) % 64] % 3 == 0 || t == 0, odd = in[63 - t] % 2 == 1;
+    const int want =
+        in[t] + (hit ? 3 : 0) + (odd ? 1000 : 0) + (in[t] > 50 ? 10000 : 0) + (odd ? 100000 : 0);
+    ASSERT_EQ(out.host()[t], want) << t;
+  }
+}
+
 TEST(CpuRegions, ManyVariablesAcrossBarriers) {
   auto kernel = [](int count) {
     std::string src = "__global__ void k(const float* in, float* out) {\n  __shared__ float s[64];\n"
