@@ -354,11 +354,14 @@ SyncUse scan_sync(std::string_view source) {
       use.first_other = std::move(construct), use.first_other_line = t.line;
     named_use = named_use || !declaration;
     use.other_sync = true;
+    use.other_used = named_use;
   };
-  auto declaration = [&](std::size_t k) {  // `#include <...>`, `namespace cg = ...`, `using ...`
-    return toks[k].directive || (k >= 1 && is_ident(toks[k - 1], "namespace")) ||
-           (k >= 3 && is_punct(toks[k - 1], "=") && is_ident(toks[k - 3], "namespace"));
-  };
+  auto declaration =
+      [&](std::size_t k) {  // `#include <...>`, `namespace cg = [::]...`, `using ...`
+        const std::size_t q = k >= 1 && is_punct(toks[k - 1], "::") ? k - 1 : k;
+        return toks[k].directive || (k >= 1 && is_ident(toks[k - 1], "namespace")) ||
+               (q >= 3 && is_punct(toks[q - 1], "=") && is_ident(toks[q - 3], "namespace"));
+      };
   for (std::size_t k = 0; k < toks.size(); ++k) {
     const Token& t = toks[k];
     if (is_punct(t, "]")) {  // "](", "]{", "] mutable", "] ->": a lambda's introducer ends

@@ -57,6 +57,9 @@ struct SyncUse {
                                 // coalesced_threads, g.sync()), CUB (`cub`), libcu++
                                 // barriers (cuda::barrier, arrive_and_wait, arrive_and_drop)
   bool lambda = false;          // a lambda expression (a `return` there is the lambda's own)
+  // other_sync by a use, not only by an #include of the library or a namespace declaration
+  // (`namespace cg = cooperative_groups;`, `using namespace cooperative_groups;`)
+  bool other_used = false;
   // The first of each, for the cpu backend's k:info().why: the construct as written
   // ("__shfl_down_sync", "g.sync()") and its 1-based line in the scanned text.
   std::string first_other;

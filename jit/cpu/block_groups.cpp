@@ -1,6 +1,7 @@
 // Block-level cooperative groups lowered (block_groups.h), over jit/lexer.h's tokens: name the
 // namespace's aliases and the block variables, then account for every token that names either,
-// each by one of the forms the lowering takes; one token left over and nothing is rewritten.
+// each by one of the forms the lowering takes. One token left over in a kernel body (or outside
+// them) and nothing of that body is rewritten, nor the #includes and aliases.
 #include "jit/cpu/block_groups.h"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "jit/kernel_decl.h"
 #include "jit/lexer.h"
 
 namespace kiln::cpu {
@@ -37,7 +39,9 @@ std::string tile_count(int width) {
 struct Edit {
   std::size_t begin, end;  // source offsets replaced
   std::string text;
+  int unit;  // the kernel body it is in (kOutside: none; kDeclaration: an #include, an alias)
 };
+constexpr int kOutside = -1, kDeclaration = -2;
 
 class Lowering {
  public:
@@ -45,9 +49,16 @@ class Lowering {
     for (int s = 0; s < 8; ++s)  // sentinels: lookahead stays in range
       t_.push_back({Token::punct, "", source.size(), source.size(), 0, false});
     taken_.assign(t_.size(), false);
+    unit_.assign(t_.size(), kOutside);
+    const std::vector<jit::KernelBody> bodies = jit::find_kernel_bodies(source);
+    for (std::size_t k = 0, b = 0; k < t_.size(); ++k) {
+      while (b < bodies.size() && bodies[b].close < t_[k].begin) ++b;
+      if (b < bodies.size() && bodies[b].open <= t_[k].begin) unit_[k] = int(b);
+    }
   }
 
-  // The source lowered, or source itself when some use is not one the lowering takes.
+  // The source with each kernel body's uses lowered where the lowering takes all of them (and
+  // the #includes and aliases where it takes every use), or source itself.
   std::string run() {
     names_.insert("cooperative_groups");
     for (std::size_t k = 0; k + 4 < t_.size(); ++k) {
@@ -55,10 +66,11 @@ class Lowering {
           is_ident(t_[k + 2], "cooperative_groups"))
         return std::string(src_);  // unqualified names: not followed
       if (is_ident(t_[k], "namespace") && t_[k + 1].kind == Token::ident &&
-          is_punct(t_[k + 2], "=") && is_ident(t_[k + 3], "cooperative_groups") &&
-          is_punct(t_[k + 4], ";")) {
+          is_punct(t_[k + 2], "=")) {  // namespace cg = [::]cooperative_groups;
+        const std::size_t ns = k + (is_punct(t_[k + 3], "::") ? 4 : 3);
+        if (!is_ident(t_[ns], "cooperative_groups") || !is_punct(t_[ns + 1], ";")) continue;
         names_.insert(t_[k + 1].text);
-        take(k, k + 4, "");
+        take(k, ns + 1, "", true);
       }
     }
     for (std::size_t k = 0; k < t_.size(); ++k) block_declaration(k);
@@ -66,13 +78,14 @@ class Lowering {
     if (!mentions_groups()) return std::string(src_);
     for (std::size_t k = 0; k < t_.size(); ++k) {
       if (taken_[k] || t_[k].kind != Token::ident) continue;
-      if (names_.count(t_[k].text)) {
-        if (!include_line(k) && !group_sync(k) && !group_reduce(k)) return std::string(src_);
-      } else if (blocks_.count(t_[k].text) && !member(k)) {
-        if (!block_member_call(k)) return std::string(src_);
-      } else if (tiles_.count(t_[k].text) && !member(k)) {
-        if (!tile_member_call(k)) return std::string(src_);
-      }
+      bool lowered = true;
+      if (names_.count(t_[k].text))
+        lowered = include_line(k) || group_sync(k) || group_reduce(k);
+      else if (block(k) && !member(k))
+        lowered = block_member_call(k);
+      else if (tile(k) && !member(k))
+        lowered = tile_member_call(k);
+      if (!lowered) kept_.insert(unit_[k]);
     }
     return edited();
   }
@@ -121,7 +134,7 @@ class Lowering {
     if (!name || !qualified(name + 2, "this_thread_block") || !is_punct(t_[name + 5], "(") ||
         !is_punct(t_[name + 6], ")") || !is_punct(t_[name + 7], ";"))
       return;
-    blocks_.insert(t_[name].text);
+    blocks_.insert({unit_[k], t_[name].text});
     take(k, name + 7, "");
   }
 
@@ -136,7 +149,7 @@ class Lowering {
          tile_width(name - 3) != width))  // thread_block_tile<W> t = tiled_partition<W>(...)
       return;
     std::size_t close = call + 7;
-    if (blocks_.count(t_[close].text))
+    if (block(close))
       close += 1;
     else if (qualified(close, "this_thread_block") && is_punct(t_[close + 3], "(") &&
              is_punct(t_[close + 4], ")"))
@@ -144,7 +157,7 @@ class Lowering {
     else
       return;
     if (!is_punct(t_[close], ")") || !is_punct(t_[close + 1], ";")) return;
-    tiles_[t_[name].text] = width;
+    tiles_[{unit_[k], t_[name].text}] = width;
     take(k, close + 1, "");
   }
 
@@ -163,7 +176,7 @@ class Lowering {
   bool tile_member_call(std::size_t k) {
     if (!is_punct(t_[k + 1], ".") || !is_punct(t_[k + 3], "(")) return false;
     const std::string& m = t_[k + 2].text;
-    const int width = tiles_.at(t_[k].text);
+    const int width = tile(k);
     const std::string w = std::to_string(width);
     static const std::pair<const char*, const char*> kWarpOps[] = {
         {"shfl", "__shfl_sync"},       {"shfl_down", "__shfl_down_sync"},
@@ -242,14 +255,14 @@ class Lowering {
     if (!is_punct(t_[dot], ".") || !is_ident(t_[dot + 1], "h") || !is_punct(t_[dot + 2], ">"))
       return false;
     const std::size_t hash = src_.rfind('#', t_[k - 2].begin);  // (the lexer skips the '#')
-    take(k - 2, dot + 2, "");
+    take(k - 2, dot + 2, "", true);
     if (hash != std::string_view::npos) edits_.back().begin = hash;
     return true;
   }
 
   // `NS::sync(b)` with b a block variable, or `NS::this_thread_block().sync()`, at k.
   bool group_sync(std::size_t k) {
-    if (qualified(k, "sync") && is_punct(t_[k + 3], "(") && blocks_.count(t_[k + 4].text) &&
+    if (qualified(k, "sync") && is_punct(t_[k + 3], "(") && block(k + 4) &&
         is_punct(t_[k + 5], ")")) {
       take(k, k + 5, kSync);
       return true;
@@ -272,7 +285,7 @@ class Lowering {
   //     kiln_g<N> = op(kiln_g<N>, kiln_x<N>); } [type] name = kiln_g<N>;
   // in T, the op's own type, statements the region rewrite runs as warp steps.
   bool group_reduce(std::size_t k) {
-    if (!qualified(k, "reduce") || !is_punct(t_[k + 3], "(") || !tiles_.count(t_[k + 4].text) ||
+    if (!qualified(k, "reduce") || !is_punct(t_[k + 3], "(") || !tile(k + 4) ||
         !is_punct(t_[k + 5], ",") || k < 3 || !is_punct(t_[k - 1], "=") ||
         t_[k - 2].kind != Token::ident)
       return false;
@@ -318,7 +331,7 @@ class Lowering {
     };
     const std::string n = std::to_string(++reductions_), g = "kiln_g" + n, o = "kiln_o" + n,
                       x = "kiln_x" + n, type = text(comma + 5, angle);
-    const int width = tiles_.at(t_[k + 4].text);
+    const int width = tile(k + 4);
     std::string step = combine;
     for (std::size_t at; (at = step.find('A')) != std::string::npos;) step.replace(at, 1, g);
     for (std::size_t at; (at = step.find('B')) != std::string::npos;) step.replace(at, 1, x);
@@ -346,15 +359,29 @@ class Lowering {
     return true;
   }
 
-  // Tokens [first, last] replaced by text.
-  void take(std::size_t first, std::size_t last, std::string text) {
-    for (std::size_t j = first; j <= last; ++j) taken_[j] = true;
-    edits_.push_back({t_[first].begin, t_[last].end, std::move(text)});
+  // Whether token k names a block variable of its kernel body (or of the code outside them).
+  bool block(std::size_t k) const { return blocks_.count({unit_[k], t_[k].text}) > 0; }
+  // The width of the tile variable token k names in its body, or 0.
+  int tile(std::size_t k) const {
+    auto t = tiles_.find({unit_[k], t_[k].text});
+    return t == tiles_.end() ? 0 : t->second;
   }
 
-  // The source with the edits made, each keeping the newlines of what it replaces.
+  // Tokens [first, last] replaced by text (in the unit of first; declaration: an #include or
+  // an alias, which goes only where every use goes).
+  void take(std::size_t first, std::size_t last, std::string text, bool declaration = false) {
+    for (std::size_t j = first; j <= last; ++j) taken_[j] = true;
+    edits_.push_back({t_[first].begin, t_[last].end, std::move(text),
+                      declaration ? kDeclaration : unit_[first]});
+  }
+
+  // The source with the edits made, each keeping the newlines of what it replaces: those of
+  // each unit none of whose uses was kept, and the declarations when none was.
   std::string edited() const {
-    std::vector<Edit> edits = edits_;
+    std::vector<Edit> edits;
+    for (const Edit& e : edits_)
+      if (e.unit == kDeclaration ? kept_.empty() : !kept_.count(e.unit)) edits.push_back(e);
+    if (edits.empty()) return std::string(src_);
     std::sort(edits.begin(), edits.end(),
               [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
     std::string out;
@@ -373,9 +400,11 @@ class Lowering {
   std::string_view src_;
   std::vector<Token> t_;
   std::vector<bool> taken_;
-  std::set<std::string> names_;       // cooperative_groups and its aliases
-  std::set<std::string> blocks_;      // the block variables
-  std::map<std::string, int> tiles_;  // the tile variables, and their widths (lanes)
+  std::vector<int> unit_;                             // each token's kernel body (kOutside: none)
+  std::set<std::string> names_;                       // cooperative_groups and its aliases
+  std::set<std::pair<int, std::string>> blocks_;      // the block variables, by unit
+  std::map<std::pair<int, std::string>, int> tiles_;  // the tile variables: widths (lanes)
+  std::set<int> kept_;                // the units with a use the lowering does not take
   int reductions_ = 0;                // NS::reduce calls lowered (their variables' numbers)
   std::vector<Edit> edits_;
 };

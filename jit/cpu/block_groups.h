@@ -14,12 +14,14 @@
 // lanes), its sync __syncwarp(), its ranks indices; a statement `[T] r = cg::reduce(tile, v,
 // cg::plus<U>());` (or less, greater, bit_and, bit_or, bit_xor) a loop of xor shuffles in U
 // that leaves every lane the tile's result.
-// When every use of cooperative groups in the source is of those kinds (the headers'
-// #includes, a namespace alias, `thread_block` or `auto` variables initialised from
-// this_thread_block(), `thread_block_tile<W>` or `auto` ones from tiled_partition<W>, their
-// members, such reductions), the source is rewritten without them, lines kept. Anything else
-// (other members, grids, a reduce within an expression or with a lambda, a block or tile
-// passed to a function) leaves the source as it is.
+// In each kernel body whose every use of cooperative groups is of those kinds (`thread_block`
+// or `auto` variables initialised from this_thread_block(), `thread_block_tile<W>` or `auto`
+// ones from tiled_partition<W>, their members, such reductions), they are rewritten, lines
+// kept; so is the code outside the bodies, taken as one. Any other use (other members, grids,
+// a reduce within an expression or with a lambda, a block or tile passed to a function) leaves
+// its body as it is: the plan then runs that kernel as fibers, and the kernels beside it as
+// their own code allows (cuda-samples' reduction: reduce0-3 as regions, beside cg_reduce).
+// Only when every use is rewritten do the headers' #includes and namespace aliases go too.
 #pragma once
 #include <string>
 #include <string_view>

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -40,17 +41,201 @@ std::string fiber_reason(const jit::SyncUse& use, const std::string& file, int l
   return "";
 }
 
-// Why source outside the kernel bodies (device functions, globals; bodies blanked, lines kept)
-// or a header it includes makes its barrier kernels fibers, or "" when nothing does.
+// Why source outside the kernel bodies and their functions (globals, structs; bodies blanked,
+// lines kept) or a header it includes makes every barrier kernel fibers, or "" when nothing
+// does. (An #include of cooperative groups or a namespace alias of it alone does not: the plan
+// follows the code that names them.)
 std::string barriers_outside(std::string_view outside, const std::string& filename,
                              const fs::path& dir, const std::vector<std::string>& include_dirs) {
-  if (std::string why = fiber_reason(jit::scan_sync(outside), filename, 0); !why.empty())
-    return why;
+  jit::SyncUse use = jit::scan_sync(outside);
+  use.other_sync = use.other_used;
+  if (std::string why = fiber_reason(use, filename, 0); !why.empty()) return why;
   std::vector<fs::path> dirs(include_dirs.begin(), include_dirs.end());
   for (const jit::IncludedFile& f : jit::walk_includes(outside, dir, dirs, kiln_header))
     if (std::string why = fiber_reason(jit::scan_sync(f.text), f.path.filename().string(), 0);
         !why.empty())
       return why;
+  return "";
+}
+
+// The 1-based line of offset at in source.
+int line_at(std::string_view source, std::size_t at) {
+  return 1 + int(std::count(source.begin(), source.begin() + std::min(at, source.size()), '\n'));
+}
+
+// The functions defined at namespace scope outside the kernel bodies (device functions, with
+// their template headers), each name's definitions merged: why each forces fibers on a kernel
+// that reaches it ("" when it does not synchronise), and the identifiers it names.
+struct OutsideFunction {
+  std::string why;
+  std::set<std::string> names;
+};
+struct OutsideCode {
+  std::map<std::string, OutsideFunction> functions;
+  std::string rest;                  // outside, those definitions blanked (lines kept)
+  std::set<std::string> rest_names;  // the identifiers of rest (macros, globals, structs)
+  // `cooperative_groups` and its aliases (`namespace cg = cooperative_groups;` in rest): code
+  // naming one uses cooperative groups, which synchronise in ways no scan follows
+  // (`cg::reduce(tile, v, op)` on a tile passed in).
+  std::set<std::string> groups{"cooperative_groups"};
+  // Why rest forces fibers on every kernel, cooperative groups named there other than in an
+  // #include or a namespace alias (`using namespace`, a typedef of a tile), or "".
+  std::string groups_why;
+};
+
+// The first identifier of tokens [b, e) that names cooperative groups (one of groups), as
+// "cg::reduce at file:line", or "".
+std::string groups_named(const std::vector<jit::Token>& t, std::size_t b, std::size_t e,
+                         const std::set<std::string>& groups, const std::string& filename,
+                         int line_offset) {
+  for (std::size_t k = b; k < e; ++k)
+    if (t[k].kind == jit::Token::ident && groups.count(t[k].text)) {
+      std::string what = t[k].text;
+      if (k + 2 < e && is_punct(t[k + 1], "::") && t[k + 2].kind == jit::Token::ident)
+        what += "::" + t[k + 2].text;
+      return "warp or group operation " + what + " at " + place(filename, t[k].line + line_offset);
+    }
+  return "";
+}
+
+// The index of the '(' matching the ')' at close in t (npos: none).
+std::size_t open_paren(const std::vector<jit::Token>& t, std::size_t close) {
+  for (std::size_t j = close, depth = 0; j-- > 0;) {
+    if (t[j].directive) continue;
+    if (jit::is_punct(t[j], ")")) ++depth;
+    if (jit::is_punct(t[j], "(") && depth-- == 0) return j;
+  }
+  return std::string::npos;
+}
+
+// The name of the function whose body opens at t[brace], or "" when the brace opens no
+// function body (a namespace, a struct, an initialiser; an operator counts as none).
+std::string defined_function(const std::vector<jit::Token>& t, std::size_t brace) {
+  static const std::set<std::string> after_params{"const", "noexcept", "override",
+                                                  "final", "volatile", "__restrict__"};
+  static const std::set<std::string> not_names{
+      "if",      "while",         "for",        "switch",   "sizeof",
+      "alignof", "__attribute__", "noexcept",   "decltype", "throw",
+      "alignas", "__align__",     "__device__", "__host__"};  // (a lambda's)
+  std::size_t j = brace;
+  while (j > 0 && t[j - 1].kind == jit::Token::ident && after_params.count(t[j - 1].text)) --j;
+  for (;;) {  // past `noexcept(...)` and `__attribute__((...))` after the parameters
+    if (j == 0 || !jit::is_punct(t[j - 1], ")")) return "";
+    const std::size_t open = open_paren(t, j - 1);
+    if (open == std::string::npos || open == 0) return "";
+    std::size_t at = open - 1;  // (a specialisation's name is before its `<...>`)
+    if (is_punct(t[at], ">"))
+      for (int depth = 0; at > 0; --at) {
+        if (is_punct(t[at], ">")) ++depth;
+        if (is_punct(t[at], "<") && --depth == 0) break;
+        if (is_punct(t[at], ";") || is_punct(t[at], "{") || is_punct(t[at], "}")) return "";
+      }
+    if (at == 0) return "";
+    if (at != open - 1) --at;
+    const jit::Token& name = t[at];
+    if (name.kind != jit::Token::ident) return "";
+    if (!not_names.count(name.text))
+      return at >= 1 && jit::is_ident(t[at - 1], "operator") ? "" : name.text;
+    if (!jit::is_ident(name, "noexcept") && !jit::is_ident(name, "__attribute__")) return "";
+    j = open - 1;
+  }
+}
+
+// Whether tokens from k name the cooperative_groups namespace: `cooperative_groups` or
+// `::cooperative_groups`, then ';'.
+bool groups_alias_target(const std::vector<jit::Token>& t, std::size_t k) {
+  if (k < t.size() && is_punct(t[k], "::")) ++k;
+  return k + 1 < t.size() && jit::is_ident(t[k], "cooperative_groups") && is_punct(t[k + 1], ";");
+}
+
+// Splits outside (the source with the kernel bodies blanked) into the functions it defines at
+// namespace scope and the rest.
+OutsideCode outside_code(std::string_view outside, const std::string& filename) {
+  OutsideCode code{{}, std::string(outside), {}};
+  const std::vector<jit::Token> t = jit::lex(outside);
+  // The aliases first: a function may name one declared after it only in a template, which
+  // is harmless to over-count.
+  for (std::size_t k = 0; k + 3 < t.size(); ++k)
+    if (jit::is_ident(t[k], "namespace") && t[k + 1].kind == jit::Token::ident &&
+        is_punct(t[k + 2], "=") && groups_alias_target(t, k + 3))
+      code.groups.insert(t[k + 1].text);
+  const std::set<std::string>& groups = code.groups;
+  std::vector<std::size_t> match(t.size(), std::string::npos), stack;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i].directive || t[i].kind != jit::Token::punct) continue;
+    if (t[i].text == "{") stack.push_back(i);
+    if (t[i].text == "}" && !stack.empty()) match[stack.back()] = i, stack.pop_back();
+  }
+  std::size_t start = 0;  // the first token of the declaration at hand
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const jit::Token& x = t[i];
+    if (x.directive || is_punct(x, ";") || is_punct(x, "}")) {
+      start = i + 1;
+      continue;
+    }
+    if (!is_punct(x, "{")) continue;
+    const bool block =
+        (i >= 1 &&
+         (jit::is_ident(t[i - 1], "namespace") ||
+          (t[i - 1].kind == jit::Token::string && i >= 2 && jit::is_ident(t[i - 2], "extern")))) ||
+        (i >= 2 && jit::is_ident(t[i - 2], "namespace"));
+    if (block) {  // a namespace's declarations are at namespace scope too
+      start = i + 1;
+      continue;
+    }
+    if (match[i] == std::string::npos) break;
+    const std::string name = defined_function(t, i);
+    if (!name.empty()) {
+      const std::size_t b = t[start].begin, e = t[match[i]].end;
+      OutsideFunction& f = code.functions[name];
+      if (f.why.empty())
+        f.why = fiber_reason(jit::scan_sync(outside.substr(b, e - b)), filename,
+                             line_at(outside, b) - 1);
+      if (f.why.empty()) f.why = groups_named(t, start, match[i] + 1, groups, filename, 0);
+      for (std::size_t k = start; k <= match[i]; ++k)
+        if (t[k].kind == jit::Token::ident) f.names.insert(t[k].text);
+      for (std::size_t c = b; c < e; ++c)
+        if (code.rest[c] != '\n') code.rest[c] = ' ';
+    }
+    i = match[i];  // (a struct's or initialiser's braces stay in rest)
+    start = i + 1;
+  }
+  const std::vector<jit::Token> rest = jit::lex(code.rest);
+  for (std::size_t k = 0; k < rest.size(); ++k) {
+    const jit::Token& x = rest[k];
+    if (x.kind != jit::Token::ident) continue;
+    code.rest_names.insert(x.text);
+    if (!code.groups_why.empty() || !code.groups.count(x.text)) continue;
+    // (an #include line, or an alias `namespace cg = [::]cooperative_groups;`, only declares)
+    std::size_t first = k;  // the directive's first word
+    while (x.directive && first > 0 && rest[first - 1].directive && rest[first - 1].line == x.line)
+      --first;
+    const bool included = x.directive && jit::is_ident(rest[first], "include");
+    std::size_t before = k;
+    if (before > 0 && is_punct(rest[before - 1], "::")) --before;
+    const bool aliased = (before >= 3 && is_punct(rest[before - 1], "=") &&
+                          jit::is_ident(rest[before - 3], "namespace")) ||
+                         (k >= 1 && jit::is_ident(rest[k - 1], "namespace") &&
+                          k + 1 < rest.size() && is_punct(rest[k + 1], "="));
+    if (!included && !aliased) code.groups_why = groups_named(rest, k, k + 1, groups, filename, 0);
+  }
+  return code;
+}
+
+// Why the functions a kernel body can reach force fibers, or "". It reaches those it names,
+// those they name, and every one the rest names (a macro's body, a table of functions).
+std::string reached_why(std::string_view body, const OutsideCode& code) {
+  std::vector<std::string> todo;
+  for (const jit::Token& x : jit::lex(body))
+    if (x.kind == jit::Token::ident) todo.push_back(x.text);
+  todo.insert(todo.end(), code.rest_names.begin(), code.rest_names.end());
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < todo.size(); ++i) {
+    auto f = code.functions.find(todo[i]);
+    if (f == code.functions.end() || !seen.insert(todo[i]).second) continue;
+    if (!f->second.why.empty()) return f->second.why;
+    todo.insert(todo.end(), f->second.names.begin(), f->second.names.end());
+  }
   return "";
 }
 
@@ -64,11 +249,6 @@ bool region_warp_ops_only(std::string_view body) {
     if (t.kind == jit::Token::ident && region_warp_operation(t.text))
       std::fill(rest.begin() + t.begin, rest.begin() + t.end, ' ');
   return !jit::scan_sync(rest).other_sync;
-}
-
-// The 1-based line of offset at in source.
-int line_at(std::string_view source, std::size_t at) {
-  return 1 + int(std::count(source.begin(), source.begin() + std::min(at, source.size()), '\n'));
 }
 
 }  // namespace
@@ -96,13 +276,27 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
   fs::path dir = filename.empty() ? fs::path(".") : fs::path(filename).parent_path();
   // A kernel is a candidate for regions (and coroutines) when its only synchronisation is
   // __syncthreads* in its own body, without a lambda (whose `return` must stay a return), and
-  // nothing outside the kernel bodies synchronises. Each body's reason when it is not:
-  const std::string outside_why = barriers_outside(outside, filename, dir, include_dirs);
+  // nothing it can reach outside the kernel bodies synchronises: no function it calls (directly
+  // or through others), nothing else outside the functions (a struct's method, a header the
+  // source includes). Each body's reason when it is not:
+  const OutsideCode code = outside_code(outside, filename);
+  const std::string module_why = !code.groups_why.empty()
+                                     ? code.groups_why
+                                     : barriers_outside(code.rest, filename, dir, include_dirs);
+  std::string any_outside_why = module_why;  // (coroutines compile the whole unit as theirs)
+  for (const auto& [name, f] : code.functions)
+    if (any_outside_why.empty()) any_outside_why = f.why;
   std::vector<std::string> body_why(bodies.size());
   std::vector<bool> regions_take(bodies.size());  // what keeps it from coroutines, regions take
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     const int offset = line_at(source, bodies[i].open) - 1;
-    if (uses[i].other_sync) {
+    const std::string_view body = source.substr(bodies[i].open, bodies[i].close - bodies[i].open);
+    const std::vector<jit::Token> tokens = jit::lex(body);
+    if (std::string why = groups_named(tokens, 0, tokens.size(), code.groups, filename, offset);
+        !why.empty()) {  // cooperative groups left as they are (block_groups.h lowers the rest)
+      body_why[i] = why;
+      uses[i].other_sync = true;
+    } else if (uses[i].other_sync) {
       body_why[i] = fiber_reason(uses[i], filename, offset);
       regions_take[i] =
           region_warp_ops_only(source.substr(bodies[i].open, bodies[i].close - bodies[i].open));
@@ -117,6 +311,7 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
     const std::string base = kernel_name(expr);
     bool found = false, sync = false, regions_may = true;
     std::string own_why, other_why;  // this kernel's bodies', another body's
+    std::string outside_why = module_why;  // what it reaches outside the bodies
     for (std::size_t i = 0; i < bodies.size(); ++i) {
       std::string& why = bodies[i].name == base ? own_why : other_why;
       if (why.empty()) why = body_why[i];
@@ -124,7 +319,11 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
       found = true;
       sync = sync || uses[i].any();
       regions_may = regions_may && (body_why[i].empty() || regions_take[i]);
+      if (outside_why.empty())
+        outside_why =
+            reached_why(source.substr(bodies[i].open, bodies[i].close - bodies[i].open), code);
     }
+    if (other_why.empty()) other_why = any_outside_why;
     if (!found && jit::uses_barriers(source))
       result.push_back({kiln_cpu::mode_fibers, "its body was not found by kiln's scan"});
     else if (!sync && outside_why.empty())

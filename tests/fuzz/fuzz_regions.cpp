@@ -1,18 +1,23 @@
 // libFuzzer target: cpu::form_regions, and cpu::lower_block_groups,
-// cpu::signed_index_arithmetic and cpu::inline_sync_functions before it and
-// cpu::wide_subscripts after it (as the cpu compiler runs them), on arbitrary source text. They must never crash, hang or read out of bounds,
-// and what they return keeps the source's line count (compiler messages and check-mode
-// reports name the user's lines) (scripts/fuzz.sh runs it).
+// cpu::signed_index_arithmetic, cpu::inline_sync_functions and cpu::thread_plans before it and
+// cpu::wide_subscripts after it (as the cpu compiler runs them), on arbitrary source text. They
+// must never crash, hang or read out of bounds, what they return keeps the source's line count
+// (compiler messages and check-mode reports name the user's lines), and each kernel's plan says
+// why (scripts/fuzz.sh runs it).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "jit/cpu/block_groups.h"
 #include "jit/cpu/inline_sync.h"
+#include "jit/cpu/plan.h"
 #include "jit/cpu/regions.h"
 #include "jit/cpu/signed_indices.h"
 #include "jit/cpu/wide_subscripts.h"
+#include "jit/kernel_decl.h"
 
 namespace {
 bool same_lines(std::string_view a, std::string_view b) {
@@ -32,6 +37,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!same_lines(signed_indices, source)) __builtin_trap();
   const std::string inlined = kiln::cpu::inline_sync_functions(signed_indices);
   if (!same_lines(inlined, source)) __builtin_trap();
+  std::vector<std::string> names;
+  for (const auto& body : kiln::jit::find_kernel_bodies(inlined)) names.push_back(body.name);
+  // (from a folder that does not exist: quoted #includes find nothing)
+  const auto plans = kiln::cpu::thread_plans(inlined, "/nonexistent/fuzz.cu", {}, names);
+  if (plans.size() != names.size()) __builtin_trap();
+  for (const auto& p : plans)
+    if (p.why.empty()) __builtin_trap();
   const kiln::cpu::RegionRewrite r = kiln::cpu::form_regions_by_kernel(inlined);
   if (!same_lines(r.source, source)) __builtin_trap();
   if (!same_lines(kiln::cpu::wide_subscripts(r.source), source)) __builtin_trap();

@@ -279,7 +279,7 @@ __device__ float warp_sum(float v) { return v + __shfl_xor_sync(0xffffffff, v, 1
 __global__ void k(float* x) { x[0] = warp_sum(x[0]); }
 __global__ void j(float* x) { x[0] = 1; }
 )";
-  EXPECT_EQ(thread_modes(helper, "", {}, {"k", "j"}), (M{fibers, fibers}));
+  EXPECT_EQ(thread_modes(helper, "", {}, {"k", "j"}), (M{fibers, loop}));
   // Each plan says why, naming the construct and its line.
   EXPECT_EQ(cpu::thread_plans(helper, "w.cu", {}, {"k"})[0].why,
             "its body does not synchronise, but it may call code that does: warp or group "
@@ -379,6 +379,83 @@ __global__ void __launch_bounds__(64) s(int* x) { /* return */ if (!x) return; _
   for (const std::string& r : {cpu::rewrite_extern_shared(huge), cpu::rewrite_pointer_params(huge)})
     EXPECT_EQ(std::count(r.begin(), r.end(), '\n'), std::count(huge.begin(), huge.end(), '\n'));
   EXPECT_NE(cpu::rewrite_extern_shared(huge).find("float* const s"), std::string::npos);
+}
+
+// The plan follows the functions each kernel reaches: a device function that synchronises
+// makes fibers of the kernels that can call it (through other functions, a macro, a table),
+// not of every kernel beside it. What it cannot follow (a struct's method, a lambda at
+// namespace scope, `using namespace cooperative_groups`) still counts for every kernel.
+TEST(CpuBackend, PlanFollowsTheFunctionsAKernelReaches) {
+  using M = std::vector<kiln_cpu::ThreadMode>;
+  constexpr auto loop = kiln_cpu::mode_loop, fibers = kiln_cpu::mode_fibers,
+                 coroutines = kiln_cpu::mode_coroutines;
+  auto modes = [](const std::string& source, const std::vector<std::string>& names) {
+    M m;
+    for (const cpu::ThreadPlan& p : cpu::thread_plans(source, "p.cu", {}, names))
+      m.push_back(p.mode);
+    return m;
+  };
+  const std::string helpers = R"(
+__device__ float exchange(float* s, float v) { s[threadIdx.x] = v; __syncthreads(); return s[0]; }
+namespace util {
+template <typename T> __device__ T warp_sum(T v) { return v + __shfl_xor_sync(~0u, v, 1); }
+}
+__device__ float twice(float* s, float v) { return exchange(s, v) * 2; }
+__device__ float scale(float v) { return v * 3; }
+__device__ float scale(float* s, float v) { return exchange(s, v); }  // (overloads count as one)
+__device__ float cube(float v) { return v * v * v; }
+__device__ inline float plain(float v) noexcept { return cube(v) + 1; }
+)";
+  const std::string kernels = R"(
+__global__ void own(float* x) { __shared__ float s[64]; s[threadIdx.x] = plain(x[0]); __syncthreads(); x[0] = s[1]; }
+__global__ void none(float* x) { x[0] = plain(x[0]); }
+__global__ void nested(float* x) { __shared__ float s[64]; x[0] = twice(s, x[0]); }
+__global__ void warp(float* x) { x[0] = util::warp_sum<float>(x[0]); }
+__global__ void overload(float* x) { x[0] = scale(x[0]); }
+)";
+  EXPECT_EQ(modes(helpers + kernels, {"own", "none", "nested", "warp", "overload"}),
+            (M{coroutines, loop, fibers, fibers, fibers}));
+  auto nested = cpu::thread_plans(helpers + kernels, "p.cu", {}, {"nested", "warp", "own"});
+  EXPECT_EQ(nested[0].why,
+            "its body does not synchronise, but it may call code that does: a barrier outside a "
+            "__global__ body, at p.cu:2");
+  EXPECT_EQ(nested[1].why,
+            "its body does not synchronise, but it may call code that does: warp or group "
+            "operation __shfl_xor_sync at p.cu:4");
+  EXPECT_EQ(nested[2].no_coroutines, "a barrier outside a __global__ body, at p.cu:2");
+  // A macro or a table of functions reaches them from every kernel.
+  EXPECT_EQ(modes(helpers + "#define SUM(v) util::warp_sum(v)\n" + kernels, {"none"}), (M{fibers}));
+  EXPECT_EQ(modes(helpers + "__device__ float (*table[])(float*, float) = {twice};\n" + kernels,
+                  {"none"}),
+            (M{fibers}));
+  // What is not a function at namespace scope counts for every kernel.
+  for (const char* outside :
+       {"struct Pair { __device__ float sum(float v) { return __shfl_xor_sync(~0u, v, 1); } };",
+        "auto lambda = [] __device__ (float v) { return __shfl_xor_sync(~0u, v, 1); };",
+        "#include <cooperative_groups.h>\nusing namespace cooperative_groups;",
+        "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
+        "using Tile = cg::thread_block_tile<32>;"})
+    EXPECT_EQ(modes(std::string(outside) + kernels, {"own", "none"}), (M{fibers, fibers}))
+        << outside;
+  // Cooperative groups: the #include and an alias declare; the code naming them synchronises.
+  const std::string groups = R"(#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = ::cooperative_groups;
+__device__ float tile_sum(cg::thread_block_tile<32> t, float v) { return cg::reduce(t, v, cg::plus<float>()); }
+__global__ void bar(float* x) { __shared__ float s[64]; s[threadIdx.x] = x[0]; __syncthreads(); x[0] = s[1]; }
+__global__ void grid(float* x) { cg::grid_group g = cg::this_grid(); x[0] = 1; cg::sync(g); }
+__global__ void free_of_them(float* x) { x[0] = 1; }
+)";
+  EXPECT_EQ(modes(groups, {"bar", "grid", "free_of_them"}), (M{coroutines, fibers, loop}));
+  EXPECT_EQ(cpu::thread_plans(groups, "g.cu", {}, {"grid"})[0].why,
+            "warp or group operation cg::grid_group at g.cu:6");
+  // (coroutines would build the whole unit as theirs: beside another body or a function that
+  // synchronises, bar runs as regions or fibers)
+  EXPECT_EQ(cpu::thread_plans(groups, "g.cu", {}, {"bar"})[0].no_coroutines,
+            "warp or group operation cg::grid_group at g.cu:6");
+  const std::string no_grid = groups.substr(0, groups.find("__global__ void grid"));
+  EXPECT_EQ(cpu::thread_plans(no_grid, "g.cu", {}, {"bar"})[0].no_coroutines,
+            "warp or group operation cg::thread_block_tile at g.cu:4");
 }
 
 TEST(CpuBackend, StreamsEventsAndDevice) {

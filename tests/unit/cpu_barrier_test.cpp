@@ -10,14 +10,17 @@ namespace kiln::cpu_test {
 namespace {
 
 // Kernels whose only synchronisation is __syncthreads run as regions (or, with regions off or
-// where the rewrite declines, as coroutines); the same source with a warp operation anywhere in
-// it runs as fibers. Each barrier test runs all three ways.
+// where the rewrite declines, as coroutines); the same source with a warp operation in a
+// function every kernel may reach (a macro names it) runs as fibers. Each barrier test runs
+// all three ways.
 class CpuBarrier : public ::testing::TestWithParam<std::string> {
  protected:
   Built build_in_mode(std::string source, const std::string& name,
                       std::vector<std::string> options = {}) {
     if (GetParam() == "fibers")
-      source += "\n__device__ inline void use_fibers() { __syncwarp(); }\n";
+      source +=
+          "\n__device__ inline void use_fibers() { __syncwarp(); }\n"
+          "#define KILN_TEST_WARP_STEP use_fibers()\n";
     Built b = build(source, name, std::move(options),
                     GetParam() == "coroutines" ? without_regions() : cpu());
     // What the rewrite into regions declines (__syncthreads_count, ...) runs

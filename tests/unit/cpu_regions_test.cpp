@@ -693,6 +693,60 @@ __global__ void tile_sums(const int* in, int* out, unsigned* positive) {
   EXPECT_EQ(cpu::lower_block_groups(unqualified), unqualified);
 }
 
+// Cooperative groups are lowered kernel by kernel: one that passes its tile to a device
+// function keeps them (and runs as fibers), while the kernel beside it, which uses its block
+// only to synchronise, runs as regions. (The whole source stayed as written, and the plan sent
+// every kernel of it to fibers, as cuda-samples' reduction with reduce0-3.)
+TEST(CpuRegions, CooperativeGroupsAreLoweredPerKernel) {
+  const std::string src = R"(#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+__device__ int lane_sum(cg::thread_block_tile<32> t, int v) { return cg::reduce(t, v, cg::plus<int>()); }
+__global__ void plain_block(const int* in, int* out) {
+  cg::thread_block cta = cg::this_thread_block();
+  __shared__ int s[64];
+  s[cta.thread_rank()] = in[blockIdx.x * 64 + cta.thread_rank()];
+  cg::sync(cta);
+  out[blockIdx.x * 64 + cta.thread_rank()] = s[63 - cta.thread_rank()];
+}
+__global__ void passes_tile(const int* in, int* out) {
+  cg::thread_block cta = cg::this_thread_block();
+  auto tile = cg::tiled_partition<32>(cta);
+  int v = lane_sum(tile, in[blockIdx.x * 64 + cta.thread_rank()]);
+  if (tile.thread_rank() == 0) out[blockIdx.x * 2 + tile.meta_group_rank()] = v;
+}
+)";
+  const std::string lowered = cpu::lower_block_groups(src);
+  const std::size_t second = lowered.find("__global__ void passes_tile");
+  ASSERT_NE(second, std::string::npos) << lowered;
+  const std::size_t first = lowered.find("plain_block");
+  const std::string first_body = lowered.substr(first, second - first);
+  EXPECT_EQ(first_body.find("cg::"), std::string::npos) << lowered;
+  EXPECT_EQ(lowered.substr(second), src.substr(src.find("__global__ void passes_tile")));
+  EXPECT_NE(lowered.find("#include <cooperative_groups.h>"), std::string::npos) << lowered;
+  EXPECT_EQ(std::count(lowered.begin(), lowered.end(), '\n'),
+            std::count(src.begin(), src.end(), '\n'));
+  Built plain = build(src, "plain_block"), tiles = build(src, "passes_tile");
+  ASSERT_EQ(plain.kernel->attributes().threads, "regions") << plain.kernel->attributes().why;
+  EXPECT_EQ(tiles.kernel->attributes().threads, "fibers");
+  EXPECT_NE(tiles.kernel->attributes().why.find("cg::"), std::string::npos)
+      << tiles.kernel->attributes().why;
+  const int blocks = 3;
+  std::vector<int> in(64 * blocks);
+  for (int i = 0; i < 64 * blocks; ++i) in[i] = (i * 29) % 53 - 20;
+  Buffer<int> din(in), reversed(64 * blocks, -1), sums(2 * blocks, -1);
+  launch(*plain.kernel, {blocks}, {64}, 0, din.p, reversed.p);
+  launch(*tiles.kernel, {blocks}, {64}, 0, din.p, sums.p);
+  for (int blk = 0; blk < blocks; ++blk)
+    for (int t = 0; t < 64; ++t)
+      ASSERT_EQ(reversed.host()[blk * 64 + t], in[blk * 64 + 63 - t]) << blk << "," << t;
+  for (int w = 0; w < 2 * blocks; ++w) {
+    int sum = 0;
+    for (int l = 0; l < 32; ++l) sum += in[w * 32 + l];
+    ASSERT_EQ(sums.host()[w], sum) << w;
+  }
+}
+
 // cg::reduce over a tile (of a warp, or of 8 lanes), as a whole statement, is lowered to a
 // butterfly of xor shuffles, which leaves every lane the tile's result as cg::reduce does: the
 // kernel runs as regions, and each op's results are the host's; so are a narrow tile's
