@@ -25,6 +25,7 @@
 #include "jit/cpu/regions.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -44,8 +45,40 @@ using jit::is_punct;
 using jit::Token;
 using namespace regions;
 
-constexpr std::size_t kMaxReplicated = 48;  // per kernel: at most 48 x 64 B x 1024 threads, 3 MB
-                                             // of the block stack's 8 MiB (runtime/cpu/stacks.h)
+// The copies kept per thread across barriers live on the block's stack (8 MiB, guarded:
+// runtime/cpu/stacks.h), kiln_n_ of each: at most 48 variables and 4 KB per thread, 4 MB at
+// 1024 threads. A variable whose size the rewrite reads off its declaration (`float keep[20]`:
+// a keyword type, literal extents) counts as that size, any other as 64 bytes, which a
+// static_assert holds it to (a larger one fails the compile, and the kernel runs as fibers).
+constexpr std::size_t kMaxReplicated = 48, kMaxKeptBytes = 4096, kUnsizedCopy = 64;
+
+// The size in bytes of a variable whose type is tokens [b, e) of t (keyword types: `unsigned
+// int`, `float4`) and extents [d, de) (`[20][4]`, literals), or 0 when the rewrite cannot tell.
+std::size_t declared_size(const std::vector<Token>& t, std::size_t b, std::size_t e, std::size_t d,
+                          std::size_t de) {
+  static const std::map<std::string, std::size_t> sizes{
+      {"bool", 1},   {"char", 1},   {"short", 2}, {"__half", 2}, {"int", 4},     {"unsigned", 4},
+      {"signed", 4}, {"float", 4},  {"long", 8},  {"double", 8}, {"size_t", 8},  {"int2", 8},
+      {"uint2", 8},  {"float2", 8}, {"int4", 16}, {"uint4", 16}, {"float4", 16}, {"double2", 16}};
+  std::size_t size = 0;
+  for (std::size_t k = b; k < e; ++k) {
+    if (is_ident(t[k], "const") || is_ident(t[k], "volatile")) continue;
+    auto s = sizes.find(t[k].text);
+    if (s == sizes.end() || t[k].kind != Token::ident) return 0;
+    // (`unsigned char`, `short int`: the narrower word; `long long`, `unsigned long`: 8)
+    const bool sized = t[k].text == "char" || t[k].text == "short" || t[k].text == "long";
+    if (size == 0 || sized) size = t[k].text == "long" ? 8 : s->second;
+  }
+  for (std::size_t k = d; k < de; k += 3) {
+    if (k + 2 >= de || !is_punct(t[k], "[") || !is_integer_literal(t[k + 1]) ||
+        !is_punct(t[k + 2], "]"))
+      return 0;
+    const std::size_t n = std::strtoull(t[k + 1].text.c_str(), nullptr, 0);
+    if (n == 0 || n > kMaxKeptBytes) return 0;
+    size *= n;
+  }
+  return size;
+}
 
 // At the top of a loop body with a barrier or warp operation: the kernel ends when every thread
 // has returned, the loop when none of those in it is left (kiln_cpu::loop_state).
@@ -168,10 +201,12 @@ class BodyWriter {
       const std::string store = "kiln_r" + std::to_string(++counter_) + "_" + name;
       param_copies += " std::remove_cv_t<decltype(" + name + ")> " + store +
                       "[kiln_n_]; static_assert(sizeof(" + store +
-                      "[0]) <= 64, \"kiln: large per-thread variable\"); for (unsigned kiln_t_ = "
-                      "0; kiln_t_ < kiln_n_; ++kiln_t_) " + store + "[kiln_t_] = " + name + ";";
+                      "[0]) <= " + std::to_string(kUnsizedCopy) +
+                      ", \"kiln: a large parameter written across barriers\"); for (unsigned "
+                      "kiln_t_ = 0; kiln_t_ < kiln_n_; ++kiln_t_) " +
+                      store + "[kiln_t_] = " + name + ";";
       param_copies_.push_back({name, store, "", 0});
-      if (++replicated_count_ > kMaxReplicated) throw Refused("too many barrier-level variables");
+      keep(kUnsizedCopy);
     }
     std::set<std::string> atomics;  // those the body names, each bound in the prologue
     for (std::size_t i = open; i < close; ++i) {
@@ -1628,6 +1663,15 @@ class BodyWriter {
 
   // A declaration at a region's top level [b, e): storage declared before the region's loop,
   // the statement itself turned into assignments to the running thread's copies.
+  // Counts a variable of bytes kept per thread across barriers against the limits.
+  void keep(std::size_t bytes) {
+    kept_bytes_ += bytes;
+    if (++replicated_count_ > kMaxReplicated) throw Refused("too many barrier-level variables");
+    if (kept_bytes_ > kMaxKeptBytes)
+      throw Refused("more than " + std::to_string(kMaxKeptBytes) +
+                    " bytes per thread kept across barriers");
+  }
+
   void replicate(std::size_t b, std::size_t e, std::string& storage) {
     // (its storage is declared outside the regions: a replicated name in `decltype(v)` there
     // reads v's first copy)
@@ -1669,9 +1713,15 @@ class BodyWriter {
       const std::string name = t_[n].text;
       const std::string store = "kiln_r" + std::to_string(++counter_) + "_" + name;
       const bool flag = type == "bool" && stars.empty() && dims.empty() && flag_storage(name);
-      storage += " " + (flag ? "::kiln_cpu::Flag" : value_type) + " " + store + "[kiln_n_]" + dims +
-                 "; static_assert(sizeof(" + value_type + dims +
-                 ") <= 64, \"kiln: large per-thread variable\");";
+      storage +=
+          " " + (flag ? "::kiln_cpu::Flag" : value_type) + " " + store + "[kiln_n_]" + dims + ";";
+      const std::size_t size =
+          stars.empty() ? declared_size(t_, b, first_declarator_, n + 1, x) : sizeof(void*);
+      if (size == 0)
+        storage += " static_assert(sizeof(" + value_type + dims +
+                   ") <= " + std::to_string(kUnsizedCopy) +
+                   ", \"kiln: a large variable across barriers\");";
+      keep(size ? size : kUnsizedCopy);
       // A scalar computed from indices and parameters, const or never written after (`int tx =
       // threadIdx.x;`), is recomputed in later regions rather than loaded: the compiler then
       // sees threadIdx.x where the kernel wrote `tx`.
@@ -1687,7 +1737,6 @@ class BodyWriter {
           {name, store, recompute, region_, !recompute.empty() && uniform_expr(x + 1, end),
            !recompute.empty() && stars.empty() && kIndexTypes.count(type) ? text(x + 1, end) : "",
            select, flag});
-      if (++replicated_count_ > kMaxReplicated) throw Refused("too many barrier-level variables");
       if (n > d) blank(t_[d].begin, t_[n].begin);  // the stars
       if (x == end) {                              // no initialiser
         blank(t_[n].begin, t_[end - 1].end, "(void)" + name);
@@ -1873,7 +1922,7 @@ class BodyWriter {
     bool uniform;
   };
   std::map<std::string, LocalInit> local_inits_;
-  std::size_t replicated_count_ = 0;
+  std::size_t replicated_count_ = 0, kept_bytes_ = 0;
   bool returns_ = false;
   bool warp_loop_ = false;  // the header being read steers a loop with only warp operations
   std::set<std::string> shared_names_;      // the __shared__ arrays the body declares

@@ -572,6 +572,36 @@ TEST(CpuRegions, ManyVariablesAcrossBarriers) {
   }
 }
 
+// A per-thread array across a barrier (`float keep[20]`) is kept per thread when the rewrite
+// can read its size, up to 4 KB per thread in all (4 MB of the block's stack at 1024 threads);
+// beyond that the kernel is declined (it ran as fibers after a failed compile, over 64 bytes).
+TEST(CpuRegions, PerThreadArraysAcrossBarriers) {
+  const std::string src = R"(
+__global__ void k(const float* in, float* out) {
+  __shared__ float s[1024];
+  float keep[20];
+  unsigned int marks[2][8];
+  for (int i = 0; i < 20; ++i) keep[i] = in[threadIdx.x] * i;
+  for (int i = 0; i < 16; ++i) marks[i / 8][i % 8] = threadIdx.x + i;
+  s[threadIdx.x] = in[threadIdx.x];
+  __syncthreads();
+  float acc = s[blockDim.x - 1 - threadIdx.x];
+  for (int i = 0; i < 20; ++i) acc += keep[i];
+  out[threadIdx.x] = acc + marks[1][7];
+})";
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
+  const int n = 1024;
+  std::vector<float> in(n);
+  for (int i = 0; i < n; ++i) in[i] = float(i % 13);
+  Buffer<float> din(in), out(n, -1);
+  launch(*b.kernel, {1}, {n}, 0, din.p, out.p);
+  for (int t = 0; t < n; ++t) ASSERT_EQ(out.host()[t], in[n - 1 - t] + in[t] * 190 + t + 15) << t;
+  EXPECT_EQ(declined("__global__ void k(float* o) { double a[300], b[300]; a[0] = b[0] = 1;\n"
+                     "  __syncthreads(); o[0] = a[0] + b[0]; }"),
+            "more than 4096 bytes per thread kept across barriers");
+}
+
 // `volatile __shared__` (the qualifier first, as in CUDA's samples) is a shared declaration
 // too: it ran as fibers after the rewritten source failed to compile ("'s' was not declared").
 TEST(CpuRegions, VolatileSharedArrays) {
