@@ -132,7 +132,7 @@ class Inliner {
     for (const jit::KernelBody& k : jit::find_kernel_bodies(src_)) {
       const std::size_t open = at(k.open), close = at(k.close);
       for (std::size_t c = open + 1; c < close; ++c)
-        if (auto e = inline_call(c, counter)) {
+        if (auto e = inline_call(c, counter); e || (e = hoist_call(c, counter))) {
           edits.push_back(*e);
           c = e->last;
         }
@@ -553,6 +553,74 @@ class Inliner {
     for (std::size_t i = x_.t[st].begin; i < x_.t[close + 1].end; ++i)
       if (src_[i] == '\n') lines += '\n';
     return Edit{x_.t[st].begin, x_.t[close + 1].end, out + lines, close + 1};
+  }
+
+  // A call of a synchronising function inside an expression (`oval = (scan(v) - v);`, as a
+  // function inlined before returned it): the call moves to a statement of its own before
+  // the statement, which the next pass inlines, into a variable of the function's return
+  // type: `uint kiln_h1_; kiln_h1_ = scan(v); oval = (kiln_h1_ - v);`. Only where that
+  // changes nothing: the statement in a block (not the body of an unbraced if or loop, nor a
+  // header's part), not where the call might not run (&&, ||, ?:) or not run yet (after a
+  // comma between declarators), nor in an unevaluated operand; a function that is no
+  // template, whose return type is written plainly.
+  std::optional<Edit> hoist_call(std::size_t c, int& counter) const {
+    if (x_.t[c].kind != Token::ident || member(c) || !x_.punct(c + 1, "(")) return std::nullopt;
+    const Function* f = find(x_.t[c].text);
+    if (!f || !f->syncs || !f->refused.empty() || !f->tparams.empty() || !f->returns_value)
+      return std::nullopt;
+    const std::size_t close = x_.match[c + 1];
+    if (close == npos) return std::nullopt;
+    static const std::set<std::string> unevaluated{"sizeof", "decltype", "alignof",
+                                                   "typeid", "noexcept", "__typeof__"};
+    static const std::set<std::string> headers{"if", "for", "while", "switch", "return"};
+    std::size_t st = c;
+    for (; st > 0; --st) {  // back to the statement's start
+      const std::size_t p = st - 1;
+      if (x_.punct(p, ";") || x_.punct(p, "{") || x_.punct(p, "}")) break;
+      if (x_.t[p].directive || is_ident(x_.t[p], "else") || is_ident(x_.t[p], "do"))
+        return std::nullopt;
+      if (x_.punct(p, ")") || x_.punct(p, "]")) {
+        if (x_.match[p] == npos) return std::nullopt;
+        st = x_.match[p] + 1;
+      } else if (x_.punct(p, "(") && p > 0 &&
+                 (unevaluated.count(x_.t[p - 1].text) || headers.count(x_.t[p - 1].text))) {
+        return std::nullopt;
+      }
+    }
+    if (st == 0 || st == c || headers.count(x_.t[st].text) || is_ident(x_.t[st], "case"))
+      return std::nullopt;  // (a statement of its own is inline_call's)
+    // Through to its ';': nothing that runs parts conditionally or in sequence.
+    std::size_t semi = st;
+    for (int depth = 0; semi < x_.t.size() && !(depth == 0 && x_.punct(semi, ";")); ++semi) {
+      const Token& t = x_.t[semi];
+      if (t.directive || x_.punct(semi, "{") || x_.punct(semi, "}") || x_.punct(semi, "?") ||
+          x_.punct(semi, ":") || (x_.punct(semi, ",") && depth == 0))
+        return std::nullopt;
+      if ((x_.punct(semi, "&") || x_.punct(semi, "|")) && x_.punct(semi + 1, t.text.c_str()) &&
+          t.end == x_.t[semi + 1].begin)
+        return std::nullopt;  // && ||
+      if (x_.punct(semi, "(") || x_.punct(semi, "[")) ++depth;
+      if ((x_.punct(semi, ")") || x_.punct(semi, "]")) && --depth < 0) return std::nullopt;
+    }
+    if (semi >= x_.t.size()) return std::nullopt;
+    // The return type: the declaration's words before the name, specifiers left out.
+    static const std::set<std::string> specifiers{"__device__",   "__host__", "__forceinline__",
+                                                  "__noinline__", "inline",   "static",
+                                                  "constexpr",    "extern"};
+    std::string type;
+    const std::size_t name = f->open - 1;
+    for (std::size_t k = f->first; k < name; ++k) {
+      if (specifiers.count(x_.t[k].text)) continue;
+      if (is_ident(x_.t[k], "auto") || x_.punct(k, "(") || x_.punct(k, "&")) return std::nullopt;
+      type += (type.empty() ? "" : " ") + x_.t[k].text;
+    }
+    if (type.empty()) return std::nullopt;
+    const std::string v = "kiln_h" + std::to_string(++counter) + "_";
+    const std::size_t from = x_.t[st].begin, call = x_.t[c].begin, end = x_.t[close].end;
+    return Edit{from, end,
+                type + " " + v + "; " + v + " = " + std::string(src_.substr(call, end - call)) +
+                    "; " + std::string(src_.substr(from, call - from)) + v,
+                close};
   }
 
   std::string apply(const std::vector<Edit>& edits) const {

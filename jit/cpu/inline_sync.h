@@ -9,6 +9,9 @@
 //   { using kiln_i1_T = <T deduced from its argument>; kiln_i1_T kiln_i1_v = (s);
 //     <f's body, its parameters and template parameters renamed>  s = (<returned value>); }
 //
+// A call inside an expression first becomes a statement of its own before it (hoist_call,
+// where moving it changes nothing: `int kiln_h1_; kiln_h1_ = f(v); x = 1 + kiln_h1_;`).
+//
 // Functions no kernel calls any more are blanked (lines kept), so that the plan no longer sees
 // synchronisation outside the kernels. What cannot be inlined stays a call, and the kernel runs
 // as fibers as before.

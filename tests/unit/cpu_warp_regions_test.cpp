@@ -42,10 +42,17 @@ __global__ void k(float* x, int* c) {
   EXPECT_NE(out.find("x[threadIdx.x] += ("), std::string::npos) << out;
   EXPECT_NE(out.find("for (int kiln_i1_o = 16;"), std::string::npos) << out;  // locals renamed
   EXPECT_NE(out.find("#define FULL"), std::string::npos);
-  // What cannot be inlined is left as written: a call inside an expression, an overloaded
-  // function, a return before the end, an output parameter, a recursive function.
+  // What cannot be inlined is left as written: an overloaded function, a return before the
+  // end, an output parameter, a recursive function; a call inside an expression where moving
+  // it before the statement could change what runs (a condition, &&, a comma between
+  // declarators, an unevaluated operand, the body of an unbraced if).
   for (const std::string body : {
-           "x[0] = 1 + warp_sum(x[0]);",
+           "x[0] = x[1] > 0 ? warp_sum(x[0]) : 0;",
+           "x[0] = x[1] > 0 && warp_sum(x[0]) > 0;",
+           "if (warp_sum(x[0]) > 0) x[0] = 1;",
+           "if (x[1] > 0) x[0] = 1 + warp_sum(x[0]);",
+           "float a = x[1], b = warp_sum(a); x[0] = b;",
+           "x[0] = sizeof(warp_sum(x[0]));",
            "x[0] = over(x[0]);",
            "x[0] = early(x[0]);",
            "float r; out(x[0], r); x[0] = r;",
@@ -79,6 +86,45 @@ std::pair<std::vector<int>, std::vector<int>> both_ways(const std::string& src,
     result[fibers] = out.host();
   }
   return {result[0], result[1]};
+}
+
+// A synchronising call inside an expression (`x = 1 + f(v);`, or a function's `return g(v) -
+// v;` inlined into one) moves to a statement of its own before it, into a variable of the
+// function's return type, and is inlined there: cuda-samples' scan, whose helpers call one
+// another so, runs as regions (it ran as fibers).
+TEST(CpuInlineSync, CallsInsideExpressionsAreInlined) {
+  const std::string src = R"(
+__device__ int scan_inclusive(int v, volatile int* s, int size) {
+  int pos = 2 * threadIdx.x - (threadIdx.x & (size - 1));
+  s[pos] = 0;
+  pos += size;
+  s[pos] = v;
+  for (int offset = 1; offset < size; offset <<= 1) {
+    __syncthreads();
+    int t = s[pos] + s[pos - offset];
+    __syncthreads();
+    s[pos] = t;
+  }
+  return s[pos];
+}
+__device__ int scan_exclusive(int v, volatile int* s, int size) { return scan_inclusive(v, s, size) - v; }
+__global__ void k(const int* in, int* out) {
+  __shared__ int s[2 * 256];
+  const int v = in[blockIdx.x * blockDim.x + threadIdx.x];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = 10 * scan_exclusive(v, s, 256) + 1;
+})";
+  const std::string out = cpu::inline_sync_functions(src);
+  EXPECT_EQ(lines(out), lines(src));
+  EXPECT_EQ(out.find("scan_"), std::string::npos) << out;
+  EXPECT_NE(out.find("int kiln_h1_; {"), std::string::npos) << out;
+  EXPECT_NE(out.find("= 10 * kiln_h1_ + 1;"), std::string::npos) << out;
+  std::vector<int> in(512);
+  for (int i = 0; i < 512; ++i) in[i] = (i * 53) % 17 - 5;
+  auto [regions, fibers] = both_ways(src, in, 256);
+  for (int b = 0; b < 2; ++b)
+    for (int t = 0, sum = 0; t < 256; sum += in[b * 256 + t], ++t)
+      ASSERT_EQ(regions[b * 256 + t], 10 * sum + 1) << b << "," << t;
+  EXPECT_EQ(regions, fibers);
 }
 
 // The reduction of NVIDIA's samples and of every tutorial: a device function of shuffles, a
