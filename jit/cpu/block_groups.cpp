@@ -74,6 +74,7 @@ class Lowering {
       }
     }
     for (std::size_t k = 0; k < t_.size(); ++k) block_declaration(k);
+    for (std::size_t k = 0; k < t_.size(); ++k) block_parameter(k);
     for (std::size_t k = 0; k < t_.size(); ++k) tile_declaration(k);
     if (!mentions_groups()) return std::string(src_);
     for (std::size_t k = 0; k < t_.size(); ++k) {
@@ -82,7 +83,7 @@ class Lowering {
       if (names_.count(t_[k].text))
         lowered = include_line(k) || group_sync(k) || group_reduce(k);
       else if (block(k) && !member(k))
-        lowered = block_member_call(k);
+        lowered = block_member_call(k) || block_argument(k);
       else if (tile(k) && !member(k))
         lowered = tile_member_call(k);
       if (!lowered) kept_.insert(unit_[k]);
@@ -136,6 +137,60 @@ class Lowering {
       return;
     blocks_.insert({unit_[k], t_[name].text});
     take(k, name + 7, "");
+    declarations_.push_back({edits_.size() - 1, t_[name].text});
+  }
+
+  // A parameter `[const] NS::thread_block [&] b` at k (after '(' or ','): b is a block
+  // variable of the function, its type an empty kiln_cpu::block_group (the function then takes
+  // the lowered block that a kernel passes it, and may be inlined).
+  void block_parameter(std::size_t k) {
+    if (k == 0 || !(is_punct(t_[k - 1], "(") || is_punct(t_[k - 1], ","))) return;
+    std::size_t d = is_ident(t_[k], "const") ? k + 1 : k;
+    if (!qualified(d, "thread_block")) return;
+    d += 3;
+    if (is_punct(t_[d], "&")) ++d;
+    if (t_[d].kind != Token::ident || !(is_punct(t_[d + 1], ",") || is_punct(t_[d + 1], ")")))
+      return;
+    const std::string function = called(k);
+    if (function.empty()) return;
+    blocks_.insert({unit_[k], t_[d].text});
+    take(k, d - 1, "kiln_cpu::block_group ");
+    taken_[d] = true;  // (the name stays)
+    block_functions_.insert(function);
+  }
+
+  // The name of the function whose parentheses hold token k (its template arguments passed
+  // over: `f<N>(a, k)`), or "".
+  std::string called(std::size_t k) const {
+    std::size_t j = k;
+    for (int depth = 0; j-- > 0;) {
+      if (is_punct(t_[j], ";") || is_punct(t_[j], "{") || is_punct(t_[j], "}")) return "";
+      if (is_punct(t_[j], ")")) ++depth;
+      if (is_punct(t_[j], "(") && depth-- == 0) break;
+    }
+    if (j == 0 || j == std::size_t(-1)) return "";
+    std::size_t name = j - 1;
+    if (is_punct(t_[name], ">"))
+      for (int depth = 0; name > 0; --name) {
+        if (is_punct(t_[name], ">")) ++depth;
+        if (is_punct(t_[name], "<") && --depth == 0) break;
+        if (is_punct(t_[name], ";") || is_punct(t_[name], "{")) return "";
+      }
+    if (name > 0 && is_punct(t_[name], "<")) --name;
+    return t_[name].kind == Token::ident ? t_[name].text : "";
+  }
+
+  // A block variable at k passed to a function of the source with a block parameter, `f(x,
+  // b)`: the lowered block goes with it, and its unit then needs the code outside the kernel
+  // bodies lowered too (f among it).
+  bool block_argument(std::size_t k) {
+    if (!(is_punct(t_[k - 1], "(") || is_punct(t_[k - 1], ",")) ||
+        !(is_punct(t_[k + 1], ",") || is_punct(t_[k + 1], ")")) ||
+        !block_functions_.count(called(k)))
+      return false;
+    passes_blocks_.insert(unit_[k]);
+    taken_[k] = true;
+    return true;
   }
 
   // `[const] NS::thread_block_tile<W> t = NS::tiled_partition<W>(b);` (or `auto t`), W 2, 4, 8,
@@ -267,6 +322,11 @@ class Lowering {
       take(k, k + 5, kSync);
       return true;
     }
+    if (qualified(k, "sync") && is_punct(t_[k + 3], "(") && tile(k + 4) &&
+        is_punct(t_[k + 5], ")")) {  // NS::sync(tile), as tile.sync()
+      take(k, k + 5, "__syncwarp()");
+      return true;
+    }
     if (qualified(k, "this_thread_block") && is_punct(t_[k + 3], "(") && is_punct(t_[k + 4], ")") &&
         is_punct(t_[k + 5], ".") && is_ident(t_[k + 6], "sync") && is_punct(t_[k + 7], "(") &&
         is_punct(t_[k + 8], ")")) {
@@ -377,7 +437,14 @@ class Lowering {
 
   // The source with the edits made, each keeping the newlines of what it replaces: those of
   // each unit none of whose uses was kept, and the declarations when none was.
-  std::string edited() const {
+  std::string edited() {
+    // A unit that passes its block on keeps it (a block_group) where the functions it calls
+    // take one; where they are kept as written, so is the unit.
+    for (int unit : passes_blocks_)
+      if (kept_.count(kOutside)) kept_.insert(unit);
+    for (const auto& [edit, name] : declarations_)
+      if (passes_blocks_.count(edits_[edit].unit))
+        edits_[edit].text = "kiln_cpu::block_group " + name + ";";
     std::vector<Edit> edits;
     for (const Edit& e : edits_)
       if (e.unit == kDeclaration ? kept_.empty() : !kept_.count(e.unit)) edits.push_back(e);
@@ -404,7 +471,10 @@ class Lowering {
   std::set<std::string> names_;                       // cooperative_groups and its aliases
   std::set<std::pair<int, std::string>> blocks_;      // the block variables, by unit
   std::map<std::pair<int, std::string>, int> tiles_;  // the tile variables: widths (lanes)
-  std::set<int> kept_;                // the units with a use the lowering does not take
+  std::set<int> kept_;                     // the units with a use the lowering does not take
+  std::set<int> passes_blocks_;            // the units that pass a block variable to a function
+  std::set<std::string> block_functions_;  // the functions with a block parameter lowered
+  std::vector<std::pair<std::size_t, std::string>> declarations_;  // of blocks: edit, name
   int reductions_ = 0;                // NS::reduce calls lowered (their variables' numbers)
   std::vector<Edit> edits_;
 };

@@ -17,10 +17,14 @@
 // In each kernel body whose every use of cooperative groups is of those kinds (`thread_block`
 // or `auto` variables initialised from this_thread_block(), `thread_block_tile<W>` or `auto`
 // ones from tiled_partition<W>, their members, such reductions), they are rewritten, lines
-// kept; so is the code outside the bodies, taken as one. Any other use (other members, grids,
-// a reduce within an expression or with a lambda, a block or tile passed to a function) leaves
-// its body as it is: the plan then runs that kernel as fibers, and the kernels beside it as
-// their own code allows (cuda-samples' reduction: reduce0-3 as regions, beside cg_reduce).
+// kept; so is the code outside the bodies, taken as one. A block passed to a device function of
+// the source (`reduceBlock(sdata, v, tid, cta)`, NVIDIA's samples) goes as an empty
+// kiln_cpu::block_group, the function's `cg::thread_block [&] b` parameter becoming one too,
+// its uses lowered with the rest outside the bodies (and the function then inlined). Any other
+// use (other members, grids, a reduce within an expression or with a lambda, a tile passed to
+// a function) leaves its body as it is: the plan then runs that kernel as fibers, and the
+// kernels beside it as their own code allows (cuda-samples' reduction: reduce0-3 as regions,
+// beside cg_reduce).
 // Only when every use is rewritten do the headers' #includes and namespace aliases go too.
 #pragma once
 #include <string>

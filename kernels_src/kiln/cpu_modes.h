@@ -353,6 +353,10 @@ inline void broadcast(T* copies, unsigned n, unsigned lead) {
   for (unsigned t = 0; t < n; ++t)
     if (t != lead) copies[t] = copies[lead];
 }
+// A cooperative-groups block lowered (jit/cpu/block_groups.h) that a kernel still passes to a
+// device function (`reduceBlock(sdata, v, tid, cta)`, NVIDIA's samples): nothing, its
+// synchronisation and ranks already plain CUDA where it is used.
+struct block_group {};
 // The copies of a `bool` across barriers, one int each (regions.cpp, replicate). GCC 12
 // vectorises no thread loop that loads a bool beside wider data ("no vectype"): hotspot's `if
 // (computed) tile[ty][tx] = next[ty][tx];` ran scalar, a branch per thread. An int loads as a

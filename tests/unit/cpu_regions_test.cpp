@@ -777,6 +777,60 @@ __global__ void passes_tile(const int* in, int* out) {
   }
 }
 
+// A block passed to device functions (NVIDIA's samples: scan, threadFenceReduction) is lowered
+// with them: the parameter becomes an empty kiln_cpu::block_group, its uses plain CUDA, and
+// the functions are inlined; the kernel runs as regions. Where a function keeps a use the
+// lowering does not take, the kernels passing it their block keep theirs too (fibers).
+TEST(CpuRegions, BlocksPassedToDeviceFunctionsAreLowered) {
+  const std::string helpers = R"(#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__device__ int block_sum(volatile int* s, int v, const cg::thread_block& cta) {
+  cg::thread_block_tile<32> tile = cg::tiled_partition<32>(cta);
+  const unsigned t = cta.thread_rank();
+  s[t] = v;
+  cg::sync(tile);
+  cg::sync(cta);
+  for (unsigned half = cta.size() / 2; half > 0; half /= 2) {
+    if (t < half) s[t] += s[t + half];
+    cg::sync(cta);
+  }
+  return s[0];
+}
+__device__ void store(int* out, int v, cg::thread_block &cta) { out[blockIdx.x * 64 + cta.thread_rank()] = v; }
+)";
+  const std::string kernel = R"(
+__global__ void k(const int* in, int* out) {
+  cg::thread_block cta = cg::this_thread_block();
+  __shared__ int s[64];
+  int v = in[blockIdx.x * 64 + cta.thread_rank()];
+  int total = block_sum(s, v, cta);
+  store(out, total - v, cta);
+})";
+  const std::string lowered = cpu::lower_block_groups(helpers + kernel);
+  EXPECT_EQ(lowered.find("cg::"), std::string::npos) << lowered;
+  EXPECT_NE(lowered.find("int v, kiln_cpu::block_group "), std::string::npos) << lowered;
+  EXPECT_NE(lowered.find("int v, kiln_cpu::block_group cta)"), std::string::npos) << lowered;
+  EXPECT_NE(lowered.find("kiln_cpu::block_group cta;"), std::string::npos) << lowered;
+  const int blocks = 3;
+  std::vector<int> in(64 * blocks);
+  for (int i = 0; i < 64 * blocks; ++i) in[i] = (i * 31) % 23 - 9;
+  const std::string odd =
+      "__device__ int rank_of(cg::thread_block b) { return b.group_index().x; }\n";
+  for (const std::string& src : {helpers + kernel, helpers + odd + kernel}) {
+    Built b = build(src, "k");
+    EXPECT_EQ(b.kernel->attributes().threads, src == helpers + kernel ? "regions" : "fibers")
+        << b.kernel->attributes().why;
+    Buffer<int> din(in), out(64 * blocks, -1);
+    launch(*b.kernel, {blocks}, {64}, 0, din.p, out.p);
+    for (int blk = 0; blk < blocks; ++blk) {
+      int sum = 0;
+      for (int t = 0; t < 64; ++t) sum += in[blk * 64 + t];
+      for (int t = 0; t < 64; ++t)
+        ASSERT_EQ(out.host()[blk * 64 + t], sum - in[blk * 64 + t]) << blk << "," << t;
+    }
+  }
+}
+
 // cg::reduce over a tile (of a warp, or of 8 lanes), as a whole statement, is lowered to a
 // butterfly of xor shuffles, which leaves every lane the tile's result as cg::reduce does: the
 // kernel runs as regions, and each op's results are the host's; so are a narrow tile's
