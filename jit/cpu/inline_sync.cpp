@@ -297,7 +297,7 @@ class Inliner {
       for (auto& f : functions_) {
         if (f.syncs) continue;
         for (std::size_t k = f.body; k < f.end && !f.syncs; ++k)
-          if (x_.t[k].kind == Token::ident && x_.punct(k + 1, "("))
+          if (x_.t[k].kind == Token::ident && called(k))
             if (const Function* g = find(x_.t[k].text); g && g->syncs) f.syncs = changed = true;
       }
     }
@@ -315,6 +315,15 @@ class Inliner {
           }
       }
     }
+  }
+
+  // Whether the identifier at k is called: `f(`, or `f<...>(` with template arguments.
+  bool called(std::size_t k) const {
+    if (x_.punct(k + 1, "<")) {
+      const std::size_t e = angle_close(x_, k + 1);
+      return e != npos && x_.punct(e, "(");
+    }
+    return x_.punct(k + 1, "(");
   }
 
   const Function* find(const std::string& name) const {

@@ -1260,7 +1260,8 @@ class BodyWriter {
         broadcasts->insert(t.text);
       }
       if (auto storage = replicated(t.text)) {
-        if (warp_loop_)
+        // (one the same in every thread, `const int VEC = 32;`, reads as well from any copy)
+        if (const Replica* r = replica(t.text); warp_loop_ && !(r && r->uniform))
           throw Refused("a value of each thread ('" + t.text +
                         "') in the header of a loop with a warp operation");
         edits_.push_back({t.begin, t.end, "(" + *storage + "[KILN_LEAD])"});

@@ -127,6 +127,44 @@ __global__ void k(const int* in, int* out) {
   EXPECT_EQ(regions, fibers);
 }
 
+// threadFenceReduction's shape: a template helper calling another with template arguments
+// (`tile_sum<N>(...)`, which synchronises: it is inlined), whose warp-synchronous loop reads a
+// constant of the helper (`const int VEC = 32;`, the same in every thread) in its header.
+TEST(CpuWarpRegions, TemplateHelpersAndUniformConstantsInWarpLoops) {
+  const std::string src = R"(
+template <int N> __device__ void tile_sum(volatile int* s, int v, unsigned tid) {
+  s[tid] = v;
+  __syncwarp();
+  const int VEC = 32;
+  const int vid = tid & (VEC - 1);
+  int beta = v;
+  for (int i = VEC / 2; i > 0; i >>= 1) {
+    if (vid < i) {
+      beta += s[tid + i];
+      s[tid] = beta;
+    }
+    __syncwarp();
+  }
+  __syncthreads();
+}
+template <int N, bool P> __device__ void sums(const int* in, int* out, volatile int* s) {
+  unsigned tid = threadIdx.x;
+  tile_sum<N>(s, in[blockIdx.x * N + tid], tid);
+  if (tid % 32 == 0) out[blockIdx.x * N + tid] = s[tid];
+}
+__global__ void k(const int* in, int* out) {
+  __shared__ int s[256 + 32];
+  sums<256, true>(in, out, s);
+})";
+  std::vector<int> in(512);
+  for (int i = 0; i < 512; ++i) in[i] = (i * 41) % 97 - 30;
+  auto [regions, fibers] = both_ways(src, in, 256);
+  for (int w = 0; w < 16; ++w)
+    EXPECT_EQ(regions[w * 32], std::accumulate(in.begin() + 32 * w, in.begin() + 32 * w + 32, 0))
+        << w;
+  EXPECT_EQ(regions, fibers);
+}
+
 // The reduction of NVIDIA's samples and of every tutorial: a device function of shuffles, a
 // warp's partial sums in shared memory, then the first warp alone (`if (warp == 0)`) reduces
 // them. Lanes that do not take a branch must not run it, nor take part in its shuffles.
