@@ -65,7 +65,9 @@ std::size_t declared_size(const std::vector<Token>& t, std::size_t b, std::size_
     if (is_ident(t[k], "const") || is_ident(t[k], "volatile")) continue;
     auto s = sizes.find(t[k].text);
     if (s == sizes.end() || t[k].kind != Token::ident) return 0;
-    // (`unsigned char`, `short int`: the narrower word; `long long`, `unsigned long`: 8)
+    // (`unsigned char`, `short int`: the narrower word; `long long`, `unsigned long`: 8;
+    // `long double`: not told)
+    if (t[k].text == "double" && size != 0) return 0;
     const bool sized = t[k].text == "char" || t[k].text == "short" || t[k].text == "long";
     if (size == 0 || sized) size = t[k].text == "long" ? 8 : s->second;
   }
@@ -1662,8 +1664,6 @@ class BodyWriter {
     }
   }
 
-  // A declaration at a region's top level [b, e): storage declared before the region's loop,
-  // the statement itself turned into assignments to the running thread's copies.
   // Counts a variable of bytes kept per thread across barriers against the limits.
   void keep(std::size_t bytes) {
     kept_bytes_ += bytes;
@@ -1673,6 +1673,8 @@ class BodyWriter {
                     " bytes per thread kept across barriers");
   }
 
+  // A declaration at a region's top level [b, e): storage declared before the region's loop,
+  // the statement itself turned into assignments to the running thread's copies.
   void replicate(std::size_t b, std::size_t e, std::string& storage) {
     // (its storage is declared outside the regions: a replicated name in `decltype(v)` there
     // reads v's first copy)
@@ -1829,8 +1831,8 @@ class BodyWriter {
           t_[s].kind == Token::ident &&
           (is_ident(t_[s], "auto") || (is_qualifier(t_[s].text) && is_ident(t_[s + 1], "auto")));
       // (A name the regions already bind, from an outer scope, is replicated all the same: its
-      // binding and the local would clash in the region's loop.)
-      // (as does one whose address is taken: the pointer may be read after the region)
+      // binding and the local would clash in the region's loop. So is one whose address is
+      // taken: the pointer may be read after the region.)
       auto lives_on = [&](const std::vector<std::string>& names) {
         return named_in(names, e, scope_end) ||
                std::any_of(names.begin(), names.end(),
