@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "jit/cpu/region_words.h"
 #include "jit/kernel_decl.h"
 #include "jit/lexer.h"
 
@@ -168,16 +169,9 @@ class Lowering {
       if (is_punct(t_[j], ")")) ++depth;
       if (is_punct(t_[j], "(") && depth-- == 0) break;
     }
-    if (j == 0 || j == std::size_t(-1)) return "";
-    std::size_t name = j - 1;
-    if (is_punct(t_[name], ">"))
-      for (int depth = 0; name > 0; --name) {
-        if (is_punct(t_[name], ">")) ++depth;
-        if (is_punct(t_[name], "<") && --depth == 0) break;
-        if (is_punct(t_[name], ";") || is_punct(t_[name], "{")) return "";
-      }
-    if (name > 0 && is_punct(t_[name], "<")) --name;
-    return t_[name].kind == Token::ident ? t_[name].text : "";
+    if (j == std::size_t(-1)) return "";
+    const std::size_t name = regions::callee(t_, j);
+    return name < t_.size() ? t_[name].text : "";
   }
 
   // A block variable at k passed to a function of the source with a block parameter, `f(x,

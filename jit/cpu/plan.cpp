@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "jit/cpu/region_words.h"
 #include "jit/cpu/regions.h"
 #include "jit/kernel_decl.h"
 #include "jit/lexer.h"
@@ -122,18 +123,10 @@ std::string defined_function(const std::vector<jit::Token>& t, std::size_t brace
   for (;;) {  // past `noexcept(...)` and `__attribute__((...))` after the parameters
     if (j == 0 || !jit::is_punct(t[j - 1], ")")) return "";
     const std::size_t open = open_paren(t, j - 1);
-    if (open == std::string::npos || open == 0) return "";
-    std::size_t at = open - 1;  // (a specialisation's name is before its `<...>`)
-    if (is_punct(t[at], ">"))
-      for (int depth = 0; at > 0; --at) {
-        if (is_punct(t[at], ">")) ++depth;
-        if (is_punct(t[at], "<") && --depth == 0) break;
-        if (is_punct(t[at], ";") || is_punct(t[at], "{") || is_punct(t[at], "}")) return "";
-      }
-    if (at == 0) return "";
-    if (at != open - 1) --at;
+    if (open == std::string::npos) return "";
+    const std::size_t at = regions::callee(t, open);  // (a specialisation's: before its `<...>`)
+    if (at == t.size()) return "";
     const jit::Token& name = t[at];
-    if (name.kind != jit::Token::ident) return "";
     if (!not_names.count(name.text))
       return at >= 1 && jit::is_ident(t[at - 1], "operator") ? "" : name.text;
     if (!jit::is_ident(name, "noexcept") && !jit::is_ident(name, "__attribute__")) return "";
@@ -224,9 +217,9 @@ OutsideCode outside_code(std::string_view outside, const std::string& filename) 
 
 // Why the functions a kernel body can reach force fibers, or "". It reaches those it names,
 // those they name, and every one the rest names (a macro's body, a table of functions).
-std::string reached_why(std::string_view body, const OutsideCode& code) {
+std::string reached_why(const std::vector<jit::Token>& body, const OutsideCode& code) {
   std::vector<std::string> todo;
-  for (const jit::Token& x : jit::lex(body))
+  for (const jit::Token& x : body)
     if (x.kind == jit::Token::ident) todo.push_back(x.text);
   todo.insert(todo.end(), code.rest_names.begin(), code.rest_names.end());
   std::set<std::string> seen;
@@ -286,20 +279,20 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
   std::string any_outside_why = module_why;  // (coroutines compile the whole unit as theirs)
   for (const auto& [name, f] : code.functions)
     if (any_outside_why.empty()) any_outside_why = f.why;
-  std::vector<std::string> body_why(bodies.size());
+  std::vector<std::string> body_why(bodies.size()), reach_why(bodies.size());
   std::vector<bool> regions_take(bodies.size());  // what keeps it from coroutines, regions take
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     const int offset = line_at(source, bodies[i].open) - 1;
     const std::string_view body = source.substr(bodies[i].open, bodies[i].close - bodies[i].open);
     const std::vector<jit::Token> tokens = jit::lex(body);
+    if (module_why.empty()) reach_why[i] = reached_why(tokens, code);
     if (std::string why = groups_named(tokens, 0, tokens.size(), code.groups, filename, offset);
         !why.empty()) {  // cooperative groups left as they are (block_groups.h lowers the rest)
       body_why[i] = why;
       uses[i].other_sync = true;
     } else if (uses[i].other_sync) {
       body_why[i] = fiber_reason(uses[i], filename, offset);
-      regions_take[i] =
-          region_warp_ops_only(source.substr(bodies[i].open, bodies[i].close - bodies[i].open));
+      regions_take[i] = region_warp_ops_only(body);
     } else if (uses[i].block_barriers && uses[i].lambda) {  // not coroutines; regions may
       body_why[i] = "a lambda in kernel " + bodies[i].name + ", which has barriers, at " +
                     place(filename, uses[i].first_lambda_line + offset);
@@ -319,9 +312,7 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
       found = true;
       sync = sync || uses[i].any();
       regions_may = regions_may && (body_why[i].empty() || regions_take[i]);
-      if (outside_why.empty())
-        outside_why =
-            reached_why(source.substr(bodies[i].open, bodies[i].close - bodies[i].open), code);
+      if (outside_why.empty()) outside_why = reach_why[i];
     }
     if (other_why.empty()) other_why = any_outside_why;
     if (!found && jit::uses_barriers(source))

@@ -87,6 +87,23 @@ bool is_pure_math(const std::string& s) {
   return words.count(s) > 0;
 }
 // A number without a fraction or an exponent.
+std::size_t callee(const std::vector<jit::Token>& t, std::size_t open) {
+  if (open == 0 || open > t.size()) return t.size();
+  std::size_t at = open - 1;
+  if (jit::is_punct(t[at], ">")) {
+    for (int depth = 0;; --at) {
+      if (jit::is_punct(t[at], ">")) ++depth;
+      if (jit::is_punct(t[at], "<") && --depth == 0) break;
+      if (at == 0 || jit::is_punct(t[at], ";") || jit::is_punct(t[at], "{") ||
+          jit::is_punct(t[at], "}"))
+        return t.size();
+    }
+    if (at == 0) return t.size();
+    --at;
+  }
+  return t[at].kind == jit::Token::ident ? at : t.size();
+}
+
 bool is_integer_literal(const jit::Token& t) {
   if (t.kind != jit::Token::number) return false;
   const std::string& s = t.text;

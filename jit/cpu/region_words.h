@@ -17,6 +17,10 @@ bool is_statement_keyword(const std::string& s);  // return, if, for, auto, new,
 bool is_integer_literal(const jit::Token& t);     // a number without fraction or exponent
 bool is_pure_math(const std::string& s);  // a math function of its arguments alone: __log2f, min
 
+// The index of the name before the '(' at t[open], past template arguments (`f<N, 4>(`), or
+// t.size() when no identifier stands there.
+std::size_t callee(const std::vector<jit::Token>& t, std::size_t open);
+
 // Object-like macros of the source whose expansion names threadIdx (or such a macro), and
 // threadIdx itself.
 std::set<std::string> thread_macros(const std::vector<jit::Token>& toks);
