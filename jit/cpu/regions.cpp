@@ -517,6 +517,9 @@ class BodyWriter {
         if (is_ident(t_[i], "for") && strided_loop(i, next)) {
           flush(i);
           if (!affine_lockstep(i, next)) lockstep(i, next);
+        } else if (is_ident(t_[i], "for") && simt_loop(region == e ? i : region, i, next)) {
+          flush(i);
+          barrier_statement(i, next);  // (its region runs once per iteration)
         } else if (hoistable_lambda(i, next)) {
           flush(i);  // (left as written: later regions capture it by reference)
         } else if (t_[i].kind == Token::ident &&
@@ -600,6 +603,147 @@ class BodyWriter {
         return false;
     }
     return per_thread;
+  }
+
+  // A loop without barriers whose iterations are better run in a GPU's order, each iteration
+  // by all the block's threads before the next (it is then run as a loop around its body's
+  // region, as a barrier loop is). Code written for a GPU indexes memory by the thread in the
+  // last subscript (`tile[r][tx] = in[(y0 + r) * w + x0 + tx]`): run thread after thread, each
+  // thread's pass reads a column of rows far apart, which the compiler turns into a call per
+  // thread (memmove) or a strided loop; run iteration after iteration, the threads' loop reads
+  // a row and vectorises. Only where that order changes nothing and costs no per-thread loads:
+  // `for (T v = E0; v op E1; step)`, its bounds and step the same in every thread; a body that
+  // leaves v alone, does not break out of the loop or return, writes no variable declared
+  // before it (a sum carried across iterations stays in a register), names no per-thread
+  // array, and subscripts parameters and __shared__ arrays by v, by indices and by what each
+  // region recomputes (a per-thread pointer or index loaded from its copies would make every
+  // access a gather: transposeCoalesced's block-row loops ran 2x slower), but never by v plus
+  // a thread's offset (`p[tid * 64 + v]`, a thread's own run, is best read thread after
+  // thread). region: the first statement of the region the loop would end.
+  bool simt_loop(std::size_t region, std::size_t i, std::size_t next) {
+    if (!is_punct(t_[i + 1], "(")) return false;
+    const std::size_t open = i + 1, close = match_[open], body = close + 1;
+    const std::vector<std::size_t> semis = header_semicolons(open, close);
+    if (semis.size() != 2) return false;
+    // init: T v = E0, one variable of an index type
+    std::size_t eq = open + 1;
+    while (eq < semis[0] && !is_punct(t_[eq], "=")) ++eq;
+    if (eq >= semis[0] || eq < open + 3 || t_[eq - 1].kind != Token::ident ||
+        !kIndexTypes.count(text(open + 1, eq - 1)) || !uniform_expr(eq + 1, semis[0]))
+      return false;
+    const std::string& var = t_[eq - 1].text;
+    if (replica(var) || bound(var)) return false;  // (it would hide a barrier-level name)
+    // condition: v < E1 (or <=, >, >=, !=); step: v++, ++v, v--, --v, v op= E
+    const std::size_t c = semis[0] + 1;
+    if (!is_ident(t_[c], var)) return false;
+    std::size_t bound_at = c + 1;
+    if (is_punct(t_[c + 1], "<") || is_punct(t_[c + 1], ">"))
+      bound_at = is_punct(t_[c + 2], "=") ? c + 3 : c + 2;
+    else if (is_punct(t_[c + 1], "!") && is_punct(t_[c + 2], "="))
+      bound_at = c + 3;
+    if (bound_at == c + 1 || is_punct(t_[bound_at], "<") || is_punct(t_[bound_at], ">") ||
+        !uniform_expr(bound_at, semis[1]))
+      return false;
+    const std::size_t s = semis[1] + 1;
+    auto twice = [&](std::size_t k) {  // ++ or --
+      return (is_punct(t_[k], "+") || is_punct(t_[k], "-")) && is_punct(t_[k + 1], t_[k].text);
+    };
+    const bool by_one = close == s + 3 && ((is_ident(t_[s], var) && twice(s + 1)) ||
+                                           (twice(s) && is_ident(t_[s + 2], var)));
+    std::size_t op_end = s + 1;
+    while (op_end < close && t_[op_end].kind == Token::punct && !is_punct(t_[op_end], "=") &&
+           !is_punct(t_[op_end], "("))
+      ++op_end;
+    const bool by_uniform = is_ident(t_[s], var) && op_end > s + 1 && op_end < close &&
+                            is_punct(t_[op_end], "=") && uniform_expr(op_end + 1, close);
+    if (!by_one && !by_uniform) return false;
+    for (std::size_t k = open + 1; k < close; ++k)  // (header_part takes no other calls)
+      if (is_punct(t_[k], "(") && t_[k - 1].kind == Token::ident &&
+          !is_keyword_type(t_[k - 1].text))
+        return false;
+    // The per-thread arrays declared before the loop (a replicated one would cost its copies).
+    std::set<std::string> own_arrays;
+    for (std::size_t k = open_ + 1; k < i; ++k)
+      if (t_[k].kind == Token::ident && is_punct(t_[k + 1], "[") && declares(k) &&
+          !shared_names_.count(t_[k].text))
+        own_arrays.insert(t_[k].text);
+    std::set<std::string> declared;
+    for (std::size_t k = body; k < next; ++k)
+      if (t_[k].kind == Token::ident && declares(k)) declared.insert(t_[k].text);
+    bool indexes_by_var = false;
+    std::vector<std::size_t> nested;  // loops and switches of the body: their break is theirs
+    for (std::size_t k = body; k < next; ++k) {
+      while (!nested.empty() && k >= nested.back()) nested.pop_back();
+      const Token& t = t_[k];
+      if (in_lambda_[k] || is_ident(t, "return") || is_ident(t, "goto") ||
+          is_ident(t, "__shared__") || is_ident(t, "static"))
+        return false;
+      if (is_ident(t, "for") || is_ident(t, "while") || is_ident(t, "do") ||
+          is_ident(t, "switch")) {
+        nested.push_back(statement_end(k));
+        continue;
+      }
+      if (nested.empty() && (is_ident(t, "break") || is_ident(t, "continue"))) return false;
+      if (is_punct(t, "[")) {
+        const Token& array = t_[k - 1];
+        if (array.kind == Token::ident && !params_.count(array.text) &&
+            !shared_names_.count(array.text))
+          return false;
+        if (named_in({var}, k + 1, match_[k])) indexes_by_var = true;
+        if (!is_punct(t_[match_[k] + 1], "[") && plain_term(k + 1, match_[k], var))
+          return false;  // the last subscript
+      }
+      if (t.kind != Token::ident || member_name(k)) continue;
+      if (own_arrays.count(t.text)) return false;
+      if (t.text == var && (writes(k) || call_argument(k))) return false;
+      const bool element =
+          is_punct(t_[k + 1], "[") || (is_punct(t_[k + 1], "-") && is_punct(t_[k + 2], ">"));
+      if (!declared.count(t.text) && (writes(k, true) || (call_argument(k) && !element)))
+        return false;
+    }
+    return indexes_by_var && recomputed_subscripts(region, i, next, var);
+  }
+  // Whether every subscript in the loop [i, next) is pure(): the loop's variable var, indices,
+  // parameters, and variables that the regions recompute, those declared in [region, i) too.
+  bool recomputed_subscripts(std::size_t region, std::size_t i, std::size_t next,
+                             const std::string& var) {
+    local_inits_.clear();  // (as write_region will note them)
+    for (std::size_t s = region; s < i;) {
+      const std::size_t end = statement_end(s);
+      if (t_[s].kind == Token::ident && !is_statement_keyword(t_[s].text) &&
+          declarator_names(s, end - 1))
+        note_local_inits(s, end - 1);
+      s = end;
+    }
+    scopes_.emplace_back();
+    scopes_.back().uniform.push_back(var);
+    bool pure_all = true;
+    for (std::size_t k = match_[i + 1] + 1; k < next && pure_all; ++k)
+      if (is_punct(t_[k], "[")) pure_all = pure(k + 1, match_[k], true);
+    scopes_.pop_back();
+    local_inits_.clear();
+    return pure_all;
+  }
+  // Whether var is a term of the sum [b, e) with coefficient one, itself or inside a
+  // parenthesised term (`v`, `base + v`, `(v + 1) - x`), not in a product (`(v + 1) * w`).
+  bool plain_term(std::size_t b, std::size_t e, const std::string& var) const {
+    std::size_t from = b;
+    for (std::size_t k = b; k <= e; ++k) {
+      if (k < e && (is_punct(t_[k], "(") || is_punct(t_[k], "["))) {
+        k = match_[k];
+        continue;
+      }
+      const bool binary =
+          k < e && (is_punct(t_[k], "+") || is_punct(t_[k], "-")) && k > from &&
+          (t_[k - 1].kind != Token::punct || is_punct(t_[k - 1], ")") || is_punct(t_[k - 1], "]"));
+      if (k < e && !binary) continue;
+      if (k == from + 1 && is_ident(t_[from], var)) return true;  // the term `v`
+      if (k > from + 1 && is_punct(t_[from], "(") && match_[from] == k - 1 &&
+          plain_term(from + 1, k - 1, var))
+        return true;  // `(v + 1)`
+      from = k + 1;
+    }
+    return false;
   }
 
   // A strided loop [i, next) (strided_loop) run in lockstep: the init as a region of its own

@@ -1218,6 +1218,71 @@ __global__ void k(const int* in, int n, int* out) {
   }
 }
 
+// A loop without barriers whose bounds every thread shares, and whose body subscripts memory by
+// its variable and by values each region recomputes, runs iteration by iteration, each by all
+// the threads (as a barrier loop, loop_state at its top): (a) and (d). Left thread by thread:
+// (b) carries a sum, (c) reads each thread's own run (`... + r` last), (e) reads through a
+// pointer of each thread, (f) breaks out. Against the host.
+TEST(CpuRegions, UniformLoopsRunIterationByIteration) {
+  const std::string src = R"(
+#define T 16
+__global__ void k(const int* in, int cols, int* out, int* out2) {
+  __shared__ int tile[T][T + 1];
+  int tx = threadIdx.x;
+  int base = blockIdx.x * T;
+  for (int r = 0; r < T; r++) tile[r][tx] = in[(r + 1) * cols + base + tx];  // (a)
+  __syncthreads();
+  int sum = 0;
+  for (int r = 0; r < T; r += 2) sum += tile[tx][r];  // (b)
+  for (int r = 0; r < T; r++) out[(base + tx) * T + r] = tile[tx][r] + sum;  // (c)
+  for (int r = T - 1; r >= 0; r--) out2[r * cols + base + tx] = tile[r][tx] - sum;  // (d)
+})";
+  auto r = cpu::form_regions(src);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(std::count(r->begin(), r->end(), '\n'), std::count(src.begin(), src.end(), '\n'));
+  auto count = [](const std::string& text, const std::string& what) {
+    int n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count(*r, "loop_state("), 2) << *r;
+  for (const char* body : {"const int* row = in + base + tx; for (int r = 0; r < T; r++) "
+                           "tile[r][tx] = row[r * cols];",  // (e)
+                           "for (int r = 0; r < T; r++) { if (in[r * cols + tx] < 0) break; "
+                           "tile[r][tx] = in[r * cols + tx]; }"}) {  // (f)
+    const std::string other = std::string(
+                                  "#define T 16\n__global__ void k(const int* in, int "
+                                  "cols, int* out) {\n  __shared__ int tile[T][T];\n  "
+                                  "int tx = threadIdx.x;\n  int base = 0;\n  ") +
+                              body + "\n  __syncthreads();\n  out[tx] = tile[tx][0];\n}";
+    auto ro = cpu::form_regions(other);
+    ASSERT_TRUE(ro) << other;
+    EXPECT_EQ(count(*ro, "loop_state("), 0) << *ro;
+  }
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  const int t = 16, blocks = 3, cols = t * blocks;
+  std::vector<int> in((t + 1) * cols);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = int(i * 37 % 101) - 50;
+  Buffer<int> input(in), out(cols * t, 0), out2(t * cols, 0);
+  launch(*b.kernel, {blocks}, {t}, 0, input.p, cols, out.p, out2.p);
+  std::vector<int> want(cols * t), want2(t * cols);
+  for (int block = 0; block < blocks; ++block)
+    for (int x = 0; x < t; ++x) {
+      const int base = block * t;
+      auto tile = [&](int row, int col) { return in[(row + 1) * cols + base + col]; };
+      int sum = 0;
+      for (int r = 0; r < t; r += 2) sum += tile(x, r);
+      for (int r = 0; r < t; ++r) {
+        want[(base + x) * t + r] = tile(x, r) + sum;
+        want2[r * cols + base + x] = tile(r, x) - sum;
+      }
+    }
+  EXPECT_EQ(out.host(), want);
+  EXPECT_EQ(out2.host(), want2);
+}
+
 // `T v = __syncthreads_count(p);` (and _and, _or) in region mode: a region of votes, then the
 // same value for every thread; the threads that returned do not vote, as on a GPU.
 TEST(CpuRegions, VotesAtBarrierLevel) {
