@@ -381,6 +381,41 @@ __global__ void __launch_bounds__(64) s(int* x) { /* return */ if (!x) return; _
   EXPECT_NE(cpu::rewrite_extern_shared(huge).find("float* const s"), std::string::npos);
 }
 
+// A template kernel run as loops or regions is compiled once, inside the module's loops: its
+// instantiation is not also built standalone (only fibers call it one thread at a time), which
+// was a quarter of a lab kernel's cold compile. As regions and as fibers, it runs.
+TEST(CpuBackend, TemplateKernelsAreBuiltOnlyWhereTheyRun) {
+  const std::string src = R"(
+template <class T> __global__ void spin(T* x, int n) {
+  __shared__ T s[64];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  for (int r = 0; r < 3; ++r) {
+    s[threadIdx.x] = i < n ? x[i] : T(0);
+    __syncthreads();
+    if (i < n) x[i] += s[(threadIdx.x + 1) % blockDim.x] > 0 ? T(1) : T(2);
+    __syncthreads();
+  }
+}
+)";
+  // (a helper with a warp operation that every kernel may reach, through a macro: fibers)
+  const std::string fibers = src +
+                             "__device__ inline void use_fibers() { __syncwarp(); }\n"
+                             "#define KILN_TEST_WARP_STEP use_fibers()\n";
+  const std::string symbol("\0_Z4spinIfEvPT_i\0", 17);  // (a whole name of the symbol table)
+  const std::vector<float> in{1, 2, 3, 4, 5, 6, 7, 8};
+  for (const char* mode : {"regions", "fibers"}) {
+    Built b = build(std::string(mode) == "regions" ? src : fibers, "spin<float>");
+    EXPECT_EQ(b.kernel->attributes().threads, mode);
+    if (std::string(mode) == "regions")
+      EXPECT_EQ(
+          std::search(b.result.image.begin(), b.result.image.end(), symbol.begin(), symbol.end()),
+          b.result.image.end());
+    Buffer<float> x(in);
+    launch(*b.kernel, {1}, {8}, 0, x.p, 8);
+    EXPECT_EQ(x.host(), std::vector<float>({4, 5, 6, 7, 8, 9, 10, 11})) << mode;
+  }
+}
+
 // The plan follows the functions each kernel reaches: a device function that synchronises
 // makes fibers of the kernels that can call it (through other functions, a macro, a table),
 // not of every kernel beside it. What it cannot follow (a struct's method, a lambda at
