@@ -88,7 +88,7 @@ std::string c_string_body(std::string_view text) {
 // Part of the compiler identity: bump it whenever translation_unit() or the plan (plan.cpp's
 // thread_plans, the scans it rests on) changes what it generates, so that modules cached by an
 // older kiln are built anew.
-constexpr int kTranslationUnitVersion = 6;
+constexpr int kTranslationUnitVersion = 7;
 
 // The GPU architecture device code sees as __CUDA_ARCH__: the one asked for ("sm_90",
 // "compute_86", "90" -> 900, 860, 900), else sm_80's 800 (NVRTC's check compiles for sm_80 too).
@@ -138,14 +138,15 @@ class CpuCompiler final : public Compiler {
     bool lowered = false;       // block groups lowered, index arithmetic read as int (make_plan)
     bool widened = false;       // subscripts computed in 64 bits (make_plan)
     bool chosen_loads = false;  // the region rewrite read through chosen indices
+    bool internal = false;      // plain kernels given internal linkage (make_plan)
     bool has(Mode m) const {
       return std::any_of(kernels.begin(), kernels.end(),
                          [m](const cpu::ThreadPlan& k) { return k.mode == m; });
     }
     // Whether kiln rewrote the source (beyond extern __shared__), and which rewrite.
     bool rewritten() const {
-      return checked_pointers || inlined || lowered || widened || has(kiln_cpu::mode_regions) ||
-             has(kiln_cpu::mode_coroutines);
+      return checked_pointers || inlined || lowered || widened || internal ||
+             has(kiln_cpu::mode_regions) || has(kiln_cpu::mode_coroutines);
     }
     std::string rewrite_name() const {
       return has(kiln_cpu::mode_regions)      ? "regions"
@@ -153,7 +154,8 @@ class CpuCompiler final : public Compiler {
              : inlined                        ? "inlining"
              : lowered                        ? "lowering"
              : widened                        ? "wide-subscript"
-                                              : "checked-pointer";
+             : checked_pointers               ? "checked-pointer"
+                                              : "internal-linkage";
     }
   };
   Plan make_plan(const CompileRequest& request, std::vector<std::string> user) const;
@@ -392,7 +394,8 @@ CompileResult CpuCompiler::compile(const CompileRequest& request) {
     const std::string what =
         "(the " + plan.rewrite_name() + " rewrite did not compile: " + first_error(e.log()) + ")";
     plan.source = request.source;
-    plan.checked_pointers = plan.inlined = plan.lowered = plan.widened = plan.chosen_loads = false;
+    plan.checked_pointers = plan.inlined = plan.lowered = plan.widened = plan.chosen_loads =
+        plan.internal = false;
     for (cpu::ThreadPlan& k : plan.kernels)
       if (k.mode == kiln_cpu::mode_regions || k.mode == kiln_cpu::mode_coroutines) {
         k.mode = kiln_cpu::mode_fibers;
@@ -414,20 +417,24 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
   // Block-level cooperative groups lowered (block_groups.h) can run as regions; index
   // arithmetic read as int (signed_indices.h) and subscripts computed in 64 bits
   // (wide_subscripts.h) let the compiler vectorise thread loops.
-  if (regions_ && !check_) {
+  Plan plan = [&] {
+    if (!regions_ || check_) return plan_source(request, request.source, std::move(user));
     const std::string source =
         cpu::signed_index_arithmetic(cpu::lower_block_groups(request.source));
     const std::string inlined = cpu::inline_sync_functions(source);
-    Plan plan = plan_source(request, inlined, std::move(user));
-    plan.inlined = inlined != source;
-    plan.lowered = source != request.source;
+    Plan p = plan_source(request, inlined, std::move(user));
+    p.inlined = inlined != source;
+    p.lowered = source != request.source;
     // (after the region rewrite, which would take the helper's calls for the user's)
-    std::string wide = cpu::wide_subscripts(plan.source);
-    plan.widened = wide != plan.source;
-    plan.source = std::move(wide);
-    return plan;
-  }
-  return plan_source(request, request.source, std::move(user));
+    std::string wide = cpu::wide_subscripts(p.source);
+    p.widened = wide != p.source;
+    p.source = std::move(wide);
+    return p;
+  }();
+  std::string internal = cpu::internal_kernels(plan.source);
+  plan.internal = internal != plan.source;
+  plan.source = std::move(internal);
+  return plan;
 }
 
 // The plan of source (the request's, or it with synchronising device functions inlined).

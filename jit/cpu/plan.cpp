@@ -494,4 +494,65 @@ std::string rewrite_pointer_params(std::string_view source) {
   return out;
 }
 
+std::string internal_kernels(std::string_view source) {
+  const std::vector<jit::Token> t = jit::lex(source);
+  // The braces around the token at hand: true for `namespace [N] {`, false for any other (a
+  // function's or class's body, `extern "C" {`, an initialiser).
+  std::vector<bool> namespaces;
+  auto namespace_scope = [&] {
+    return std::all_of(namespaces.begin(), namespaces.end(), [](bool n) { return n; });
+  };
+  std::set<std::string> named;  // every identifier before the token at hand
+  std::vector<std::size_t> inserts;
+  std::size_t declaration = 0;  // the first token of the namespace-scope declaration at hand
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i].directive) {
+      if (t[i].kind == jit::Token::ident) named.insert(t[i].text);
+      continue;
+    }
+    if (jit::is_punct(t[i], "{")) {
+      const bool opens_namespace =
+          (i >= 1 && jit::is_ident(t[i - 1], "namespace")) ||
+          (i >= 2 && jit::is_ident(t[i - 2], "namespace") && t[i - 1].kind == jit::Token::ident);
+      namespaces.push_back(opens_namespace);
+      if (opens_namespace) declaration = i + 1;
+    } else if (jit::is_punct(t[i], "}")) {
+      if (!namespaces.empty()) namespaces.pop_back();
+      if (namespace_scope()) declaration = i + 1;
+    } else if (jit::is_punct(t[i], ";") && namespace_scope()) {
+      declaration = i + 1;
+    } else if (jit::is_ident(t[i], "__global__") && namespace_scope()) {
+      // The declaration's words up to its name: the identifier before its parameter list
+      // (attributes' parentheses skipped).
+      bool plain = true;
+      std::size_t k = declaration;
+      for (; k < t.size() && plain && !jit::is_punct(t[k], "("); ++k) {
+        static const std::set<std::string> not_plain{"template", "static", "extern",  "friend",
+                                                     "typedef",  "using",  "operator"};
+        plain = t[k].kind != jit::Token::string && !jit::is_punct(t[k], "<") &&
+                !jit::is_punct(t[k], "::") && !jit::is_punct(t[k], ";") &&
+                !jit::is_punct(t[k], "{") && !not_plain.count(t[k].text);
+        static const std::set<std::string> with_arguments{"__launch_bounds__", "__attribute__",
+                                                          "__align__", "alignas", "__declspec"};
+        if (plain && with_arguments.count(t[k].text) && k + 1 < t.size() &&
+            jit::is_punct(t[k + 1], "(")) {
+          int depth = 0;
+          for (++k; k < t.size(); ++k) {
+            depth += jit::is_punct(t[k], "(") - jit::is_punct(t[k], ")");
+            if (depth == 0) break;
+          }
+        }
+      }
+      if (plain && k < t.size() && k > i + 1 && t[k - 1].kind == jit::Token::ident &&
+          !named.count(t[k - 1].text))
+        inserts.push_back(t[i].begin);
+    }
+    if (t[i].kind == jit::Token::ident) named.insert(t[i].text);
+  }
+  std::string out(source);
+  for (auto at = inserts.rbegin(); at != inserts.rend(); ++at)
+    out.insert(*at, "static __attribute__((unused)) ");
+  return out;
+}
+
 }  // namespace kiln::cpu

@@ -406,13 +406,62 @@ template <class T> __global__ void spin(T* x, int n) {
   for (const char* mode : {"regions", "fibers"}) {
     Built b = build(std::string(mode) == "regions" ? src : fibers, "spin<float>");
     EXPECT_EQ(b.kernel->attributes().threads, mode);
-    if (std::string(mode) == "regions")
-      EXPECT_EQ(
-          std::search(b.result.image.begin(), b.result.image.end(), symbol.begin(), symbol.end()),
-          b.result.image.end());
+    const bool standalone = std::search(b.result.image.begin(), b.result.image.end(),
+                                        symbol.begin(), symbol.end()) != b.result.image.end();
+    EXPECT_FALSE(standalone && std::string(mode) == "regions");
     Buffer<float> x(in);
     launch(*b.kernel, {1}, {8}, 0, x.p, 8);
     EXPECT_EQ(x.host(), std::vector<float>({4, 5, 6, 7, 8, 9, 10, 11})) << mode;
+  }
+}
+
+// Plain kernels get internal linkage, so that the compiler builds them only inside the module's
+// loops; what `static` would break or change is left as written. End to end: a kernel defined
+// once, and one declared before its definition (the declaration takes `static`), both run, and
+// neither leaves a symbol.
+TEST(CpuBackend, PlainKernelsHaveInternalLinkage) {
+  const std::string kStatic = "static __attribute__((unused)) ";
+  for (const auto& [source, internal] : std::vector<std::pair<std::string, bool>>{
+           {"__global__ void k(int* x) { x[0] = 1; }", true},
+           {"namespace n { __global__ void k(int* x) {} }", true},
+           {"__global__ void __launch_bounds__(256, 2) k(int* x) {}", true},
+           {"struct S { int a; };\n__global__ void k(S s) {}", true},
+           {"__global__ void k(int* x);\n__global__ void k(int* x) {}", true},  // the first
+           {"void k(int* x);\n__global__ void k(int* x) {}", false},            // named before
+           {"template <class T> __global__ void k(T* x) {}", false},
+           {"template <> __global__ void k<int>(int* x) {}", false},
+           {"extern \"C\" __global__ void k(int* x) {}", false},
+           {"extern \"C\" { __global__ void k(int* x) {} }", false},
+           {"static __global__ void k(int* x) {}", false},
+           {"__global__ static void k(int* x) {}", false},
+           {"__global__ void n::k(int* x) {}", false},
+           {"struct S { friend __global__ void k(int* x); };", false},
+           {"#define K __global__ void k(int* x) {}\nK", false}}) {
+    const std::string out = cpu::internal_kernels(source);
+    EXPECT_EQ(out.find(kStatic) != std::string::npos, internal) << source;
+    EXPECT_EQ(out.find(kStatic, out.find(kStatic) + 1), std::string::npos) << source;
+    std::string without = out;
+    if (const std::size_t at = out.find(kStatic); at != std::string::npos)
+      without.erase(at, kStatic.size());
+    EXPECT_EQ(without, source);  // nothing else changes
+  }
+  const std::string symbol("\0_Z4bumpPii\0", 12);  // (a whole name of the symbol table)
+  for (const char* declared : {"", "__global__ void bump(int* x, int n);\n"}) {
+    Built b = build(std::string(declared) + R"(
+__global__ void bump(int* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] += i;
+}
+)",
+                    "bump");
+    EXPECT_EQ(b.kernel->attributes().threads, "loop");
+    EXPECT_EQ(
+        std::search(b.result.image.begin(), b.result.image.end(), symbol.begin(), symbol.end()),
+        b.result.image.end())
+        << declared;
+    Buffer<int> x(std::vector<int>{5, 5, 5});
+    launch(*b.kernel, {1}, {4}, 0, x.p, 3);
+    EXPECT_EQ(x.host(), std::vector<int>({5, 6, 7}));
   }
 }
 
