@@ -16,6 +16,7 @@
 #include <optional>
 #include <regex>
 #include <sstream>
+#include <utility>
 
 #include "jit/cpu/block_groups.h"
 #include "jit/cpu/host_compiler.h"
@@ -139,6 +140,7 @@ class CpuCompiler final : public Compiler {
     bool widened = false;       // subscripts computed in 64 bits (make_plan)
     bool chosen_loads = false;  // the region rewrite read through chosen indices
     bool internal = false;      // plain kernels given internal linkage (make_plan)
+    std::string external_source;  // then: source as it was before
     bool has(Mode m) const {
       return std::any_of(kernels.begin(), kernels.end(),
                          [m](const cpu::ThreadPlan& k) { return k.mode == m; });
@@ -379,31 +381,40 @@ CompileResult CpuCompiler::compile(const CompileRequest& request) {
   Plan plan = make_plan(request, cpu::translate_options(request.options));
   std::future<void> building;  // the first compile with new flags precompiles the prelude beside
   plan.pch_dir = prelude_folder(plan, &building);
-  try {
-    return compile_once(plan);
-  } catch (const CompileError& e) {
-    if (!plan.rewritten()) throw;
-    // The source as written is the user's: if it compiles as CUDA (NVRTC, beside), the rewrite
-    // failed; if not, the error is the user's; unknown, the log decides.
-    const std::optional<bool> valid =
-        request.compiles_as_cuda ? request.compiles_as_cuda() : std::nullopt;
-    if (valid == false || (!valid && users_own_error(e.log()))) throw;
-    // kiln's rewrite, not the user's code, may be what failed: the source as written, its
-    // barrier kernels as fibers, builds whatever the user's code builds, and its error (if it
-    // fails too) is the user's.
-    const std::string what =
-        "(the " + plan.rewrite_name() + " rewrite did not compile: " + first_error(e.log()) + ")";
-    plan.source = request.source;
-    plan.checked_pointers = plan.inlined = plan.lowered = plan.widened = plan.chosen_loads =
+  for (;;) try {
+      return compile_once(plan);
+    } catch (const CompileError& e) {
+      // A kernel made static that a header kiln did not scan also declares: the same unit with
+      // its kernels external (GCC: "declared 'extern' and later 'static'"; clang: "static
+      // declaration of 'k' follows non-static declaration").
+      if (plan.internal && (e.log().find("and later") != std::string::npos ||
+                            e.log().find("static declaration of") != std::string::npos)) {
+        plan.source = std::move(plan.external_source);
         plan.internal = false;
-    for (cpu::ThreadPlan& k : plan.kernels)
-      if (k.mode == kiln_cpu::mode_regions || k.mode == kiln_cpu::mode_coroutines) {
-        k.mode = kiln_cpu::mode_fibers;
-        k.why += " " + what;
+        continue;
       }
-    plan.pch_dir = prelude_folder(plan, nullptr);
-    return compile_once(plan);
-  }
+      if (!plan.rewritten()) throw;
+      // The source as written is the user's: if it compiles as CUDA (NVRTC, beside), the rewrite
+      // failed; if not, the error is the user's; unknown, the log decides.
+      const std::optional<bool> valid =
+          request.compiles_as_cuda ? request.compiles_as_cuda() : std::nullopt;
+      if (valid == false || (!valid && users_own_error(e.log()))) throw;
+      // kiln's rewrite, not the user's code, may be what failed: the source as written, its
+      // barrier kernels as fibers, builds whatever the user's code builds, and its error (if it
+      // fails too) is the user's.
+      const std::string what =
+          "(the " + plan.rewrite_name() + " rewrite did not compile: " + first_error(e.log()) + ")";
+      plan.source = request.source;
+      plan.checked_pointers = plan.inlined = plan.lowered = plan.widened = plan.chosen_loads =
+          plan.internal = false;
+      for (cpu::ThreadPlan& k : plan.kernels)
+        if (k.mode == kiln_cpu::mode_regions || k.mode == kiln_cpu::mode_coroutines) {
+          k.mode = kiln_cpu::mode_fibers;
+          k.why += " " + what;
+        }
+      plan.pch_dir = prelude_folder(plan, nullptr);
+      return compile_once(plan);
+    }
 }
 
 // The plan: each kernel's mode and reason, and the source as the compiler gets it. Kernels that
@@ -433,7 +444,7 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
   }();
   std::string internal = cpu::internal_kernels(plan.source);
   plan.internal = internal != plan.source;
-  plan.source = std::move(internal);
+  if (plan.internal) plan.external_source = std::exchange(plan.source, std::move(internal));
   return plan;
 }
 

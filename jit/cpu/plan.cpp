@@ -506,8 +506,9 @@ std::string internal_kernels(std::string_view source) {
   std::vector<std::size_t> inserts;
   std::size_t declaration = 0;  // the first token of the namespace-scope declaration at hand
   for (std::size_t i = 0; i < t.size(); ++i) {
-    if (t[i].directive) {
+    if (t[i].directive) {  // (a line of its own: the declaration at hand starts after it)
       if (t[i].kind == jit::Token::ident) named.insert(t[i].text);
+      if (declaration == i) declaration = i + 1;
       continue;
     }
     if (jit::is_punct(t[i], "{")) {
@@ -526,7 +527,8 @@ std::string internal_kernels(std::string_view source) {
       // (attributes' parentheses skipped).
       bool plain = true;
       std::size_t k = declaration;
-      for (; k < t.size() && plain && !jit::is_punct(t[k], "("); ++k) {
+      for (; k < t.size() && plain && !(jit::is_punct(t[k], "(") && !t[k].directive); ++k) {
+        if (t[k].directive) continue;
         static const std::set<std::string> not_plain{"template", "static", "extern",  "friend",
                                                      "typedef",  "using",  "operator"};
         plain = t[k].kind != jit::Token::string && !jit::is_punct(t[k], "<") &&

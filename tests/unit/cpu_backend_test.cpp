@@ -1,7 +1,11 @@
 // The cpu backend end to end: compile, load, launch; signatures, errors, validation.
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <set>
+
+#include <unistd.h>
 
 #include "cpu_test_util.h"
 #include "jit/cpu/plan.h"
@@ -423,6 +427,8 @@ TEST(CpuBackend, PlainKernelsHaveInternalLinkage) {
   const std::string kStatic = "static __attribute__((unused)) ";
   for (const auto& [source, internal] : std::vector<std::pair<std::string, bool>>{
            {"__global__ void k(int* x) { x[0] = 1; }", true},
+           {"#include <cstdio>\n#define N(x) (x)\n__global__ void k(int* x) {}", true},
+           {"__global__\n#ifdef WIDE\nvoid k(long* x)\n#else\nvoid k(int* x)\n#endif\n{}", true},
            {"namespace n { __global__ void k(int* x) {} }", true},
            {"__global__ void __launch_bounds__(256, 2) k(int* x) {}", true},
            {"struct S { int a; };\n__global__ void k(S s) {}", true},
@@ -463,6 +469,26 @@ __global__ void bump(int* x, int n) {
     launch(*b.kernel, {1}, {4}, 0, x.p, 3);
     EXPECT_EQ(x.host(), std::vector<int>({5, 6, 7}));
   }
+  // A header the scan does not read declares the kernel: `static` clashes, and the unit is
+  // compiled again with its kernels external, still as regions.
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("kiln_internal_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "declares.cuh") << "__global__ void shift(int* x, int n);\n";
+  Built b = build(R"(#include "declares.cuh"
+__global__ void shift(int* x, int n) {
+  __shared__ int s[4];
+  s[threadIdx.x] = threadIdx.x < n ? x[threadIdx.x] : 0;
+  __syncthreads();
+  if (threadIdx.x < n) x[threadIdx.x] = s[(threadIdx.x + 1) % 4];
+}
+)",
+                  "shift", {"-I" + dir.string()});
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
+  Buffer<int> x(std::vector<int>{1, 2, 3, 4});
+  launch(*b.kernel, {1}, {4}, 0, x.p, 4);
+  EXPECT_EQ(x.host(), std::vector<int>({2, 3, 4, 1}));
 }
 
 // The plan follows the functions each kernel reaches: a device function that synchronises
