@@ -173,6 +173,7 @@ class CpuCompiler final : public Compiler {
     return pch_ ? pch_->folder(prelude_flags(plan), identity(""), build) : "";
   }
   CompileResult compile_once(const Plan& plan);
+  CompileResult compile_as_written(Plan& plan, const CompileError& e);
   std::string compiler_version() const {
     std::call_once(version_once_, [this] { version_ = jit::compiler_version(compiler_); });
     return version_;
@@ -381,40 +382,51 @@ CompileResult CpuCompiler::compile(const CompileRequest& request) {
   Plan plan = make_plan(request, cpu::translate_options(request.options));
   std::future<void> building;  // the first compile with new flags precompiles the prelude beside
   plan.pch_dir = prelude_folder(plan, &building);
-  for (;;) try {
-      return compile_once(plan);
-    } catch (const CompileError& e) {
-      // A kernel made static that a header kiln did not scan also declares: the same unit with
-      // its kernels external (GCC: "declared 'extern' and later 'static'"; clang: "static
-      // declaration of 'k' follows non-static declaration").
-      if (plan.internal && (e.log().find("and later") != std::string::npos ||
-                            e.log().find("static declaration of") != std::string::npos)) {
-        plan.source = std::move(plan.external_source);
-        plan.internal = false;
-        continue;
-      }
-      if (!plan.rewritten()) throw;
-      // The source as written is the user's: if it compiles as CUDA (NVRTC, beside), the rewrite
-      // failed; if not, the error is the user's; unknown, the log decides.
-      const std::optional<bool> valid =
-          request.compiles_as_cuda ? request.compiles_as_cuda() : std::nullopt;
-      if (valid == false || (!valid && users_own_error(e.log()))) throw;
-      // kiln's rewrite, not the user's code, may be what failed: the source as written, its
-      // barrier kernels as fibers, builds whatever the user's code builds, and its error (if it
-      // fails too) is the user's.
-      const std::string what =
-          "(the " + plan.rewrite_name() + " rewrite did not compile: " + first_error(e.log()) + ")";
-      plan.source = request.source;
-      plan.checked_pointers = plan.inlined = plan.lowered = plan.widened = plan.chosen_loads =
-          plan.internal = false;
-      for (cpu::ThreadPlan& k : plan.kernels)
-        if (k.mode == kiln_cpu::mode_regions || k.mode == kiln_cpu::mode_coroutines) {
-          k.mode = kiln_cpu::mode_fibers;
-          k.why += " " + what;
-        }
-      plan.pch_dir = prelude_folder(plan, nullptr);
-      return compile_once(plan);
+  try {
+    return compile_once(plan);
+  } catch (const CompileError& e) {
+    // (GCC: "declared 'extern' and later 'static'"; clang: "static declaration of 'k' follows
+    // non-static declaration")
+    const bool clash = e.log().find("and later") != std::string::npos ||
+                       e.log().find("static declaration of") != std::string::npos;
+    if (!plan.internal || !clash) return compile_as_written(plan, e);
+  }
+  // A header kiln does not scan also declares a kernel made static: the same unit again, its
+  // kernels external.
+  plan.source = std::move(plan.external_source);
+  plan.internal = false;
+  try {
+    return compile_once(plan);
+  } catch (const CompileError& e) {
+    return compile_as_written(plan, e);
+  }
+}
+
+// After plan's compile failed with e: e again when the error is the user's; otherwise the
+// source as written, its barrier kernels as fibers.
+CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e) {
+  if (!plan.rewritten()) throw e;
+  // The source as written is the user's: if it compiles as CUDA (NVRTC, beside), the rewrite
+  // failed; if not, the error is the user's; unknown, the log decides.
+  const CompileRequest& request = plan.request;
+  const std::optional<bool> valid =
+      request.compiles_as_cuda ? request.compiles_as_cuda() : std::nullopt;
+  if (valid == false || (!valid && users_own_error(e.log()))) throw e;
+  // kiln's rewrite, not the user's code, may be what failed: the source as written, its
+  // barrier kernels as fibers, builds whatever the user's code builds, and its error (if it
+  // fails too) is the user's.
+  const std::string what =
+      "(the " + plan.rewrite_name() + " rewrite did not compile: " + first_error(e.log()) + ")";
+  plan.source = request.source;
+  plan.checked_pointers = plan.inlined = plan.lowered = plan.widened = plan.chosen_loads =
+      plan.internal = false;
+  for (cpu::ThreadPlan& k : plan.kernels)
+    if (k.mode == kiln_cpu::mode_regions || k.mode == kiln_cpu::mode_coroutines) {
+      k.mode = kiln_cpu::mode_fibers;
+      k.why += " " + what;
     }
+  plan.pch_dir = prelude_folder(plan, nullptr);
+  return compile_once(plan);
 }
 
 // The plan: each kernel's mode and reason, and the source as the compiler gets it. Kernels that
