@@ -139,7 +139,7 @@ class CpuCompiler final : public Compiler {
     bool lowered = false;       // block groups lowered, index arithmetic read as int (make_plan)
     bool widened = false;       // subscripts computed in 64 bits (make_plan)
     bool chosen_loads = false;  // the region rewrite read through chosen indices
-    bool internal = false;      // plain kernels given internal linkage (make_plan)
+    bool internal = false;      // plain functions given internal linkage (make_plan)
     std::string external_source;  // then: source as it was before
     bool has(Mode m) const {
       return std::any_of(kernels.begin(), kernels.end(),
@@ -391,8 +391,8 @@ CompileResult CpuCompiler::compile(const CompileRequest& request) {
                        e.log().find("static declaration of") != std::string::npos;
     if (!plan.internal || !clash) return compile_as_written(plan, e);
   }
-  // A header kiln does not scan also declares a kernel made static: the same unit again, its
-  // kernels external.
+  // A header kiln does not scan also declares a function made static: the same unit again,
+  // its functions external.
   plan.source = std::move(plan.external_source);
   plan.internal = false;
   try {

@@ -522,9 +522,12 @@ std::string internal_kernels(std::string_view source) {
       if (namespace_scope()) declaration = i + 1;
     } else if (jit::is_punct(t[i], ";") && namespace_scope()) {
       declaration = i + 1;
-    } else if (jit::is_ident(t[i], "__global__") && namespace_scope()) {
+    } else if ((jit::is_ident(t[i], "__global__") || jit::is_ident(t[i], "__device__")) &&
+               namespace_scope()) {
       // The declaration's words up to its name: the identifier before its parameter list
-      // (attributes' parentheses skipped).
+      // (attributes' parentheses skipped). A device function only where this is its definition
+      // (`__device__ float x = f(1);` declares a variable, which must keep its name).
+      const bool kernel = t[i].text == "__global__";
       bool plain = true;
       std::size_t k = declaration;
       for (; k < t.size() && plain && !(jit::is_punct(t[k], "(") && !t[k].directive); ++k) {
@@ -533,7 +536,8 @@ std::string internal_kernels(std::string_view source) {
                                                      "typedef",  "using",  "operator"};
         plain = t[k].kind != jit::Token::string && !jit::is_punct(t[k], "<") &&
                 !jit::is_punct(t[k], "::") && !jit::is_punct(t[k], ";") &&
-                !jit::is_punct(t[k], "{") && !not_plain.count(t[k].text);
+                !jit::is_punct(t[k], "{") && !jit::is_punct(t[k], "=") &&
+                !jit::is_punct(t[k], "[") && !not_plain.count(t[k].text);
         static const std::set<std::string> with_arguments{"__launch_bounds__", "__attribute__",
                                                           "__align__", "alignas", "__declspec"};
         if (plain && with_arguments.count(t[k].text) && k + 1 < t.size() &&
@@ -545,9 +549,18 @@ std::string internal_kernels(std::string_view source) {
           }
         }
       }
-      if (plain && k < t.size() && k > i + 1 && t[k - 1].kind == jit::Token::ident &&
-          !named.count(t[k - 1].text))
-        inserts.push_back(t[i].begin);
+      if (!plain || k >= t.size() || k <= i + 1 || t[k - 1].kind != jit::Token::ident ||
+          named.count(t[k - 1].text))
+        continue;
+      if (!kernel) {  // the parameter list's `)` and then the body's `{`
+        std::size_t close = k;
+        for (int depth = 0; close < t.size(); ++close) {
+          depth += jit::is_punct(t[close], "(") - jit::is_punct(t[close], ")");
+          if (depth == 0) break;
+        }
+        if (close + 1 >= t.size() || !jit::is_punct(t[close + 1], "{")) continue;
+      }
+      inserts.push_back(t[i].begin);
     }
     if (t[i].kind == jit::Token::ident) named.insert(t[i].text);
   }

@@ -47,12 +47,13 @@ std::string rewrite_coroutine_returns(std::string_view source);
 // against the bytes the launch gave.
 std::string rewrite_extern_shared(std::string_view source, bool checked = false);
 
-// Gives each plain kernel of source internal linkage (`static` before its `__global__`; columns
-// shift, lines stay): the compiler then builds it only where the module's entry points use it,
-// inlined into their thread loops, not also as a function other modules could call (a third of
-// the Rodinia-style hotspot's compile, 760 -> 510 ms). Plain: declared at namespace scope, not
-// a template, `extern`, `static` or `friend`, its name unqualified and named nowhere before
-// (an earlier declaration without `static` would clash).
+// Gives each plain kernel and device function definition of source internal linkage (`static`
+// before its `__global__` or `__device__`; columns shift, lines stay): the compiler then builds
+// it only where it is used, inlined into the entry points' thread loops, not also as a function
+// other modules could call (a third of the Rodinia-style hotspot's compile, 760 -> 510 ms).
+// Plain: declared at namespace scope, not a template, `extern`, `static`, `friend` or an
+// operator, its name unqualified and named nowhere before (an earlier declaration without
+// `static` would clash). Variables keep their names (kiln sets and reads them by name).
 std::string internal_kernels(std::string_view source);
 
 // Check mode: rewrites each plain `T* name` / `const T* __restrict__ name` parameter of a

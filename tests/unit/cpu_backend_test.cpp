@@ -419,10 +419,10 @@ template <class T> __global__ void spin(T* x, int n) {
   }
 }
 
-// Plain kernels get internal linkage, so that the compiler builds them only inside the module's
-// loops; what `static` would break or change is left as written. End to end: a kernel defined
-// once, and one declared before its definition (the declaration takes `static`), both run, and
-// neither leaves a symbol.
+// Plain kernels and device functions get internal linkage, so that the compiler builds them
+// only where they are used (inlined); what `static` would break or change is left as written. End
+// to end: a kernel defined once, and one declared before its definition (the declaration takes
+// `static`), both run, and neither leaves a symbol.
 TEST(CpuBackend, PlainKernelsHaveInternalLinkage) {
   const std::string kStatic = "static __attribute__((unused)) ";
   for (const auto& [source, internal] : std::vector<std::pair<std::string, bool>>{
@@ -442,7 +442,16 @@ TEST(CpuBackend, PlainKernelsHaveInternalLinkage) {
            {"__global__ static void k(int* x) {}", false},
            {"__global__ void n::k(int* x) {}", false},
            {"struct S { friend __global__ void k(int* x); };", false},
-           {"#define K __global__ void k(int* x) {}\nK", false}}) {
+           {"#define K __global__ void k(int* x) {}\nK", false},
+           // device functions: definitions only, variables never
+           {"__device__ int twice(int v) { return 2 * v; }", true},
+           {"__host__ __device__ __forceinline__ int same(int v) { return v; }", true},
+           {"__device__ int twice(int v);", false},
+           {"__device__ float x = sinf(1.0f);", false},
+           {"__device__ int table[4] = {1, 2, 3, 4};", false},
+           {"__device__ int counter;", false},
+           {"__device__ float2 operator+(float2 a, float2 b) { return a; }", false},
+           {"struct P { __device__ int get() const { return 1; } };", false}}) {
     const std::string out = cpu::internal_kernels(source);
     EXPECT_EQ(out.find(kStatic) != std::string::npos, internal) << source;
     EXPECT_EQ(out.find(kStatic, out.find(kStatic) + 1), std::string::npos) << source;
