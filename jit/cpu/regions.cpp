@@ -1887,11 +1887,20 @@ class BodyWriter {
       if (n > d) blank(t_[d].begin, t_[n].begin);  // the stars
       if (x == end) {                              // no initialiser
         blank(t_[n].begin, t_[end - 1].end, "(void)" + name);
+      } else if (!dims.empty()) {  // `T a[N] = {...};` or `T a[N]{...};`: assigned whole
+        const std::size_t list = is_punct(t_[x], "=") ? x + 1 : x;
+        if (!is_punct(t_[list], "{") || match_[list] + 1 != end ||
+            dims.find("[]") != std::string::npos || size == 0)
+          throw Refused("an initialised array at barrier level");
+        // (the list's own tokens stay, with whatever else rewrites them)
+        blank(
+            t_[n].begin, t_[list].begin,
+            "::kiln_cpu::assign_array(" + name + ", ::kiln_cpu::same_t<" + value_type + dims + ">");
+        edits_.push_back({t_[end - 1].end, t_[end - 1].end, ")"});
       } else if (is_punct(t_[x], "=")) {
-        if (!dims.empty()) throw Refused("an initialised array at barrier level");
-        if (is_punct(t_[x + 1], "{")) throw Refused("a braced initialiser at barrier level");
+        if (is_punct(t_[x + 1], "{"))  // `T v = {...};`: v = T{...};
+          edits_.push_back({t_[x + 1].begin, t_[x + 1].begin, value_type});
       } else if (is_punct(t_[x], "(") || is_punct(t_[x], "{")) {
-        if (!dims.empty()) throw Refused("an initialised array at barrier level");
         edits_.push_back({t_[x].begin, t_[x].begin, " = " + value_type});
       } else {
         throw Refused("a declarator kiln cannot read");

@@ -353,6 +353,18 @@ inline void broadcast(T* copies, unsigned n, unsigned lead) {
   for (unsigned t = 0; t < n; ++t)
     if (t != lead) copies[t] = copies[lead];
 }
+// An array declared with a braced initialiser at barrier level (`float acc[4] = {0};`, kept per
+// thread): its copy takes the initialiser's elements, assign_array(acc, same_t<float[4]>{0}).
+template <class T>
+using same_t = T;
+template <class T>
+inline void assign_array(T& to, const T& from) {
+  to = from;
+}
+template <class T, std::size_t N>
+inline void assign_array(T (&to)[N], const T (&from)[N]) {
+  for (std::size_t i = 0; i < N; ++i) assign_array(to[i], from[i]);
+}
 // A cooperative-groups block lowered (jit/cpu/block_groups.h) that a kernel still passes to a
 // device function (`reduceBlock(sdata, v, tid, cta)`, NVIDIA's samples): nothing, its
 // synchronisation and ranks already plain CUDA where it is used.

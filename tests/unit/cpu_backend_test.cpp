@@ -239,7 +239,8 @@ __global__ void k(unsigned long long* where, float* out, int rounds) {
   Buffer<float> out(8 * 16, 0.0f);
   launch(*b.kernel, {8}, {16}, 0, where.p, out.p, 20000);  // timed: about 0.1 ms a block
   std::set<unsigned long long> workers;
-  for (int run = 0; run < 5 && workers.size() < 2; ++run) {  // (a worker may be slow to wake)
+  // (a worker may be slow to wake, the more so on a loaded machine)
+  for (int run = 0; run < 40 && workers.size() < 2; ++run) {
     launch(*b.kernel, {8}, {16}, 0, where.p, out.p, 20000);
     for (auto w : where.host()) workers.insert(w);
   }

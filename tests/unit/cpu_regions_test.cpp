@@ -51,7 +51,7 @@ TEST(CpuRegions, DeclinesWhatItCannotRewriteSafely) {
       {"do { __syncthreads(); } while (0);", "do"},
       {"auto t = threadIdx.x; __syncthreads(); x[t] = 1;", "auto"},
       {"int& r = x[0]; __syncthreads(); r = 1;", "reference"},
-      {"int a[2] = {1, 2}; __syncthreads(); x[0] = a[1];", "array"},
+      {"int a[] = {1, 2}; __syncthreads(); x[0] = a[1];", "array"},
       {"for (int i = threadIdx.x; i < n; ++i) __syncthreads();", "threadIdx"},
       {"for (int i = TID; i < n; ++i) __syncthreads();", "threadIdx"},
       {"for (int i = 0; i < count(n, 4); ++i) __syncthreads();", "call"},
@@ -1281,6 +1281,43 @@ __global__ void k(const int* in, int cols, int* out, int* out2) {
     }
   EXPECT_EQ(out.host(), want);
   EXPECT_EQ(out2.host(), want2);
+}
+
+// Arrays and values declared with braced initialisers at barrier level, kept per thread (a
+// GEMM's `float acc[4] = {0};` accumulators around its tile loop): each thread's copy starts
+// from its initialiser, element by element. Against the host.
+TEST(CpuRegions, BracedInitialisersAcrossBarriers) {
+  const std::string src = R"(
+__global__ void k(const float* in, float* out) {
+  __shared__ float tile[64];
+  int t = threadIdx.x;
+  float acc[4] = {0};
+  int weight[2][2] = {{1, 2}, {3, t}}, bias[3]{5, 6, 7};
+  float2 scale = {0.5f, 2.0f};
+  for (int step = 0; step < 4; ++step) {
+    tile[t] = in[step * 64 + t];
+    __syncthreads();
+    for (int j = 0; j < 4; ++j) acc[j] += tile[(t + j) % 64] * weight[j / 2][j % 2];
+    __syncthreads();
+  }
+  out[t] = (acc[0] + acc[1] + acc[2] + acc[3]) * scale.x * scale.y + bias[t % 3];
+})";
+  ASSERT_EQ(declined(src), "");
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  std::vector<float> in(4 * 64);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = float(i % 7) - 3.0f;
+  Buffer<float> input(in), out(64, -1.0f);
+  launch(*b.kernel, {1}, {64}, 0, input.p, out.p);
+  std::vector<float> want(64);
+  for (int t = 0; t < 64; ++t) {
+    const int weight[4] = {1, 2, 3, t}, bias[3] = {5, 6, 7};
+    float acc = 0;
+    for (int step = 0; step < 4; ++step)
+      for (int j = 0; j < 4; ++j) acc += in[step * 64 + (t + j) % 64] * float(weight[j]);
+    want[t] = acc + float(bias[t % 3]);
+  }
+  EXPECT_EQ(out.host(), want);
 }
 
 // `T v = __syncthreads_count(p);` (and _and, _or) in region mode: a region of votes, then the
