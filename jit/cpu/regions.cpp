@@ -1819,10 +1819,41 @@ class BodyWriter {
 
   // A declaration at a region's top level [b, e): storage declared before the region's loop,
   // the statement itself turned into assignments to the running thread's copies.
-  void replicate(std::size_t b, std::size_t e, std::string& storage) {
+  // `[const] auto name = init;` at a region's top level [b, e), used after it (region: the
+  // region's first statement): replicated as a variable of init's decayed type, as `auto`
+  // deduces it. The copies are declared before the region, so init may name only what is in
+  // scope there: not a variable of the region's own.
+  void replicate_auto(std::size_t region, std::size_t b, std::size_t e, std::string& storage) {
+    std::size_t n = b;
+    while (n < e && (is_qualifier(t_[n].text) || is_ident(t_[n], "auto"))) ++n;
+    const std::size_t x = n + 1;
+    std::set<std::string> own;  // the region's variables declared before it
+    for (std::size_t k = region + 1; k < b; ++k)
+      if (t_[k].kind == Token::ident && declares(k) && !replicated(t_[k].text))
+        own.insert(t_[k].text);
+    bool readable =
+        t_[n].kind == Token::ident && x < e && is_punct(t_[x], "=") && !is_punct(t_[x + 1], "{");
+    for (std::size_t k = x + 1; k < e && readable; ++k) {
+      if (is_punct(t_[k], "(") || is_punct(t_[k], "[") || is_punct(t_[k], "{")) {
+        for (std::size_t j = k + 1; j < match_[k] && readable; ++j)
+          readable = !(t_[j].kind == Token::ident && !member_name(j) && own.count(t_[j].text));
+        k = match_[k];
+        continue;
+      }
+      readable = !is_punct(t_[k], ",") &&
+                 !(t_[k].kind == Token::ident && !member_name(k) && own.count(t_[k].text));
+    }
+    if (!readable || in_lambda_[x + 1])
+      throw Refused("`auto` at barrier level, used after a barrier");
+    first_declarator_ = n;
+    replicate(b, e, storage, "std::decay_t<decltype(" + lead_text(x + 1, e, "0") + ")>");
+  }
+
+  // type: the declared type, when not the tokens before the first declarator (`auto`).
+  void replicate(std::size_t b, std::size_t e, std::string& storage, std::string type = "") {
     // (its storage is declared outside the regions: a replicated name in `decltype(v)` there
     // reads v's first copy)
-    const std::string type = lead_text(b, first_declarator_, "0");
+    if (type.empty()) type = lead_text(b, first_declarator_, "0");
     for (std::size_t k = b; k < first_declarator_; ++k)
       if (is_ident(t_[k], "decltype") || is_ident(t_[k], "__typeof__"))
         for (std::size_t j = k + 2; j < match_[k + 1]; ++j)
@@ -1993,8 +2024,8 @@ class BodyWriter {
       };
       if (is_auto) {
         const std::string name = auto_name(s, next - 1);
-        if (name.empty() || lives_on({name}))
-          throw Refused("`auto` at barrier level, used after a barrier");
+        if (name.empty()) throw Refused("`auto` at barrier level, used after a barrier");
+        if (lives_on({name})) replicate_auto(b, s, next - 1, storage);
       } else if (t_[s].kind == Token::ident && !is_statement_keyword(t_[s].text)) {
         if (auto names = declarator_names(s, next - 1); names && lives_on(*names))
           replicate(s, next - 1, storage);

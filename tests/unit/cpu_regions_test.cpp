@@ -49,7 +49,7 @@ TEST(CpuRegions, DeclinesWhatItCannotRewriteSafely) {
       {"if (__syncthreads(), n) x[0] = 1;", "header"},
       {"switch (n) { case 1: __syncthreads(); }", "switch"},
       {"do { __syncthreads(); } while (0);", "do"},
-      {"auto t = threadIdx.x; __syncthreads(); x[t] = 1;", "auto"},
+      {"int a = n; auto t = a + threadIdx.x; __syncthreads(); x[t] = 1;", "auto"},
       {"int& r = x[0]; __syncthreads(); r = 1;", "reference"},
       {"int a[] = {1, 2}; __syncthreads(); x[0] = a[1];", "array"},
       {"for (int i = threadIdx.x; i < n; ++i) __syncthreads();", "threadIdx"},
@@ -1285,7 +1285,8 @@ __global__ void k(const int* in, int cols, int* out, int* out2) {
 
 // Arrays and values declared with braced initialisers at barrier level, kept per thread (a
 // GEMM's `float acc[4] = {0};` accumulators around its tile loop): each thread's copy starts
-// from its initialiser, element by element. Against the host.
+// from its initialiser, element by element. `auto` variables too, of the type `auto` deduces.
+// Against the host.
 TEST(CpuRegions, BracedInitialisersAcrossBarriers) {
   const std::string src = R"(
 __global__ void k(const float* in, float* out) {
@@ -1294,13 +1295,15 @@ __global__ void k(const float* in, float* out) {
   float acc[4] = {0};
   int weight[2][2] = {{1, 2}, {3, t}}, bias[3]{5, 6, 7};
   float2 scale = {0.5f, 2.0f};
+  const auto lane = threadIdx.x % 32;  // auto: an unsigned int, as deduced
+  auto half = scale.x * (lane < 32);
   for (int step = 0; step < 4; ++step) {
     tile[t] = in[step * 64 + t];
     __syncthreads();
     for (int j = 0; j < 4; ++j) acc[j] += tile[(t + j) % 64] * weight[j / 2][j % 2];
     __syncthreads();
   }
-  out[t] = (acc[0] + acc[1] + acc[2] + acc[3]) * scale.x * scale.y + bias[t % 3];
+  out[t] = (acc[0] + acc[1] + acc[2] + acc[3]) * half * scale.y + bias[t % 3] + lane - t % 32;
 })";
   ASSERT_EQ(declined(src), "");
   Built b = build(src, "k");
