@@ -139,15 +139,16 @@ class CpuCompiler final : public Compiler {
     bool lowered = false;       // block groups lowered, index arithmetic read as int (make_plan)
     bool widened = false;       // subscripts computed in 64 bits (make_plan)
     bool chosen_loads = false;  // the region rewrite read through chosen indices
-    bool internal = false;      // plain functions given internal linkage (make_plan)
-    std::string external_source;  // then: source as it was before
+    // With plain functions given internal linkage (make_plan): source as it was before.
+    std::string external_source;
+    bool internal() const { return !external_source.empty(); }
     bool has(Mode m) const {
       return std::any_of(kernels.begin(), kernels.end(),
                          [m](const cpu::ThreadPlan& k) { return k.mode == m; });
     }
     // Whether kiln rewrote the source (beyond extern __shared__), and which rewrite.
     bool rewritten() const {
-      return checked_pointers || inlined || lowered || widened || internal ||
+      return checked_pointers || inlined || lowered || widened || internal() ||
              has(kiln_cpu::mode_regions) || has(kiln_cpu::mode_coroutines);
     }
     std::string rewrite_name() const {
@@ -389,12 +390,11 @@ CompileResult CpuCompiler::compile(const CompileRequest& request) {
     // non-static declaration")
     const bool clash = e.log().find("and later") != std::string::npos ||
                        e.log().find("static declaration of") != std::string::npos;
-    if (!plan.internal || !clash) return compile_as_written(plan, e);
+    if (!plan.internal() || !clash) return compile_as_written(plan, e);
   }
   // A header kiln does not scan also declares a function made static: the same unit again,
   // its functions external.
-  plan.source = std::move(plan.external_source);
-  plan.internal = false;
+  plan.source = std::exchange(plan.external_source, std::string());
   try {
     return compile_once(plan);
   } catch (const CompileError& e) {
@@ -418,8 +418,8 @@ CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e)
   const std::string what =
       "(the " + plan.rewrite_name() + " rewrite did not compile: " + first_error(e.log()) + ")";
   plan.source = request.source;
-  plan.checked_pointers = plan.inlined = plan.lowered = plan.widened = plan.chosen_loads =
-      plan.internal = false;
+  plan.checked_pointers = plan.inlined = plan.lowered = plan.widened = plan.chosen_loads = false;
+  plan.external_source.clear();
   for (cpu::ThreadPlan& k : plan.kernels)
     if (k.mode == kiln_cpu::mode_regions || k.mode == kiln_cpu::mode_coroutines) {
       k.mode = kiln_cpu::mode_fibers;
@@ -454,9 +454,8 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
     p.source = std::move(wide);
     return p;
   }();
-  std::string internal = cpu::internal_kernels(plan.source);
-  plan.internal = internal != plan.source;
-  if (plan.internal) plan.external_source = std::exchange(plan.source, std::move(internal));
+  if (std::string internal = cpu::internal_kernels(plan.source); internal != plan.source)
+    plan.external_source = std::exchange(plan.source, std::move(internal));
   return plan;
 }
 

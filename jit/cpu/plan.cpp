@@ -109,6 +109,16 @@ std::size_t open_paren(const std::vector<jit::Token>& t, std::size_t close) {
   return std::string::npos;
 }
 
+// The index of the ')' matching the '(' at open in t (npos: none).
+std::size_t close_paren(const std::vector<jit::Token>& t, std::size_t open) {
+  for (std::size_t j = open + 1, depth = 0; j < t.size(); ++j) {
+    if (t[j].directive) continue;
+    if (jit::is_punct(t[j], "(")) ++depth;
+    if (jit::is_punct(t[j], ")") && depth-- == 0) return j;
+  }
+  return std::string::npos;
+}
+
 // The name of the function whose body opens at t[brace], or "" when the brace opens no
 // function body (a namespace, a struct, an initialiser; an operator counts as none).
 std::string defined_function(const std::vector<jit::Token>& t, std::size_t brace) {
@@ -541,24 +551,17 @@ std::string internal_kernels(std::string_view source) {
         static const std::set<std::string> with_arguments{"__launch_bounds__", "__attribute__",
                                                           "__align__", "alignas", "__declspec"};
         if (plain && with_arguments.count(t[k].text) && k + 1 < t.size() &&
-            jit::is_punct(t[k + 1], "(")) {
-          int depth = 0;
-          for (++k; k < t.size(); ++k) {
-            depth += jit::is_punct(t[k], "(") - jit::is_punct(t[k], ")");
-            if (depth == 0) break;
-          }
-        }
+            jit::is_punct(t[k + 1], "("))
+          k = std::min(close_paren(t, k + 1), t.size() - 1);
       }
       if (!plain || k >= t.size() || k <= i + 1 || t[k - 1].kind != jit::Token::ident ||
           named.count(t[k - 1].text))
         continue;
       if (!kernel) {  // the parameter list's `)` and then the body's `{`
-        std::size_t close = k;
-        for (int depth = 0; close < t.size(); ++close) {
-          depth += jit::is_punct(t[close], "(") - jit::is_punct(t[close], ")");
-          if (depth == 0) break;
-        }
-        if (close + 1 >= t.size() || !jit::is_punct(t[close + 1], "{")) continue;
+        const std::size_t close = close_paren(t, k);
+        if (close == std::string::npos || close + 1 >= t.size() ||
+            !jit::is_punct(t[close + 1], "{"))
+          continue;
       }
       inserts.push_back(t[i].begin);
     }

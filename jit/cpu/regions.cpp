@@ -589,9 +589,14 @@ class BodyWriter {
           is_punct(t_[s + 2], "=") && t_[s + 1].end == t_[s + 2].begin))
       return false;
     if (s + 4 == close && t_[s + 3].kind == Token::number) return false;
-    // no break or continue of this loop (those in nested loops and switches are theirs)
+    return per_thread && !leaves_loop(close + 1, next);
+  }
+
+  // Whether the loop body [b, e) holds a break, continue or goto of its own loop (those of
+  // loops and switches inside it are theirs).
+  bool leaves_loop(std::size_t b, std::size_t e) const {
     std::vector<std::size_t> nested;
-    for (std::size_t k = close + 1; k < next; ++k) {
+    for (std::size_t k = b; k < e; ++k) {
       while (!nested.empty() && k >= nested.back()) nested.pop_back();
       if (is_ident(t_[k], "for") || is_ident(t_[k], "while") || is_ident(t_[k], "do") ||
           is_ident(t_[k], "switch")) {
@@ -600,9 +605,9 @@ class BodyWriter {
       }
       if (nested.empty() &&
           (is_ident(t_[k], "break") || is_ident(t_[k], "continue") || is_ident(t_[k], "goto")))
-        return false;
+        return true;
     }
-    return per_thread;
+    return false;
   }
 
   // A loop without barriers whose iterations are better run in a GPU's order, each iteration
@@ -670,20 +675,13 @@ class BodyWriter {
     std::set<std::string> declared;
     for (std::size_t k = body; k < next; ++k)
       if (t_[k].kind == Token::ident && declares(k)) declared.insert(t_[k].text);
+    if (leaves_loop(body, next)) return false;
     bool indexes_by_var = false;
-    std::vector<std::size_t> nested;  // loops and switches of the body: their break is theirs
     for (std::size_t k = body; k < next; ++k) {
-      while (!nested.empty() && k >= nested.back()) nested.pop_back();
       const Token& t = t_[k];
       if (in_lambda_[k] || is_ident(t, "return") || is_ident(t, "goto") ||
           is_ident(t, "__shared__") || is_ident(t, "static"))
         return false;
-      if (is_ident(t, "for") || is_ident(t, "while") || is_ident(t, "do") ||
-          is_ident(t, "switch")) {
-        nested.push_back(statement_end(k));
-        continue;
-      }
-      if (nested.empty() && (is_ident(t, "break") || is_ident(t, "continue"))) return false;
       if (is_punct(t, "[")) {
         const Token& array = t_[k - 1];
         if (array.kind == Token::ident && !params_.count(array.text) &&
