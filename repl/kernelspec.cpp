@@ -8,6 +8,7 @@
 
 #include "repl/jupyter.h"
 #include "runtime/error.h"
+#include "runtime/process.h"
 
 namespace kiln::jupyter {
 namespace {
@@ -69,11 +70,10 @@ namespace {
 // about 4 ms. "" when this kiln was built without the kernel.
 std::filesystem::path plugin_path() {
 #ifdef KILN_HAVE_JUPYTER
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) return self.parent_path() / "libkiln_jupyter.so";
-#endif
+  return beside_this_program("libkiln_jupyter.so");
+#else
   return {};
+#endif
 }
 
 }  // namespace

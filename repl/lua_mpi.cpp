@@ -37,6 +37,11 @@ struct DevicePath {
 
 enum class Use { send, receive, both };
 
+// The world, opened by luaopen (so that any function here can rely on it).
+mpi::World& world() {
+  return mpi::World::open();
+}
+
 // An array argument as MPI sees it: count scalar elements of memory MPI can reach. A device
 // array first waits for the work queued on its device (so a message carries what earlier
 // launches wrote). Where neither the host nor a CUDA-aware MPI can address device memory (the
@@ -52,7 +57,7 @@ class Payload {
     DeviceArray& d = *test_device_array(L, idx);  // check_array vetted it
     Backend& backend = d.buffer->backend();
     backend.synchronize();
-    if (backend.host_addressable() || mpi::World::cuda_aware()) {
+    if (backend.host_addressable() || world().cuda_aware()) {
       set(d.data(), d.size(), d.dtype);
       return;
     }
@@ -97,9 +102,6 @@ struct LuaRequest {
     for (Payload& p : payloads) p.finish();
   }
 };
-
-// The world, opened by luaopen (so that any function here can rely on it).
-mpi::World& world() { return mpi::World::open(); }
 
 // Raises a Lua argument error unless the value at idx is a host array or a usable device
 // array; runs before any C++ object exists. [-0, +0, v]
@@ -192,7 +194,7 @@ int mpi_local_rank(lua_State* L) {
 
 // mpi.wtime() -> seconds on a wall clock (MPI_Wtime). [-0, +1]
 int mpi_wtime(lua_State* L) {
-  lua_pushnumber(L, mpi::World::wtime());
+  lua_pushnumber(L, world().wtime());
   return 1;
 }
 
@@ -504,8 +506,8 @@ void open_device_path(lua_State* L) {
     path.description = "direct (the cpu backend's device memory is host memory)";
     return;
   }
-  path.description = mpi::World::cuda_aware() ? "direct (a CUDA-aware MPI)"
-                                              : "staged through pinned host memory";
+  path.description =
+      world().cuda_aware() ? "direct (a CUDA-aware MPI)" : "staged through pinned host memory";
 #ifdef KILN_HAVE_NCCL
   std::string why;
   path.nccl = join_gpus(L, &why);
@@ -543,7 +545,7 @@ int open_mpi(lua_State* L) {
       {"irecv", mpi_irecv},         {"iallreduce", mpi_iallreduce}, {"ibcast", mpi_ibcast},
       {"waitall", mpi_waitall},     {"wtime", mpi_wtime},       {nullptr, nullptr}};
   luaL_newlib(L, functions);
-  lua_pushstring(L, mpi::World::library_version().c_str());
+  lua_pushstring(L, world().library_version().c_str());
   lua_setfield(L, -2, "library");
   lua_pushstring(L, device_path(L).description.c_str());
   lua_setfield(L, -2, "device_path");

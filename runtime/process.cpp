@@ -210,6 +210,12 @@ std::string find_program(const std::string& name, const std::vector<std::string>
   return "";
 }
 
+std::string beside_this_program(const std::string& name) {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? name : (self.parent_path() / name).string();
+}
+
 int usable_cores() {
   cpu_set_t set;
   CPU_ZERO(&set);

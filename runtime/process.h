@@ -60,6 +60,11 @@ std::vector<char> read_file(const std::string& path);
 // The path of an executable named name: the first in dirs, then in PATH; "" when none.
 std::string find_program(const std::string& name, const std::vector<std::string>& dirs = {});
 
+// The file name in the folder of the running program (/proc/self/exe): kiln's plugins,
+// libkiln_mpi.so and libkiln_jupyter.so, live beside the binary. Just name when that folder is
+// unknown, which dlopen then searches for.
+std::string beside_this_program(const std::string& name);
+
 // The cores this process may run on: its CPU affinity mask (taskset, a cgroup's cpuset, or
 // mpirun's binding of a rank to a core), else every core.
 int usable_cores();

@@ -16,6 +16,8 @@ mkdir -p .gpu/lib
 binaries=(build/kiln build/tests/kiln_unit_tests build/bench/kiln_bench_micro build/bench/kiln_proc_timer)
 # The Jupyter kernel's plugin (built with kiln when xeus is there) needs xeus and ZeroMQ.
 [[ -f build/libkiln_jupyter.so ]] && binaries+=(build/libkiln_jupyter.so)
+# kiln.mpi's plugin needs libmpi and the libraries under it.
+[[ -f build/libkiln_mpi.so ]] && binaries+=(build/libkiln_mpi.so)
 # Every library ldd resolves, except the C and C++ runtimes (the other machine has its own,
 # as new or newer: it must not get these).
 ldd "${binaries[@]}" | awk '/=>/ && $3 ~ /^\// {print $3}' | sort -u | while read -r lib; do

@@ -35,4 +35,17 @@ printf '%s\n' 'local mpi = require "kiln.mpi"
 assert(not pcall(mpi.allreduce, array.zeros(mpi.rank() + 1)))
 mpi.barrier()' >"$work/ok.lua"
 run_ranks 2 "$work/ok.lua" || fail "a caught collective error ended the job"
+# libmpi is loaded by require "kiln.mpi" only (the plugin libkiln_mpi.so), not at every start.
+maps_have_mpi='for l in io.lines("/proc/self/maps") do if l:find("libmpi") then return true end end'
+"$kiln" -e "assert(not (function() $maps_have_mpi end)(), 'libmpi loaded at start')" ||
+  fail "kiln loads libmpi without kiln.mpi"
+printf '%s\n' "require 'kiln.mpi'; assert((function() $maps_have_mpi end)(), 'no libmpi')" >"$work/maps.lua"
+run_ranks 1 "$work/maps.lua" || fail "require 'kiln.mpi' did not load libmpi"
+# A kiln without its plugin beside it: a Lua error naming the plugin, the script goes on.
+mkdir "$work/alone" && cp "$kiln" "$work/alone/kiln"
+printf '%s\n' 'local ok, e = pcall(require, "kiln.mpi")
+assert(not ok and e:find("libkiln_mpi.so", 1, true), e)
+print("went on")' >"$work/alone.lua"
+out=$(timeout 120 mpirun -n 1 "$work/alone/kiln" "$work/alone.lua" 2>&1) || fail "no plugin: $out"
+grep -q "went on" <<<"$out" || fail "no plugin: $out"
 echo "mpi failures: OK"

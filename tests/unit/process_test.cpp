@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 
 #include "runtime/process.h"
 
@@ -45,6 +46,13 @@ TEST(Process, AProcessorTimeLimitStopsALoop) {
   ProcessResult r = run_process({"sh", "-c", "while :; do :; done"}, {}, {0, 1, 0});
   EXPECT_NE(r.exit_code, 0);  // SIGXCPU after a second of processor time
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+}
+
+TEST(Process, BesideThisProgramIsTheTestBinarysFolder) {
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
+  EXPECT_EQ(beside_this_program("libkiln_mpi.so"),
+            (self.parent_path() / "libkiln_mpi.so").string());
+  EXPECT_NE(beside_this_program("x"), "x");
 }
 
 }  // namespace
