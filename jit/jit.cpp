@@ -354,6 +354,21 @@ std::string struct_name_of(const std::string& type) {
   return name;
 }
 
+// The struct a pointer parameter type points to ("Node*", "const Node *", "Node* __restrict__"),
+// or "": one '*', only qualifiers after it.
+std::string pointee_struct_of(const std::string& type) {
+  const std::size_t star = type.find('*');
+  if (star == std::string::npos || type.find('*', star + 1) != std::string::npos) return "";
+  std::string after = type.substr(star + 1);
+  for (const char* q : {"const", "volatile", "__restrict__", "__restrict", "restrict"})
+    for (std::size_t at; (at = after.find(q)) != std::string::npos;)
+      after.erase(at, std::strlen(q));
+  if (after.find_first_not_of(" \t") != std::string::npos) return "";
+  std::string before = type.substr(0, star);
+  while (!before.empty() && before.back() == ' ') before.pop_back();
+  return struct_name_of(before);
+}
+
 // The global a struct's layout probe fills: its size, alignment, and each member's offset and
 // size, as the compiler laid them out.
 std::string layout_symbol(const std::string& struct_name) {
@@ -378,6 +393,7 @@ std::string Kernel::layout_probes() const {
   std::vector<std::string> done;
   for (const ParamDecl& p : decl_.params) {
     std::string name = struct_name_of(p.type);
+    if (name.empty()) name = pointee_struct_of(p.type);
     if (name.empty() || std::find(done.begin(), done.end(), name) != done.end()) continue;
     std::optional<StructDecl> d = find_in(*source_, name, find_struct);
     if (!d) continue;
@@ -485,9 +501,16 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
     spec->params.push_back(classify_param(types[i]));
     spec->param_names.push_back(i < decl_.params.size() ? decl_.params[i].name : "");
     if (spec->params.back().kind != ParamKind::unsupported) continue;
+    ParamType& param = spec->params.back();
     if (auto layout = struct_layout(*spec->build.build, types[i])) {  // a struct by value
-      spec->params.back().kind = ParamKind::structure;
-      spec->params.back().layout = std::move(layout);
+      param.kind = ParamKind::structure;
+      param.layout = std::move(layout);
+    } else if (std::string pointee = pointee_struct_of(types[i]); !pointee.empty()) {
+      if ((param.layout = struct_layout(*spec->build.build, pointee))) {
+        param.kind = ParamKind::struct_pointer;
+        param.is_const = (" " + types[i].substr(0, types[i].find('*')) + " ").find(" const ") !=
+                         std::string::npos;
+      }
     }
   }
   spec->program = spec->build.build->module->kernel(spec->lowered_name);

@@ -457,6 +457,29 @@ std::vector<std::string> parameter_types(std::string_view demangled) {
   return out;
 }
 
+namespace {
+
+// Throws unless v is an array whose bytes are whole structs of layout, at its alignment: a
+// pointer to a struct takes any dtype's memory, but never a part of a struct.
+template <typename Where>
+void check_whole_structs(const Where& where, const StructLayout& layout, const ArgValue& v) {
+  const std::string structs = "an array of whole " + layout.name + " structs (" +
+                              std::to_string(layout.size) + " bytes each)";
+  if (!is_array_value(v)) throw Error(where() + " expects " + structs + ", got " + describe(v));
+  std::size_t elements = 1;
+  for (auto extent : v.shape) elements *= static_cast<std::size_t>(extent);
+  const std::size_t bytes = elements * dtype_info(v.dtype).size;
+  if (layout.size == 0 || bytes % layout.size != 0)
+    throw Error(where() + " expects " + structs + ", got " + describe(v) + " of " +
+                std::to_string(elements) + " elements (" + std::to_string(bytes) + " bytes)");
+  if (reinterpret_cast<std::uintptr_t>(v.data) % layout.align != 0)
+    throw Error(where() + " expects " + structs + (layout.align == 8 ? " at an " : " at a ") +
+                std::to_string(layout.align) +
+                "-byte boundary, got a view that starts between two (" + describe(v) + ")");
+}
+
+}  // namespace
+
 void ArgPack::add(const std::string& kernel, int position, const std::string& param_name,
                   const ParamType& param, const ArgValue& value) {
   // The parameter's description, made only when an error needs it (launches are hot).
@@ -468,6 +491,7 @@ void ArgPack::add(const std::string& kernel, int position, const std::string& pa
       align = dtype_info(param.dtype).align;
       break;
     case ParamKind::pointer:
+    case ParamKind::struct_pointer:
       size = align = sizeof(void*);
       break;
     case ParamKind::array:
@@ -481,7 +505,8 @@ void ArgPack::add(const std::string& kernel, int position, const std::string& pa
     case ParamKind::unsupported:
       throw Error(where() +
                   " has a type kiln cannot pass from Lua (it passes scalars, vectors, pointers "
-                  "to them, kiln::Array<T, N>, and structs the kernel's source declares)");
+                  "to them, kiln::Array<T, N>, and structs the kernel's source declares, by "
+                  "value or by pointer)");
   }
   std::byte small[sizeof(void*) + 8 * sizeof(long long)] = {};
   std::vector<std::byte> large(param.kind == ParamKind::structure ? size : 0);
@@ -490,9 +515,13 @@ void ArgPack::add(const std::string& kernel, int position, const std::string& pa
     convert_struct(where, *param.layout, value, bytes);
   } else if (param.kind == ParamKind::scalar) {
     convert_scalar(where, param, value, bytes);
-  } else if (value.kind == ArgValue::Kind::null_pointer && param.kind == ParamKind::pointer) {
+  } else if (value.kind == ArgValue::Kind::null_pointer &&
+             (param.kind == ParamKind::pointer || param.kind == ParamKind::struct_pointer)) {
     const void* null = nullptr;  // a default argument `= NULL`
     std::memcpy(bytes, &null, sizeof null);
+  } else if (param.kind == ParamKind::struct_pointer) {
+    check_whole_structs(where, *param.layout, value);
+    std::memcpy(bytes, &value.data, sizeof(void*));
   } else {
     if (!is_array_value(value) || value.dtype != param.dtype ||
         (param.kind == ParamKind::array && value.ndim != param.ndim)) {
@@ -645,7 +674,9 @@ std::optional<std::string> deduce_name_expression(const KernelDecl& decl,
                                                 : std::string("256");
         }
         example += ">";
-        std::string name = tp.name.empty() ? "#" + std::to_string(k + 1) : tp.name;
+        // (append, not "#" + ...: GCC 12 warns falsely of an overlapping copy there, -Wrestrict)
+        std::string name =
+            tp.name.empty() ? std::string("#").append(std::to_string(k + 1)) : tp.name;
         *why = "cannot deduce template parameter '" + name + "' of kernel '" + decl.name +
                "'; give it explicitly: opts.name = \"" + example + "\"";
       }

@@ -17,11 +17,12 @@
 namespace kiln::jit {
 
 enum class ParamKind {
-  scalar,     // float, int, size_t, bool, float4, ...
-  pointer,    // T* / const T* to a dtype
-  array,      // kiln::Array<T, N>: pointer and shape
-  structure,  // a struct declared in the kernel's source, by value, from a Lua table
-  unsupported  // anything else (references, pointers to pointers, ...)
+  scalar,          // float, int, size_t, bool, float4, ...
+  pointer,         // T* / const T* to a dtype
+  array,           // kiln::Array<T, N>: pointer and shape
+  structure,       // a struct declared in the kernel's source, by value, from a Lua table
+  struct_pointer,  // T* / const T* to such a struct: an array of whole Ts, of any dtype
+  unsupported      // anything else (references, pointers to pointers, ...)
 };
 
 // A struct's layout, as the compiler laid it out (jit.cpp asks the compiled module).
@@ -45,7 +46,7 @@ struct ParamType {
   bool is_const = false;         // pointee const-qualified
   int ndim = 0;                  // for kiln::Array
   std::string spelling;          // as given, for messages: "float const*"
-  std::shared_ptr<const StructLayout> layout;  // for structure
+  std::shared_ptr<const StructLayout> layout;  // for structure and struct_pointer
 };
 
 // Classifies one C++ parameter type, spelled as the demangler or as a user writes it.
@@ -88,11 +89,13 @@ struct ArgValue {
 // kiln::Error naming the kernel, the parameter (position, name, C++ type) and what was given:
 //   kernel 'scale': parameter 1 'x' (float*) expects a float32 array, got an int32 device array
 // Pointers take an array (device, or host: its .data) of exactly the pointee's dtype, const or
-// not; kiln::Array<T, N> takes one of dtype T and rank N, laid out as
-// struct { T* data; long long shape[N]; } (8 + 8N bytes, 8-aligned). Integer parameters take a
-// Lua integer, or an integral float, in the type's range; float parameters any number (rounded
-// to float); bool parameters only true/false (not 0/1: the message says so). Each value sits at
-// its type's alignment, as in a C struct.
+// not; a pointer to a struct takes an array of any dtype whose bytes are whole structs, at the
+// struct's alignment (as CuPy passes any array to any pointer, with the size checked);
+// kiln::Array<T, N> takes one of dtype T and rank N, laid out as struct { T* data; long long
+// shape[N]; } (8 + 8N bytes, 8-aligned). Integer parameters take a Lua integer, or an integral
+// float, in the type's range; float parameters any number (rounded to float); bool parameters only
+// true/false (not 0/1: the message says so). Each value sits at its type's alignment, as in a C
+// struct.
 class ArgPack {
  public:
   void add(const std::string& kernel, int position, const std::string& param_name,

@@ -42,4 +42,53 @@ refused("field 'rows' (int) is not given", function() run(with("rows", nil)) end
 refused("field 'coef' is 3 float64: expects a table of 3 values", function() run(with("coef", { 1, 2 })) end)
 refused("field 'clamp'", function() run(with("clamp", 300)) end)
 refused("expects a StencilParams, a table of its fields", function() run(7) end)
+
+-- Pointers to structs take any array whose bytes are whole structs. node is laid out as C lays
+-- it out on the host and the GPU alike: location at int 1, keys at ints 2-6, children at 7-11,
+-- is_leaf in the low byte of int 12, num_keys at int 13 (52 bytes).
+local NODE_INTS = 13
+local function tree(leaves)
+  -- A root with keys 10, 20, 30 over four leaves; leaf i holds location 100 + i.
+  local nodes = array.zeros(NODE_INTS * (leaves + 1), "int32")
+  local function set(node, int, v) nodes[node * NODE_INTS + int] = v end
+  for k = 1, 3 do set(0, 1 + k, 10 * k) end
+  for c = 1, leaves do set(0, 6 + c, c) end
+  set(0, 13, 3)
+  for leaf = 1, leaves do set(leaf, 1, 100 + leaf); set(leaf, 12, 1) end
+  return nodes
+end
+local queries = array.from({ 0, 9, 10, 19, 20, 25, 30, 99, -5, 15 }, "int32")
+local expect = { 101, 101, 102, 102, 103, 103, 104, 104, 101, 102 }
+local location = cuda.device_array(queries.size, "int32")
+m.find_leaf[{ 1, 32 }](cuda.to_device(tree(4)), cuda.to_device(queries), location, queries.size)
+local hl = location:copy_to_host()
+for i = 1, queries.size do
+  assert(hl[i] == expect[i], ("query %d: leaf %d, expected %d"):format(queries[i], hl[i], expect[i]))
+end
+-- A host array goes through as well (copied in and back, as any host array).
+m.find_leaf[{ 1, 32 }](tree(4), queries, location, queries.size)
+assert(location:copy_to_host()[3] == 102, "a host array of nodes")
+
+-- lavaMD's FOUR_VECTOR (fields of `#define fp double`): a float64 array of 4 per particle.
+local n = 37
+local rv = array.random.uniform({ n, 4 }, { dtype = "float64", seed = 5 })
+local qv = array.random.uniform(n, { dtype = "float64", seed = 6 })
+local d_rv = cuda.to_device(rv)
+m.weigh[{ 2, 32 }](d_rv, cuda.to_device(qv), n)
+local hv = d_rv:copy_to_host()
+for i = 1, n do
+  local x, y, z = rv:get(i, 2), rv:get(i, 3), rv:get(i, 4)
+  local v = qv[i] * math.sqrt(x * x + y * y + z * z)
+  assert(math.abs(hv:get(i, 1) - v) < 1e-12, ("particle %d: %g, expected %g"):format(i, hv:get(i, 1), v))
+  assert(hv:get(i, 2) == x and hv:get(i, 4) == z, "the other fields are kept")
+end
+
+-- A part of a struct, memory off the struct's alignment, or no array at all: refused by name.
+refused("parameter 1 'nodes' (node const*) expects an array of whole node structs (52 bytes each), got a float32 device array of 3 elements (12 bytes)",
+  function() m.find_leaf[{ 1, 1 }](cuda.device_array(3, "float32"), cuda.to_device(queries), location, 1) end)
+local odd = cuda.device_array(17, "float32")
+refused("expects an array of whole FOUR_VECTOR structs (32 bytes each) at an 8-byte boundary",
+  function() m.weigh[{ 1, 1 }](odd:sub(2, 17), cuda.to_device(qv), 1) end)
+refused("expects an array of whole FOUR_VECTOR structs (32 bytes each), got an integer (3)",
+  function() m.weigh[{ 1, 1 }](3, cuda.to_device(qv), 1) end)
 print("ok")

@@ -291,7 +291,7 @@ TEST(JitArgPack, ArrayErrors) {
   EXPECT_EQ(error_of("float&", number(1)),
             "kernel 'scale': parameter 1 'x' (float&) has a type kiln cannot pass from Lua (it "
             "passes scalars, vectors, pointers to them, kiln::Array<T, N>, and structs the "
-            "kernel's source declares)");
+            "kernel's source declares, by value or by pointer)");
 }
 
 TEST(JitArgPack, ScalarConversions) {

@@ -27,3 +27,42 @@ __global__ void stencil(StencilParams p, const float* in, float* out) {
 
 // A struct with no members still passes (from an empty table).
 __global__ void tagged(Empty, int* out) { out[threadIdx.x] = (int)threadIdx.x; }
+
+// Arrays of structs through pointers, as Rodinia's b+tree and lavaMD keep their trees and
+// particles: the host lays the records out (the test writes them through an int32 or float64
+// array of the same bytes).
+#define ORDER 4
+typedef struct node {
+  int location;
+  int keys[ORDER + 1];
+  int children[ORDER + 1];  // indices into the node array
+  bool is_leaf;
+  int num_keys;
+} node;
+
+// One thread per query: walks from the root (node 0) down to the leaf whose range holds the
+// key, and records that leaf's location.
+__global__ void find_leaf(const node* nodes, const int* queries, int* location, int n) {
+  const int q = blockIdx.x * blockDim.x + threadIdx.x;
+  if (q >= n) return;
+  const node* at = &nodes[0];
+  while (!at->is_leaf) {
+    int child = 0;
+    while (child < at->num_keys && queries[q] >= at->keys[child]) ++child;
+    at = &nodes[at->children[child]];
+  }
+  location[q] = at->location;
+}
+
+#define fp double
+typedef struct {
+  fp v, x, y, z;
+} FOUR_VECTOR;
+
+// Each particle's v becomes its charge times its distance from the origin.
+__global__ void weigh(FOUR_VECTOR* rv, const fp* qv, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const FOUR_VECTOR p = rv[i];
+  rv[i].v = qv[i] * sqrt(p.x * p.x + p.y * p.y + p.z * p.z);
+}
