@@ -16,6 +16,7 @@
 #include "jit/headers.h"
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
+#include "runtime/process.h"
 
 namespace kiln::jit {
 namespace {
@@ -185,6 +186,10 @@ BuildRef Jit::build(const CompileRequest& request, const std::vector<std::string
     b->result = std::move(*cached);
   } else {
     origin = Origin::compiled;
+    if (!swept_) {  // what kiln processes killed mid-compile left in $TMPDIR, once a process
+      swept_ = true;
+      sweep_stale_temp_dirs();
+    }
     SlowCompileNotice notice(options_, request);
     try {
       b->result = compile_beside_check(request, extra_key);

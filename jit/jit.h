@@ -129,6 +129,7 @@ class Jit {
   std::shared_ptr<Nvrtc> nvrtc_;
   std::string nvrtc_why_;
   bool nvrtc_tried_ = false;
+  bool swept_ = false;  // stale compile folders removed (before this Jit's first compile)
   mutable std::optional<std::map<std::string, std::string>> headers_;
 };
 

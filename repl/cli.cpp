@@ -310,7 +310,6 @@ int run_options(int argc, char** argv) {
   }
   // The environment, read once; the command line overrides it.
   Settings settings = Settings::from_environment();
-  sweep_stale_temp_dirs();  // what kiln processes killed mid-compile left in $TMPDIR
   if (options.check) settings.platform.cpu.check = true;
   if (!options.backend.empty()) settings.platform.backend = options.backend;
 

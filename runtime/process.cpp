@@ -1,9 +1,10 @@
 // Subprocesses with posix_spawnp and a pipe; temporary folders with mkdtemp; whole files.
 #include "runtime/process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -13,13 +14,14 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <thread>
 
 #include "runtime/error.h"
@@ -193,6 +195,60 @@ std::vector<char> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read " + path);
   return std::vector<char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+namespace {
+
+// read_folder below the open folder dir_fd (closed here), names prefixed with prefix.
+void read_folder_at(int dir_fd, const std::string& prefix, bool recursive, std::string& buffer,
+                    const std::function<void(const std::string&, std::string_view)>& visit) {
+  std::unique_ptr<DIR, int (*)(DIR*)> dir(::fdopendir(dir_fd), ::closedir);
+  if (!dir) {
+    ::close(dir_fd);
+    return;
+  }
+  std::vector<std::pair<std::string, unsigned char>> entries;
+  while (const dirent* e = ::readdir(dir.get()))
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+      entries.emplace_back(e->d_name, e->d_type);
+  std::sort(entries.begin(), entries.end());
+  const int at = ::dirfd(dir.get());
+  for (auto& [name, type] : entries) {
+    if (type == DT_UNKNOWN || type == DT_LNK) {  // some file systems do not say; links: follow
+      struct stat st {};
+      if (::fstatat(at, name.c_str(), &st, 0) != 0) continue;
+      type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+    }
+    if (type == DT_DIR && recursive) {
+      const int sub = ::openat(at, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (sub >= 0) read_folder_at(sub, prefix + name + "/", true, buffer, visit);
+    } else if (type == DT_REG) {
+      const int fd = ::openat(at, name.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) throw Error("cannot read " + prefix + name + ": " + std::strerror(errno));
+      std::size_t size = 0;
+      for (ssize_t n = 1; n > 0; size += static_cast<std::size_t>(n)) {
+        if (buffer.size() - size < 4096) buffer.resize(buffer.size() * 2);
+        n = ::read(fd, buffer.data() + size, buffer.size() - size);
+        if (n < 0) {
+          const int error = errno;
+          ::close(fd);
+          throw Error("cannot read " + prefix + name + ": " + std::strerror(error));
+        }
+      }
+      ::close(fd);
+      visit(prefix + name, std::string_view(buffer.data(), size));
+    }
+  }
+}
+
+}  // namespace
+
+void read_folder(const std::string& folder, bool recursive,
+                 const std::function<void(const std::string&, std::string_view)>& visit) {
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  std::string buffer(1 << 16, '\0');
+  read_folder_at(fd, "", recursive, buffer, visit);
 }
 
 std::string find_program(const std::string& name, const std::vector<std::string>& dirs) {

@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -41,11 +40,22 @@ namespace {
 namespace fs = std::filesystem;
 using Mode = kiln_cpu::ThreadMode;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// XXH64 of every kernel-side header of the cpu backend under kernels_dir/kiln (the prelude's
+// topics, cpu_include/), each as its path below kernels_dir and its bytes, in path order: an
+// edit to any of them builds modules anew. A cached kernel's first launch waits for it.
+std::string hash_headers(const std::string& kernels_dir) {
+  std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> state(XXH64_createState(),
+                                                                          XXH64_freeState);
+  XXH64_reset(state.get(), 0);
+  read_folder(kernels_dir + "/kiln", true, [&](const std::string& name, std::string_view text) {
+    const std::string path = "/kiln/" + name + '\n';
+    XXH64_update(state.get(), path.data(), path.size());
+    XXH64_update(state.get(), text.data(), text.size());
+  });
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(XXH64_digest(state.get())));
+  return hex;
 }
 
 std::string demangle_type(const char* mangled) {
@@ -114,7 +124,7 @@ class CpuCompiler final : public Compiler {
   std::string identity(const std::string&) const override {
     return "cpu:" + compiler_fingerprint(compiler_) + ":" + cpu_model_ + ":abi" +
            std::to_string(KILN_CPU_ABI_VERSION) + ":tu" + std::to_string(kTranslationUnitVersion) +
-           ":prelude" + prelude_hash_ + ":" + joined_flags() +
+           ":prelude" + prelude_hash() + ":" + joined_flags() +
            (regions_ ? ":regions" + std::to_string(cpu::kRegionsVersion) : ":no-regions");
   }
   std::string default_arch() const override { return "native"; }
@@ -179,6 +189,12 @@ class CpuCompiler final : public Compiler {
     std::call_once(version_once_, [this] { version_ = jit::compiler_version(compiler_); });
     return version_;
   }
+  // The headers' hash, read when a kernel is first built or looked up (not when the backend
+  // opens: a script that only moves arrays never reads them).
+  const std::string& prelude_hash() const {
+    std::call_once(prelude_once_, [this] { prelude_hash_ = hash_headers(kernels_dir_); });
+    return prelude_hash_;
+  }
   std::vector<std::string> code_flags() const;
   std::string joined_flags() const {
     std::string out;
@@ -187,7 +203,9 @@ class CpuCompiler final : public Compiler {
   }
   std::string translation_unit(const Plan& plan) const;
 
-  std::string kernels_dir_, compiler_, prelude_hash_;
+  std::string kernels_dir_, compiler_;
+  mutable std::once_flag prelude_once_;
+  mutable std::string prelude_hash_;
   std::string cpu_model_ = cpu::cpu_model_name();  // -march=native builds for this CPU only
   mutable std::once_flag version_once_;
   mutable std::string version_;
@@ -204,12 +222,6 @@ CpuCompiler::CpuCompiler(const CpuCompilerOptions& options)
   if (!fs::exists(fs::path(kernels_dir_) / "kiln" / "cpu_prelude.h"))
     throw Error("cpu backend: no kiln/cpu_prelude.h in the kernels folder '" + kernels_dir_ +
                 "' (set KILN_HOME to kiln's source folder)");
-  // Every kernel-side header of the cpu backend (the prelude's topics, cpu_include/), by path:
-  // an edit to any of them builds modules anew.
-  std::vector<fs::path> headers;
-  for (const auto& e : fs::recursive_directory_iterator(fs::path(kernels_dir_) / "kiln"))
-    if (e.is_regular_file()) headers.push_back(e.path());
-  std::sort(headers.begin(), headers.end());
   // clang's precompiled headers are not silently skipped when they do not fit: GCC only.
   if (options.precompiled_prelude &&
       compiler_fingerprint(compiler_).find("clang") == std::string::npos)
@@ -217,15 +229,6 @@ CpuCompiler::CpuCompiler(const CpuCompilerOptions& options)
         compiler_, kernels_dir_ + "/kiln/cpu_prelude.h",
         std::vector<std::string>{"-isystem", kernels_dir_ + "/kiln/cpu_include",
                                  "-I" + kernels_dir_});
-  std::string prelude;
-  for (const auto& h : headers)
-    // The name below kernels_dir (the iterator's paths start with it; fs::relative would
-    // canonicalise every folder on the way, at every start).
-    prelude += h.string().substr(kernels_dir_.size()) + '\n' + read_text(h);
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx",
-                (unsigned long long)XXH64(prelude.data(), prelude.size(), 0));
-  prelude_hash_ = hex;
 }
 
 // The compiler flags every kernel module is built with (part of the compiler identity).

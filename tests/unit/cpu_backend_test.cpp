@@ -588,6 +588,14 @@ TEST(CpuBackend, StreamsEventsAndDevice) {
   // -march=native code runs on this CPU only: a cache shared with another kind of CPU must miss.
   EXPECT_EQ(b->device().name, cpu::cpu_model_name());
   EXPECT_NE(compiler()->identity("").find(":" + cpu::cpu_model_name() + ":"), std::string::npos);
+  // The name (from cpuid on x86) is what /proc/cpuinfo calls the processor.
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) {
+      EXPECT_EQ(line.substr(line.find_first_not_of(' ', line.find(':') + 1)),
+                cpu::cpu_model_name());
+      break;
+    }
   auto s = b->create_stream();
   auto e1 = b->create_event(), e2 = b->create_event();
   e1->record(s.get());

@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "runtime/process.h"
 
@@ -53,6 +55,31 @@ TEST(Process, BesideThisProgramIsTheTestBinarysFolder) {
   EXPECT_EQ(beside_this_program("libkiln_mpi.so"),
             (self.parent_path() / "libkiln_mpi.so").string());
   EXPECT_NE(beside_this_program("x"), "x");
+}
+
+TEST(Process, ReadFolderVisitsFilesInPathOrder) {
+  TempDir dir;
+  const std::filesystem::path root = dir.path();
+  std::filesystem::create_directories(root / "sub" / "deeper");
+  write_file((root / "b.h").string(), "bee");
+  write_file((root / "sub" / "a.h").string(), "");
+  write_file((root / "sub" / "deeper" / "z.h").string(), std::string(100000, 'z'));  // > buffer
+  write_file((root / "a.h").string(), "ay");
+  std::filesystem::create_symlink(root / "b.h", root / "c.h");  // followed
+  std::vector<std::string> seen;
+  read_folder(dir.path(), true, [&](const std::string& name, std::string_view text) {
+    seen.push_back(name + "=" + std::to_string(text.size()) + std::string(text.substr(0, 1)));
+  });
+  EXPECT_EQ(seen, (std::vector<std::string>{"a.h=2a", "b.h=3b", "c.h=3b", "sub/a.h=0",
+                                            "sub/deeper/z.h=100000z"}));
+  seen.clear();
+  read_folder(dir.path(), false,
+              [&](const std::string& name, std::string_view) { seen.push_back(name); });
+  EXPECT_EQ(seen, (std::vector<std::string>{"a.h", "b.h", "c.h"}));
+  seen.clear();
+  read_folder((root / "missing").string(), true,
+              [&](const std::string& name, std::string_view) { seen.push_back(name); });
+  EXPECT_TRUE(seen.empty());
 }
 
 }  // namespace
