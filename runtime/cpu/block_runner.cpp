@@ -39,7 +39,8 @@ int api_barrier(void* exec, int op, int pred) {
 }
 unsigned long long api_warp(void* exec, int op, unsigned mask, unsigned long long v, int param,
                             int width) {
-  return static_cast<BlockRunner*>(exec)->warp(op, mask, v, param, width);
+  return static_cast<BlockRunner*>(exec)->warp(
+      op, mask, v, param, width, __builtin_extract_return_addr(__builtin_return_address(0)));
 }
 void* api_frame_alloc(void* exec, unsigned long bytes) {
   return static_cast<BlockRunner*>(exec)->frame_alloc(bytes);
@@ -472,7 +473,7 @@ int BlockRunner::barrier(int op, int predicate) {
 }
 
 unsigned long long BlockRunner::warp(int op, unsigned mask, unsigned long long value, int param,
-                                     int width) {
+                                     int width, const void* code) {
   if (coroutines_) not_in_coroutines("a warp operation");
   unsigned me = cur_, lane = me % 32;
   Warp& w = warps_[me / 32];
@@ -484,12 +485,29 @@ unsigned long long BlockRunner::warp(int op, unsigned mask, unsigned long long v
   w.param[lane] = param;
   w.width[lane] = width;
   w.value[lane] = value;
+  w.code[lane] = code;
+  w.unjoined[lane] = 32;
   w.waiting |= 1u << lane;
   if (!try_complete(w, mask)) {
     fibers_[me].state = State::warp;
     wait();
   }
+  // Check mode: a shuffle from a lane outside the mask, or one that returned, is an error (the
+  // GPU's value is undefined; kiln's, the caller's own, would hide the bug).
+  if (w.unjoined[lane] < 32 && kernel_->allocations) unjoined_source(w, lane);
   return w.result[lane];
+}
+
+void BlockRunner::unjoined_source(const Warp& w, unsigned lane) const {
+  static constexpr const char* names[] = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
+                                          "__shfl_xor_sync"};
+  const unsigned thread = 32 * unsigned(&w - warps_.data()) + lane;
+  char what[200];
+  std::snprintf(what, sizeof what,
+                "%s reads lane %d, which is not taking part (the lanes taking part: 0x%08x, the "
+                "mask given and not returned): its value is undefined on a GPU",
+                names[w.op[lane] - kiln_cpu::warp_shfl_idx], w.unjoined[lane], w.group[lane]);
+  throw OutOfBounds(where(thread), what, w.code[lane]);
 }
 
 // Completes the warp operation of the lanes named by mask once all its live lanes are waiting
@@ -535,6 +553,7 @@ void BlockRunner::complete(Warp& w, unsigned group) {
       case kiln_cpu::warp_shfl_down:
       case kiln_cpu::warp_shfl_xor:
         r = (group >> src & 1) ? w.value[src] : w.value[j];
+        if (!(group >> src & 1)) w.unjoined[j] = unsigned(src);  // undefined on a GPU
         break;
       case kiln_cpu::warp_ballot:
         r = ballot;
@@ -562,6 +581,7 @@ void BlockRunner::complete(Warp& w, unsigned group) {
         break;
     }
     w.result[j] = r;
+    w.group[j] = group;
   }
   w.waiting &= ~group;
 }

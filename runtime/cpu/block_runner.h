@@ -32,7 +32,10 @@ class BlockRunner final : public OverflowCatcher {
 
   int barrier(int op, int predicate);
   void* frame_alloc(std::size_t bytes);
-  unsigned long long warp(int op, unsigned mask, unsigned long long value, int param, int width);
+  // code: the caller's address in the kernel module, for check mode's report of a shuffle that
+  // reads a lane not taking part.
+  unsigned long long warp(int op, unsigned mask, unsigned long long value, int param, int width,
+                          const void* code);
   [[noreturn]] void trap(const char* message);
   [[noreturn]] void out_of_bounds(const char* message, const void* code) {
     throw OutOfBounds(where(cur_), message, code);
@@ -73,6 +76,9 @@ class BlockRunner final : public OverflowCatcher {
     unsigned mask[32];
     int op[32], param[32], width[32];
     unsigned long long value[32], result[32];
+    const void* code[32];
+    unsigned unjoined[32];  // check mode: the lane a shuffle read that was not taking part, or 32
+    unsigned group[32];     // the lanes the operation completed with
   };
 
   static void fiber_main(ctx::transfer_t t);
@@ -98,6 +104,8 @@ class BlockRunner final : public OverflowCatcher {
   bool release_divergent_activemask();
   std::string where(unsigned fiber) const;
   std::string deadlock_message() const;
+  // Check mode: the error of lane of w, whose shuffle read a lane not taking part.
+  [[noreturn]] void unjoined_source(const Warp& w, unsigned lane) const;
   // Check mode's report of threads that returned while others reached a barrier.
   std::string divergence_message(unsigned returned, unsigned first_returned, unsigned waiting,
                                  unsigned first_waiting) const;

@@ -205,6 +205,45 @@ __global__ void uniform(int* x) { __syncthreads(); x[threadIdx.x] = 1; __syncthr
   checking().backend->free(x);
 }
 
+// A shuffle that reads a lane not taking part (outside the mask given, or returned) has an
+// undefined value on a GPU (the CUDA samples' reduce7 does it: NVIDIA/cuda-samples#398): check
+// mode reports it with the reading thread, the lane and the line. Reads inside the mask, and
+// sources past a segment's edge (the caller's own value, as CUDA defines it), are fine.
+TEST(CpuCheck, ShuffleFromALaneNotTakingPartIsReported) {
+  const char* src = R"(
+__device__ float warp_sum(unsigned mask, float v) {
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(mask, v, offset);
+  return v;
+}
+__global__ void eight_of_32(float* x) {
+  if (threadIdx.x < 8) x[threadIdx.x] = warp_sum(0xffu, x[threadIdx.x]);
+}
+__global__ void after_return(float* x, int n) {
+  if (threadIdx.x >= n) return;
+  x[threadIdx.x] = warp_sum(0xffffffffu, x[threadIdx.x]);
+}
+__global__ void halves(float* x) {
+  const unsigned half = threadIdx.x < 16 ? 0xffffu : 0xffff0000u;
+  float v = x[threadIdx.x];
+  for (int offset = 8; offset > 0; offset /= 2) v += __shfl_down_sync(half, v, offset, 16);
+  x[threadIdx.x] = __shfl_up_sync(0xffffffffu, v, 1);
+})";
+  float* x = static_cast<float*>(checking().backend->alloc(32 * sizeof(float)));
+  Checked eight = build_checked(src, "eight_of_32");
+  std::string m = launch_error(*eight.kernel, {1, 1, 1}, {32, 1, 1}, x);
+  EXPECT_NE(m.find("kernel 'eight_of_32'"), std::string::npos) << m;
+  EXPECT_NE(m.find("__shfl_down_sync reads lane "), std::string::npos) << m;
+  EXPECT_NE(m.find("not taking part (the lanes taking part: 0x000000ff"), std::string::npos) << m;
+  EXPECT_NE(m.find("check_kernel.cu:3"), std::string::npos) << m;
+  Checked returned = build_checked(src, "after_return");
+  m = launch_error(*returned.kernel, {1, 1, 1}, {32, 1, 1}, x, 20);
+  EXPECT_NE(m.find("not taking part (the lanes taking part: 0x000fffff"), std::string::npos) << m;
+  EXPECT_EQ(launch_error(*returned.kernel, {1, 1, 1}, {32, 1, 1}, x, 32), "");
+  Checked fine = build_checked(src, "halves");
+  EXPECT_EQ(launch_error(*fine.kernel, {1, 1, 1}, {32, 1, 1}, x), "");
+  checking().backend->free(x);
+}
+
 // Dynamic shared memory is checked against the bytes the launch gave: a read of it when the
 // launch gave none, a write past them, both named with kernel and line; within them, indexing
 // and a C-style cast of the array work.
