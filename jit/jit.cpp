@@ -670,13 +670,11 @@ void Kernel::launch(Specialisation& spec, const LaunchConfig& config,
   pack_.clear();
   for (std::size_t i = 0; i < args.size(); ++i)
     pack_.add(decl_.name, static_cast<int>(i + 1), spec.param_names[i], spec.params[i], args[i]);
-  if (!names_grid_) {
-    spec.program->launch(config, pack_.pointers());
-    return;
-  }
-  LaunchConfig cooperative = config;  // grid.sync() needs every block resident (Numba's rule)
-  cooperative.cooperative = true;
-  spec.program->launch(cooperative, pack_.pointers());
+  LaunchConfig c = config;
+  c.cooperative = c.cooperative || names_grid_;  // grid.sync() needs every block resident (Numba)
+  spec.program->launch(c, pack_.pointers());
+  if (std::string note = spec.program->take_note(); !note.empty() && jit_->options().on_note)
+    jit_->options().on_note("kernel '" + decl_.name + "' " + note);
 }
 
 bool Kernel::names_grid() const {

@@ -83,6 +83,9 @@ class Program {
   // args[i] points at the i-th parameter's value, exactly as cuLaunchKernel takes them.
   virtual void launch(const LaunchConfig& config, void** args) = 0;
   virtual KernelAttributes attributes() const = 0;
+  // What its launches so far did that a GPU leaves undefined and this backend answered its own
+  // way (the cpu backend: a shuffle read a lane not taking part), once: a sentence, then "".
+  virtual std::string take_note() { return ""; }
 };
 
 class Module {

@@ -4,7 +4,7 @@
 // stale cached module is refused instead of misread.
 #pragma once
 
-#define KILN_CPU_ABI_VERSION 9
+#define KILN_CPU_ABI_VERSION 10
 
 namespace kiln_cpu {
 
@@ -49,6 +49,12 @@ enum WarpOp {
   warp_match_all = 10,
 };
 
+// What a launch did that a GPU leaves undefined and kiln answered some way, for a note to the
+// user (Api::note; bits).
+enum Note {
+  note_unjoined_shuffle = 1,  // a shuffle read a lane not taking part: kiln gave the caller's own
+};
+
 // Runtime entry points the module calls; exec is Tls::exec of the calling thread.
 struct Api {
   unsigned abi_version;
@@ -67,6 +73,8 @@ struct Api {
   // (__syncthreads_count/and/or), and reads that barrier's value once it is released.
   void (*barrier_vote)(void* exec, int predicate);
   int (*barrier_result)(void* exec, int op);
+  // Region mode: records a Note (bits) for the kernel's launch.
+  void (*note)(void* exec, int what);
 };
 
 // One per OS thread per module: who the running CUDA thread is. The runtime writes it (per block,

@@ -241,7 +241,8 @@ inline void prefetch_ahead(const A&, dim3, const bool*, const bool*, F&&, long) 
 // thread's result from all of them at once, and the region after reads its own. The lanes of a
 // warp are threads 32w..32w+31 of the block; a lane that is not running (returned, or outside
 // the branch or loop at hand) is inactive, as an exited lane is on a GPU: a shuffle from it
-// returns the caller's own value, and it is left out of ballots and votes.
+// returns the caller's own value (a GPU's is undefined: the launch notes it), and it is left out
+// of ballots and votes.
 struct WarpSlot {
   unsigned long long value;
   int param, width;
@@ -287,6 +288,7 @@ inline unsigned shuffle_source(int op, unsigned lane, int param, int width) {
 // block of n from the slots of all of them.
 inline void warp_step(int op, const WarpSlot* in, unsigned long long* out, unsigned n,
                       const bool* done, const bool* act) {
+  bool unjoined = false;
   for (unsigned w = 0; 32 * w < n; ++w) {
     const unsigned lanes = running_lanes(w, n, done, act), base = 32 * w;
     if (!lanes) continue;
@@ -303,7 +305,9 @@ inline void warp_step(int op, const WarpSlot* in, unsigned long long* out, unsig
         case warp_shfl_down:
         case warp_shfl_xor: {
           const unsigned src = shuffle_source(op, l, in[t].param, in[t].width);
-          out[t] = src < 32 && (lanes >> src & 1) ? in[base + src].value : in[t].value;
+          const bool joined = src < 32 && (lanes >> src & 1);
+          out[t] = joined ? in[base + src].value : in[t].value;
+          unjoined |= !joined && src != l;  // a lane not taking part: undefined on a GPU
           break;
         }
         case warp_ballot:
@@ -330,6 +334,7 @@ inline void warp_step(int op, const WarpSlot* in, unsigned long long* out, unsig
       }
     }
   }
+  if (__builtin_expect(unjoined, 0)) tls.api->note(tls.exec, note_unjoined_shuffle);
 }
 // The running block's shared memory, read once per block. A region-mode kernel binds each
 // atomic it uses to one that tests an address against these (a compare in registers) instead of

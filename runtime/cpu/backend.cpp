@@ -90,7 +90,9 @@ class CpuProgram final : public Program {
       : backend_(std::move(backend)),
         so_(std::move(so)),
         entry_(std::move(entry)),
-        static_shared_(static_shared) {}
+        static_shared_(static_shared) {
+    entry_.notes = &notes_;
+  }
   void launch(const LaunchConfig& config, void** args) override;
   KernelAttributes attributes() const override {
     KernelAttributes a;
@@ -103,12 +105,22 @@ class CpuProgram final : public Program {
     a.why = entry_.why;
     return a;
   }
+  std::string take_note() override {
+    if (noted_ || !(notes_.load(std::memory_order_relaxed) & kiln_cpu::note_unjoined_shuffle))
+      return "";
+    noted_ = true;
+    return "read a lane that was not taking part in a shuffle (outside the mask given, or "
+           "returned): a GPU gives an undefined value there, kiln the reading lane's own; "
+           "`kiln --check` names the line";
+  }
 
  private:
   std::shared_ptr<CpuBackend> backend_;
   std::shared_ptr<SharedObject> so_;
   cpu::KernelEntry entry_;
   long static_shared_;
+  std::atomic<int> notes_{0};  // kiln_cpu::Note bits of the launches (entry_.notes)
+  bool noted_ = false;         // take_note has told of them
 };
 
 class CpuModule final : public Module {

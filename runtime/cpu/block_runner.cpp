@@ -61,9 +61,12 @@ int api_bounds(void* exec, const void* p, const void** lo, const void** hi) {
 void api_out_of_bounds(void* exec, const char* message, const void* code) {
   static_cast<BlockRunner*>(exec)->out_of_bounds(message, code);
 }
+void api_note(void* exec, int what) {
+  static_cast<BlockRunner*>(exec)->kernel().note(what);
+}
 const kiln_cpu::Api kFiberApi{
-    KILN_CPU_ABI_VERSION, api_barrier,     api_warp,         api_trap,          api_bounds,
-    api_out_of_bounds,    api_frame_alloc, api_barrier_vote, api_barrier_result};
+    KILN_CPU_ABI_VERSION, api_barrier,     api_warp,         api_trap,           api_bounds,
+    api_out_of_bounds,    api_frame_alloc, api_barrier_vote, api_barrier_result, api_note};
 
 }  // namespace
 
@@ -492,9 +495,12 @@ unsigned long long BlockRunner::warp(int op, unsigned mask, unsigned long long v
     fibers_[me].state = State::warp;
     wait();
   }
-  // Check mode: a shuffle from a lane outside the mask, or one that returned, is an error (the
-  // GPU's value is undefined; kiln's, the caller's own, would hide the bug).
-  if (w.unjoined[lane] < 32 && kernel_->allocations) unjoined_source(w, lane);
+  // A shuffle from a lane outside the mask, or one that returned: the GPU's value is undefined,
+  // kiln's the caller's own. An error in check mode, else a note (once, by the JIT).
+  if (w.unjoined[lane] < 32) {
+    if (kernel_->allocations) unjoined_source(w, lane);
+    kernel_->note(kiln_cpu::note_unjoined_shuffle);
+  }
   return w.result[lane];
 }
 

@@ -77,9 +77,12 @@ void loop_barrier_vote(void* exec, int) {
 int loop_barrier_result(void* exec, int) {
   loop_unsupported(exec, "a coroutine's barrier");
 }
+void loop_note(void* exec, int what) {
+  static_cast<const KernelEntry*>(exec)->note(what);
+}
 const kiln_cpu::Api kLoopApi{
-    KILN_CPU_ABI_VERSION, loop_barrier,     loop_warp,         loop_trap,          loop_bounds,
-    loop_out_of_bounds,   loop_frame_alloc, loop_barrier_vote, loop_barrier_result};
+    KILN_CPU_ABI_VERSION, loop_barrier,     loop_warp,         loop_trap,           loop_bounds,
+    loop_out_of_bounds,   loop_frame_alloc, loop_barrier_vote, loop_barrier_result, loop_note};
 
 // Whether the module's own loops run k's blocks (loop and region modes), not a block runner.
 bool runs_as_loops(const KernelEntry& k) {

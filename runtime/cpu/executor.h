@@ -48,6 +48,11 @@ struct KernelEntry {
   // tells (a 16-thread block of a wavefront kernel runs 31 regions). Launches are one at a
   // time (WorkerPool's launch mutex), so the pool reads and writes it without a race.
   mutable std::uint64_t block_ns = 0;
+  // Its launches' kiln_cpu::Note bits, set by any worker (the program's, which outlives them).
+  std::atomic<int>* notes = nullptr;
+  void note(int what) const {
+    if (notes) notes->fetch_or(what, std::memory_order_relaxed);
+  }
 };
 
 inline constexpr std::size_t kDynamicSharedBytes = 227 * 1024;  // the opt-in limit we offer

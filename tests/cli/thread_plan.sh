@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The cpu backend plans each kernel's thread mode before compiling and says why (k:info().why);
 # a kernel compiles once (twice only when kiln's own rewrite may be what failed); a kernel that
-# runs as fibers says so on stderr once, naming the construct and its line (KILN_NOTES=0: not).
+# runs as fibers says so on stderr once, naming the construct and its line (KILN_NOTES=0: not),
+# as does one whose shuffle reads a lane not taking part (undefined on a GPU).
 # Usage: bash thread_plan.sh /path/to/kiln
 set -euo pipefail
 kiln=$(realpath "$1")
@@ -119,6 +120,31 @@ print(k:info().threads .. "|" .. k:info().why)')
 [ ! -s "$work/err" ] || fail "a loop kernel has no note: $(cat "$work/err")"
 KILN_NOTES=0 "$kiln" -e "$script" >/dev/null 2>"$work/err"
 [ ! -s "$work/err" ] || fail "KILN_NOTES=0 says nothing: $(cat "$work/err")"
+# A shuffle from a lane not taking part (the last warp's lanes 8..31 returned): a GPU's value is
+# undefined, kiln's the caller's own, said once per kernel, as regions and as fibers. Shuffles
+# within 8-lane segments (width 8: a source past the segment is the caller's own, as CUDA
+# defines it) read only lanes taking part and say nothing.
+for regions in 1 0; do
+  for bad in 0 1; do
+    out=$(KILN_REGIONS=$regions run '
+local k = cuda.jit([[
+__global__ void last8(float* x, int first, int width) {
+  if (threadIdx.x >= 8) return;
+  float v = x[threadIdx.x];
+  for (int offset = first; offset > 0; offset /= 2) v += __shfl_down_sync(0xffu, v, offset, width);
+  __syncthreads();
+  if (threadIdx.x == 0) x[0] = v;
+}]])
+local x = cuda.to_device(array.ones(32, "float32"))
+k[{1, 32}](x, 4, 8)
+local sum = x:copy_to_host()[1]
+if '$bad' == 1 then k[{1, 32}](x, 16, 32); k[{1, 32}](x, 16, 32) end
+print(sum, k:info().threads)')
+    [[ "$out" == "8.0	$([ $regions = 1 ] && echo regions || echo fibers)" ]] || fail "last8 ($regions): '$out'"
+    [ "$(grep -c "note: kernel 'last8' read a lane that was not taking part in a shuffle" "$work/err")" = $bad ] ||
+      fail "$bad note(s) for a shuffle from a lane not taking part ($regions): $(cat "$work/err")"
+  done
+done
 # A module of plain kernels builds them all in one compile, whichever launches first; one with
 # a template kernel builds each kernel on its own.
 out=$(run '
