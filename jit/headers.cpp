@@ -9,9 +9,10 @@ namespace fs = std::filesystem;
 
 std::map<std::string, std::string> builtin_headers(const fs::path& kernels_dir) {
   std::map<std::string, std::string> out;
-  read_folder(kernels_dir.string(), false, [&](const std::string& name, std::string_view text) {
-    if (name.ends_with(".cuh")) out.emplace(name, text);
-  });
+  read_folder(
+      kernels_dir.string(), false,
+      [&](const std::string& name, std::string_view text) { out.emplace(name, text); },
+      [](const std::string& name) { return name.ends_with(".cuh"); });
   read_folder((kernels_dir / "kiln" / "nvrtc_include").string(), false,
               [&](const std::string& name, std::string_view text) { out[name] = text; });
   if (!out.count("kiln.cuh"))

@@ -186,7 +186,7 @@ BuildRef Jit::build(const CompileRequest& request, const std::vector<std::string
     b->result = std::move(*cached);
   } else {
     origin = Origin::compiled;
-    if (!swept_) {  // what kiln processes killed mid-compile left in $TMPDIR, once a process
+    if (!swept_) {  // what kiln processes killed mid-compile left in $TMPDIR, once per Jit
       swept_ = true;
       sweep_stale_temp_dirs();
     }
@@ -393,19 +393,24 @@ auto find_in(const SourceText& source, const std::string& name, Find find)
 
 }  // namespace
 
-std::string Kernel::layout_probes() const {
-  std::string probes;
-  std::vector<std::string> done;
+std::vector<std::string> Kernel::probed_structs() const {
+  std::vector<std::string> names;
   for (const ParamDecl& p : decl_.params) {
     std::string name = struct_name_of(p.type);
     if (name.empty()) name = pointee_struct_of(p.type);
-    if (name.empty() || std::find(done.begin(), done.end(), name) != done.end()) continue;
-    std::optional<StructDecl> d = find_in(*source_, name, find_struct);
-    if (!d) continue;
-    done.push_back(name);
+    if (name.empty() || std::find(names.begin(), names.end(), name) != names.end()) continue;
+    if (find_in(*source_, name, find_struct)) names.push_back(name);
+  }
+  return names;
+}
+
+std::string Kernel::layout_probes() const {
+  std::string probes;
+  for (const std::string& name : probed_structs()) {
+    const StructDecl d = *find_in(*source_, name, find_struct);
     probes += "__device__ unsigned long long " + layout_symbol(name) + "[] = {sizeof(" + name +
               "), alignof(" + name + ")";
-    for (const StructDecl::Member& m : d->members)
+    for (const StructDecl::Member& m : d.members)
       probes +=
           ", offsetof(" + name + ", " + m.name + "), sizeof(((" + name + "*)0)->" + m.name + ")";
     probes += "};\n";
@@ -417,7 +422,8 @@ std::string Kernel::layout_probes() const {
 std::shared_ptr<const StructLayout> Kernel::struct_layout(Build& build,
                                                           const std::string& type) const {
   std::string name = struct_name_of(type);
-  if (name.empty()) return nullptr;
+  const std::vector<std::string> probed = probed_structs();
+  if (std::find(probed.begin(), probed.end(), name) == probed.end()) return nullptr;
   std::optional<StructDecl> d = find_in(*source_, name, find_struct);
   if (!d) return nullptr;
   std::vector<unsigned long long> words(2 + 2 * d->members.size());
@@ -506,16 +512,18 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
     spec->params.push_back(classify_param(types[i]));
     spec->param_names.push_back(i < decl_.params.size() ? decl_.params[i].name : "");
     if (spec->params.back().kind != ParamKind::unsupported) continue;
+    // The struct by the compiler's name for it, else by the source's (a typedef of a tagged
+    // struct: the compiler says `_node const*` where the source says `const Node*`).
     ParamType& param = spec->params.back();
-    if (auto layout = struct_layout(*spec->build.build, types[i])) {  // a struct by value
-      param.kind = ParamKind::structure;
-      param.layout = std::move(layout);
-    } else if (std::string pointee = pointee_struct_of(types[i]); !pointee.empty()) {
-      if ((param.layout = struct_layout(*spec->build.build, pointee))) {
+    for (const std::string& type :
+         {types[i], i < decl_.params.size() ? decl_.params[i].type : ""}) {
+      if (auto layout = struct_layout(*spec->build.build, type)) {  // a struct by value
+        param.kind = ParamKind::structure;
+        param.layout = std::move(layout);
+      } else if ((param.layout = struct_layout(*spec->build.build, pointee_struct_of(type)))) {
         param.kind = ParamKind::struct_pointer;
-        param.is_const = (" " + types[i].substr(0, types[i].find('*')) + " ").find(" const ") !=
-                         std::string::npos;
       }
+      if (param.layout) break;
     }
   }
   spec->program = spec->build.build->module->kernel(spec->lowered_name);

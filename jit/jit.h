@@ -192,6 +192,8 @@ class Kernel {
   // Globals appended to the source that record the layout of each struct parameter, as the
   // compiler chooses it; and the layout read back from a build ("" / nullptr: not a struct).
   std::string layout_probes() const;
+  // The structs the probes cover: those the declared parameters name, by value or pointer.
+  std::vector<std::string> probed_structs() const;
   std::shared_ptr<const StructLayout> struct_layout(Build& build, const std::string& type) const;
   std::unique_ptr<Specialisation> compile(const std::string& name_expression);
   void reload_if_edited();

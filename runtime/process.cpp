@@ -201,6 +201,7 @@ namespace {
 
 // read_folder below the open folder dir_fd (closed here), names prefixed with prefix.
 void read_folder_at(int dir_fd, const std::string& prefix, bool recursive, std::string& buffer,
+                    const std::function<bool(const std::string&)>& keep,
                     const std::function<void(const std::string&, std::string_view)>& visit) {
   std::unique_ptr<DIR, int (*)(DIR*)> dir(::fdopendir(dir_fd), ::closedir);
   if (!dir) {
@@ -214,28 +215,30 @@ void read_folder_at(int dir_fd, const std::string& prefix, bool recursive, std::
   std::sort(entries.begin(), entries.end());
   const int at = ::dirfd(dir.get());
   for (auto& [name, type] : entries) {
-    if (type == DT_UNKNOWN || type == DT_LNK) {  // some file systems do not say; links: follow
-      struct stat st {};
-      if (::fstatat(at, name.c_str(), &st, 0) != 0) continue;
-      type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+    // A link to a file is read; one to a folder is not followed (no loops), as
+    // std::filesystem's recursive iterator does by default.
+    struct stat st {};
+    if (type == DT_UNKNOWN) {  // some file systems do not say
+      if (::fstatat(at, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      type = S_ISLNK(st.st_mode)   ? DT_LNK
+             : S_ISDIR(st.st_mode) ? DT_DIR
+             : S_ISREG(st.st_mode) ? DT_REG
+                                   : DT_UNKNOWN;
     }
+    if (type == DT_LNK)  // its target: a file is read
+      type = ::fstatat(at, name.c_str(), &st, 0) == 0 && S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
     if (type == DT_DIR && recursive) {
       const int sub = ::openat(at, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (sub >= 0) read_folder_at(sub, prefix + name + "/", true, buffer, visit);
-    } else if (type == DT_REG) {
-      const int fd = ::openat(at, name.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) throw Error("cannot read " + prefix + name + ": " + std::strerror(errno));
+      if (sub >= 0) read_folder_at(sub, prefix + name + "/", true, buffer, keep, visit);
+    } else if (type == DT_REG && (!keep || keep(prefix + name))) {
+      Fd file{::openat(at, name.c_str(), O_RDONLY | O_CLOEXEC)};
+      if (file.fd < 0) throw Error("cannot read " + prefix + name + ": " + std::strerror(errno));
       std::size_t size = 0;
       for (ssize_t n = 1; n > 0; size += static_cast<std::size_t>(n)) {
         if (buffer.size() - size < 4096) buffer.resize(buffer.size() * 2);
-        n = ::read(fd, buffer.data() + size, buffer.size() - size);
-        if (n < 0) {
-          const int error = errno;
-          ::close(fd);
-          throw Error("cannot read " + prefix + name + ": " + std::strerror(error));
-        }
+        n = ::read(file.fd, buffer.data() + size, buffer.size() - size);
+        if (n < 0) throw Error("cannot read " + prefix + name + ": " + std::strerror(errno));
       }
-      ::close(fd);
       visit(prefix + name, std::string_view(buffer.data(), size));
     }
   }
@@ -244,11 +247,11 @@ void read_folder_at(int dir_fd, const std::string& prefix, bool recursive, std::
 }  // namespace
 
 void read_folder(const std::string& folder, bool recursive,
-                 const std::function<void(const std::string&, std::string_view)>& visit) {
-  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
+                 const std::function<void(const std::string&, std::string_view)>& visit,
+                 const std::function<bool(const std::string&)>& keep) {
   std::string buffer(1 << 16, '\0');
-  read_folder_at(fd, "", recursive, buffer, visit);
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) read_folder_at(fd, "", recursive, buffer, keep, visit);
 }
 
 std::string find_program(const std::string& name, const std::vector<std::string>& dirs) {
@@ -269,7 +272,7 @@ std::string find_program(const std::string& name, const std::vector<std::string>
 std::string beside_this_program(const std::string& name) {
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? name : (self.parent_path() / name).string();
+  return ec ? std::string() : (self.parent_path() / name).string();
 }
 
 int usable_cores() {

@@ -59,22 +59,23 @@ void write_file(const std::string& path, const std::string& bytes);
 // Reads a whole file; throws kiln::Error naming the path on failure.
 std::vector<char> read_file(const std::string& path);
 
-// Calls visit(name, contents) for each regular file in folder, in name order, with POSIX calls
-// (each file opened relative to its folder, read whole); recursive: also the files of its
-// subfolders, named by their path below folder ("cpu_include/assert.h"), each folder's entries
-// in name order (fs::path's order). An unreadable folder visits nothing; an unreadable file
-// throws kiln::Error naming it. For kiln's kernel-side headers, which a cached kernel's first
-// launch reads: an ifstream per file cost it half a millisecond.
+// Calls visit(name, contents) for each regular file in folder that keep(name) accepts (all
+// without keep), in name order, with POSIX calls (each file opened relative to its folder, read
+// whole); recursive: also the files of its subfolders (not those reached through a link),
+// named by their path below folder ("cpu_include/assert.h"), each folder's entries in name order
+// (fs::path's order). An unreadable folder visits nothing; an unreadable file throws
+// kiln::Error naming it. For kiln's kernel-side headers, which a cached kernel's first launch
+// reads: an ifstream per file cost it half a millisecond.
 void read_folder(
     const std::string& folder, bool recursive,
-    const std::function<void(const std::string& name, std::string_view contents)>& visit);
+    const std::function<void(const std::string& name, std::string_view contents)>& visit,
+    const std::function<bool(const std::string& name)>& keep = {});
 
 // The path of an executable named name: the first in dirs, then in PATH; "" when none.
 std::string find_program(const std::string& name, const std::vector<std::string>& dirs = {});
 
 // The file name in the folder of the running program (/proc/self/exe): kiln's plugins,
-// libkiln_mpi.so and libkiln_jupyter.so, live beside the binary. Just name when that folder is
-// unknown, which dlopen then searches for.
+// libkiln_mpi.so and libkiln_jupyter.so, live beside the binary. "" when that folder is unknown.
 std::string beside_this_program(const std::string& name);
 
 // The cores this process may run on: its CPU affinity mask (taskset, a cgroup's cpuset, or

@@ -46,6 +46,7 @@ using Mode = kiln_cpu::ThreadMode;
 std::string hash_headers(const std::string& kernels_dir) {
   std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> state(XXH64_createState(),
                                                                           XXH64_freeState);
+  if (!state) throw std::bad_alloc();
   XXH64_reset(state.get(), 0);
   read_folder(kernels_dir + "/kiln", true, [&](const std::string& name, std::string_view text) {
     const std::string path = "/kiln/" + name + '\n';

@@ -510,7 +510,7 @@ void BlockRunner::unjoined_source(const Warp& w, unsigned lane) const {
   const unsigned thread = 32 * unsigned(&w - warps_.data()) + lane;
   char what[200];
   std::snprintf(what, sizeof what,
-                "%s reads lane %d, which is not taking part (the lanes taking part: 0x%08x, the "
+                "%s reads lane %u, which is not taking part (the lanes taking part: 0x%08x, the "
                 "mask given and not returned): its value is undefined on a GPU",
                 names[w.op[lane] - kiln_cpu::warp_shfl_idx], w.unjoined[lane], w.group[lane]);
   throw OutOfBounds(where(thread), what, w.code[lane]);

@@ -51,7 +51,9 @@ struct KernelEntry {
   // Its launches' kiln_cpu::Note bits, set by any worker (the program's, which outlives them).
   std::atomic<int>* notes = nullptr;
   void note(int what) const {
-    if (notes) notes->fetch_or(what, std::memory_order_relaxed);
+    // (read first: a kernel may hit it in a hot loop, on every worker; one cache line)
+    if (notes && (notes->load(std::memory_order_relaxed) & what) != what)
+      notes->fetch_or(what, std::memory_order_relaxed);
   }
 };
 

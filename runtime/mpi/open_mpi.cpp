@@ -371,7 +371,7 @@ void MpiWorld::abort(int status) {
 
 // The plugin's entry point (kOpenWorldSymbol): the one world, MPI_Init on the first call,
 // MPI_Finalize when the process exits normally.
-extern "C" kiln::mpi::World* kiln_mpi_open_world() {
+extern "C" kiln::mpi::World* kiln_mpi_open_world_v1() {
   static kiln::mpi::MpiWorld world;
   return &world;
 }

@@ -28,6 +28,8 @@ World*& the_world() {
 // Loads the plugin and opens its world; throws kiln::Error naming the plugin when it cannot.
 World* load_world() {
   const std::string plugin = beside_this_program("libkiln_mpi.so");
+  if (plugin.empty())
+    throw Error("kiln.mpi: cannot find kiln's own folder, where its MPI plugin is");
   // RTLD_GLOBAL: the components Open MPI loads in MPI_Init find libmpi's symbols. Never closed:
   // MPI lives until the process ends, and finalises at its exit.
   void* handle = ::dlopen(plugin.c_str(), RTLD_NOW | RTLD_GLOBAL);
@@ -36,7 +38,9 @@ World* load_world() {
       handle ? reinterpret_cast<OpenWorld>(::dlsym(handle, kOpenWorldSymbol)) : nullptr;
   if (!open_world)
     throw Error("kiln.mpi: cannot load kiln's MPI plugin " + plugin + ": " +
-                (why ? why : "it has no " + std::string(kOpenWorldSymbol)));
+                (why ? why
+                     : "it has no " + std::string(kOpenWorldSymbol) +
+                           " (a plugin from another build of kiln? rebuild kiln)"));
   return open_world();
 }
 

@@ -110,9 +110,11 @@ class World {
 };
 
 // The plugin's entry point: its one World, made (MPI_Init) on the first call. Throws
-// kiln::Error when MPI cannot start.
+// kiln::Error when MPI cannot start. The symbol's version names the layout of World and
+// Request::Impl (their virtual functions, in order): change it with them, so that a plugin
+// from another build of kiln is refused by name instead of called wrongly.
 using OpenWorld = World* (*)();
-inline constexpr const char* kOpenWorldSymbol = "kiln_mpi_open_world";
+inline constexpr const char* kOpenWorldSymbol = "kiln_mpi_open_world_v1";
 
 // "sum" → Op::sum, ...; nullptr when unknown.
 const Op* parse_op(const std::string& name);

@@ -83,6 +83,12 @@ for i = 1, n do
   assert(hv:get(i, 2) == x and hv:get(i, 4) == z, "the other fields are kept")
 end
 
+-- A struct the source names by a typedef of its tag: an {n, 2} float32 array of Points.
+local pts = cuda.to_device(array.from({ { 1, 2 }, { 3, 4 }, { 5, 6 } }, "float32"))
+m.shift[{ 1, 32 }](pts, 0.5, 3)
+local hp = pts:copy_to_host()
+assert(hp:get(1, 1) == 1.5 and hp:get(3, 1) == 5.5 and hp:get(3, 2) == 6, "typedef'd tagged struct")
+
 -- A part of a struct, memory off the struct's alignment, or no array at all: refused by name.
 refused("parameter 1 'nodes' (node const*) expects an array of whole node structs (52 bytes each), got a float32 device array of 3 elements (12 bytes)",
   function() m.find_leaf[{ 1, 1 }](cuda.device_array(3, "float32"), cuda.to_device(queries), location, 1) end)

@@ -66,6 +66,7 @@ TEST(Process, ReadFolderVisitsFilesInPathOrder) {
   write_file((root / "sub" / "deeper" / "z.h").string(), std::string(100000, 'z'));  // > buffer
   write_file((root / "a.h").string(), "ay");
   std::filesystem::create_symlink(root / "b.h", root / "c.h");  // followed
+  std::filesystem::create_directory_symlink(root, root / "sub" / "loop");  // not followed
   std::vector<std::string> seen;
   read_folder(dir.path(), true, [&](const std::string& name, std::string_view text) {
     seen.push_back(name + "=" + std::to_string(text.size()) + std::string(text.substr(0, 1)));

@@ -66,3 +66,12 @@ __global__ void weigh(FOUR_VECTOR* rv, const fp* qv, int n) {
   const FOUR_VECTOR p = rv[i];
   rv[i].v = qv[i] * sqrt(p.x * p.x + p.y * p.y + p.z * p.z);
 }
+
+// A typedef of a tagged struct: the compiler names the parameter's type by its tag (_point).
+typedef struct _point {
+  float x, y;
+} Point;
+__global__ void shift(Point* p, float dx, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i].x += dx;
+}
