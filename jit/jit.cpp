@@ -14,6 +14,7 @@
 
 #include "jit/cuda/nvrtc.h"
 #include "jit/headers.h"
+#include "jit/textures.h"
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
 #include "runtime/process.h"
@@ -144,17 +145,20 @@ class SlowCompileNotice {
 };
 
 // Rethrows the compile error being handled, with a hint when the cause is a common slip: kiln::
-// names used without #include <kiln.cuh>. Called from a catch block.
+// names used without #include <kiln.cuh>, or a texture reference kiln does not rewrite. Called
+// from a catch block.
 [[noreturn]] void rethrow_with_hints(const CompileError& e, const std::string& source) {
-  if (source.find("kiln::") == std::string::npos || source.find("kiln.cuh") != std::string::npos)
-    throw;
+  std::string hint = texture_hint(e.log());
+  if (hint.empty() && source.find("kiln::") != std::string::npos &&
+      source.find("kiln.cuh") == std::string::npos)
+    hint =
+        "the source uses kiln:: but does not #include <kiln.cuh>, which declares kiln::Array, "
+        "kiln::grid and kiln::gridsize";
+  if (hint.empty()) throw;
   std::string message = e.what();  // the message, then "\n" and the log
   if (!e.log().empty() && message.size() > e.log().size())
     message.resize(message.size() - e.log().size() - 1);
-  throw CompileError(message +
-                         " (hint: the source uses kiln:: but does not #include <kiln.cuh>, "
-                         "which declares kiln::Array, kiln::grid and kiln::gridsize)",
-                     e.log());
+  throw CompileError(message + " (hint: " + hint + ")", e.log());
 }
 
 }  // namespace
@@ -327,7 +331,8 @@ Kernel::Kernel(std::shared_ptr<Jit> jit, std::shared_ptr<SourceText> source, Ker
       options_(std::move(options)),
       globals_(std::move(globals)),
       built_revision_(source_->revision()),
-      names_grid_(names_grid()) {}
+      names_grid_(names_grid()),
+      textures_(textures_read()) {}
 
 std::string Kernel::name_expression(const std::vector<ArgValue>& args) const {
   if (options_.name.find('<') != std::string::npos) return options_.name;
@@ -459,7 +464,7 @@ std::shared_ptr<const StructLayout> Kernel::struct_layout(Build& build,
 
 CompileRequest Kernel::request(const std::string& name_expression, const std::string& arch) const {
   CompileRequest r;
-  r.source = source_->text() + layout_probes();
+  r.source = rewrite_texture_references(source_->text()) + layout_probes();
   r.filename = source_->filename();
   r.name_expressions = {name_expression};
   for (const auto& [name, value] : options_.defines)
@@ -491,7 +496,10 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
   const std::size_t index =
       std::find(r.name_expressions.begin(), r.name_expressions.end(), name_expression) -
       r.name_expressions.begin();
-  const void* owner = has_settable_globals(source_->text()) ? globals_.get() : nullptr;
+  const void* owner =
+      has_settable_globals(source_->text()) || !find_texture_references(source_->text()).empty()
+          ? globals_.get()
+          : nullptr;
   spec->build = jit_->build(r, source_->included_texts(), owner);
   const CompileResult& result = spec->build.build->result;
   if (result.lowered_names.empty())
@@ -563,6 +571,7 @@ void Kernel::reload_if_edited() {
   std::unordered_map<std::string, std::unique_ptr<Specialisation>> rebuilt;
   KernelDecl previous = std::exchange(decl_, decls.front());
   names_grid_ = names_grid();
+  textures_ = textures_read();
   try {
     for (const auto& [expr, spec] : by_name_expression_) rebuilt[expr] = compile(expr);
   } catch (const Interrupted&) {
@@ -678,11 +687,30 @@ void Kernel::launch(Specialisation& spec, const LaunchConfig& config,
   pack_.clear();
   for (std::size_t i = 0; i < args.size(); ++i)
     pack_.add(decl_.name, static_cast<int>(i + 1), spec.param_names[i], spec.params[i], args[i]);
+  for (const std::string& texture : textures_)
+    if (!globals_->count(texture))
+      throw Error("kernel '" + decl_.name + "' reads the texture '" + texture +
+                  "', which no array is bound to: m:bind_texture(\"" + texture + "\", array)");
   LaunchConfig c = config;
   c.cooperative = c.cooperative || names_grid_;  // grid.sync() needs every block resident (Numba)
   spec.program->launch(c, pack_.pointers());
   if (std::string note = spec.program->take_note(); !note.empty() && jit_->options().on_note)
     jit_->options().on_note("kernel '" + decl_.name + "' " + note);
+}
+
+std::vector<std::string> Kernel::textures_read() const {
+  std::vector<std::string> read;
+  const std::vector<TextureRef> refs = find_texture_references(source_->text());
+  if (refs.empty()) return read;
+  for (const KernelBody& b : find_kernel_bodies(source_->text())) {
+    if (b.name != decl_.name) continue;
+    std::string_view body = std::string_view(source_->text()).substr(b.open, b.close - b.open);
+    for (const TextureRef& t : refs)
+      if (!find_identifier(body, t.name).empty() &&
+          std::find(read.begin(), read.end(), t.name) == read.end())
+        read.push_back(t.name);
+  }
+  return read;
 }
 
 bool Kernel::names_grid() const {

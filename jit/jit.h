@@ -197,6 +197,7 @@ class Kernel {
   std::shared_ptr<const StructLayout> struct_layout(Build& build, const std::string& type) const;
   std::unique_ptr<Specialisation> compile(const std::string& name_expression);
   void reload_if_edited();
+  std::vector<std::string> textures_read() const;
   // Tells options().on_note, once, that this kernel runs as fibers and why.
   void note_fibers(const Program& program);
 
@@ -211,6 +212,9 @@ class Kernel {
   Specialisation* last_ = nullptr;
   std::uint64_t built_revision_ = 0;  // the source revision the specialisations come from
   bool names_grid_ = false;           // names_grid() of that revision
+  // The texture references its body reads (textures_read() of that revision): each must be
+  // bound (m:bind_texture, a global in globals_) before a launch.
+  std::vector<std::string> textures_;
   ArgPack pack_;                      // reused by every launch (launches are synchronous)
 };
 

@@ -4,12 +4,14 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 #include "jit/backends.h"
 #include "jit/headers.h"
 #include "jit/kernel_decl.h"
 #include "jit/reduce.h"
+#include "jit/textures.h"
 #include "repl/lua_array.h"
 #include "repl/lua_cuda.h"
 #include "repl/lua_host.h"
@@ -42,6 +44,7 @@ struct ModuleBox {
   std::shared_ptr<jit::SourceText> source;
   std::shared_ptr<jit::Globals> globals;
   std::vector<KernelRef> kernels;
+  std::map<std::string, DeviceArray> textures;  // bound arrays, kept alive while bound
 };
 
 // ------------------------------------------------------------------------------ options
@@ -660,6 +663,25 @@ std::pair<DType, long> declared_global(const std::string& text, const std::strin
   return {*t, decl->extents.empty() ? 0 : count};
 }
 
+// Sets global name of every build of m, present and future, to bytes. A value the compiled
+// global cannot hold is refused, and the previous value stays (later builds get it), so nothing
+// is half set.
+void set_module_global(ModuleBox& m, const std::string& name, std::vector<char> bytes) {
+  std::optional<std::vector<char>> previous;
+  if (auto it = m.globals->find(name); it != m.globals->end()) previous = it->second;
+  (*m.globals)[name] = std::move(bytes);
+  try {
+    for (const KernelRef& k : m.kernels) k->apply_globals_to_builds();
+  } catch (...) {
+    if (previous)
+      (*m.globals)[name] = std::move(*previous);
+    else
+      m.globals->erase(name);
+    for (const KernelRef& k : m.kernels) k->apply_globals_to_builds();
+    throw;
+  }
+}
+
 // m:set_constant(name, number_or_array): sets a __constant__ / __device__ global. [-0, +0]
 int module_set_constant(lua_State* L) {
   auto* m = static_cast<ModuleBox*>(luaL_checkudata(L, 1, kModuleMeta));
@@ -688,22 +710,41 @@ int module_set_constant(lua_State* L) {
       const char* at = static_cast<const char*>(pack.pointers()[0]);
       bytes.assign(at, at + dtype_info(dtype).size);
     }
-    // Applied to every build now; a value the compiled global cannot hold is refused, and the
-    // previous value stays (later builds get it), so nothing is half set.
-    std::optional<std::vector<char>> previous;
-    if (auto it = m->globals->find(name); it != m->globals->end()) previous = it->second;
-    (*m->globals)[name] = std::move(bytes);
-    try {
-      for (const KernelRef& k : m->kernels) k->apply_globals_to_builds();
-    } catch (...) {
-      if (previous)
-        (*m->globals)[name] = std::move(*previous);
-      else
-        m->globals->erase(name);
-      for (const KernelRef& k : m->kernels) k->apply_globals_to_builds();
-      throw;
-    }
+    set_module_global(*m, name, std::move(bytes));
     return 0;
+  });
+}
+
+// m:bind_texture(name, device_array): the module's texture reference name reads the array from
+// now on, as cudaBindTexture binds it (jit/textures.h). [-0, +0]
+int module_bind_texture(lua_State* L) {
+  auto* m = static_cast<ModuleBox*>(luaL_checkudata(L, 1, kModuleMeta));
+  luaL_checkstring(L, 2);
+  if (!test_device_array(L, 3)) luaL_argerror(L, 3, "expected a device array");
+  DeviceArray& array = check_device_array(L, 3);
+  return protect(L, [&] {
+    const std::string name = lua_tostring(L, 2);
+    std::string known;
+    for (const jit::TextureRef& t : jit::find_texture_references(m->source->text())) {
+      known += (known.empty() ? "" : ", ") + t.name;
+      if (t.name != name) continue;
+      std::optional<DType> type = dtype_of_cpp(t.type);
+      if (type != array.dtype)
+        throw Error("bind_texture: texture '" + name + "' reads " + t.type +
+                    (type ? " (" + std::string(dtype_info(*type).name) + ")" : "") +
+                    ", the array is " + std::string(dtype_info(array.dtype).name));
+      // kiln_texture<T>: the data, then the element count (jit/textures.cpp).
+      const void* address = array.data();
+      const auto count = static_cast<unsigned long long>(array.size());
+      std::vector<char> bytes(sizeof address + sizeof count);
+      std::memcpy(bytes.data(), &address, sizeof address);
+      std::memcpy(bytes.data() + sizeof address, &count, sizeof count);
+      set_module_global(*m, name, std::move(bytes));
+      m->textures.insert_or_assign(name, array);
+      return 0;
+    }
+    throw Error("bind_texture: no 1-D texture reference '" + name + "' in the module" +
+                (known.empty() ? "" : " (its textures: " + known + ")"));
   });
 }
 
@@ -769,6 +810,7 @@ void register_kernel_functions(lua_State* L) {
   lua_pushcfunction(L, launcher_call), lua_setfield(L, -2, "__call");
   lua_pop(L, 1);
   static const luaL_Reg module_methods[] = {{"set_constant", module_set_constant},
+                                            {"bind_texture", module_bind_texture},
                                             {nullptr, nullptr}};
   new_metatable<ModuleBox>(L, kModuleMeta, module_methods, module_index);
   lua_pop(L, 1);
