@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "jit/cpu/block_groups.h"
+#include "jit/cpu/conditionals.h"
 #include "jit/cpu/host_compiler.h"
 #include "jit/cpu/inline_sync.h"
 #include "jit/cpu/plan.h"
@@ -443,11 +444,14 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
   // loops).
   // Block-level cooperative groups lowered (block_groups.h) can run as regions; index
   // arithmetic read as int (signed_indices.h) and subscripts computed in 64 bits
-  // (wide_subscripts.h) let the compiler vectorise thread loops.
+  // (wide_subscripts.h) let the compiler vectorise thread loops; conditional directives in
+  // kernel bodies resolved where their macros are known (conditionals.h) let the rewrite read
+  // them.
   Plan plan = [&] {
     if (!regions_ || check_) return plan_source(request, request.source, std::move(user));
     const std::string source =
-        cpu::signed_index_arithmetic(cpu::lower_block_groups(request.source));
+        cpu::signed_index_arithmetic(cpu::lower_block_groups(cpu::resolve_kernel_conditionals(
+            request.source, cpu::known_macros(user, cuda_arch_value(request.arch)))));
     const std::string inlined = cpu::inline_sync_functions(source);
     Plan p = plan_source(request, inlined, std::move(user));
     p.inlined = inlined != source;

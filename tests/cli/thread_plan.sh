@@ -120,6 +120,30 @@ print(k:info().threads .. "|" .. k:info().why)')
 [ ! -s "$work/err" ] || fail "a loop kernel has no note: $(cat "$work/err")"
 KILN_NOTES=0 "$kiln" -e "$script" >/dev/null 2>"$work/err"
 [ ! -s "$work/err" ] || fail "KILN_NOTES=0 says nothing: $(cat "$work/err")"
+# Conditional directives in a barrier kernel's body: resolved where every macro they test is
+# known (defined in the source or by opts.defines), so the kernel runs as regions; one testing
+# a macro nothing kiln sees defines (a header might) keeps it in coroutines. Right either way.
+out=$(run '
+local src = [[
+#define SCALE 3
+__global__ void scaled(float* y) {
+  __shared__ float s[64];
+  s[threadIdx.x] = threadIdx.x;
+  __syncthreads();
+#ifdef TWICE
+  y[threadIdx.x] = 2 * s[63 - threadIdx.x];
+#elif SCALE > 2
+  y[threadIdx.x] = SCALE * s[63 - threadIdx.x];
+#endif
+}]]
+local y = cuda.device_array(64, "float32")
+for _, defines in ipairs({ { TWICE = 1 }, {} }) do
+  local k = cuda.jit(src, { defines = defines })
+  k[{1, 64}](y)
+  io.write(y:copy_to_host()[1], " ", k:info().threads, " ")
+end')
+[ "$out" = "126 regions 189 coroutines " ] || fail "conditionals in a kernel body: '$out'"
+
 # A shuffle from a lane not taking part (the last warp's lanes 8..31 returned): a GPU's value is
 # undefined, kiln's the caller's own, said once per kernel, as regions and as fibers. Shuffles
 # within 8-lane segments (width 8: a source past the segment is the caller's own, as CUDA
