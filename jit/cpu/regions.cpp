@@ -1302,6 +1302,10 @@ class BodyWriter {
     const bool assigned = own.empty() && init_writes.size() == 1 && is_ident(t_[init], var) &&
                           is_punct(t_[init + 1], "=") && !is_punct(t_[init + 2], "=") &&
                           uniform_expr(init + 2, semis[0]);
+    // (or an empty init, `int i = N / 2; for (; i > 1; i /= 2)`, Rodinia's kmeans: the value
+    // every thread's copy already holds is the same)
+    const bool uniform_before = own.empty() && init == semis[0] && init_writes.empty() &&
+                                uniform_since_declaration(var, open - 1);
     bool uniform_step = step_writes.empty() || (step_writes.size() == 1 && step_writes.count(var));
     for (std::size_t k = semis[1] + 1; k < close; ++k)
       if (t_[k].kind == Token::ident && !member_name(k) && t_[k].text != var)
@@ -1309,10 +1313,34 @@ class BodyWriter {
     for (std::size_t k = close + 1; k < next; ++k)
       if (is_ident(t_[k], var) && !member_name(k) && (writes(k) || call_argument(k)))
         uniform_step = false;
-    if (!assigned || !uniform_step) throw Refused("a header that writes '" + var + "'");
+    if (!(assigned || uniform_before) || !uniform_step)
+      throw Refused("a header that writes '" + var + "'");
     const std::string copy = ", ::kiln_cpu::broadcast(" + *replicated(var) + ", kiln_n_, KILN_LEAD)";
-    edits_.push_back({t_[semis[0]].begin, t_[semis[0]].begin, copy});
+    if (assigned) edits_.push_back({t_[semis[0]].begin, t_[semis[0]].begin, copy});
     if (!step_writes.empty()) edits_.push_back({t_[close].begin, t_[close].begin, copy});
+  }
+
+  // Whether var, seen last before token before, was there declared with a uniform initialiser
+  // (`unsigned int n = THREADS / 2;`), in the same block and not named since: every thread's
+  // copy then holds the same value.
+  bool uniform_since_declaration(const std::string& var, std::size_t before) const {
+    for (std::size_t k = before; k > open_; --k) {
+      if (is_punct(t_[k], "{") || is_punct(t_[k], "}")) return false;
+      if (!is_ident(t_[k], var) || member_name(k)) continue;
+      if (!is_punct(t_[k + 1], "=") || is_punct(t_[k + 2], "=")) return false;
+      const Token& type = t_[k - 1];  // `T var = ...`: a declaration, not an assignment
+      if (type.kind != Token::ident ||
+          !(is_keyword_type(type.text) || replica(type.text) == nullptr))
+        return false;
+      std::size_t end = k + 2;
+      while (end < before && !is_punct(t_[end], ";")) {
+        if (is_punct(t_[end], "(") || is_punct(t_[end], "[") || is_punct(t_[end], "{"))
+          end = match_[end];
+        ++end;
+      }
+      return end < before && uniform_expr(k + 2, end);
+    }
+    return false;
   }
 
   // A barrier loop `for (T v = ...; ...; v++)` (or ++v, v--, --v, v += s, v -= s, s uniform):

@@ -79,12 +79,13 @@ TEST(CpuRegions, DeclinesWhatItCannotRewriteSafely) {
   // thread (assigned a uniform value by the init, stepped by uniform values, not written in the
   // body), declined otherwise.
   EXPECT_EQ(declined(kernel("int s; for (s = n; s > 0; s >>= 1) __syncthreads();")), "");
+  // (or declared just before with such a value, the init empty: EmptyInitLoopsOverUniformVariables)
+  EXPECT_EQ(declined(kernel("int s = n; for (; s > 0; s >>= 1) __syncthreads();")), "");
   // A math function in a header (Rodinia's backprop: `i <= __log2f(HEIGHT)`).
   EXPECT_EQ(declined(kernel("for (int i = 1; i <= __log2f(n) && i < min(n, 8); i++) "
                             "__syncthreads();")),
             "");
-  for (const char* body : {"int s = n; for (; s > 0; s >>= 1) __syncthreads();",
-                           "int s = threadIdx.x; for (; s < n; s += 32) __syncthreads();",
+  for (const char* body : {"int s = threadIdx.x; for (; s < n; s += 32) __syncthreads();",
                            "int s, t = x[threadIdx.x]; for (s = 0; s < n; s += t) __syncthreads();",
                            "int s; for (s = 0; s < n; s++) { s += x[0]; __syncthreads(); }",
                            "int s, u; for (s = 0, u = 1; s < n; s++) __syncthreads();",
@@ -452,6 +453,54 @@ __global__ void k(const int* in, int* out) {
     for (int q = 0; q < t % 4; ++q) j += in[q];
     ASSERT_EQ(out.host()[t], sum * 100 + 0 * 10 + j) << t;
   }
+}
+
+// A barrier loop with an empty init over a variable declared just before it with a value every
+// thread shares (`unsigned n = THREADS / 2; for (; n > 1; n /= 2)`, Rodinia's kmeans): every
+// copy already holds the same value, so only the step is copied. A value that differs per
+// thread, or one named between the declaration and the loop, is declined. Against the host.
+TEST(CpuRegions, EmptyInitLoopsOverUniformVariables) {
+  const std::string src = R"(
+#define THREADS 64
+__global__ void k(const int* in, int* out) {
+  __shared__ int s[THREADS];
+  const int t = threadIdx.x;
+  s[t] = in[t];
+  __syncthreads();
+  unsigned int n = THREADS / 2;
+  for (; n > 0; n /= 2) {
+    if (t < n) s[t] += s[t + n];
+    __syncthreads();
+  }
+  out[t] = s[0] + n;
+})";
+  auto r = cpu::form_regions(src);
+  ASSERT_TRUE(r) << declined(src);
+  EXPECT_NE(r->find("/= 2, ::kiln_cpu::broadcast("), std::string::npos) << *r;
+  const std::string per_thread = R"(
+__global__ void k(int* x) {
+  unsigned int n = threadIdx.x % 2 ? 16 : 32;
+  for (; n > 0; n /= 2) __syncthreads();
+  x[threadIdx.x] = n;
+})";
+  EXPECT_NE(declined(per_thread), "");
+  const std::string named_between = R"(
+__global__ void k(int* x) {
+  unsigned int n = 32;
+  n -= threadIdx.x % 2;
+  for (; n > 0; n /= 2) __syncthreads();
+  x[threadIdx.x] = n;
+})";
+  EXPECT_NE(declined(named_between), "");
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  std::vector<int> in(64);
+  for (int x = 0; x < 64; ++x) in[x] = x * 7 % 11;
+  Buffer<int> din(in), out(64, -1);
+  launch(*b.kernel, {1}, {64}, 0, din.p, out.p);
+  int sum = 0;
+  for (int x : in) sum += x;
+  for (int t = 0; t < 64; ++t) ASSERT_EQ(out.host()[t], sum) << t;
 }
 
 // A parameter the kernel writes (`src += blockIdx.x * 64 + threadIdx.x;`, as CUDA's samples
