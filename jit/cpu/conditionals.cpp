@@ -125,105 +125,57 @@ class Condition {
     return w;
   }
   long long ternary() {
-    const long long c = logical_or();
+    const long long c = binary(0);
     if (!eat("?")) return c;
     const long long a = ternary();
     if (!eat(":")) throw Unknown{};
     const long long b = ternary();
     return c ? a : b;
   }
-  long long logical_or() {
-    long long v = logical_and();
-    while (eat("||")) v = logical_and() || v;
-    return v;
-  }
-  long long logical_and() {
-    long long v = bit_or();
-    while (eat("&&")) v = bit_or() && v;
-    return v;
-  }
-  long long bit_or() {
-    long long v = bit_xor();
-    while (eat("|")) v |= bit_xor();
-    return v;
-  }
-  long long bit_xor() {
-    long long v = bit_and();
-    while (eat("^")) v ^= bit_and();
-    return v;
-  }
-  long long bit_and() {
-    long long v = equality();
-    while (eat("&")) v &= equality();
-    return v;
-  }
-  long long equality() {
-    long long v = relational();
+  // The binary operators by precedence, loosest first; within a level, longer ones first (so
+  // that "<=" is not read as "<").
+  static constexpr std::string_view kLevels[][4] = {
+      {"||"},       {"&&"},     {"|"},          {"^"}, {"&"}, {"==", "!="}, {"<=", ">=", "<", ">"},
+      {"<<", ">>"}, {"+", "-"}, {"*", "/", "%"}};
+  // An expression of operators of precedence level and tighter, left to right.
+  long long binary(std::size_t level) {
+    if (level == std::size(kLevels)) return unary();
+    long long v = binary(level + 1);
     for (;;) {
-      if (eat("=="))
-        v = v == relational();
-      else if (eat("!="))
-        v = v != relational();
-      else
-        return v;
-    }
-  }
-  long long relational() {
-    long long v = shift();
-    for (;;) {
-      if (eat("<="))
-        v = v <= shift();
-      else if (eat(">="))
-        v = v >= shift();
-      else if (eat("<"))
-        v = v < shift();
-      else if (eat(">"))
-        v = v > shift();
-      else
-        return v;
-    }
-  }
-  long long shift() {
-    long long v = additive();
-    for (;;) {
-      if (eat("<<")) {
-        const long long by = additive();
-        if (by < 0 || by > 62) throw Unknown{};
-        v <<= by;
-      } else if (eat(">>")) {
-        const long long by = additive();
-        if (by < 0 || by > 62) throw Unknown{};
-        v >>= by;
-      } else {
-        return v;
+      std::string_view op;
+      for (std::string_view o : kLevels[level])
+        if (!o.empty() && eat(o)) {
+          op = o;
+          break;
+        }
+      if (op.empty()) return v;
+      if (op == "||" || op == "&&") {  // both sides are read, as they are pure here
+        const long long w = binary(level + 1);
+        v = op == "||" ? (v || w) : (v && w);
+        continue;
       }
+      v = apply(op, v, binary(level + 1));
     }
   }
-  long long additive() {
-    long long v = multiplicative();
-    for (;;) {
-      if (eat("+"))
-        v += multiplicative();
-      else if (eat("-"))
-        v -= multiplicative();
-      else
-        return v;
-    }
-  }
-  long long multiplicative() {
-    long long v = unary();
-    for (;;) {
-      if (eat("*")) {
-        v *= unary();
-      } else if (eat("/") || eat("%")) {
-        const bool div = text_[at_ - 1] == '/';
-        const long long d = unary();
-        if (d == 0) throw Unknown{};
-        v = div ? v / d : v % d;
-      } else {
-        return v;
-      }
-    }
+  // v op w in C's integer arithmetic; throws Unknown where C's is undefined.
+  static long long apply(std::string_view op, long long v, long long w) {
+    if ((op == "/" || op == "%") && w == 0) throw Unknown{};
+    if ((op == "<<" || op == ">>") && (w < 0 || w > 62)) throw Unknown{};
+    if (op == "|") return v | w;
+    if (op == "^") return v ^ w;
+    if (op == "&") return v & w;
+    if (op == "==") return v == w;
+    if (op == "!=") return v != w;
+    if (op == "<=") return v <= w;
+    if (op == ">=") return v >= w;
+    if (op == "<") return v < w;
+    if (op == ">") return v > w;
+    if (op == "<<") return v << w;
+    if (op == ">>") return v >> w;
+    if (op == "+") return v + w;
+    if (op == "-") return v - w;
+    if (op == "*") return v * w;
+    return op == "/" ? v / w : v % w;
   }
   long long unary() {
     if (eat("!")) return !unary();

@@ -559,7 +559,10 @@ void BlockRunner::complete(Warp& w, unsigned group) {
       case kiln_cpu::warp_shfl_down:
       case kiln_cpu::warp_shfl_xor:
         r = (group >> src & 1) ? w.value[src] : w.value[j];
-        if (!(group >> src & 1)) w.unjoined[j] = unsigned(src);  // undefined on a GPU
+        if (!(group >> src & 1)) {  // undefined on a GPU: reported when lane j resumes
+          w.unjoined[j] = unsigned(src);
+          w.group[j] = group;
+        }
         break;
       case kiln_cpu::warp_ballot:
         r = ballot;
@@ -587,7 +590,6 @@ void BlockRunner::complete(Warp& w, unsigned group) {
         break;
     }
     w.result[j] = r;
-    w.group[j] = group;
   }
   w.waiting &= ~group;
 }

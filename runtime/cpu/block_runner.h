@@ -77,8 +77,8 @@ class BlockRunner final : public OverflowCatcher {
     int op[32], param[32], width[32];
     unsigned long long value[32], result[32];
     const void* code[32];
-    unsigned unjoined[32];  // check mode: the lane a shuffle read that was not taking part, or 32
-    unsigned group[32];     // the lanes the operation completed with
+    unsigned unjoined[32];  // the lane a shuffle read that was not taking part, or 32
+    unsigned group[32];     // with unjoined: the lanes its operation completed with
   };
 
   static void fiber_main(ctx::transfer_t t);

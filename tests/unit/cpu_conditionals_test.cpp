@@ -67,6 +67,10 @@ TEST(CpuConditionals, OptionsDefineAndUndefine) {
       "__global__ void k() {\n#if defined(FAST) && LEVEL > 1\n  fast();\n"
       "#else\n  slow();\n#endif\n}\n";
   EXPECT_EQ(resolved(source, {"-DFAST", "-DLEVEL=2"}), "__global__ void k() {|fast();|}");
+  // C's operators and their precedence: (8 % 5 == 3) && 1 || 0, then 2 - 3 * 2 < -3 is false.
+  EXPECT_EQ(resolved("__global__ void k() {\n#if (1 << 3) % 5 == 3 && !(2 > 3) || 0\n  a();\n"
+                     "#endif\n#if 2 - 3 * 2 < -4 || (6 ^ 3) != 5 || ~0 != -1\n  b();\n#endif\n}\n"),
+            "__global__ void k() {|a();|}");
   EXPECT_EQ(resolved(source, {"-DFAST", "-DLEVEL=1"}), "__global__ void k() {|slow();|}");
   // Not defined anywhere kiln can see (a header may define it): left as written.
   EXPECT_EQ(resolved(source, {"-DLEVEL=2"}),
