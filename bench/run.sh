@@ -110,7 +110,14 @@ fact first_launch.cache "$(KILN_BENCH_CHECK_CACHE=1 "$kiln" bench/first_launch.l
 
 # C++ micro-benchmarks (Google Benchmark): per-repetition aggregates as CSV -> FIG lines.
 echo "C++ micro-benchmarks ..."
-"$micro" --benchmark_repetitions="$gb_reps" --benchmark_report_aggregates_only=true \
+# The serial C++ references are the cpu backend's yardstick; at a GPU's sizes (a 2048^3 naive
+# matmul, a 4096^2 9x9 blur) they take minutes, so the cuda backend's report goes without them.
+micro_filter=()
+if [[ "$backend" == cuda ]]; then
+  micro_filter=(--benchmark_filter=-BM_serial)
+  fact skip.serial "the serial C++ references are not run on the cuda backend (minutes at GPU sizes)"
+fi
+"$micro" "${micro_filter[@]}" --benchmark_repetitions="$gb_reps" --benchmark_report_aggregates_only=true \
   --benchmark_min_time=0.2 --benchmark_format=csv >"$work/micro.csv" 2>"$work/micro.err" || {
   cat "$work/micro.err" >&2; exit 1; }
 awk -F, '

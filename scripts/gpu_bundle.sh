@@ -2,9 +2,11 @@
 # Prepares a GPU check on a machine that cannot install packages (the device machines lent to
 # kiln's sessions start bare, with the CUDA toolkit, CMake and a C++ compiler but no Lua, Boost or
 # libedit): builds build/ here and copies the shared libraries kiln's binaries need beyond the
-# C and C++ runtimes into .gpu/lib (git-ignored). Then, on that machine, with build/ and .gpu
-# carried beside the source tree, one command runs the whole check:
-#   ln -sfn "$PWD" /work/main; export LD_LIBRARY_PATH=$PWD/.gpu/lib; scripts/gpu_check.sh --no-build
+# C and C++ runtimes into .gpu/lib, and build/ without its objects, archives and test cache into
+# .gpu/build (both git-ignored; together well under the 64 MiB a device machine is sent). Then, on
+# that machine, with .gpu carried beside the source tree, one command runs the whole check:
+#   mkdir -p <this folder's parent>; ln -sfn "$PWD" <this folder>; rm -rf build; cp -a .gpu/build build
+#   export LD_LIBRARY_PATH=$PWD/.gpu/lib; scripts/gpu_check.sh --no-build
 # (the link because build/ names this checkout's absolute paths). See docs/cuda-backend.md.
 # Usage: scripts/gpu_bundle.sh
 set -euo pipefail
@@ -26,6 +28,10 @@ ldd "${binaries[@]}" | awk '/=>/ && $3 ~ /^\// {print $3}' | sort -u | while rea
     *) cp -L "$lib" .gpu/lib/ ;;
   esac
 done
-echo "gpu_bundle: $(ls .gpu/lib | wc -l) libraries in .gpu/lib ($(du -sh .gpu | cut -f1)); build/ is $(du -sh build | cut -f1)"
-echo "gpu_bundle: on the GPU machine, carry build and .gpu, then run:"
-echo '  ln -sfn "$PWD" '"$PWD"'; export LD_LIBRARY_PATH=$PWD/.gpu/lib; scripts/gpu_check.sh --no-build'
+# What ctest and the benchmarks run, without what only a rebuild needs.
+mkdir -p .gpu/build
+tar -C build --exclude='*.o' --exclude='*.a' --exclude=test-cache -cf - . | tar -C .gpu/build -xf -
+echo "gpu_bundle: $(ls .gpu/lib | wc -l) libraries in .gpu/lib; .gpu is $(du -sh .gpu | cut -f1)"
+echo "gpu_bundle: on the GPU machine, carry .gpu, then run:"
+echo "  mkdir -p $(dirname "$PWD"); ln -sfn \"\$PWD\" $PWD; rm -rf build; cp -a .gpu/build build"
+echo '  export LD_LIBRARY_PATH=$PWD/.gpu/lib; scripts/gpu_check.sh --no-build'

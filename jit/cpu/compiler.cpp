@@ -262,10 +262,15 @@ std::vector<std::string> CpuCompiler::code_flags() const {
   // loop (`int north = row > 0 ? ty - 1 : ty;`, row fixed along a row of threads) is no even
   // step until the loop is unswitched on it (one copy per outcome), which GCC does for bodies
   // of at most 50 instructions by default, two levels deep here (the Rodinia-style hotspot:
-  // 115 -> 68 ms; deeper costs compile time and gained nothing more).
-  if (compiler_fingerprint(compiler_).find("clang") == std::string::npos)
+  // 115 -> 68 ms; deeper costs compile time and gained nothing more). GCC 13 rewrote
+  // unswitching: its default goes deeper, and the level parameter is gone (an error there), so
+  // it is passed only to a GCC whose name says it is older.
+  std::string fingerprint = compiler_fingerprint(compiler_);
+  if (fingerprint.find("clang") == std::string::npos)
     flags.insert(flags.end(), {"-fno-gnu-unique", "--param=vect-max-version-for-alias-checks=64",
-                               "--param=max-unswitch-insns=1000", "--param=max-unswitch-level=2"});
+                               "--param=max-unswitch-insns=1000"});
+  if (int major = gcc_major_in_name(fingerprint); major > 0 && major < 13)
+    flags.push_back("--param=max-unswitch-level=2");
   // Check mode: bounds checks, and line tables to name the source line of a bad access.
   if (check_) flags.insert(flags.end(), {"-DKILN_CHECK=1", "-g"});
   return flags;

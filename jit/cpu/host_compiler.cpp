@@ -39,4 +39,16 @@ std::string compiler_fingerprint(const std::string& compiler) {
          std::to_string(std::int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec);
 }
 
+int gcc_major_in_name(const std::string& fingerprint) {
+  std::string path = fingerprint.substr(0, fingerprint.find('@'));
+  std::string name = path.substr(path.rfind('/') + 1);
+  std::size_t dash = name.rfind('-');
+  if (name.find("g++") == std::string::npos || dash == std::string::npos) return 0;
+  std::string digits = name.substr(dash + 1);
+  if (digits.empty() || digits.size() > 3 ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
+    return 0;
+  return std::stoi(digits);
+}
+
 }  // namespace kiln::jit

@@ -27,6 +27,7 @@ struct State {
   std::uint64_t generation = 1;
   std::string last_kernel;  // display name of the last kernel launched
   std::string broken;       // error name of a sticky fault; empty while the context works
+  std::string lost = "the CUDA context is gone; restart kiln";  // why, once reset() failed
   std::unordered_map<CUdeviceptr, std::size_t> live;  // this generation's allocations
   // Modules loaded in this context, by image hash: each is loaded once and kept.
   std::unordered_map<std::string, std::shared_ptr<ModuleHandle>> modules;
@@ -34,8 +35,7 @@ struct State {
   // Makes the context current; throws when a fault has broken it.
   void enter() const {
     if (!broken.empty()) throw Error(format_sticky(last_kernel, broken));
-    if (!context)
-      throw Error("the CUDA context could not be recreated by cuda.reset(); restart kiln");
+    if (!context) throw Error(lost);
     context->make_current();
   }
 
@@ -557,14 +557,27 @@ void CudaBackend::reset() {
   state.modules.clear();
   state.live.clear();
   ++state.generation;
-  state.broken.clear();
   state.last_kernel.clear();
   state.pool = nullptr;
+  std::string fault = state.broken.empty() ? std::string("a reset") : state.broken;
+  state.broken.clear();
   CUdevice device = state.device;
-  state.driver->check(state.driver->cuDevicePrimaryCtxReset(device), "cuDevicePrimaryCtxReset");
-  state.context.reset();  // releases our retain (safe after a reset, as the driver documents)
-  state.context = std::make_unique<cuda::PrimaryContext>(state.driver, device);
-  state.context->make_current();
+  // Our retain goes first, and the old context stops being current here, so that the reset
+  // leaves nothing of it behind; then a new primary context is made.
+  state.context.reset();
+  state.driver->cuCtxSetCurrent(nullptr);
+  try {
+    state.driver->check(state.driver->cuDevicePrimaryCtxReset(device), "cuDevicePrimaryCtxReset");
+    state.context = std::make_unique<cuda::PrimaryContext>(state.driver, device);
+    state.context->make_current();
+  } catch (const Error& e) {
+    // CUDA documents some faults (an illegal address) as ending the process's use of the GPU.
+    state.context.reset();
+    state.lost = "the CUDA driver did not recreate the context after " + fault + " (" + e.what() +
+                 "): this process cannot use the GPU again; save what you need from host " +
+                 "arrays and restart kiln";
+    throw Error("cuda.reset(): " + state.lost);
+  }
   state.set_up_pool();
   for (auto& [data, pinned] : pinned_) pinned->register_again();
 }

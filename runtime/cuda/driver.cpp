@@ -167,7 +167,7 @@ std::string format_sticky(const std::string& kernel, const std::string& error_na
   return "the GPU context is broken by an earlier fault" +
          (kernel.empty() ? std::string() : " in kernel '" + kernel + "'") + " (" + error_name +
          "): call cuda.reset() to recreate it (device arrays, streams and events from before "
-         "the reset are invalid afterwards)";
+         "the reset are invalid afterwards), or restart kiln where the driver refuses";
 }
 
 std::string display_name(const std::string& lowered_name) {

@@ -67,7 +67,8 @@ end
 
 -- Limits are checked before launch, with a clear message.
 local ok, err = pcall(function() rev[{1, 2048}](cuda.to_device(src), dst, m) end)
-assert(not ok and err:find("2048 threads"), "block of 2048 threads must be refused: " .. tostring(err))
+assert(not ok and err:find("reverse", 1, true) and err:find("2048", 1, true) and err:find("1024", 1, true),
+       "block of 2048 threads must be refused, naming the kernel and the limit: " .. tostring(err))
 ok, err = pcall(function() rev[{1, 256, 0, 1 << 30}](cuda.to_device(src), dst, m) end)
 assert(not ok and err:find("shared memory"), "1 GiB of shared memory must be refused: " .. tostring(err))
 

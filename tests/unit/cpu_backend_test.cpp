@@ -8,12 +8,25 @@
 #include <unistd.h>
 
 #include "cpu_test_util.h"
+#include "jit/cpu/host_compiler.h"
 #include "jit/cpu/plan.h"
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
 
 namespace kiln::cpu_test {
 namespace {
+
+// GCC 13 dropped --param=max-unswitch-level: only a GCC named older gets it.
+TEST(CpuBackend, GccMajorVersionFromTheBinarysName) {
+  using kiln::jit::gcc_major_in_name;
+  EXPECT_EQ(gcc_major_in_name("/usr/bin/x86_64-linux-gnu-g++-12@123@456"), 12);
+  EXPECT_EQ(gcc_major_in_name("/usr/bin/x86_64-linux-gnu-g++-13@1@2"), 13);
+  EXPECT_EQ(gcc_major_in_name("/opt/gcc/bin/g++-9@1@2"), 9);
+  EXPECT_EQ(gcc_major_in_name("/usr/bin/g++@1@2"), 0);
+  EXPECT_EQ(gcc_major_in_name("/usr/lib/llvm-14/bin/clang@1@2"), 0);
+  EXPECT_EQ(gcc_major_in_name("/usr/bin/x86_64-linux-gnu-g++-x@1@2"), 0);
+  EXPECT_EQ(gcc_major_in_name("c++ (not found)"), 0);
+}
 
 TEST(CpuBackend, VecAddAndSignature) {
   auto t0 = std::chrono::steady_clock::now();
