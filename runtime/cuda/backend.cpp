@@ -209,18 +209,18 @@ class CudaProgram final : public Program {
     CUstream stream = state.stream_of(config.stream);
     if (config.cooperative) check_coresident(config);
     state.last_kernel = name_;
-    if (config.cooperative)
-      state.check(state.driver->cuLaunchCooperativeKernel(
-                      fn, config.grid.x, config.grid.y, config.grid.z, config.block.x,
-                      config.block.y, config.block.z, static_cast<unsigned>(config.shared_bytes),
-                      stream, args),
-                  "cuLaunchCooperativeKernel of kernel '" + name_ + "'");
-    else
-      state.check(state.driver->cuLaunchKernel(fn, config.grid.x, config.grid.y, config.grid.z,
-                                               config.block.x, config.block.y, config.block.z,
-                                               static_cast<unsigned>(config.shared_bytes), stream,
-                                               args, nullptr),
-                  "cuLaunchKernel of kernel '" + name_ + "'");
+    const unsigned shared = static_cast<unsigned>(config.shared_bytes);
+    CUresult result = config.cooperative
+                          ? state.driver->cuLaunchCooperativeKernel(
+                                fn, config.grid.x, config.grid.y, config.grid.z, config.block.x,
+                                config.block.y, config.block.z, shared, stream, args)
+                          : state.driver->cuLaunchKernel(
+                                fn, config.grid.x, config.grid.y, config.grid.z, config.block.x,
+                                config.block.y, config.block.z, shared, stream, args, nullptr);
+    if (result != CUDA_SUCCESS)  // the message is made only then: launches are microseconds
+      state.check(result,
+                  std::string(config.cooperative ? "cuLaunchCooperativeKernel" : "cuLaunchKernel") +
+                      " of kernel '" + name_ + "'");
   }
 
   // A cooperative launch's grid must fit on the device at once (blocks per multiprocessor, from

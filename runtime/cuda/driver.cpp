@@ -91,12 +91,12 @@ std::string check_dims(const char* what, const Dim3& dims, const std::int64_t li
   const std::uint32_t value[3] = {dims.x, dims.y, dims.z};
   const char* axis[3] = {"x", "y", "z"};
   for (int i = 0; i < 3; ++i) {
+    if (value[i] != 0 && value[i] <= limits[i]) continue;  // (every launch: no strings made)
     std::string prefix = "kernel '" + kernel + "': " + what + " " +
                          dims_string(dims.x, dims.y, dims.z) + ": dimension " + axis[i] + " is " +
                          std::to_string(value[i]);
     if (value[i] == 0) return prefix + "; every dimension must be at least 1";
-    if (value[i] > limits[i])
-      return prefix + "; the device allows at most " + std::to_string(limits[i]);
+    return prefix + "; the device allows at most " + std::to_string(limits[i]);
   }
   return "";
 }
@@ -113,17 +113,19 @@ LaunchCheck check_launch(const DeviceInfo& device, const LaunchConfig& config,
   if (!check.error.empty()) return check;
 
   const std::uint64_t threads = config.block.count();
-  const std::string block = "kernel '" + kernel + "': block " +
-                            dims_string(config.block.x, config.block.y, config.block.z) + " has " +
-                            std::to_string(threads) + " threads";
+  auto block = [&] {
+    return "kernel '" + kernel + "': block " +
+           dims_string(config.block.x, config.block.y, config.block.z) + " has " +
+           std::to_string(threads) + " threads";
+  };
   if (threads > std::uint64_t(device.max_threads_per_block)) {
-    check.error = block + "; " + device.name + " allows at most " +
+    check.error = block() + "; " + device.name + " allows at most " +
                   std::to_string(device.max_threads_per_block) + " per block";
     return check;
   }
   if (attributes.max_threads_per_block > 0 &&
       threads > std::uint64_t(attributes.max_threads_per_block)) {
-    check.error = block + "; this kernel allows at most " +
+    check.error = block() + "; this kernel allows at most " +
                   std::to_string(attributes.max_threads_per_block) + " per block" +
                   (attributes.registers > 0 ? " (it uses " + std::to_string(attributes.registers) +
                                                   " registers per thread)"
@@ -257,6 +259,12 @@ std::shared_ptr<Driver> Driver::load(std::string* why, const std::string& librar
   if (!missing.empty())
     return fail("the CUDA driver " + library + " lacks " + missing + ": update the NVIDIA driver");
 
+  // Each kiln module holds one kernel's specialisations, so CUDA's lazy loading (the default
+  // since 12.2) saves nothing, and costs much: loading a kernel's code at its first launch waits
+  // for the kernels running on every stream. On an H200 a kernel spinning on s1 until a kernel
+  // on s2 raises its flag waited its full second when the raiser was compiled after it, and
+  // not with eager loading. A user's own setting wins (read by cuInit, so set before it).
+  setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
   CUresult init = driver->cuInit(0);
   if (init == CUDA_ERROR_NO_DEVICE) return fail("no CUDA device");
   if (init == CUDA_ERROR_STUB_LIBRARY)

@@ -35,15 +35,18 @@ extern "C" __global__ void raise_flag(volatile int* flag) { *flag = 1; __threadf
 
 -- Overlap: a kernel on s1 waits for a flag that only a kernel on s2 sets. If the two streams
 -- were serialised, the waiter would give up after a second and record 0.
--- Each kernel is called once first: a kernel's first call compiles and loads its module, and
--- loading code can wait for the kernels running on every stream (CUDA's lazy loading says so).
+-- Neither kernel has run before: raise_flag compiles and loads while wait_for spins, which
+-- works only because kiln loads modules eagerly (CUDA's lazy loading makes a first launch wait
+-- for the kernels running on every stream). The same pair runs again below, both loaded.
 local s1, s2 = cuda.stream(), cuda.stream()
 local flag = cuda.to_device(array.zeros(1, "int32"))
 local seen = cuda.to_device(array.zeros(1, "int32"))
-m.raise_flag[{1, 1, s1}](flag)  -- in stream order: the flag is up before wait_for runs
 m.wait_for[{1, 1, s1}](flag, seen)
-cuda.synchronize()
-assert(seen:copy_to_host()[1] == 1, "wait_for saw a flag raised before it ran")
+m.raise_flag[{1, 1, s2}](flag)
+s1:synchronize()
+s2:synchronize()
+assert(seen:copy_to_host()[1] == 1,
+       "a kernel compiled and loaded while another ran on a second stream waited for it")
 flag = cuda.to_device(array.zeros(1, "int32"))
 seen = cuda.to_device(array.zeros(1, "int32"))
 m.wait_for[{1, 1, s1}](flag, seen)
