@@ -2,7 +2,8 @@
 # The one command for a machine with an NVIDIA GPU: builds kiln, runs the GPU tests (ctest -L gpu,
 # and the cuda unit tests, which skip without a GPU elsewhere), the labs (scripts/labs/*.lua
 # --full) and the benchmarks (bench/run.sh), and writes everything to
-# bench/results/<date>-<gpu name>.md. Exits non-zero when a test failed.
+# bench/results/<date>-<gpu>-check.md (beside bench/run.sh's <date>-<gpu>.md). Exits non-zero when a
+# test failed.
 # Usage: scripts/gpu_check.sh [--no-build] [--no-bench]
 # On a machine that cannot install kiln's packages, build here first: scripts/gpu_bundle.sh.
 set -uo pipefail
@@ -22,9 +23,9 @@ gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n1)
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n1)
 driver_cuda=$(nvidia-smi | sed -n 's/.*CUDA Version: *\([0-9.]*\).*/\1/p' | head -n1)
 toolkit=$( (/usr/local/cuda/bin/nvcc --version 2>/dev/null || true) | sed -n 's/.*release \([0-9.]*\).*/\1/p')
-slug=$(echo "$gpu_name" | tr -c 'A-Za-z0-9\n' '-' | tr -s '-' | sed 's/^-//; s/-$//')
+slug=$(echo "$gpu_name" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9\n' '-' | tr -s '-' | sed 's/^-//; s/-$//')
 mkdir -p bench/results
-report="bench/results/$(date +%Y-%m-%d)-${slug}.md"
+report="bench/results/$(date +%Y-%m-%d)-${slug}-check.md"  # beside bench/run.sh's report
 log_dir=$(mktemp -d)
 trap 'rm -rf "$log_dir"' EXIT
 status=0
