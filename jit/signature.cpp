@@ -130,9 +130,10 @@ std::string describe(const ArgValue& v, bool with_ndim = false) {
       if (v.lanes.empty() && !v.fields.empty()) return "a table of named fields";
       return "a table of " + std::to_string(v.lanes.size()) + " values";
     case ArgValue::Kind::other:
-      if (v.lua_type.empty()) return "an unsupported value";
-      if (v.lua_type == "nil" || v.lua_type == "no value") return v.lua_type;
-      return "a " + v.lua_type;
+      const std::string type = v.lua_type ? v.lua_type : "";
+      if (type.empty()) return "an unsupported value";
+      if (type == "nil" || type == "no value") return type;
+      return "a " + type;
   }
   return "an unsupported value";
 }

@@ -80,7 +80,7 @@ struct ArgValue {
   std::int64_t integer = 0;
   double number = 0;
   bool boolean = false;
-  std::string lua_type;          // "table", "string", ... for messages
+  const char* lua_type = "";     // "table", "string", ... for messages (a static string)
   std::vector<ArgValue> lanes;   // a table's x, y, z, w, else its [1]..[n]: vectors, arrays
   std::vector<std::pair<std::string, ArgValue>> fields;  // a table's string keys: structs
 };

@@ -155,10 +155,10 @@ std::filesystem::path resolve_kernel_file(lua_State* L, const std::string& path)
 jit::ArgValue arg_value(lua_State* L, int idx) {
   jit::ArgValue v;
   if (DeviceArray* d = test_device_array(L, idx)) {
-    const std::string which = "argument " + std::to_string(idx - 1);
-    if (d->buffer->freed()) throw Error(which + ": the device array was freed");
+    auto which = [&] { return "argument " + std::to_string(idx - 1); };  // only for an error
+    if (d->buffer->freed()) throw Error(which() + ": the device array was freed");
     if (d->buffer->stale())
-      throw Error(which + ": the device array is invalid: it was made before cuda.reset()");
+      throw Error(which() + ": the device array is invalid: it was made before cuda.reset()");
     v.kind = jit::ArgValue::Kind::device_array;
     v.dtype = d->dtype, v.ndim = static_cast<int>(d->shape.size()), v.shape = d->shape;
     v.data = d->data();
@@ -213,6 +213,7 @@ struct Staged {
 std::vector<jit::ArgValue> collect_args(lua_State* L, int first, std::vector<Staged>* staged) {
   std::vector<jit::ArgValue> args;
   int top = lua_gettop(L);
+  if (top >= first) args.reserve(static_cast<std::size_t>(top - first + 1));
   for (int i = first; i <= top; ++i) {
     args.push_back(arg_value(L, i));
     if (staged && args.back().kind == jit::ArgValue::Kind::host_array) {
