@@ -114,9 +114,11 @@ target("cold compile from Lua, `k:ptx()`, ≤ 1.1× bare NVRTC (every lab kernel
   "medians; kiln's process against the C++ process, so process-to-process speed differences count against kiln")
 local fl = ms("proc.cached_first_launch")
 local from = FACT["first_launch.cache"]
+local floor = ms("proc.cuda_floor_first_launch")
 target("cached kernel, first launch in a new process ≤ 5 ms after start", num(fl) .. " ms",
   fl and fl <= 5 and from == "disk", "`k:info().cache` after the launch: " .. tostring(from) ..
-  (from == "disk" and "" or " (not a disk-cache hit, so the figure does not judge the target)"))
+  (from == "disk" and "" or " (not a disk-cache hit, so the figure does not judge the target)") ..
+  (floor and ("; a bare C++ process through the driver: %s ms"):format(num(floor)) or ""))
 if not gpu then
   local fastest = "fastest run of each"
   local r = ratio("lab.blur", "BM_serial_blur")
@@ -188,7 +190,8 @@ w()
 w("| figure | median | min | max | runs |")
 w("|---|---|---|---|---|")
 for _, p in ipairs({ { "proc.kiln_e", "`kiln -e ''` to exit" }, { "proc.repl_prompt", "`kiln` to the `kiln> ` prompt (on a pty)" },
-  { "proc.cached_first_launch", "new process, cached kernel: start to first launch returned" } }) do
+  { "proc.cached_first_launch", "new process, cached kernel: start to first launch returned" },
+  { "proc.cuda_floor_first_launch", "the same in a bare C++ process through the driver (bench/cuda_floor.cpp)" } }) do
   local f = F[p[1]]
   if f then w(("| %s | %.3g ms | %.3g ms | %.3g ms | %s |"):format(p[2], f.median, f.min, f.max, f.reps)) end
 end

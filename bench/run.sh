@@ -34,6 +34,9 @@ fi
 if [[ "${KILN_BENCH_NO_BUILD:-0}" != 1 ]]; then
   if [[ ! -f build/build.ninja ]]; then cmake --preset release >/dev/null; fi
   cmake --build build -j2 --target kiln kiln_bench_micro kiln_proc_timer >/dev/null
+  if grep -q 'kiln_cuda_floor' build/build.ninja; then
+    cmake --build build -j2 --target kiln_cuda_floor >/dev/null
+  fi
   # The OpenMP versions of the Rodinia-style kernels, where the compiler has OpenMP.
   if grep -q 'kiln_bench_omp' build/build.ninja; then
     cmake --build build -j2 --target kiln_bench_omp >/dev/null
@@ -111,6 +114,11 @@ proc proc.repl_prompt --pty --until "kiln> " -- "$kiln"
 proc proc.cached_first_launch --until KILN_BENCH_LAUNCHED -- "$kiln" bench/first_launch.lua
 # The figure counts only if those launches were disk-cache hits: ask a last one where its kernel came from.
 fact first_launch.cache "$(KILN_BENCH_CHECK_CACHE=1 "$kiln" bench/first_launch.lua | sed -n 's/^cache: //p')"
+# On a GPU, the floor under that figure: the same steps in a bare process through the driver.
+floor="$root/build/bench/kiln_cuda_floor"
+if [[ "$backend" == cuda && -x "$floor" ]] && "$floor" --write "$work/floor.cubin"; then
+  proc proc.cuda_floor_first_launch --until KILN_BENCH_LAUNCHED -- "$floor" "$work/floor.cubin"
+fi
 
 # C++ micro-benchmarks (Google Benchmark): per-repetition aggregates as CSV -> FIG lines.
 echo "C++ micro-benchmarks ..."

@@ -12,10 +12,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
-cmake --build --preset release --target kiln kiln_unit_tests kiln_bench_micro kiln_proc_timer >/dev/null
-rm -rf .gpu
+cmake --build --preset release --target kiln kiln_unit_tests kiln_bench_micro kiln_proc_timer \
+  kiln_cuda_floor >/dev/null
+rm -rf .gpu/lib .gpu/build  # (anything else kept there, a lease's own script, stays)
 mkdir -p .gpu/lib
-binaries=(build/kiln build/tests/kiln_unit_tests build/bench/kiln_bench_micro build/bench/kiln_proc_timer)
+binaries=(build/kiln build/tests/kiln_unit_tests build/bench/kiln_bench_micro build/bench/kiln_proc_timer
+  build/bench/kiln_cuda_floor)
 # The Jupyter kernel's plugin (built with kiln when xeus is there) needs xeus and ZeroMQ.
 [[ -f build/libkiln_jupyter.so ]] && binaries+=(build/libkiln_jupyter.so)
 # kiln.mpi's plugin needs libmpi and the libraries under it.
