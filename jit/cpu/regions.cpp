@@ -1124,7 +1124,8 @@ class BodyWriter {
       };
       storage +=
           " ::kiln_cpu::WarpSlot " + slot + "[kiln_n_]; unsigned long long " + slot + "r[kiln_n_];";
-      std::string value = "0ull", param = "0", width = "32";
+      std::string value = "0ull", param = "0", width = "32", mask = "0xffffffffu";
+      if (!args.empty()) mask = "unsigned" + arg(0);
       if (shuffle) {
         value = "::kiln_cpu::to_bits(" + arg(1) + ")";
         param = "int" + arg(2);
@@ -1134,7 +1135,8 @@ class BodyWriter {
       } else if (op == kiln_cpu::warp_match_any) {
         value = "::kiln_cpu::to_bits(" + arg(1) + ")";
       }
-      operands += " " + slot + "[kiln_t_] = {" + value + ", " + param + ", " + width + "};";
+      operands +=
+          " " + slot + "[kiln_t_] = {" + value + ", " + param + ", " + width + ", " + mask + "};";
       steps += " ::kiln_cpu::warp_step(" + std::to_string(op) + ", " + slot + ", " + slot +
                "r, kiln_n_, kiln_done_, kiln_act_);";
       const std::string result =

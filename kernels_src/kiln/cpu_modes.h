@@ -246,6 +246,7 @@ inline void prefetch_ahead(const A&, dim3, const bool*, const bool*, F&&, long) 
 struct WarpSlot {
   unsigned long long value;
   int param, width;
+  unsigned mask;  // the lanes the call names as taking part
 };
 template <class T>
 inline __attribute__((always_inline)) unsigned long long to_bits(const T& v) {
@@ -307,7 +308,9 @@ inline void warp_step(int op, const WarpSlot* in, unsigned long long* out, unsig
           const unsigned src = shuffle_source(op, l, in[t].param, in[t].width);
           const bool joined = src < 32 && (lanes >> src & 1);
           out[t] = joined ? in[base + src].value : in[t].value;
-          unjoined |= !joined && src != l;  // a lane not taking part: undefined on a GPU
+          // A lane not taking part (returned, branched off, or outside the mask given; its
+          // value is undefined on a GPU), or a caller outside its own mask.
+          unjoined |= src != l && (!joined || !(in[t].mask >> src & 1) || !(in[t].mask >> l & 1));
           break;
         }
         case warp_ballot:

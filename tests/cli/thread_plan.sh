@@ -169,6 +169,27 @@ print(sum, k:info().threads)')
       fail "$bad note(s) for a shuffle from a lane not taking part ($regions): $(cat "$work/err")"
   done
 done
+# The same for a lane that runs the shuffle too but is outside the caller's mask (lanes 0..7 name
+# only themselves, lanes 8..31 the rest): regions see the masks, as fibers do.
+for regions in 1 0; do
+  for bad in 0 1; do
+    out=$(KILN_REGIONS=$regions run '
+local k = cuda.jit([[
+__global__ void masked(float* x, int offset, int width) {
+  float v = x[threadIdx.x];
+  unsigned m = threadIdx.x < 8 ? 0xffu : 0xffffff00u;
+  v += __shfl_down_sync(m, v, offset, width);
+  __syncthreads();
+  x[threadIdx.x] = v;
+}]])
+local x = cuda.to_device(array.ones(32, "float32"))
+if '$bad' == 1 then k[{1, 32}](x, 16, 32) else k[{1, 32}](x, 4, 8) end
+print(x:copy_to_host()[1], k:info().threads)')
+    [[ "$out" == "2.0	$([ $regions = 1 ] && echo regions || echo fibers)" ]] || fail "masked ($regions): '$out'"
+    [ "$(grep -c "note: kernel 'masked' read a lane that was not taking part in a shuffle" "$work/err")" = $bad ] ||
+      fail "$bad note(s) for a shuffle from a lane outside the mask ($regions): $(cat "$work/err")"
+  done
+done
 # A module of plain kernels builds them all in one compile, whichever launches first; one with
 # a template kernel builds each kernel on its own.
 out=$(run '
