@@ -77,6 +77,7 @@ class Lowering {
     for (std::size_t k = 0; k < t_.size(); ++k) block_declaration(k);
     for (std::size_t k = 0; k < t_.size(); ++k) block_parameter(k);
     for (std::size_t k = 0; k < t_.size(); ++k) tile_declaration(k);
+    tile_parameters();
     if (!mentions_groups()) return std::string(src_);
     for (std::size_t k = 0; k < t_.size(); ++k) {
       if (taken_[k] || t_[k].kind != Token::ident) continue;
@@ -86,7 +87,7 @@ class Lowering {
       else if (block(k) && !member(k))
         lowered = block_member_call(k) || block_argument(k);
       else if (tile(k) && !member(k))
-        lowered = tile_member_call(k);
+        lowered = tile_member_call(k) || tile_argument(k);
       if (!lowered) kept_.insert(unit_[k]);
     }
     return edited();
@@ -208,6 +209,152 @@ class Lowering {
     if (!is_punct(t_[close], ")") || !is_punct(t_[close + 1], ";")) return;
     tiles_[{unit_[k], t_[name].text}] = width;
     take(k, close + 1, "");
+    declarations_.push_back({edits_.size() - 1, t_[name].text});
+  }
+
+  // The '(' of the call whose argument list holds token k at depth 0, and k's argument index
+  // there; {t_.size(), 0} when k is not a whole argument of a call.
+  std::pair<std::size_t, int> argument_of(std::size_t k) const {
+    if (!(is_punct(t_[k - 1], "(") || is_punct(t_[k - 1], ",")) ||
+        !(is_punct(t_[k + 1], ",") || is_punct(t_[k + 1], ")")))
+      return {t_.size(), 0};
+    int index = 0;
+    for (std::size_t j = k, depth = 0; j-- > 0;) {
+      if (is_punct(t_[j], ";") || is_punct(t_[j], "{") || is_punct(t_[j], "}")) break;
+      if (is_punct(t_[j], ")") || is_punct(t_[j], "]")) ++depth;
+      if ((is_punct(t_[j], "(") || is_punct(t_[j], "[")) && depth-- == 0)
+        return is_punct(t_[j], "(") ? std::pair{j, index} : std::pair{t_.size(), 0};
+      if (depth == 0 && is_punct(t_[j], ",")) ++index;
+    }
+    return {t_.size(), 0};
+  }
+
+  // Tiles passed to device functions of the source (`v = cg_reduce_n(v, tile);`, NVIDIA's
+  // reduction sample): where every call of a function passes tiles of one width W at an
+  // argument, and that parameter is `[const] NS::thread_block_tile<W> [&] g` or `[const] G
+  // [&] g` with G a template type parameter of the function, g becomes a tile of W lanes of
+  // the function's body, passed by value (an empty kiln_cpu::block_group, as a block is: the
+  // lowered function may then be inlined, and a reference parameter would not be).
+  void tile_parameters() {
+    std::map<std::pair<std::string, int>, int> widths;  // (function, argument): W, or -1
+    std::map<std::pair<std::string, int>, int> passes;  // how many calls pass a tile there
+    for (std::size_t k = 1; k + 1 < t_.size(); ++k) {
+      if (unit_[k] == kOutside || t_[k].kind != Token::ident || member(k)) continue;
+      const int width = tile(k);
+      if (!width) continue;
+      const auto [open, index] = argument_of(k);
+      if (open == t_.size()) continue;
+      const std::size_t name = regions::callee(t_, open);
+      if (name >= t_.size()) continue;
+      auto [at, fresh] = widths.try_emplace({t_[name].text, index}, width);
+      if (!fresh && at->second != width) at->second = -1;
+      ++passes[{t_[name].text, index}];
+    }
+    // Every call of the function must pass such a tile there (NVIDIA's multi_warp_cg_reduce
+    // passes the same function a 128-thread group, which stays as written).
+    for (const auto& [call, width] : widths)
+      if (width > 0 && calls_of(call.first) == passes[call])
+        tile_parameter(call.first, call.second, width);
+  }
+
+  // How many times the source calls function name (`name(` or `name<...>(`, not as a member,
+  // nor its definition).
+  int calls_of(const std::string& name) const {
+    int calls = 0;
+    for (std::size_t k = 1; k + 1 < t_.size(); ++k) {
+      if (!is_ident(t_[k], name.c_str()) || member(k)) continue;
+      std::size_t open = k + 1;
+      if (is_punct(t_[open], "<"))
+        while (open < t_.size() && !is_punct(t_[open], ">") && !is_punct(t_[open], ";")) ++open;
+      if (is_punct(t_[open], ">")) ++open;
+      if (!is_punct(t_[open], "(")) continue;
+      const std::size_t close = closing(open);
+      if (close < t_.size() && is_punct(t_[close + 1], "{")) continue;  // the definition
+      ++calls;
+    }
+    return calls;
+  }
+
+  // Parameter index of function name's one definition outside the kernel bodies as a tile of
+  // width lanes, where its form allows (tile_parameters).
+  void tile_parameter(const std::string& name, int index, int width) {
+    std::size_t def = t_.size();
+    for (std::size_t k = 1; k + 1 < t_.size(); ++k) {
+      if (unit_[k] != kOutside || !is_ident(t_[k], name.c_str()) || member(k) ||
+          !is_punct(t_[k + 1], "(") || t_[k - 1].kind == Token::punct)
+        continue;
+      const std::size_t close = closing(k + 1);
+      if (close >= t_.size() || !is_punct(t_[close + 1], "{")) continue;
+      if (def != t_.size()) return;  // overloads: not followed
+      def = k;
+    }
+    if (def == t_.size()) return;
+    // The parameter's tokens [b, e).
+    std::size_t b = def + 2, e = b;
+    for (int i = 0, depth = 0;; ++e) {
+      if (e >= t_.size() || t_[e].directive) return;
+      if (is_punct(t_[e], "(") || is_punct(t_[e], "<") || is_punct(t_[e], "[")) ++depth;
+      if (is_punct(t_[e], ">") || is_punct(t_[e], "]")) --depth;
+      if (is_punct(t_[e], ")") && depth-- == 0) {
+        if (i == index) break;
+        return;
+      }
+      if (depth == 0 && is_punct(t_[e], ",") && i++ == index) break;
+      if (depth == 0 && is_punct(t_[e], ",")) b = e + 1;
+    }
+    const std::size_t param = e - 1;  // its name
+    if (param <= b || t_[param].kind != Token::ident) return;
+    std::size_t type = is_ident(t_[b], "const") ? b + 1 : b, end = param;
+    if (is_punct(t_[end - 1], "&")) --end;
+    const std::string space = t_[param - 1].end == t_[param].begin ? " " : "";  // `G &g`
+    if (qualified(type, "thread_block_tile") && tile_width(type + 3) == width && type + 6 == end) {
+      take(b, param - 1, "kiln_cpu::block_group" + space);
+    } else if (type + 1 == end && t_[type].kind == Token::ident &&
+               template_type_parameter(def, t_[type].text)) {
+      take(b, param - 1, t_[type].text + space);
+    } else {
+      return;
+    }
+    taken_[param] = true;  // (the name stays)
+    outside_tiles_.push_back({t_[param].text, def, body_end(closing(def + 1) + 1), width});
+    tile_functions_.insert({name, index});
+  }
+
+  // Whether `template <... typename|class name ...>` stands before the declaration of the
+  // function named at token f.
+  bool template_type_parameter(std::size_t f, const std::string& name) const {
+    std::size_t j = f;
+    while (j > 0 && !is_punct(t_[j - 1], ";") && !is_punct(t_[j - 1], "}") &&
+           !is_punct(t_[j - 1], "{") && !t_[j - 1].directive)
+      --j;
+    if (!is_ident(t_[j], "template") || !is_punct(t_[j + 1], "<")) return false;
+    for (std::size_t k = j + 2; k < f && !is_punct(t_[k], ">"); ++k)
+      if ((is_ident(t_[k], "typename") || is_ident(t_[k], "class")) &&
+          is_ident(t_[k + 1], name.c_str()))
+        return true;
+    return false;
+  }
+
+  // The '}' matching the '{' at k, or t_.size().
+  std::size_t body_end(std::size_t k) const {
+    int depth = 0;
+    for (std::size_t j = k; j < t_.size(); ++j) {
+      if (is_punct(t_[j], "{")) ++depth;
+      if (is_punct(t_[j], "}") && --depth == 0) return j;
+    }
+    return t_.size();
+  }
+
+  // A tile variable at k passed whole to a function whose parameter there is lowered as a tile
+  // (tile_parameters): it goes on as the block_group its declaration becomes.
+  bool tile_argument(std::size_t k) {
+    const auto [open, index] = argument_of(k);
+    if (open == t_.size()) return false;
+    const std::size_t name = regions::callee(t_, open);
+    if (name >= t_.size() || !tile_functions_.count({t_[name].text, index})) return false;
+    passes_blocks_.insert(unit_[k]);
+    taken_[k] = true;
+    return true;
   }
 
   // The width W of tokens k.. `<W>`, W 2, 4, 8, 16 or 32; else 0.
@@ -339,9 +486,13 @@ class Lowering {
   //     kiln_g<N> = op(kiln_g<N>, kiln_x<N>); } [type] name = kiln_g<N>;
   // in T, the op's own type, statements the region rewrite runs as warp steps.
   bool group_reduce(std::size_t k) {
+    // (or `return NS::reduce(...);`, a device function's whole result: `return kiln_g<N>;`)
+    const bool returned =
+        k >= 2 && is_ident(t_[k - 1], "return") &&
+        (is_punct(t_[k - 2], ";") || is_punct(t_[k - 2], "{") || is_punct(t_[k - 2], "}"));
     if (!qualified(k, "reduce") || !is_punct(t_[k + 3], "(") || !tile(k + 4) ||
-        !is_punct(t_[k + 5], ",") || k < 3 || !is_punct(t_[k - 1], "=") ||
-        t_[k - 2].kind != Token::ident)
+        !is_punct(t_[k + 5], ",") || k < 3 ||
+        !(returned || (is_punct(t_[k - 1], "=") && t_[k - 2].kind == Token::ident)))
       return false;
     const std::size_t close = closing(k + 3);
     if (close == t_.size() || !is_punct(t_[close + 1], ";")) return false;
@@ -367,7 +518,7 @@ class Lowering {
         !is_punct(t_[angle + 1], "(") || !is_punct(t_[angle + 2], ")"))
       return false;
     // the statement: `name =` or `type... name =` after a statement's start
-    std::size_t start = k - 2;
+    std::size_t start = returned ? k - 1 : k - 2;
     while (start > 0 && (t_[start - 1].kind == Token::ident || is_punct(t_[start - 1], "::")) &&
            !t_[start - 1].directive)
       --start;
@@ -376,7 +527,7 @@ class Lowering {
       return false;
     static const std::set<std::string> statement_words{"return", "else",  "case",    "goto",
                                                        "do",     "throw", "typedef", "using"};
-    for (std::size_t j = start; j < k - 2; ++j)
+    for (std::size_t j = start; j < k - 2 && !returned; ++j)
       if (statement_words.count(t_[j].text)) return false;
     auto text = [&](std::size_t a, std::size_t b) {  // tokens [a, b) on one line
       std::string out;
@@ -395,7 +546,8 @@ class Lowering {
          type + " " + g + " = (" + value + "); for (int " + o + " = " + std::to_string(width / 2) +
              "; " + o + " > 0; " + o + " /= 2) { " + type + " " + x +
              " = __shfl_xor_sync(0xffffffffu, " + g + ", " + o + ", " + std::to_string(width) +
-             "); " + g + " = " + step + "; } " + text(start, k - 1) + " = " + g + ";");
+             "); " + g + " = " + step + "; } " +
+             (returned ? "return " + g : text(start, k - 1) + " = " + g) + ";");
     return true;
   }
 
@@ -417,6 +569,9 @@ class Lowering {
   bool block(std::size_t k) const { return blocks_.count({unit_[k], t_[k].text}) > 0; }
   // The width of the tile variable token k names in its body, or 0.
   int tile(std::size_t k) const {
+    if (unit_[k] == kOutside)
+      for (const OutsideTile& o : outside_tiles_)
+        if (o.first <= k && k <= o.last && t_[k].text == o.name) return o.width;
     auto t = tiles_.find({unit_[k], t_[k].text});
     return t == tiles_.end() ? 0 : t->second;
   }
@@ -465,10 +620,17 @@ class Lowering {
   std::set<std::string> names_;                       // cooperative_groups and its aliases
   std::set<std::pair<int, std::string>> blocks_;      // the block variables, by unit
   std::map<std::pair<int, std::string>, int> tiles_;  // the tile variables: widths (lanes)
+  struct OutsideTile {  // a device function's tile parameter, between its name and its '}'
+    std::string name;
+    std::size_t first, last;
+    int width;
+  };
+  std::vector<OutsideTile> outside_tiles_;
+  std::set<std::pair<std::string, int>> tile_functions_;  // (function, parameter) taking tiles
   std::set<int> kept_;                     // the units with a use the lowering does not take
   std::set<int> passes_blocks_;            // the units that pass a block variable to a function
   std::set<std::string> block_functions_;  // the functions with a block parameter lowered
-  std::vector<std::pair<std::size_t, std::string>> declarations_;  // of blocks: edit, name
+  std::vector<std::pair<std::size_t, std::string>> declarations_;  // of groups: edit, name
   int reductions_ = 0;                // NS::reduce calls lowered (their variables' numbers)
   std::vector<Edit> edits_;
 };

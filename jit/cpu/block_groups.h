@@ -20,11 +20,14 @@
 // kept; so is the code outside the bodies, taken as one. A block passed to a device function of
 // the source (`reduceBlock(sdata, v, tid, cta)`, NVIDIA's samples) goes as an empty
 // kiln_cpu::block_group, the function's `cg::thread_block [&] b` parameter becoming one too,
-// its uses lowered with the rest outside the bodies (and the function then inlined). Any other
-// use (other members, grids, a reduce within an expression or with a lambda, a tile passed to
-// a function) leaves its body as it is: the plan then runs that kernel as fibers, and the
-// kernels beside it as their own code allows (cuda-samples' reduction: reduce0-3 as regions,
-// beside cg_reduce).
+// its uses lowered with the rest outside the bodies (and the function then inlined). A tile
+// passed to a device function goes the same way where every call of the function passes a tile
+// of one width there, the parameter `NS::thread_block_tile<W> [&] t` or `G [&] t` (G a template
+// type parameter) becoming a by-value tile of the body (`return NS::reduce(t, v, op);` too).
+// Any other use (other members, grids, a reduce within an expression or with a lambda, a tile
+// passed to a function also called otherwise) leaves its body as it is: the plan then runs that
+// kernel as fibers, and the kernels beside it as their own code allows (cuda-samples'
+// reduction: reduce0-3 as regions, beside cg_reduce).
 // Only when every use is rewritten do the headers' #includes and namespace aliases go too.
 #pragma once
 #include <string>

@@ -773,14 +773,15 @@ __global__ void tile_sums(const int* in, int* out, unsigned* positive) {
 }
 
 // Cooperative groups are lowered kernel by kernel: one that passes its tile to a device
-// function keeps them (and runs as fibers), while the kernel beside it, which uses its block
-// only to synchronise, runs as regions. (The whole source stayed as written, and the plan sent
-// every kernel of it to fibers, as cuda-samples' reduction with reduce0-3.)
+// function which uses it in a way the lowering does not take keeps them (and runs as fibers),
+// while the kernel beside it, which uses its block only to synchronise, runs as regions. (The
+// whole source stayed as written, and the plan sent every kernel of it to fibers, as
+// cuda-samples' reduction with reduce0-3.)
 TEST(CpuRegions, CooperativeGroupsAreLoweredPerKernel) {
   const std::string src = R"(#include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 namespace cg = cooperative_groups;
-__device__ int lane_sum(cg::thread_block_tile<32> t, int v) { return cg::reduce(t, v, cg::plus<int>()); }
+__device__ int lane_sum(cg::thread_block_tile<32> t, int v) { return cg::reduce(t, v, [](int a, int b) { return a + b; }); }
 __global__ void plain_block(const int* in, int* out) {
   cg::thread_block cta = cg::this_thread_block();
   __shared__ int s[64];
@@ -823,6 +824,85 @@ __global__ void passes_tile(const int* in, int* out) {
     int sum = 0;
     for (int l = 0; l < 32; ++l) sum += in[w * 32 + l];
     ASSERT_EQ(sums.host()[w], sum) << w;
+  }
+}
+
+// A tile passed to device functions (NVIDIA's reduction sample: `threadVal = cg_reduce_n(
+// threadVal, tile);` with `template <typename T, typename Group> T cg_reduce_n(T in, Group
+// &threads) { return cg::reduce(threads, in, cg::plus<T>()); }`) is lowered with them: the
+// parameter becomes a tile of the body, passed by value, its reduce a butterfly whose result
+// is returned; the functions are then inlined and the kernel runs as regions. Calls passing
+// tiles of two widths, or a parameter of another type, leave the source as it is.
+TEST(CpuRegions, TilesPassedToDeviceFunctionsAreLowered) {
+  const std::string helpers = R"(#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+template <typename T, typename Group>
+__device__ T group_sum(T in, Group &threads) {
+  return cg::reduce(threads, in, cg::plus<T>());
+}
+__device__ int lane_max(int v, const cg::thread_block_tile<8>& t) {
+  int m = cg::reduce(t, v, cg::greater<int>());
+  return m + t.thread_rank() - t.thread_rank();
+}
+)";
+  const std::string kernel = R"(
+__global__ void k(const int* in, int* sums, int* maxes) {
+  cg::thread_block cta = cg::this_thread_block();
+  cg::thread_block_tile<32> tile = cg::tiled_partition<32>(cta);
+  auto eight = cg::tiled_partition<8>(cta);
+  int v = in[blockIdx.x * 64 + cta.thread_rank()];
+  int m = lane_max(v, eight);
+  cg::sync(cta);
+  if (tile.meta_group_rank() == 0 || v > -100) {
+    v = group_sum(v, tile);
+  }
+  if (tile.thread_rank() == 0) sums[blockIdx.x * 2 + tile.meta_group_rank()] = v;
+  if (eight.thread_rank() == 0) maxes[blockIdx.x * 8 + eight.meta_group_rank()] = m;
+})";
+  const std::string lowered = cpu::lower_block_groups(helpers + kernel);
+  EXPECT_EQ(lowered.find("cg::"), std::string::npos) << lowered;
+  EXPECT_NE(lowered.find("T group_sum(T in, Group threads)"), std::string::npos) << lowered;
+  EXPECT_NE(lowered.find("int lane_max(int v, kiln_cpu::block_group t)"), std::string::npos)
+      << lowered;
+  EXPECT_NE(lowered.find("return kiln_g"), std::string::npos) << lowered;
+  EXPECT_NE(lowered.find("kiln_cpu::block_group tile;"), std::string::npos) << lowered;
+  EXPECT_EQ(std::count(lowered.begin(), lowered.end(), '\n'),
+            std::count(helpers.begin(), helpers.end(), '\n') +
+                std::count(kernel.begin(), kernel.end(), '\n'));
+  Built b = build(helpers + kernel, "k");
+  EXPECT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
+  const int blocks = 3;
+  std::vector<int> in(64 * blocks);
+  for (int i = 0; i < 64 * blocks; ++i) in[i] = (i * 37) % 41 - 20;
+  Buffer<int> din(in), sums(2 * blocks, -1), maxes(8 * blocks, -1);
+  launch(*b.kernel, {blocks}, {64}, 0, din.p, sums.p, maxes.p);
+  for (int w = 0; w < 2 * blocks; ++w) {
+    int sum = 0;
+    for (int l = 0; l < 32; ++l) sum += in[w * 32 + l];
+    ASSERT_EQ(sums.host()[w], sum) << w;
+  }
+  for (int t = 0; t < 8 * blocks; ++t)
+    ASSERT_EQ(maxes.host()[t], *std::max_element(in.begin() + t * 8, in.begin() + t * 8 + 8)) << t;
+  // Left alone: one function passed tiles of two widths, or a tile and something else (as
+  // NVIDIA's multi_warp_cg_reduce passes cg_reduce_n a 128-thread group); a parameter of
+  // another type.
+  for (const char* other : {
+           "__device__ int f(cg::thread_block_tile<32> t) { return t.size(); }\n"
+           "__global__ void k(int* x) { auto cta = cg::this_thread_block();\n"
+           "  auto a = cg::tiled_partition<32>(cta);\n"
+           "  x[0] = f(a) + f(cg::tiled_partition<32>(cta)); }",
+           "__device__ int f(cg::thread_block_tile<32> t) { return t.size(); }\n"
+           "__global__ void k(int* x) { auto cta = cg::this_thread_block();\n"
+           "  auto a = cg::tiled_partition<32>(cta); auto b = cg::tiled_partition<16>(cta);\n"
+           "  x[0] = f(a) + f(b); }",
+           "__device__ int f(cg::thread_group t) { return t.size(); }\n"
+           "__global__ void k(int* x) { auto cta = cg::this_thread_block();\n"
+           "  auto a = cg::tiled_partition<32>(cta); x[0] = f(a); }",
+       }) {
+    const std::string s2 = "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n" +
+                           std::string(other);
+    EXPECT_EQ(cpu::lower_block_groups(s2), s2) << other;
   }
 }
 
