@@ -9,9 +9,9 @@
 #include <utility>
 
 #include <sys/mman.h>
-#include <sys/sysinfo.h>
 
 #include "runtime/error.h"
+#include "runtime/process.h"
 
 namespace kiln {
 namespace {
@@ -92,13 +92,6 @@ T convert(S v, DType to, const char* what, std::int64_t index) {
   }
 }
 
-// The machine's memory and swap together in bytes (0 where unknown).
-std::uint64_t memory_and_swap() {
-  struct sysinfo info {};
-  if (sysinfo(&info) != 0) return 0;
-  return (std::uint64_t(info.totalram) + info.totalswap) * info.mem_unit;
-}
-
 // A 64-byte-aligned, zero-filled buffer of `bytes` bytes (never null, even when empty); throws
 // kiln::Error naming shape and dtype when memory runs out. Large buffers come straight from mmap:
 // page-aligned, zeroed by the kernel page by page as they are touched (so an array that is never
@@ -109,9 +102,7 @@ std::shared_ptr<void> allocate(std::size_t bytes, const Shape& shape, DType dtyp
                  shape_string(shape) + ", " + dtype_name(dtype) + ")" + why);
   };
   if (bytes >= kMmapThreshold) {
-    // Where the system overcommits memory, mmap grants any size; an array larger than memory
-    // and swap together could never be filled, and filling it would end in the OOM killer.
-    if (std::uint64_t total = memory_and_swap(); total > 0 && bytes > total)
+    if (std::uint64_t total = memory_and_swap_bytes(); total > 0 && bytes > total)
       throw fail(": more than this machine's memory and swap together (" +
                  std::to_string(total >> 30) + " GiB)");
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

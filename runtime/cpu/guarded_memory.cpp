@@ -7,6 +7,7 @@
 
 #include "runtime/cpu/stacks.h"  // KILN_ASAN_FIBERS
 #include "runtime/error.h"
+#include "runtime/process.h"
 
 #ifdef KILN_ASAN_FIBERS
 #include <sanitizer/asan_interface.h>
@@ -27,6 +28,13 @@ void* GuardedMemory::allocate(std::size_t bytes) {
   const std::size_t data_pages = (rounded + page - 1) / page * page;
   if (data_pages < rounded || data_pages > SIZE_MAX - 2 * page)
     throw Error("cpu backend: out of memory allocating " + std::to_string(bytes) + " bytes");
+  // (mmap with MAP_NORESERVE grants any size: refused here beyond what could ever be filled;
+  // asked only of a large request, which no machine of less than a GiB makes)
+  if (std::uint64_t total = bytes >= (std::size_t(1) << 30) ? memory_and_swap_bytes() : 0;
+      total > 0 && bytes > total)
+    throw Error("cpu backend: out of memory allocating " + std::to_string(bytes) +
+                " bytes: more than this machine's memory and swap together (" +
+                std::to_string(total >> 30) + " GiB)");
   const std::size_t length = data_pages + 2 * page;
   // MAP_NORESERVE: like malloc's large blocks, pages cost memory only once touched.
   void* base = ::mmap(nullptr, length, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

@@ -162,6 +162,9 @@ bad("got (2, 2, 7)", array.save_image, os.tmpname() .. ".png", array.zeros({ 2, 
 -- Huge allocations on the host and the device: errors, not crashes or 0-byte buffers.
 bad("cannot allocate 8000000000000000 bytes (shape (1000000000000000,), float64)", array.zeros, 1e15)
 bad("8000000000000000 bytes", cuda.device_array, 1e15)
+-- More than memory and swap together: refused at once, even where the system overcommits
+-- (the cpu backend's arrays are the host's memory; filling one would end in the OOM killer).
+bad("4000000000000 bytes: more than this machine's memory and swap together", cuda.device_array, 1e12, "float32")
 bad("too large", cuda.device_array, 2 ^ 62 // 1)   -- its byte count used to wrap to 0
 bad("too large", cuda.device_array, { 2 ^ 61 // 1 }, "int32")
 bad("too large", cuda.pinned_array, 2 ^ 62 // 1)
