@@ -9,11 +9,18 @@
 #include <utility>
 
 #include <sys/mman.h>
+#include <sys/sysinfo.h>
 
 #include "runtime/error.h"
-#include "runtime/process.h"
 
 namespace kiln {
+
+std::uint64_t memory_and_swap_bytes() {
+  struct sysinfo info {};
+  if (::sysinfo(&info) != 0) return 0;
+  return (std::uint64_t(info.totalram) + info.totalswap) * info.mem_unit;
+}
+
 namespace {
 
 constexpr std::size_t kAlignment = 64;  // a cache line, and enough for any SIMD load

@@ -71,6 +71,12 @@ std::int64_t shape_size(const Shape& shape);
 // "(2, 3)" as numpy prints shapes; "(5,)" for 1-D.
 std::string shape_string(const Shape& shape);
 
+// The machine's memory and swap together in bytes (0 where unknown). Where the system
+// overcommits memory, mmap grants any size; an array larger than this could never be filled,
+// and filling it would end in the OOM killer, so host arrays and the cpu backend's device
+// arrays beyond it are refused.
+std::uint64_t memory_and_swap_bytes();
+
 class HostArray {
  public:
   // A zero-filled array. Throws kiln::Error when the size is invalid or memory runs out.

@@ -9,7 +9,6 @@
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -281,12 +280,6 @@ int usable_cores() {
   CPU_ZERO(&set);
   if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
   return int(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-std::uint64_t memory_and_swap_bytes() {
-  struct sysinfo info {};
-  if (::sysinfo(&info) != 0) return 0;
-  return (std::uint64_t(info.totalram) + info.totalswap) * info.mem_unit;
 }
 
 }  // namespace kiln

@@ -82,9 +82,4 @@ std::string beside_this_program(const std::string& name);
 // mpirun's binding of a rank to a core), else every core.
 int usable_cores();
 
-// The machine's memory and swap together in bytes (0 where unknown). Where the system
-// overcommits memory, mmap grants any size; an array larger than this could never be filled,
-// and filling it would end in the OOM killer, so allocations beyond it are refused.
-std::uint64_t memory_and_swap_bytes();
-
 }  // namespace kiln

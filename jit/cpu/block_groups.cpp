@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "jit/cpu/region_words.h"
@@ -40,9 +42,10 @@ std::string tile_count(int width) {
 struct Edit {
   std::size_t begin, end;  // source offsets replaced
   std::string text;
-  int unit;  // the kernel body it is in (kOutside: none; kDeclaration: an #include, an alias)
+  int unit;  // the kernel body it is in (kOutside: none; kDeclaration: an #include, an alias;
+             // kFunction - n: the n-th device function outside the bodies)
 };
-constexpr int kOutside = -1, kDeclaration = -2;
+constexpr int kOutside = -1, kDeclaration = -2, kFunction = -3;
 
 class Lowering {
  public:
@@ -56,27 +59,50 @@ class Lowering {
       while (b < bodies.size() && bodies[b].close < t_[k].begin) ++b;
       if (b < bodies.size() && bodies[b].open <= t_[k].begin) unit_[k] = int(b);
     }
+    function_units();
+  }
+
+  // Each function defined outside the kernel bodies is a unit of its own, from the first token
+  // of its declaration to its body's '}': one function's use the lowering does not take keeps
+  // that function as written, and the kernels passing it their groups, not all of them.
+  void function_units() {
+    int count = 0;
+    for (std::size_t k = 1; k + 1 < t_.size(); ++k) {
+      if (unit_[k] != kOutside || t_[k].kind != Token::ident || !is_punct(t_[k + 1], "(")) continue;
+      const std::size_t close = closing(k + 1);
+      if (close >= t_.size() || !is_punct(t_[close + 1], "{") || unit_[close + 1] != kOutside)
+        continue;
+      const std::size_t end = body_end(close + 1);
+      if (end >= t_.size()) continue;
+      const int unit = kFunction - count++;
+      for (std::size_t j = statement_start(k); j <= end; ++j)
+        if (unit_[j] == kOutside) unit_[j] = unit;
+      auto [at, fresh] = function_unit_.try_emplace(t_[k].text, unit);
+      if (!fresh) at->second = kOutside;  // overloads: their calls depend on all outside code
+      k = end;
+    }
+  }
+
+  // The first token of the declaration or statement holding token k (after ';', '{', '}' or a
+  // directive line).
+  std::size_t statement_start(std::size_t k) const {
+    while (k > 0 && !is_punct(t_[k - 1], ";") && !is_punct(t_[k - 1], "}") &&
+           !is_punct(t_[k - 1], "{") && !t_[k - 1].directive)
+      --k;
+    return k;
+  }
+
+  // The unit of the function a call names (kOutside where the source defines none, or more
+  // than one, of that name).
+  int function_unit(const std::string& name) const {
+    auto f = function_unit_.find(name);
+    return f == function_unit_.end() ? kOutside : f->second;
   }
 
   // The source with each kernel body's uses lowered where the lowering takes all of them (and
   // the #includes and aliases where it takes every use), or source itself.
   std::string run() {
-    names_.insert("cooperative_groups");
-    for (std::size_t k = 0; k + 4 < t_.size(); ++k) {
-      if (is_ident(t_[k], "using") && is_ident(t_[k + 1], "namespace") &&
-          is_ident(t_[k + 2], "cooperative_groups"))
-        return std::string(src_);  // unqualified names: not followed
-      if (is_ident(t_[k], "namespace") && t_[k + 1].kind == Token::ident &&
-          is_punct(t_[k + 2], "=")) {  // namespace cg = [::]cooperative_groups;
-        const std::size_t ns = k + (is_punct(t_[k + 3], "::") ? 4 : 3);
-        if (!is_ident(t_[ns], "cooperative_groups") || !is_punct(t_[ns + 1], ";")) continue;
-        names_.insert(t_[k + 1].text);
-        take(k, ns + 1, "", true);
-      }
-    }
-    for (std::size_t k = 0; k < t_.size(); ++k) block_declaration(k);
-    for (std::size_t k = 0; k < t_.size(); ++k) block_parameter(k);
-    for (std::size_t k = 0; k < t_.size(); ++k) tile_declaration(k);
+    if (!find_groups()) return std::string(src_);
     tile_parameters();
     if (!mentions_groups()) return std::string(src_);
     for (std::size_t k = 0; k < t_.size(); ++k) {
@@ -91,6 +117,80 @@ class Lowering {
       if (!lowered) kept_.insert(unit_[k]);
     }
     return edited();
+  }
+
+ private:
+  // Names the namespace's aliases, the block and tile variables; false where the source uses
+  // the namespace unqualified (`using namespace cooperative_groups`: not followed).
+  bool find_groups() {
+    names_.insert("cooperative_groups");
+    for (std::size_t k = 0; k + 4 < t_.size(); ++k) {
+      if (is_ident(t_[k], "using") && is_ident(t_[k + 1], "namespace") &&
+          is_ident(t_[k + 2], "cooperative_groups"))
+        return false;
+      if (is_ident(t_[k], "namespace") && t_[k + 1].kind == Token::ident &&
+          is_punct(t_[k + 2], "=")) {  // namespace cg = [::]cooperative_groups;
+        const std::size_t ns = k + (is_punct(t_[k + 3], "::") ? 4 : 3);
+        if (!is_ident(t_[ns], "cooperative_groups") || !is_punct(t_[ns + 1], ";")) continue;
+        names_.insert(t_[k + 1].text);
+        take(k, ns + 1, "", true);
+      }
+    }
+    for (std::size_t k = 0; k < t_.size(); ++k) block_declaration(k);
+    for (std::size_t k = 0; k < t_.size(); ++k) block_parameter(k);
+    for (std::size_t k = 0; k < t_.size(); ++k) tile_declaration(k);
+    return true;
+  }
+
+ public:
+  // The source with a copy of each device function to which some calls pass tiles of one width
+  // at an argument and others something else (NVIDIA's cg_reduce_n, given a warp's tile by
+  // cg_reduce and a 128-thread group by multi_warp_cg_reduce): the copy, named
+  // <function>_kiln_tile<W>, joins the line of the original's '}' (lines kept), and the calls
+  // passing tiles call it, so that it can be lowered for them while the original stays as
+  // written for the rest. The source itself when there is none.
+  std::string with_tile_clones() {
+    if (!find_groups()) return std::string(src_);
+    std::vector<Edit> clones;
+    for (const auto& [call, use] : tile_calls()) {
+      const auto& [name, index] = call;
+      const auto [width, passes] = use;
+      if (width <= 0 || passes == calls_of(name)) continue;
+      const std::size_t def = definition(name);
+      if (def == t_.size() || !tile_parameter_form(def, index, width)) continue;
+      const std::size_t first = statement_start(def), last = body_end(closing(def + 1) + 1);
+      if (last >= t_.size() || std::any_of(t_.begin() + first, t_.begin() + last,
+                                           [](const Token& x) { return x.directive; }))
+        continue;
+      const std::string clone = name + "_kiln_tile" + std::to_string(width);
+      std::string copy;
+      for (std::size_t j = first; j <= last; ++j) {  // (one space where the source has any)
+        if (j > first && t_[j - 1].end != t_[j].begin) copy += ' ';
+        copy += j == def ? clone : std::string(src_.substr(t_[j].begin, t_[j].end - t_[j].begin));
+      }
+      clones.push_back({t_[last].end, t_[last].end, " " + copy, 0});
+      for (std::size_t k = 1; k + 1 < t_.size(); ++k) {  // the calls passing tiles
+        if (unit_[k] < 0 || member(k) || tile(k) != width) continue;
+        const auto [open, at] = argument_of(k);
+        const std::size_t callee = open == t_.size() ? t_.size() : regions::callee(t_, open);
+        if (callee < t_.size() && at == index && t_[callee].text == name)
+          clones.push_back({t_[callee].begin, t_[callee].end, clone, 0});
+      }
+    }
+    if (clones.empty()) return std::string(src_);
+    std::sort(clones.begin(), clones.end(),
+              [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
+    clones.erase(std::unique(clones.begin(), clones.end(),
+                             [](const Edit& a, const Edit& b) { return a.begin == b.begin; }),
+                 clones.end());
+    std::string out;
+    std::size_t at = 0;
+    for (const Edit& e : clones) {
+      out.append(src_.substr(at, e.begin - at));
+      out += e.text;
+      at = e.end;
+    }
+    return out.append(src_.substr(at));
   }
 
  private:
@@ -183,7 +283,7 @@ class Lowering {
         !(is_punct(t_[k + 1], ",") || is_punct(t_[k + 1], ")")) ||
         !block_functions_.count(called(k)))
       return false;
-    passes_blocks_.insert(unit_[k]);
+    passes_to_[unit_[k]].insert(function_unit(called(k)));
     taken_[k] = true;
     return true;
   }
@@ -236,25 +336,46 @@ class Lowering {
   // the function's body, passed by value (an empty kiln_cpu::block_group, as a block is: the
   // lowered function may then be inlined, and a reference parameter would not be).
   void tile_parameters() {
-    std::map<std::pair<std::string, int>, int> widths;  // (function, argument): W, or -1
-    std::map<std::pair<std::string, int>, int> passes;  // how many calls pass a tile there
+    // Every call of the function must pass such a tile there (NVIDIA's multi_warp_cg_reduce
+    // passes the same function a 128-thread group: with_tile_clones gives cg_reduce a copy).
+    for (const auto& [call, use] : tile_calls())
+      if (use.first > 0 && calls_of(call.first) == use.second)
+        tile_parameter(call.first, call.second, use.first);
+  }
+
+  // The calls in kernel bodies passing a tile variable as a whole argument: (function,
+  // argument) -> (the tiles' width, or -1 where they differ; how many calls).
+  std::map<std::pair<std::string, int>, std::pair<int, int>> tile_calls() const {
+    std::map<std::pair<std::string, int>, std::pair<int, int>> calls;
     for (std::size_t k = 1; k + 1 < t_.size(); ++k) {
-      if (unit_[k] == kOutside || t_[k].kind != Token::ident || member(k)) continue;
+      if (unit_[k] < 0 || t_[k].kind != Token::ident || member(k)) continue;
       const int width = tile(k);
       if (!width) continue;
       const auto [open, index] = argument_of(k);
       if (open == t_.size()) continue;
       const std::size_t name = regions::callee(t_, open);
       if (name >= t_.size()) continue;
-      auto [at, fresh] = widths.try_emplace({t_[name].text, index}, width);
-      if (!fresh && at->second != width) at->second = -1;
-      ++passes[{t_[name].text, index}];
+      auto [at, fresh] = calls.try_emplace({t_[name].text, index}, std::pair{width, 0});
+      if (at->second.first != width) at->second.first = -1;
+      ++at->second.second;
     }
-    // Every call of the function must pass such a tile there (NVIDIA's multi_warp_cg_reduce
-    // passes the same function a 128-thread group, which stays as written).
-    for (const auto& [call, width] : widths)
-      if (width > 0 && calls_of(call.first) == passes[call])
-        tile_parameter(call.first, call.second, width);
+    return calls;
+  }
+
+  // The name's token of function name's one definition outside the kernel bodies, or
+  // t_.size() (none, or overloads).
+  std::size_t definition(const std::string& name) const {
+    std::size_t def = t_.size();
+    for (std::size_t k = 1; k + 1 < t_.size(); ++k) {
+      if (unit_[k] >= 0 || !is_ident(t_[k], name.c_str()) || member(k) ||
+          !is_punct(t_[k + 1], "(") || t_[k - 1].kind == Token::punct)
+        continue;
+      const std::size_t close = closing(k + 1);
+      if (close >= t_.size() || !is_punct(t_[close + 1], "{")) continue;
+      if (def != t_.size()) return t_.size();  // overloads: not followed
+      def = k;
+    }
+    return def;
   }
 
   // How many times the source calls function name (`name(` or `name<...>(`, not as a member,
@@ -278,55 +399,51 @@ class Lowering {
   // Parameter index of function name's one definition outside the kernel bodies as a tile of
   // width lanes, where its form allows (tile_parameters).
   void tile_parameter(const std::string& name, int index, int width) {
-    std::size_t def = t_.size();
-    for (std::size_t k = 1; k + 1 < t_.size(); ++k) {
-      if (unit_[k] != kOutside || !is_ident(t_[k], name.c_str()) || member(k) ||
-          !is_punct(t_[k + 1], "(") || t_[k - 1].kind == Token::punct)
-        continue;
-      const std::size_t close = closing(k + 1);
-      if (close >= t_.size() || !is_punct(t_[close + 1], "{")) continue;
-      if (def != t_.size()) return;  // overloads: not followed
-      def = k;
-    }
+    const std::size_t def = definition(name);
     if (def == t_.size()) return;
+    const auto form = tile_parameter_form(def, index, width);
+    if (!form) return;
+    const auto [b, param, type_text] = *form;
+    take(b, param - 1, type_text);
+    taken_[param] = true;  // (the name stays)
+    tiles_[{unit_[param], t_[param].text}] = width;
+    tile_functions_.insert({name, index});
+  }
+
+  // Parameter index of the function defined at token def where it can take a tile of width
+  // lanes: its first token, its name's, and the text its type becomes; nullopt otherwise.
+  std::optional<std::tuple<std::size_t, std::size_t, std::string>> tile_parameter_form(
+      std::size_t def, int index, int width) const {
     // The parameter's tokens [b, e).
     std::size_t b = def + 2, e = b;
     for (int i = 0, depth = 0;; ++e) {
-      if (e >= t_.size() || t_[e].directive) return;
+      if (e >= t_.size() || t_[e].directive) return std::nullopt;
       if (is_punct(t_[e], "(") || is_punct(t_[e], "<") || is_punct(t_[e], "[")) ++depth;
       if (is_punct(t_[e], ">") || is_punct(t_[e], "]")) --depth;
       if (is_punct(t_[e], ")") && depth-- == 0) {
         if (i == index) break;
-        return;
+        return std::nullopt;
       }
       if (depth == 0 && is_punct(t_[e], ",") && i++ == index) break;
       if (depth == 0 && is_punct(t_[e], ",")) b = e + 1;
     }
     const std::size_t param = e - 1;  // its name
-    if (param <= b || t_[param].kind != Token::ident) return;
+    if (param <= b || t_[param].kind != Token::ident) return std::nullopt;
     std::size_t type = is_ident(t_[b], "const") ? b + 1 : b, end = param;
     if (is_punct(t_[end - 1], "&")) --end;
     const std::string space = t_[param - 1].end == t_[param].begin ? " " : "";  // `G &g`
-    if (qualified(type, "thread_block_tile") && tile_width(type + 3) == width && type + 6 == end) {
-      take(b, param - 1, "kiln_cpu::block_group" + space);
-    } else if (type + 1 == end && t_[type].kind == Token::ident &&
-               template_type_parameter(def, t_[type].text)) {
-      take(b, param - 1, t_[type].text + space);
-    } else {
-      return;
-    }
-    taken_[param] = true;  // (the name stays)
-    outside_tiles_.push_back({t_[param].text, def, body_end(closing(def + 1) + 1), width});
-    tile_functions_.insert({name, index});
+    if (qualified(type, "thread_block_tile") && tile_width(type + 3) == width && type + 6 == end)
+      return std::tuple{b, param, "kiln_cpu::block_group" + space};
+    if (type + 1 == end && t_[type].kind == Token::ident &&
+        template_type_parameter(def, t_[type].text))
+      return std::tuple{b, param, t_[type].text + space};
+    return std::nullopt;
   }
 
   // Whether `template <... typename|class name ...>` stands before the declaration of the
   // function named at token f.
   bool template_type_parameter(std::size_t f, const std::string& name) const {
-    std::size_t j = f;
-    while (j > 0 && !is_punct(t_[j - 1], ";") && !is_punct(t_[j - 1], "}") &&
-           !is_punct(t_[j - 1], "{") && !t_[j - 1].directive)
-      --j;
+    const std::size_t j = statement_start(f);
     if (!is_ident(t_[j], "template") || !is_punct(t_[j + 1], "<")) return false;
     for (std::size_t k = j + 2; k < f && !is_punct(t_[k], ">"); ++k)
       if ((is_ident(t_[k], "typename") || is_ident(t_[k], "class")) &&
@@ -352,7 +469,7 @@ class Lowering {
     if (open == t_.size()) return false;
     const std::size_t name = regions::callee(t_, open);
     if (name >= t_.size() || !tile_functions_.count({t_[name].text, index})) return false;
-    passes_blocks_.insert(unit_[k]);
+    passes_to_[unit_[k]].insert(function_unit(t_[name].text));
     taken_[k] = true;
     return true;
   }
@@ -569,9 +686,6 @@ class Lowering {
   bool block(std::size_t k) const { return blocks_.count({unit_[k], t_[k].text}) > 0; }
   // The width of the tile variable token k names in its body, or 0.
   int tile(std::size_t k) const {
-    if (unit_[k] == kOutside)
-      for (const OutsideTile& o : outside_tiles_)
-        if (o.first <= k && k <= o.last && t_[k].text == o.name) return o.width;
     auto t = tiles_.find({unit_[k], t_[k].text});
     return t == tiles_.end() ? 0 : t->second;
   }
@@ -587,12 +701,22 @@ class Lowering {
   // The source with the edits made, each keeping the newlines of what it replaces: those of
   // each unit none of whose uses was kept, and the declarations when none was.
   std::string edited() {
-    // A unit that passes its block on keeps it (a block_group) where the functions it calls
-    // take one; where they are kept as written, so is the unit.
-    for (int unit : passes_blocks_)
-      if (kept_.count(kOutside)) kept_.insert(unit);
+    // A unit that passes its groups on keeps them (block_groups) where the functions it calls
+    // take them; where a function is kept as written, so is the unit (it must pass the real
+    // group), and where the unit is kept, so is the function (it gets the real group). The
+    // code outside every function (kOutside) kept keeps them all.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const auto& [unit, functions] : passes_to_)
+        for (int f : functions)
+          if ((kept_.count(unit) > 0) != (kept_.count(f) > 0 || kept_.count(kOutside) > 0)) {
+            kept_.insert(unit);
+            kept_.insert(f);
+            changed = true;
+          }
+    }
     for (const auto& [edit, name] : declarations_)
-      if (passes_blocks_.count(edits_[edit].unit))
+      if (passes_to_.count(edits_[edit].unit))
         edits_[edit].text = "kiln_cpu::block_group " + name + ";";
     std::vector<Edit> edits;
     for (const Edit& e : edits_)
@@ -620,15 +744,10 @@ class Lowering {
   std::set<std::string> names_;                       // cooperative_groups and its aliases
   std::set<std::pair<int, std::string>> blocks_;      // the block variables, by unit
   std::map<std::pair<int, std::string>, int> tiles_;  // the tile variables: widths (lanes)
-  struct OutsideTile {  // a device function's tile parameter, between its name and its '}'
-    std::string name;
-    std::size_t first, last;
-    int width;
-  };
-  std::vector<OutsideTile> outside_tiles_;
+  std::map<std::string, int> function_unit_;  // the units of the functions outside the bodies
+  std::map<int, std::set<int>> passes_to_;    // a unit: the function units it passes groups to
   std::set<std::pair<std::string, int>> tile_functions_;  // (function, parameter) taking tiles
   std::set<int> kept_;                     // the units with a use the lowering does not take
-  std::set<int> passes_blocks_;            // the units that pass a block variable to a function
   std::set<std::string> block_functions_;  // the functions with a block parameter lowered
   std::vector<std::pair<std::size_t, std::string>> declarations_;  // of groups: edit, name
   int reductions_ = 0;                // NS::reduce calls lowered (their variables' numbers)
@@ -638,7 +757,9 @@ class Lowering {
 }  // namespace
 
 std::string lower_block_groups(std::string_view source) {
-  return Lowering(source).run();
+  const std::string cloned = Lowering(source).with_tile_clones();
+  std::string lowered = Lowering(cloned).run();
+  return lowered == cloned ? std::string(source) : lowered;  // (copies only to be lowered)
 }
 
 }  // namespace kiln::cpu

@@ -17,17 +17,20 @@
 // In each kernel body whose every use of cooperative groups is of those kinds (`thread_block`
 // or `auto` variables initialised from this_thread_block(), `thread_block_tile<W>` or `auto`
 // ones from tiled_partition<W>, their members, such reductions), they are rewritten, lines
-// kept; so is the code outside the bodies, taken as one. A block passed to a device function of
-// the source (`reduceBlock(sdata, v, tid, cta)`, NVIDIA's samples) goes as an empty
+// kept; so is the code outside the bodies, function by function. A block passed to a device
+// function of the source (`reduceBlock(sdata, v, tid, cta)`, NVIDIA's samples) goes as an empty
 // kiln_cpu::block_group, the function's `cg::thread_block [&] b` parameter becoming one too,
 // its uses lowered with the rest outside the bodies (and the function then inlined). A tile
 // passed to a device function goes the same way where every call of the function passes a tile
 // of one width there, the parameter `NS::thread_block_tile<W> [&] t` or `G [&] t` (G a template
-// type parameter) becoming a by-value tile of the body (`return NS::reduce(t, v, op);` too).
-// Any other use (other members, grids, a reduce within an expression or with a lambda, a tile
-// passed to a function also called otherwise) leaves its body as it is: the plan then runs that
-// kernel as fibers, and the kernels beside it as their own code allows (cuda-samples'
-// reduction: reduce0-3 as regions, beside cg_reduce).
+// type parameter) becoming a by-value tile of the body (`return NS::reduce(t, v, op);` too);
+// a function other calls give something else first gets a copy for the tile-passing calls
+// (`f_kiln_tile32`, on the line of its '}'). Each function outside the bodies is lowered or
+// kept on its own. Any other use (other members, grids, a reduce within an expression or with
+// a lambda) leaves its body or function as it is, with the kernels passing groups to a kept
+// function: the plan then runs those kernels as fibers, and the kernels beside them as their
+// own code allows (cuda-samples' reduction: reduce0-7 and cg_reduce as regions, beside
+// multi_warp_cg_reduce).
 // Only when every use is rewritten do the headers' #includes and namespace aliases go too.
 #pragma once
 #include <string>

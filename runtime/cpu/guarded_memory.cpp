@@ -7,7 +7,7 @@
 
 #include "runtime/cpu/stacks.h"  // KILN_ASAN_FIBERS
 #include "runtime/error.h"
-#include "runtime/process.h"
+#include "runtime/host_array.h"  // memory_and_swap_bytes
 
 #ifdef KILN_ASAN_FIBERS
 #include <sanitizer/asan_interface.h>

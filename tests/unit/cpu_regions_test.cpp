@@ -884,9 +884,47 @@ __global__ void k(const int* in, int* sums, int* maxes) {
   }
   for (int t = 0; t < 8 * blocks; ++t)
     ASSERT_EQ(maxes.host()[t], *std::max_element(in.begin() + t * 8, in.begin() + t * 8 + 8)) << t;
-  // Left alone: one function passed tiles of two widths, or a tile and something else (as
-  // NVIDIA's multi_warp_cg_reduce passes cg_reduce_n a 128-thread group); a parameter of
-  // another type.
+  // A function given tiles by one kernel and something else by another (NVIDIA's cg_reduce_n,
+  // given a warp's tile by cg_reduce and a 128-thread group by multi_warp_cg_reduce): the first
+  // kernel calls a lowered copy and runs as regions, the second the original, as fibers.
+  const std::string mixed = R"(#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+template <typename T, typename Group>
+__device__ T group_sum(T in, const Group &threads) {
+  return cg::reduce(threads, in, cg::plus<T>());  // a comment
+}
+__global__ void by_tile(const int* in, int* sums) {
+  cg::thread_block cta = cg::this_thread_block();
+  auto tile = cg::tiled_partition<32>(cta);
+  int v = group_sum(in[blockIdx.x * 64 + cta.thread_rank()], tile);
+  if (tile.thread_rank() == 0) sums[blockIdx.x * 2 + tile.meta_group_rank()] = v;
+}
+__global__ void by_value(const int* in, int* sums) {
+  cg::thread_block cta = cg::this_thread_block();
+  int v = group_sum(in[blockIdx.x * 64 + cta.thread_rank()], cg::tiled_partition<32>(cta));
+  if (threadIdx.x % 32 == 0) sums[blockIdx.x * 2 + threadIdx.x / 32] = v;
+}
+)";
+  const std::string cloned = cpu::lower_block_groups(mixed);
+  EXPECT_NE(cloned.find("int v = group_sum_kiln_tile32("), std::string::npos) << cloned;
+  EXPECT_NE(cloned.find("int v = group_sum(in["), std::string::npos) << cloned;
+  EXPECT_EQ(std::count(cloned.begin(), cloned.end(), '\n'),
+            std::count(mixed.begin(), mixed.end(), '\n'));
+  for (const char* name : {"by_tile", "by_value"}) {
+    Built m = build(mixed, name);
+    EXPECT_EQ(m.kernel->attributes().threads, std::string(name) == "by_tile" ? "regions" : "fibers")
+        << name << ": " << m.kernel->attributes().why;
+    Buffer<int> din(in), warp_sums(2 * blocks, -1);
+    launch(*m.kernel, {blocks}, {64}, 0, din.p, warp_sums.p);
+    for (int w = 0; w < 2 * blocks; ++w) {
+      int sum = 0;
+      for (int l = 0; l < 32; ++l) sum += in[w * 32 + l];
+      ASSERT_EQ(warp_sums.host()[w], sum) << name << " " << w;
+    }
+  }
+  // Left alone: one function passed tiles of two widths, or a tile and something else in one
+  // kernel (which keeps its groups); a parameter of another type.
   for (const char* other : {
            "__device__ int f(cg::thread_block_tile<32> t) { return t.size(); }\n"
            "__global__ void k(int* x) { auto cta = cg::this_thread_block();\n"
@@ -909,7 +947,8 @@ __global__ void k(const int* in, int* sums, int* maxes) {
 // A block passed to device functions (NVIDIA's samples: scan, threadFenceReduction) is lowered
 // with them: the parameter becomes an empty kiln_cpu::block_group, its uses plain CUDA, and
 // the functions are inlined; the kernel runs as regions. Where a function keeps a use the
-// lowering does not take, the kernels passing it their block keep theirs too (fibers).
+// lowering does not take, the kernels passing it their block keep theirs too (fibers), and
+// only those.
 TEST(CpuRegions, BlocksPassedToDeviceFunctionsAreLowered) {
   const std::string helpers = R"(#include <cooperative_groups.h>
 namespace cg = cooperative_groups;
@@ -943,11 +982,17 @@ __global__ void k(const int* in, int* out) {
   const int blocks = 3;
   std::vector<int> in(64 * blocks);
   for (int i = 0; i < 64 * blocks; ++i) in[i] = (i * 31) % 23 - 9;
+  // A function keeping a use the lowering does not take keeps only itself as written, and the
+  // kernels passing it their block (each function outside the bodies is a unit of its own).
   const std::string odd =
       "__device__ int rank_of(cg::thread_block b) { return b.group_index().x; }\n";
-  for (const std::string& src : {helpers + kernel, helpers + odd + kernel}) {
+  std::string calls_odd = kernel;
+  calls_odd.replace(calls_odd.find("total - v, cta"), 14, "total - v + 0 * rank_of(cta), cta");
+  for (const std::string& src :
+       {helpers + kernel, helpers + odd + kernel, helpers + odd + calls_odd}) {
     Built b = build(src, "k");
-    EXPECT_EQ(b.kernel->attributes().threads, src == helpers + kernel ? "regions" : "fibers")
+    EXPECT_EQ(b.kernel->attributes().threads,
+              src.find("rank_of(cta)") == std::string::npos ? "regions" : "fibers")
         << b.kernel->attributes().why;
     Buffer<int> din(in), out(64 * blocks, -1);
     launch(*b.kernel, {blocks}, {64}, 0, din.p, out.p);
