@@ -315,7 +315,7 @@ class Lowering {
   // The '(' of the call whose argument list holds token k at depth 0, and k's argument index
   // there; {t_.size(), 0} when k is not a whole argument of a call.
   std::pair<std::size_t, int> argument_of(std::size_t k) const {
-    if (!(is_punct(t_[k - 1], "(") || is_punct(t_[k - 1], ",")) ||
+    if (k == 0 || !(is_punct(t_[k - 1], "(") || is_punct(t_[k - 1], ",")) ||
         !(is_punct(t_[k + 1], ",") || is_punct(t_[k + 1], ")")))
       return {t_.size(), 0};
     int index = 0;
