@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "jit/cpu/edits.h"
 #include "jit/cpu/region_words.h"
 #include "jit/kernel_decl.h"
 #include "jit/lexer.h"
@@ -77,8 +78,8 @@ class Lowering {
       const int unit = kFunction - count++;
       for (std::size_t j = statement_start(k); j <= end; ++j)
         if (unit_[j] == kOutside) unit_[j] = unit;
-      auto [at, fresh] = function_unit_.try_emplace(t_[k].text, unit);
-      if (!fresh) at->second = kOutside;  // overloads: their calls depend on all outside code
+      auto [at, fresh] = function_unit_.try_emplace(t_[k].text, std::pair{unit, k});
+      if (!fresh) at->second = {kOutside, t_.size()};  // overloads: as all outside code
       k = end;
     }
   }
@@ -96,7 +97,7 @@ class Lowering {
   // than one, of that name).
   int function_unit(const std::string& name) const {
     auto f = function_unit_.find(name);
-    return f == function_unit_.end() ? kOutside : f->second;
+    return f == function_unit_.end() ? kOutside : f->second.first;
   }
 
   // The source with each kernel body's uses lowered where the lowering takes all of them (and
@@ -183,14 +184,7 @@ class Lowering {
     clones.erase(std::unique(clones.begin(), clones.end(),
                              [](const Edit& a, const Edit& b) { return a.begin == b.begin; }),
                  clones.end());
-    std::string out;
-    std::size_t at = 0;
-    for (const Edit& e : clones) {
-      out.append(src_.substr(at, e.begin - at));
-      out += e.text;
-      at = e.end;
-    }
-    return out.append(src_.substr(at));
+    return apply_edits(src_, clones);
   }
 
  private:
@@ -363,19 +357,12 @@ class Lowering {
   }
 
   // The name's token of function name's one definition outside the kernel bodies, or
-  // t_.size() (none, or overloads).
+  // t_.size() (none, overloads, or a return type ending in punctuation: `T* f(`).
   std::size_t definition(const std::string& name) const {
-    std::size_t def = t_.size();
-    for (std::size_t k = 1; k + 1 < t_.size(); ++k) {
-      if (unit_[k] >= 0 || !is_ident(t_[k], name.c_str()) || member(k) ||
-          !is_punct(t_[k + 1], "(") || t_[k - 1].kind == Token::punct)
-        continue;
-      const std::size_t close = closing(k + 1);
-      if (close >= t_.size() || !is_punct(t_[close + 1], "{")) continue;
-      if (def != t_.size()) return t_.size();  // overloads: not followed
-      def = k;
-    }
-    return def;
+    auto f = function_unit_.find(name);
+    if (f == function_unit_.end()) return t_.size();
+    const std::size_t def = f->second.second;
+    return def < t_.size() && t_[def - 1].kind != Token::punct ? def : t_.size();
   }
 
   // How many times the source calls function name (`name(` or `name<...>(`, not as a member,
@@ -744,7 +731,9 @@ class Lowering {
   std::set<std::string> names_;                       // cooperative_groups and its aliases
   std::set<std::pair<int, std::string>> blocks_;      // the block variables, by unit
   std::map<std::pair<int, std::string>, int> tiles_;  // the tile variables: widths (lanes)
-  std::map<std::string, int> function_unit_;  // the units of the functions outside the bodies
+  // The functions outside the bodies: each one's unit and its name's token (overloads:
+  // kOutside and t_.size()).
+  std::map<std::string, std::pair<int, std::size_t>> function_unit_;
   std::map<int, std::set<int>> passes_to_;    // a unit: the function units it passes groups to
   std::set<std::pair<std::string, int>> tile_functions_;  // (function, parameter) taking tiles
   std::set<int> kept_;                     // the units with a use the lowering does not take
@@ -757,6 +746,8 @@ class Lowering {
 }  // namespace
 
 std::string lower_block_groups(std::string_view source) {
+  // (no token can name the namespace, nor an alias of it: nothing to lex twice)
+  if (source.find("cooperative_groups") == std::string_view::npos) return std::string(source);
   const std::string cloned = Lowering(source).with_tile_clones();
   std::string lowered = Lowering(cloned).run();
   return lowered == cloned ? std::string(source) : lowered;  // (copies only to be lowered)

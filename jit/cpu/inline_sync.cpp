@@ -11,6 +11,7 @@
 #include <set>
 #include <vector>
 
+#include "jit/cpu/edits.h"
 #include "jit/cpu/region_words.h"
 #include "jit/kernel_decl.h"
 #include "jit/lexer.h"
@@ -144,7 +145,7 @@ class Inliner {
     for (Edit& e : edits)
       if (apart.empty() || e.begin >= apart.back().end) apart.push_back(std::move(e));
     if (apart.empty()) return std::nullopt;
-    return apply(apart);
+    return apply_edits(src_, apart);
   }
 
   // identity_free_functions (inline_sync.h).
@@ -630,18 +631,6 @@ class Inliner {
                 type + " " + v + "; " + v + " = " + std::string(src_.substr(call, end - call)) +
                     "; " + std::string(src_.substr(from, call - from)) + v,
                 close};
-  }
-
-  std::string apply(const std::vector<Edit>& edits) const {
-    std::string out;
-    std::size_t done = 0;
-    for (const Edit& e : edits) {
-      out.append(src_.substr(done, e.begin - done));
-      out += e.text;
-      done = e.end;
-    }
-    out.append(src_.substr(done));
-    return out;
   }
 
   std::string_view src_;

@@ -5,6 +5,7 @@
 #include <set>
 #include <vector>
 
+#include "jit/cpu/edits.h"
 #include "jit/cpu/region_words.h"
 #include "jit/lexer.h"
 
@@ -85,7 +86,7 @@ std::vector<std::pair<std::size_t, std::size_t>> operands(const std::vector<Toke
 std::string wide_subscripts(std::string_view source) {
   const std::vector<Token> t = jit::lex(source);
   struct Insert {
-    std::size_t at;
+    std::size_t begin, end;  // (equal: an insertion)
     std::string text;
   };
   std::vector<Insert> inserts;
@@ -119,20 +120,13 @@ std::string wide_subscripts(std::string_view source) {
       at = t[last - 1].end;
     }
     wide.append(source.substr(at, e - at));
-    inserts.push_back({b, "::kiln_cpu::wide_index<decltype((" + expr + ") + 0)>(" + wide + ", "});
-    inserts.push_back({e, ")"});
+    inserts.push_back(
+        {b, b, "::kiln_cpu::wide_index<decltype((" + expr + ") + 0)>(" + wide + ", "});
+    inserts.push_back({e, e, ")"});
     k = close;  // (E holds no subscript: operands() takes none)
   }
   if (inserts.empty()) return std::string(source);
-  std::string out;
-  std::size_t at = 0;
-  for (const auto& i : inserts) {
-    out.append(source.substr(at, i.at - at));
-    out += i.text;
-    at = i.at;
-  }
-  out.append(source.substr(at));
-  return out;
+  return apply_edits(source, inserts);
 }
 
 }  // namespace kiln::cpu
