@@ -17,7 +17,9 @@
 //     the loop's own variables and thread-independent things (no calls, no threadIdx); a for
 //     loop's init or step that writes a variable of each thread writes the leader's copy, then
 //     copies it to every thread's (kiln_cpu::broadcast);
-// Anything else (a barrier in an expression or a switch, `auto`, references, brace-initialised
+//   - a lambda capturing by reference, named after a barrier, is declared again in each later
+//     region, over the running thread's copies (Remade);
+// Anything else (a barrier in an expression or a switch, references, brace-initialised
 // arrays, another header that writes, one that calls) is refused: the kernel then runs as
 // coroutines. What is
 // accepted but wrong C++ after the rewrite (say, `break` at a region's top level, which no loop
@@ -141,6 +143,14 @@ struct Replica {
   std::string select;  // "" or "kiln_s<N>_": <select>c, <select>a, <select>b
   bool flag = false;   // a bool whose copies are kiln_cpu::Flag (ints)
 };
+// A lambda capturing only by reference, declared at barrier level and named after a barrier:
+// each later region declares it again, after its bindings, so that it refers to the running
+// thread's copies (a closure cannot be kept one per thread, and its references would all be the
+// first thread's).
+struct Remade {
+  std::string name, definition;  // `[[maybe_unused]] auto f = [&](...) {...};` on one line
+  int region;                    // the region that declares it (as written)
+};
 // A barrier loop's variable, and its value two iterations on as text (none: var empty).
 struct Ahead {
   std::string var, next;
@@ -151,6 +161,7 @@ struct Scope {
   std::vector<Replica> replicated;
   std::vector<std::pair<std::string, std::string>> shared;  // name, its alias
   std::vector<std::string> uniform;
+  std::vector<Remade> lambdas;
 };
 
 class BodyWriter {
@@ -1002,6 +1013,8 @@ class BodyWriter {
         if (s.first == name) return true;
       for (const auto& u : sc.uniform)
         if (u == name) return true;
+      for (const auto& l : sc.lambdas)
+        if (l.name == name) return true;
     }
     return false;
   }
@@ -1124,10 +1137,11 @@ class BodyWriter {
       };
       storage +=
           " ::kiln_cpu::WarpSlot " + slot + "[kiln_n_]; unsigned long long " + slot + "r[kiln_n_];";
+      if (shuffle) storage += " ::kiln_cpu::Wide " + slot + "v[kiln_n_];";
       std::string value = "0ull", param = "0", width = "32", mask = "0xffffffffu";
       if (!args.empty()) mask = "unsigned" + arg(0);
       if (shuffle) {
-        value = "::kiln_cpu::to_bits(" + arg(1) + ")";
+        value = "::kiln_cpu::shuffle_operand(" + arg(1) + ", " + slot + "v, kiln_t_)";
         param = "int" + arg(2);
         if (args.size() == 4) width = "int" + arg(3);
       } else if (vote) {
@@ -1140,8 +1154,9 @@ class BodyWriter {
       steps += " ::kiln_cpu::warp_step(" + std::to_string(op) + ", " + slot + ", " + slot +
                "r, kiln_n_, kiln_done_, kiln_act_);";
       const std::string result =
-          shuffle ? "::kiln_cpu::from_bits<std::remove_cv_t<std::remove_reference_t<decltype(" +
-                        arg(1) + ")>>>(" + slot + "r[kiln_t_])"
+          shuffle
+              ? "::kiln_cpu::shuffle_result<std::remove_cv_t<std::remove_reference_t<decltype(" +
+                    arg(1) + ")>>>(" + slot + "r[kiln_t_], " + slot + "v)"
           : vote ? "int(" + slot + "r[kiln_t_])"
                  : "unsigned(" + slot + "r[kiln_t_])";
       blank(t_[k].begin, t_[close].end, result);
@@ -1871,10 +1886,40 @@ class BodyWriter {
       readable = !is_punct(t_[k], ",") &&
                  !(t_[k].kind == Token::ident && !member_name(k) && own.count(t_[k].text));
     }
-    if (!readable || in_lambda_[x + 1])
-      throw Refused("`auto` at barrier level, used after a barrier");
+    if (in_lambda_[x + 1]) return remake_lambda(region, n, e);
+    if (!readable) throw Refused("`auto` at barrier level, used after a barrier");
     first_declarator_ = n;
     replicate(b, e, storage, "std::decay_t<decltype(" + lead_text(x + 1, e, "0") + ")>");
+  }
+
+  // `auto f = [captures](...) {...};` (f at token n, e at the ';') in the region opening at
+  // token region, named after a barrier: declared again in each later region (Remade). Its
+  // captures must be references (`[&]`, `[&a, &b]`, `[]`): a copy would take the later value.
+  void remake_lambda(std::size_t region, std::size_t n, std::size_t e) {
+    const std::size_t open = n + 2, captures_end = match_[open];
+    auto refuse = [](const std::string& why) {
+      throw Refused("a lambda used after a barrier " + why);
+    };
+    for (std::size_t k = open + 1; k < e; ++k)
+      if (!in_lambda_[k]) refuse("that is not all of its initialiser");
+    for (std::size_t k = open + 1; k < captures_end; ++k) {
+      const bool by_reference = is_punct(t_[k], "&") &&
+                                (k + 1 == captures_end || is_punct(t_[k + 1], ",") ||
+                                 (t_[k + 1].kind == Token::ident && !is_ident(t_[k + 1], "this") &&
+                                  (k + 2 == captures_end || is_punct(t_[k + 2], ","))));
+      if (!by_reference) refuse("with a capture by copy");
+      while (k < captures_end && !is_punct(t_[k], ",")) ++k;
+    }
+    if (address_taken(t_[n].text)) refuse("whose address is taken");
+    // A variable of its own region that is not kept per thread is gone in the later ones.
+    for (std::size_t k = region + 1; k < n; ++k)
+      if (t_[k].kind == Token::ident && declares(k) && !replicated(t_[k].text))
+        for (std::size_t j = open; j < e; ++j)
+          if (t_[j].kind == Token::ident && !member_name(j) && t_[j].text == t_[k].text)
+            refuse("naming '" + t_[k].text + "', a variable of its region only");
+    scopes_.back().lambdas.push_back(
+        {t_[n].text, " [[maybe_unused]] auto " + t_[n].text + " = " + text(open, e) + ";",
+         region_});
   }
 
   // type: the declared type, when not the tokens before the first declarator (`auto`).
@@ -2037,20 +2082,30 @@ class BodyWriter {
     // A variable no later statement of its scope names lives and dies in this region: it stays
     // a local of the region's thread loop, as written. Only the others get a copy per thread.
     const std::size_t scope_end = scope_ends_.back();
+    auto is_auto = [&](std::size_t s) {
+      return t_[s].kind == Token::ident &&
+             (is_ident(t_[s], "auto") || (is_qualifier(t_[s].text) && is_ident(t_[s + 1], "auto")));
+    };
+    // What a lambda named after the region names lives on with it (remake_lambda).
+    std::set<std::string> named_by_lambdas;
+    for (std::size_t s = b; s < e && !expression; s = statement_end(s))
+      if (const std::string f = is_auto(s) ? auto_name(s, statement_end(s) - 1) : "";
+          !f.empty() && named_in({f}, e, scope_end))
+        for (std::size_t k = s; k + 1 < statement_end(s); ++k)
+          if (in_lambda_[k] && t_[k].kind == Token::ident && !member_name(k))
+            named_by_lambdas.insert(t_[k].text);
     for (std::size_t s = b; s < e && !expression;) {
       const std::size_t next = statement_end(s);
-      const bool is_auto =
-          t_[s].kind == Token::ident &&
-          (is_ident(t_[s], "auto") || (is_qualifier(t_[s].text) && is_ident(t_[s + 1], "auto")));
       // (A name the regions already bind, from an outer scope, is replicated all the same: its
       // binding and the local would clash in the region's loop. So is one whose address is
       // taken: the pointer may be read after the region.)
       auto lives_on = [&](const std::vector<std::string>& names) {
         return named_in(names, e, scope_end) ||
-               std::any_of(names.begin(), names.end(),
-                           [&](const auto& n) { return bound(n) || address_taken(n); });
+               std::any_of(names.begin(), names.end(), [&](const auto& n) {
+                 return bound(n) || address_taken(n) || named_by_lambdas.count(n);
+               });
       };
-      if (is_auto) {
+      if (is_auto(s)) {
         const std::string name = auto_name(s, next - 1);
         if (name.empty()) throw Refused("`auto` at barrier level, used after a barrier");
         if (lives_on({name})) replicate_auto(b, s, next - 1, storage);
@@ -2084,6 +2139,7 @@ class BodyWriter {
       for (const auto& r : sc.replicated) shadowing = !seen.insert(r.name).second || shadowing;
       for (const auto& r : sc.shared) shadowing = !seen.insert(r.first).second || shadowing;
       for (const auto& u : sc.uniform) shadowing = !seen.insert(u).second || shadowing;
+      for (const auto& l : sc.lambdas) shadowing = !seen.insert(l.name).second || shadowing;
     }
     std::vector<std::string> binds_of(scopes_.size());
     std::map<std::string, std::string> selects;  // recomputed here as selects: name -> prefix
@@ -2095,6 +2151,13 @@ class BodyWriter {
         binds_of[si].insert(0, loaded ? bind(*r, b, e) : r->recompute);
         if (!loaded && !r->select.empty()) selects[r->name] = r->select;
       }
+      // (after the scope's variables, which it may capture; in declaration order)
+      for (const auto& l : sc.lambdas) {
+        if (l.region == region_ || hidden.count(l.name)) continue;
+        if (shadowing) throw Refused("a lambda used after a barrier, beside a shadowed name");
+        binds_of[si] += l.definition;
+      }
+      for (const auto& l : sc.lambdas) hidden.insert(l.name);
       for (auto r = sc.shared.rbegin(); r != sc.shared.rend(); ++r)
         if (hidden.insert(r->first).second)
           binds_of[si].insert(0, " [[maybe_unused]] auto& " + r->first + " = " + r->second + ";");

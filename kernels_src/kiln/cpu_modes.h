@@ -261,6 +261,34 @@ inline __attribute__((always_inline)) T from_bits(unsigned long long bits) {
   memcpy(&v, &bits, sizeof(T));
   return v;
 }
+// A shuffled value wider than 8 bytes (cooperative groups shuffle any type: a uint4, a
+// struct) waits in its thread's Wide, and the slot holds the thread's index instead: the step
+// then hands each thread its source thread's index, which shuffle_result reads the value at.
+// (The rewrite declares the Wides for every shuffle; they cost stack space only.)
+struct alignas(16) Wide {
+  unsigned char bytes[64];
+};
+template <class T>
+inline __attribute__((always_inline)) unsigned long long shuffle_operand(const T& v, Wide* wide,
+                                                                         unsigned long t) {
+  if constexpr (sizeof(T) <= 8) {
+    return to_bits(v);
+  } else {
+    static_assert(sizeof(T) <= sizeof(Wide), "kiln_cpu: a shuffled value is at most 64 bytes");
+    memcpy(wide[t].bytes, &v, sizeof(T));
+    return t;
+  }
+}
+template <class T>
+inline __attribute__((always_inline)) T shuffle_result(unsigned long long bits, const Wide* wide) {
+  if constexpr (sizeof(T) <= 8) {
+    return from_bits<T>(bits);
+  } else {
+    T v;
+    memcpy(&v, wide[bits].bytes, sizeof(T));
+    return v;
+  }
+}
 // The mask of warp w's running lanes.
 inline unsigned running_lanes(unsigned w, unsigned n, const bool* done, const bool* act) {
   unsigned mask = 0;

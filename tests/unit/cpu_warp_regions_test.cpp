@@ -272,8 +272,9 @@ TEST(CpuWarpRegions, DeclinesWhatLockstepCannotTake) {
 
 // Lambdas in a kernel with barriers: their own `return`s stay theirs, one declared at barrier
 // level and called after a barrier is left between the regions (it names no variable of the
-// kernel's but its shared arrays), and one that reads a variable of each thread after a barrier
-// cannot be: that kernel runs as fibers. Both against the host.
+// kernel's but its shared arrays), one that reads a variable of each thread by reference is
+// declared again in each later region, and one that copies it cannot be: that kernel runs as
+// fibers. All against the host.
 TEST(CpuRegions, LambdasBesideBarriers) {
   const std::string src = R"(
 __global__ void k(const int* in, int* out, int n) {
@@ -297,21 +298,55 @@ __global__ void k(const int* in, int* out, int n) {
     const int s = (i > 0 ? in[i - 1] : 0) + in[i] + (i + 1 < n ? in[i + 1] : 0);
     want[i] = s > 40 ? 40 : s;
   }
-  for (const bool per_thread : {false, true}) {
+  for (const std::string captures : {"", "&", "&i", "=", "i"}) {
     // A lambda that reads i, a variable of each thread, declared before the barrier and called
-    // after it: the rewrite declines it.
+    // after it (it adds 0 when it reads the running thread's i).
     std::string source = src;
-    if (per_thread) {
-      source.insert(source.find("  __syncthreads();"), "  auto mine = [&]() { return i; };\n");
-      source.insert(source.rfind('}'), "  (void)mine();\n");
+    if (!captures.empty()) {
+      source.insert(source.find("  __syncthreads();"),
+                    "  auto mine = [" + captures + "]() { return i; };\n");
+      source.insert(source.rfind('}'), "  out[i] += mine() - i;\n");
     }
+    const bool copies = captures == "=" || captures == "i";
     Built b = build(source, "k");
-    EXPECT_EQ(b.kernel->attributes().threads, per_thread ? "fibers" : "regions")
-        << b.kernel->attributes().why;
+    EXPECT_EQ(b.kernel->attributes().threads, copies ? "fibers" : "regions")
+        << captures << ": " << b.kernel->attributes().why;
     Buffer<int> din(in), out(n, -1);
     launch(*b.kernel, {(n + 63) / 64}, {64}, 0, din.p, out.p, n);
     EXPECT_EQ(out.host(), want);
   }
+}
+
+// cuda-samples' shfl_intimage shape: a lambda capturing a thread's values by reference,
+// declared before a barrier and called after it, and a 16-byte struct shuffled through a tile
+// (its value waits in the thread's kiln_cpu::Wide). Against the host and against fibers.
+TEST(CpuWarpRegions, LambdasAcrossBarriersAndWideShuffles) {
+  const std::string src = R"(
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+struct quad { int a, b, c, d; };
+__global__ void k(const int* in, int* out) {
+  __shared__ int s[64];
+  auto tile = cg::tiled_partition<32>(cg::this_thread_block());
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  quad q = {in[i], 2 * in[i], 3 * in[i], int(threadIdx.x)};
+  int w = in[i] % 5;
+  auto field = [&](int f) { return f == 0 ? q.a : f == 1 ? q.b : f == 2 ? q.c : q.d + w; };
+  s[threadIdx.x] = field(0);
+  __syncthreads();
+  w = s[(threadIdx.x + 3) % blockDim.x];
+  q = tile.shfl_xor(q, 5);
+  out[i] = field(threadIdx.x % 4);
+})";
+  std::vector<int> in(256);
+  for (int i = 0; i < 256; ++i) in[i] = (i * 29) % 41 - 7;
+  auto [regions, fibers] = both_ways(src, in, 64);
+  for (int i = 0; i < 256; ++i) {
+    const int t = i % 64, b = i - t, src_t = t ^ 5, v = in[b + src_t];
+    const int want[] = {v, 2 * v, 3 * v, src_t + in[b + (t + 3) % 64]};
+    ASSERT_EQ(regions[i], want[t % 4]) << i;
+  }
+  EXPECT_EQ(regions, fibers);
 }
 
 // An atomic on an element of the kernel's own __shared__ array is a plain update in region mode
