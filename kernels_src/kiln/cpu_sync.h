@@ -75,10 +75,53 @@ inline unsigned __match_all_sync(unsigned mask, T v, int* pred) {
   *pred = r != 0;
   return r;
 }
-template <class T>
-inline T __reduce_add_sync(unsigned mask, T v) {
-  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(mask, v, o);
-  return v;
+namespace kiln_cpu {
+// __reduce_*_sync: op over the values of the lanes in mask, in each of them. The full warp's is
+// a butterfly of 5 shuffles; a part of it reads each of its lanes (a butterfly would add lanes
+// outside the mask, as the caller's own value).
+template <class T, class Op>
+inline T reduce_lanes(unsigned mask, T v, Op op) {
+  if (mask == 0xffffffffu) {
+    for (int o = 16; o > 0; o /= 2) v = op(v, __shfl_xor_sync(mask, v, o));
+    return v;
+  }
+  T r = v;
+  for (int l = 0, first = 1; l < 32; ++l)
+    if (mask >> l & 1) {
+      const T x = __shfl_sync(mask, v, l);
+      r = first ? x : op(r, x);
+      first = 0;
+    }
+  return r;
+}
+}  // namespace kiln_cpu
+// (int: sums wrap, as the hardware's do)
+inline unsigned __reduce_add_sync(unsigned mask, unsigned v) {
+  return kiln_cpu::reduce_lanes(mask, v, [](unsigned a, unsigned b) { return a + b; });
+}
+inline int __reduce_add_sync(unsigned mask, int v) {
+  return int(__reduce_add_sync(mask, unsigned(v)));
+}
+inline unsigned __reduce_min_sync(unsigned mask, unsigned v) {
+  return kiln_cpu::reduce_lanes(mask, v, [](unsigned a, unsigned b) { return a < b ? a : b; });
+}
+inline int __reduce_min_sync(unsigned mask, int v) {
+  return kiln_cpu::reduce_lanes(mask, v, [](int a, int b) { return a < b ? a : b; });
+}
+inline unsigned __reduce_max_sync(unsigned mask, unsigned v) {
+  return kiln_cpu::reduce_lanes(mask, v, [](unsigned a, unsigned b) { return a > b ? a : b; });
+}
+inline int __reduce_max_sync(unsigned mask, int v) {
+  return kiln_cpu::reduce_lanes(mask, v, [](int a, int b) { return a > b ? a : b; });
+}
+inline unsigned __reduce_and_sync(unsigned mask, unsigned v) {
+  return kiln_cpu::reduce_lanes(mask, v, [](unsigned a, unsigned b) { return a & b; });
+}
+inline unsigned __reduce_or_sync(unsigned mask, unsigned v) {
+  return kiln_cpu::reduce_lanes(mask, v, [](unsigned a, unsigned b) { return a | b; });
+}
+inline unsigned __reduce_xor_sync(unsigned mask, unsigned v) {
+  return kiln_cpu::reduce_lanes(mask, v, [](unsigned a, unsigned b) { return a ^ b; });
 }
 inline unsigned __lanemask_lt() { return (1u << kiln_cpu::lane_id()) - 1u; }
 inline unsigned __lanemask_le() { return (2u << kiln_cpu::lane_id()) - 1u; }

@@ -50,3 +50,48 @@ if cuda.backend() == "cpu" and os.getenv("KILN_REGIONS") ~= "0" then
     assert(k:info().threads == "regions", k:info().why)
   end
 end
+
+-- __reduce_*_sync over part of a warp (sm_80's integer warp reductions): each lane in the mask
+-- gets the reduction of the mask's lanes only. Against a Lua reference.
+local reductions = cuda.jit([[
+__global__ void lane_reductions(const int* in, int* out) {
+  const unsigned lane = threadIdx.x % 32, i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int v = in[i];
+  // The lower half of each warp reduces among itself, the upper half over its odd lanes.
+  const unsigned mask = lane < 16 ? 0x0000ffffu : 0xaaaa0000u;
+  if (mask >> lane & 1) {
+    out[6 * i + 0] = __reduce_add_sync(mask, v);
+    out[6 * i + 1] = __reduce_min_sync(mask, v);
+    out[6 * i + 2] = int(__reduce_max_sync(mask, unsigned(v)));
+    out[6 * i + 3] = int(__reduce_and_sync(mask, unsigned(v)));
+    out[6 * i + 4] = int(__reduce_or_sync(mask, unsigned(v)));
+    out[6 * i + 5] = int(__reduce_xor_sync(mask, unsigned(v)));
+  }
+}
+]])
+local rin = array.zeros(128, "int32")
+for i = 1, 128 do rin[i] = (i * 37) % 101 - 20 end
+local rout = cuda.to_device(array.full(6 * 128, -99, "int32"))
+reductions[{ 2, 64 }](cuda.to_device(rin), rout)
+local ro = rout:copy_to_host()
+local function u32(v) return v & 0xffffffff end
+local function i32(v) v = u32(v); return v >= 0x80000000 and v - 0x100000000 or v end
+for i = 0, 127 do
+  local lane, warp = i % 32, i - i % 32
+  local mask = lane < 16 and 0x0000ffff or 0xaaaa0000
+  local want = { -99, -99, -99, -99, -99, -99 }
+  if (mask >> lane) & 1 == 1 then
+    local sum, mn, mx, band, bor, bxor = 0, math.huge, 0, 0xffffffff, 0, 0
+    for l = 0, 31 do
+      if (mask >> l) & 1 == 1 then
+        local v = rin[warp + l + 1]
+        sum, mn = sum + v, math.min(mn, v)
+        mx, band, bor, bxor = math.max(mx, u32(v)), band & u32(v), bor | u32(v), bxor ~ u32(v)
+      end
+    end
+    want = { sum, mn, i32(mx), i32(band), i32(bor), i32(bxor) }
+  end
+  for j = 1, 6 do
+    assert(ro[6 * i + j] == want[j], ("reduce %d of thread %d: %d, not %d"):format(j, i, ro[6 * i + j], want[j]))
+  end
+end
