@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <iterator>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -333,7 +334,7 @@ std::vector<KernelBody> find_kernel_bodies(std::string_view source) {
   return out;
 }
 
-SyncUse scan_sync(std::string_view source) {
+SyncUse scan_sync(std::string_view source, bool lockstep) {
   static constexpr std::string_view kBlockBarriers[] = {"__syncthreads", "__syncthreads_count",
                                                         "__syncthreads_and", "__syncthreads_or"};
   static constexpr std::string_view kOtherPrefixes[] = {
@@ -389,7 +390,126 @@ SyncUse scan_sync(std::string_view source) {
     if (t.text == "sync" && k > 0 && is_punct(toks[k - 1], ".") && punct_at(k + 1, "("))
       other(t, ".sync()");  // cooperative groups: g.sync()
   }
+  for (const LockstepPointer& p :
+       lockstep ? lockstep_pointers(toks) : std::vector<LockstepPointer>{})
+    other(Token{Token::ident, "", 0, 0, p.line, false},
+          "warp-synchronous code through volatile '" + toks[p.name].text + "'");
   return use;
+}
+
+namespace {
+
+// Whether tokens from k are an assignment (`=`, `+=`, `<<=`, ...) or an increment.
+bool assigns_at(const std::vector<Token>& t, std::size_t k) {
+  auto p = [&](std::size_t i, std::string_view s) { return i < t.size() && is_punct(t[i], s); };
+  if (p(k, "=")) return !p(k + 1, "=");
+  for (std::string_view op : {"+", "-", "*", "/", "%", "&", "|", "^"})
+    if (p(k, op) && p(k + 1, "=")) return true;
+  return (p(k, "+") && p(k + 1, "+")) || (p(k, "-") && p(k + 1, "-")) ||
+         (p(k, "<") && p(k + 1, "<") && p(k + 2, "=")) ||
+         (p(k, ">") && p(k + 1, ">") && p(k + 2, "="));
+}
+
+// One past the bracket group opening at k, or t.size().
+std::size_t past_group(const std::vector<Token>& t, std::size_t k) {
+  for (int depth = 0; k < t.size(); ++k) {
+    if (is_punct(t[k], "(") || is_punct(t[k], "[") || is_punct(t[k], "{")) ++depth;
+    if ((is_punct(t[k], ")") || is_punct(t[k], "]") || is_punct(t[k], "}")) && --depth == 0)
+      return k + 1;
+  }
+  return t.size();
+}
+
+// The scope of a name declared at token n: a parameter's function body, or the rest of the
+// block holding a local ([n + 1, end)).
+std::size_t scope_end(const std::vector<Token>& t, std::size_t n) {
+  if (n + 1 < t.size() && (is_punct(t[n + 1], ")") || is_punct(t[n + 1], ","))) {
+    for (std::size_t k = n + 1; k < t.size(); ++k) {  // a parameter list's ')', then '{'
+      if (is_punct(t[k], "(")) k = past_group(t, k) - 1;
+      if (!is_punct(t[k], ")")) continue;
+      return k + 1 < t.size() && is_punct(t[k + 1], "{") ? past_group(t, k + 1) : n + 1;
+    }
+    return n + 1;
+  }
+  int depth = 0;
+  for (std::size_t k = n + 1; k < t.size(); ++k) {
+    if (is_punct(t[k], "{")) ++depth;
+    if (is_punct(t[k], "}") && --depth < 0) return k;
+  }
+  return t.size();
+}
+
+}  // namespace
+
+std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
+  static constexpr std::string_view kBarriers[] = {"__syncthreads", "__syncthreads_count",
+                                                   "__syncthreads_and", "__syncthreads_or",
+                                                   "__syncwarp"};
+  std::vector<LockstepPointer> found;
+  for (std::size_t v = 0; v < t.size(); ++v) {
+    if (!is_ident(t[v], "volatile") || t[v].directive) continue;
+    const std::size_t type = v > 0 && is_ident(t[v - 1], "const") ? v - 1 : v;
+    std::size_t k = v + 1;  // T: names, `::`, `unsigned int`, `const`
+    while (k < t.size() && (t[k].kind == Token::ident || is_punct(t[k], "::"))) ++k;
+    if (k == v + 1 || k + 1 >= t.size() || !is_punct(t[k], "*") || is_punct(t[k + 1], "*"))
+      continue;
+    const std::size_t star = k, n = k + 1;
+    if (n + 1 >= t.size() || t[n].kind != Token::ident ||
+        !(is_punct(t[n + 1], "=") || is_punct(t[n + 1], ",") || is_punct(t[n + 1], ")") ||
+          is_punct(t[n + 1], ";")))
+      continue;
+    // A read after a store, before a barrier, of an element other than those stored (`s[t] +=
+    // s[t + 16]; s[t] += s[t + 8];`, not `s[t] = v; ... return s[t];`: the subscripts' text)
+    // finds one. Read in the statement of the store, it finds one unless a barrier comes before
+    // the next access (a tree reduction's `s[t] += s[t + half]; __syncthreads();`). A member
+    // access (`s[i].x`, which a lockstep pointer cannot give) or another declaration of the name
+    // leaves it alone.
+    std::set<std::string> stored;  // the subscripts stored through since the last barrier
+    std::size_t statement = 0, stored_in = 0;
+    bool member = false;
+    int line = 0, pending = 0;
+    const std::size_t end = scope_end(t, n);
+    for (std::size_t k = n + 1; k < end && !member && line == 0; ++k) {
+      if (is_punct(t[k], ";") || is_punct(t[k], "{") || is_punct(t[k], "}")) ++statement;
+      if (t[k].kind != Token::ident) continue;
+      if (std::find(std::begin(kBarriers), std::end(kBarriers), t[k].text) != std::end(kBarriers) ||
+          (t[k].text == "sync" && k + 1 < t.size() && is_punct(t[k + 1], "("))) {  // cg's too
+        stored.clear();
+        pending = 0;
+      }
+      if (t[k].text != t[n].text || is_punct(t[k - 1], ".") || is_punct(t[k - 1], "::") ||
+          (is_punct(t[k - 1], ">") && is_punct(t[k - 2], "-")))
+        continue;
+      const Token& before = t[k - 1];
+      const bool declarator =
+          k + 1 < t.size() && (is_punct(t[k + 1], "=") || is_punct(t[k + 1], ";"));
+      if ((before.kind == Token::ident && before.text != "return" && before.text != "else" &&
+           before.text != "do" && before.text != "case") ||
+          (declarator && is_punct(before, "*") && t[k - 2].kind == Token::ident))
+        member = true;  // (declared again: `int* s = ...`)
+      const bool subscript = k + 1 < t.size() && is_punct(t[k + 1], "[");
+      const std::size_t after = subscript ? past_group(t, k + 1) : k + 1;
+      member = member || (after < t.size() && is_punct(t[after], ".")) ||
+               (after + 1 < t.size() && is_punct(t[after], "-") && is_punct(t[after + 1], ">"));
+      const bool deref = !subscript && is_punct(t[k - 1], "*") &&
+                         !(t[k - 2].kind == Token::ident || t[k - 2].kind == Token::number ||
+                           is_punct(t[k - 2], ")") || is_punct(t[k - 2], "]"));
+      if (!subscript && !deref) continue;  // (the pointer itself: passed on, compared)
+      std::string index;
+      for (std::size_t j = k + 2; subscript && j + 1 < after; ++j) index += t[j].text + " ";
+      if (pending) {
+        line = pending;
+      } else if (assigns_at(t, after)) {
+        stored.insert(index);
+        stored_in = statement;
+      } else if (!stored.empty() && !stored.count(index)) {
+        (stored_in == statement ? pending : line) = t[k].line;
+      }
+    }
+    if (line == 0) line = pending;
+    if (line != 0 && !member) found.push_back({type, star, n, line});
+  }
+  return found;
 }
 
 bool uses_barriers(std::string_view source) {

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "jit/lexer.h"
+
 namespace kiln::jit {
 
 struct TemplateParam {
@@ -67,11 +69,25 @@ struct SyncUse {
   // Whether any barrier, warp operation or cooperative-groups construct appears.
   bool any() const { return block_barriers || other_sync; }
 };
-SyncUse scan_sync(std::string_view source);
+// (lockstep: whether lockstep_pointers count; region_warp_ops_only scans a body whose warp
+// operations it blanked, barriers among them, without them)
+SyncUse scan_sync(std::string_view source, bool lockstep = true);
 
 // Whether the source needs block barriers or warp operations: scan_sync(source).any(). The cpu
 // backend runs such kernels' threads as fibers or coroutines.
 bool uses_barriers(std::string_view source);
+
+// A pointer declared `[const] volatile T* name` (a parameter or a local) through which its scope
+// stores and then reads or stores again with no barrier between (`s[t] += s[t + 16];`): legacy
+// warp-synchronous code, which relies on a warp's lanes running each statement together, every
+// lane reading before any lane writes (the cpu backend's lockstep pointers, scan_sync's
+// other_sync). Indices into toks: the declaration's first type token (`const` or `volatile`),
+// its '*', its name; the line of the access found after a store.
+struct LockstepPointer {
+  std::size_t type, star, name;
+  int line;
+};
+std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& toks);
 
 // A __constant__ or __device__ variable at namespace scope: `__constant__ float w[9][K];`.
 struct GlobalDecl {

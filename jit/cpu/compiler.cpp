@@ -312,7 +312,8 @@ std::string CpuCompiler::translation_unit(const Plan& plan) const {
   // `#if __CUDA_ARCH__ >= 700` is compiled, not silently dropped.
   tu += "#include <kiln/cpu_prelude.h>\n#define __CUDACC__ 1\n#define __CUDA_ARCH__ " +
         std::to_string(cuda_arch_value(request.arch)) + "\n#line 1 \"" + quoted + "\"\n";
-  std::string source = cpu::rewrite_extern_shared(plan.source, plan.checked_pointers);
+  std::string source = cpu::rewrite_lockstep_pointers(
+      cpu::rewrite_extern_shared(plan.source, plan.checked_pointers));
   if (coroutines) source = cpu::rewrite_coroutine_returns(source);
   tu += plan.checked_pointers ? cpu::rewrite_pointer_params(source) : source;
   tu +=

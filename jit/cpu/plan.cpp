@@ -251,7 +251,7 @@ bool region_warp_ops_only(std::string_view body) {
   for (const jit::Token& t : jit::lex(body))
     if (t.kind == jit::Token::ident && region_warp_operation(t.text))
       std::fill(rest.begin() + t.begin, rest.begin() + t.end, ' ');
-  return !jit::scan_sync(rest).other_sync;
+  return !jit::scan_sync(rest, false).other_sync && jit::lockstep_pointers(jit::lex(body)).empty();
 }
 
 }  // namespace
@@ -355,6 +355,25 @@ std::string rewrite_coroutine_returns(std::string_view source) {
     if (!jit::uses_barriers(body)) continue;
     std::vector<std::size_t> at = jit::find_identifier(body, "return");
     for (auto p = at.rbegin(); p != at.rend(); ++p) out.insert(k->open + *p, "co_");
+  }
+  return out;
+}
+
+std::string rewrite_lockstep_pointers(std::string_view source) {
+  const std::vector<jit::Token> t = jit::lex(source);
+  std::string out(source);
+  const auto found = jit::lockstep_pointers(t);
+  for (auto p = found.rbegin(); p != found.rend(); ++p) {  // (from the end: offsets hold)
+    std::string type;
+    for (std::size_t k = p->type; k < p->star; ++k)
+      if (!jit::is_ident(t[k], "volatile")) {  // (in steps: GCC 12 warns of "" + string)
+        if (!type.empty()) type += ' ';
+        type += source.substr(t[k].begin, t[k].end - t[k].begin);
+      }
+    const std::size_t b = t[p->type].begin, e = t[p->star].end;
+    out.replace(b, e - b,
+                "::kiln_cpu::lockstep_ptr<" + type + "> " +
+                    std::string(std::count(out.begin() + b, out.begin() + e, '\n'), '\n'));
   }
   return out;
 }

@@ -56,6 +56,12 @@ std::string rewrite_extern_shared(std::string_view source, bool checked = false)
 // `static` would clash). Variables keep their names (kiln sets and reads them by name).
 std::string internal_kernels(std::string_view source);
 
+// Each pointer of legacy warp-synchronous code (jit::lockstep_pointers: `volatile float* s`
+// stored through and read again with no barrier between) becomes a
+// `::kiln_cpu::lockstep_ptr<float> s`, whose stores keep the warp's lanes in step (fibers;
+// lines stay).
+std::string rewrite_lockstep_pointers(std::string_view source);
+
 // Check mode: rewrites each plain `T* name` / `const T* __restrict__ name` parameter of a
 // __global__ function into `::kiln_cpu::checked_ptr<T> name` (same line count).
 std::string rewrite_pointer_params(std::string_view source);

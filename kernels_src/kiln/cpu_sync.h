@@ -123,6 +123,64 @@ inline unsigned __reduce_or_sync(unsigned mask, unsigned v) {
 inline unsigned __reduce_xor_sync(unsigned mask, unsigned v) {
   return kiln_cpu::reduce_lanes(mask, v, [](unsigned a, unsigned b) { return a ^ b; });
 }
+namespace kiln_cpu {
+// Legacy warp-synchronous code (`volatile float* s = sdata; s[t] += s[t + 16]; s[t] += s[t +
+// 8];`, no __syncwarp) relies on a warp's lanes running each statement together: every lane reads
+// before any lane writes. The cpu compiler makes such a pointer a lockstep_ptr
+// (jit/cpu/plan.h: rewrite_lockstep_pointers; the kernel runs as fibers), whose every store
+// waits for the warp's other lanes before it (their reads of the old value are done) and after
+// it (the new value is there for their next reads). The wait is __activemask's: every lane of
+// the warp that has not exited, or those that reached one while the rest wait elsewhere.
+template <class T>
+struct lockstep_ref {
+  volatile T* p;
+  static void step() { (void)__activemask(); }
+  operator T() const { return *p; }
+  const lockstep_ref& operator=(T v) const {
+    step();
+    *p = v;
+    step();
+    return *this;
+  }
+  const lockstep_ref& operator=(const lockstep_ref& r) const { return *this = T(r); }
+  const lockstep_ref& operator+=(T v) const { return *this = T(*p + v); }
+  const lockstep_ref& operator-=(T v) const { return *this = T(*p - v); }
+  const lockstep_ref& operator*=(T v) const { return *this = T(*p * v); }
+  const lockstep_ref& operator/=(T v) const { return *this = T(*p / v); }
+  const lockstep_ref& operator%=(T v) const { return *this = T(*p % v); }
+  const lockstep_ref& operator&=(T v) const { return *this = T(*p & v); }
+  const lockstep_ref& operator|=(T v) const { return *this = T(*p | v); }
+  const lockstep_ref& operator^=(T v) const { return *this = T(*p ^ v); }
+  const lockstep_ref& operator<<=(int v) const { return *this = T(*p << v); }
+  const lockstep_ref& operator>>=(int v) const { return *this = T(*p >> v); }
+  const lockstep_ref& operator++() const { return *this = T(*p + 1); }
+  const lockstep_ref& operator--() const { return *this = T(*p - 1); }
+  T operator++(int) const {
+    const T old = *p;
+    *this = T(old + 1);
+    return old;
+  }
+  T operator--(int) const {
+    const T old = *p;
+    *this = T(old - 1);
+    return old;
+  }
+  volatile T* operator&() const { return p; }
+};
+template <class T>
+struct lockstep_ptr {
+  volatile T* p = nullptr;
+  lockstep_ptr() = default;
+  lockstep_ptr(volatile T* q) : p(q) {}
+  lockstep_ref<T> operator[](long long i) const { return {p + i}; }
+  lockstep_ref<T> operator*() const { return {p}; }
+  lockstep_ptr operator+(long long i) const { return p + i; }
+  lockstep_ptr operator-(long long i) const { return p - i; }
+  lockstep_ptr& operator+=(long long i) { return p += i, *this; }
+  lockstep_ptr& operator-=(long long i) { return p -= i, *this; }
+  operator volatile T*() const { return p; }
+};
+}  // namespace kiln_cpu
 inline unsigned __lanemask_lt() { return (1u << kiln_cpu::lane_id()) - 1u; }
 inline unsigned __lanemask_le() { return (2u << kiln_cpu::lane_id()) - 1u; }
 inline unsigned __lanemask_eq() { return 1u << kiln_cpu::lane_id(); }

@@ -349,6 +349,60 @@ __global__ void k(const int* in, int* out) {
   EXPECT_EQ(regions, fibers);
 }
 
+// Legacy warp-synchronous code (`volatile` shared memory, no __syncwarp: Harris's warpReduce, the
+// old warp scans) relies on a warp's lanes running each statement together. Its volatile
+// pointers become kiln_cpu::lockstep_ptr, whose stores wait for the warp's other lanes, and the
+// kernels run as fibers; run thread by thread, the reduction summed a fraction and the scan read
+// its neighbours' new values. Against the host.
+TEST(CpuWarpRegions, LegacyWarpSynchronousVolatileCodeRunsInLockstep) {
+  const std::string src = R"(
+__device__ void warp_reduce(volatile int* s, unsigned t) {
+  s[t] += s[t + 32];
+  s[t] += s[t + 16];
+  s[t] += s[t + 8];
+  int sum = s[t];
+  s[t] = sum = sum + s[t + 4];
+  s[t] = sum = sum + s[t + 2];
+  s[t] = sum = sum + s[t + 1];
+}
+__global__ void k(const int* in, int* out) {
+  __shared__ int s[128];
+  const unsigned t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  s[t] = in[i];
+  __syncthreads();
+  if (t < 64) s[t] += s[t + 64];
+  __syncthreads();
+  if (t < 32) warp_reduce(s, t);
+  __syncthreads();
+  // then each warp's inclusive scan, which reads lower lanes
+  volatile int* w = s + (t / 32) * 32;
+  const unsigned lane = t % 32;
+  int total = s[0];
+  __syncthreads();
+  w[lane] = in[i];
+  for (unsigned d = 1; d < 32; d *= 2)
+    if (lane >= d) w[lane] += w[lane - d];
+  out[i] = w[lane] + 1000 * total;
+})";
+  Built b = build(src, "k");
+  EXPECT_EQ(b.kernel->attributes().threads, "fibers");
+  EXPECT_NE(b.kernel->attributes().why.find("warp-synchronous code through volatile 's'"),
+            std::string::npos)
+      << b.kernel->attributes().why;
+  std::vector<int> in(256);
+  for (int i = 0; i < 256; ++i) in[i] = (i * 13) % 29 - 9;
+  Buffer<int> din(in), out(256, 0);
+  launch(*b.kernel, {2}, {128}, 0, din.p, out.p);
+  const auto o = out.host();
+  for (int i = 0; i < 256; ++i) {
+    const int block = i / 128 * 128;
+    int total = 0, scan = 0;
+    for (int j = block; j < block + 128; ++j) total += in[j];
+    for (int j = i - i % 32; j <= i; ++j) scan += in[j];
+    ASSERT_EQ(o[i], scan + 1000 * total) << i;
+  }
+}
+
 // An atomic on an element of the kernel's own __shared__ array is a plain update in region mode
 // (one OS thread runs the block); where another declaration in the kernel shares the array's
 // name (a global array in an inner block), none of them is. Many blocks, so that the pool's

@@ -344,6 +344,54 @@ TEST(JitScanSync, TellsBlockBarriersFromOtherSynchronisation) {
   EXPECT_FALSE(scan_sync("a[i] = b[j] + 1; // [](){}").lambda);
 }
 
+// Legacy warp-synchronous code: a volatile pointer stored through and then read or stored again
+// with no barrier between (scan_sync counts it as other synchronisation, the cpu backend keeps
+// the warp's lanes in step at its stores).
+TEST(JitScanSync, FindsWarpSynchronousVolatilePointers) {
+  auto lines = [](const std::string& s) {
+    std::vector<int> out;
+    for (const LockstepPointer& p : lockstep_pointers(lex(s))) out.push_back(p.line);
+    return out;
+  };
+  using L = std::vector<int>;
+  // A parameter, its function's body the scope: the read after the first store.
+  EXPECT_EQ(lines("__device__ void w(volatile float* s, int t) {\n  s[t] += s[t + 32];\n  s[t] "
+                  "+= s[t + 16];\n}\n__global__ void k(float* s) { s[0] = s[1]; s[2] = s[0]; }"),
+            L{2});
+  // A local; `*p =` stores; a store then a read on later lines.
+  EXPECT_EQ(lines("__global__ void k(int* x) {\n  const volatile int* c = x;\n  volatile int* p = "
+                  "x;\n  *p = 1;\n  int v = x[0];\n  x[1] = p[1];\n}"),
+            L{6});
+  // Read in the statement of the store, and no barrier before the end (or the next access).
+  EXPECT_EQ(lines("{\n  volatile int* s = x;\n  for (int d = 1; d < 32; d *= 2)\n    if (l >= d) "
+                  "s[l] += s[l - d];\n}"),
+            L{4});
+  const SyncUse u = scan_sync("{\n  volatile int* vs = s;\n  vs[t] = 1;\n  vs[t] += vs[t + 1];\n}");
+  EXPECT_TRUE(u.other_sync);
+  EXPECT_EQ(u.first_other, "warp-synchronous code through volatile 'vs'");
+  EXPECT_EQ(u.first_other_line, 4);
+  // Not: barriers between the accesses (cooperative groups' too), stores only, reads of the
+  // elements stored (cuda-samples' scan1Inclusive), reads only, a member access (`s[i].x`), a
+  // name declared again, two stars, a volatile array.
+  for (const char* s : {
+           "{ volatile int* s = x; s[t] = 1; __syncthreads(); y = s[t + 1]; __syncwarp(); s[t] "
+           "= 2; }",
+           "{ volatile int* s = x; s[t] = 1; cg::sync(b); y = s[t + 1]; s[t] = 2; g.sync(); y = "
+           "s[0]; }",
+           "{ volatile int* s = x; for (h = 32; h > 0; h /= 2) { if (t < h) s[t] += s[t + h]; "
+           "__syncthreads(); } y = s[0]; }",
+           "{ volatile int* s = x; s[p] = 0; p += n; s[p] = v; for (;;) { cg::sync(b); int u = "
+           "s[p] + s[p - 1]; cg::sync(b); s[p] = u; } return s[p]; }",
+           "{ volatile int* flag = x; while (flag[0] == 0) {} y = flag[1] + *flag; }",
+           "{ volatile int* p = x; y = p[0]; p[1] = y; }",
+           "{ volatile float4* s = x; s[t].x = 1; s[t].y = s[t + 1].y; }",
+           "{ volatile int* s = x; s[0] = 1; { int* s = z; s[1] = s[2]; } }",
+           "{ volatile int** s = x; s[0][0] = 1; y = s[1][0]; }",
+           "{ __shared__ volatile int s[64]; s[t] = 1; s[t] += s[t + 1]; }",
+       })
+    EXPECT_TRUE(lines(s).empty()) << s;
+}
+
 TEST(JitKernelBodies, OffsetsOfEachDefinition) {
   const std::string src = R"(__global__ void decl(int* x);
 __device__ int f() { return 1; }
