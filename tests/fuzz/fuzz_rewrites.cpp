@@ -28,6 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   same_lines(source, kiln::cpu::rewrite_pointer_params(source));
   same_lines(source, kiln::cpu::rewrite_coroutine_returns(source));
   same_lines(source, kiln::cpu::internal_kernels(source));
+  same_lines(source, kiln::cpu::rewrite_lockstep_pointers(source));
   (void)kiln::jit::find_kernels(source);
   return 0;
 }
