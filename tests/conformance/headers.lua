@@ -30,3 +30,25 @@ if cuda.backend() == "cpu" then  -- a GPU reports "device-side assert triggered"
   assert(tostring(err):find("v%[threadIdx.x%] >= 0"), "a failed assert: " .. tostring(err))
 end
 print("ok")
+
+-- math_constants.h: its constants are the doubles and floats nearest their definitions (known
+-- answers, written out here; CUDA's header has the same).
+local mc = cuda.jit([[
+#include <math_constants.h>
+__global__ void constants(double* out) {
+  const double d[] = {CUDART_PI, CUDART_SQRT_2PI, CUDART_SQRT_TWO, CUDART_LN2, CUDART_L2E,
+                      CUDART_PIO2, CUDART_TWO_TO_53};
+  const float f[] = {CUDART_PI_F, CUDART_PIO2_F, CUDART_LN2_F, CUDART_SQRT_TWO_F, CUDART_TWO_TO_23_F};
+  for (int i = 0; i < 7; ++i) out[i] = d[i];
+  for (int i = 0; i < 5; ++i) out[7 + i] = f[i];
+}]])
+local cout = cuda.device_array(12, "float64")
+mc[{ 1, 1 }](cout)
+local c = cout:copy_to_host()
+local function as_float(v) return string.unpack("f", string.pack("f", v)) end
+local constants = { 3.1415926535897931, 2.5066282746310007, 1.4142135623730951, 0.69314718055994529,
+                    1.4426950408889634, 1.5707963267948966, 2 ^ 53, as_float(3.14159265358979),
+                    as_float(1.5707963267949), as_float(0.693147180559945), as_float(1.4142135623731), 2 ^ 23 }
+for i, w in ipairs(constants) do
+  assert(c[i] == w, ("math_constants %d: %.17g, expected %.17g"):format(i, c[i], w))
+end
