@@ -1137,11 +1137,11 @@ class BodyWriter {
       };
       storage +=
           " ::kiln_cpu::WarpSlot " + slot + "[kiln_n_]; unsigned long long " + slot + "r[kiln_n_];";
-      if (shuffle) storage += " ::kiln_cpu::Wide " + slot + "v[kiln_n_];";
+      if (shuffle) storage += " ::kiln_cpu::WideSlots " + slot + "v;";
       std::string value = "0ull", param = "0", width = "32", mask = "0xffffffffu";
       if (!args.empty()) mask = "unsigned" + arg(0);
       if (shuffle) {
-        value = "::kiln_cpu::shuffle_operand(" + arg(1) + ", " + slot + "v, kiln_t_)";
+        value = "::kiln_cpu::shuffle_operand(" + arg(1) + ", " + slot + "v, kiln_t_, kiln_n_)";
         param = "int" + arg(2);
         if (args.size() == 4) width = "int" + arg(3);
       } else if (vote) {

@@ -264,28 +264,40 @@ inline __attribute__((always_inline)) T from_bits(unsigned long long bits) {
 // A shuffled value wider than 8 bytes (cooperative groups shuffle any type: a uint4, a
 // struct) waits in its thread's Wide, and the slot holds the thread's index instead: the step
 // then hands each thread its source thread's index, which shuffle_result reads the value at.
-// (The rewrite declares the Wides for every shuffle; they cost stack space only.)
+// (The rewrite declares WideSlots for every shuffle; the Wides are made at the first wide value,
+// on the heap, so that narrow shuffles cost no stack.)
 struct alignas(16) Wide {
   unsigned char bytes[64];
 };
+struct WideSlots {
+  Wide* wide = nullptr;
+  WideSlots() = default;
+  WideSlots(const WideSlots&) = delete;
+  WideSlots& operator=(const WideSlots&) = delete;
+  ~WideSlots() { delete[] wide; }
+};
 template <class T>
-inline __attribute__((always_inline)) unsigned long long shuffle_operand(const T& v, Wide* wide,
-                                                                         unsigned long t) {
+inline __attribute__((always_inline)) unsigned long long shuffle_operand(const T& v,
+                                                                         WideSlots& slots,
+                                                                         unsigned long t,
+                                                                         unsigned long n) {
   if constexpr (sizeof(T) <= 8) {
     return to_bits(v);
   } else {
     static_assert(sizeof(T) <= sizeof(Wide), "kiln_cpu: a shuffled value is at most 64 bytes");
-    memcpy(wide[t].bytes, &v, sizeof(T));
+    if (!slots.wide) slots.wide = new Wide[n];
+    memcpy(slots.wide[t].bytes, &v, sizeof(T));
     return t;
   }
 }
 template <class T>
-inline __attribute__((always_inline)) T shuffle_result(unsigned long long bits, const Wide* wide) {
+inline __attribute__((always_inline)) T shuffle_result(unsigned long long bits,
+                                                       const WideSlots& slots) {
   if constexpr (sizeof(T) <= 8) {
     return from_bits<T>(bits);
   } else {
     T v;
-    memcpy(&v, wide[bits].bytes, sizeof(T));
+    memcpy(&v, slots.wide[bits].bytes, sizeof(T));
     return v;
   }
 }
