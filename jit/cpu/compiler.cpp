@@ -426,15 +426,16 @@ CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e)
   // kiln's rewrite, not the user's code, may be what failed: the source as written, its
   // barrier kernels as fibers, builds whatever the user's code builds, and its error (if it
   // fails too) is the user's.
+  // (the reason first: the plan's, which it follows, says how the kernel would have run)
   const std::string what =
-      "(the " + plan.rewrite_name() + " rewrite did not compile: " + first_error(e.log()) + ")";
+      "the " + plan.rewrite_name() + " rewrite did not compile: " + first_error(e.log());
   plan.source = request.source;
   plan.checked_pointers = plan.inlined = plan.lowered = plan.widened = plan.chosen_loads = false;
   plan.external_source.clear();
   for (cpu::ThreadPlan& k : plan.kernels)
     if (k.mode == kiln_cpu::mode_regions || k.mode == kiln_cpu::mode_coroutines) {
       k.mode = kiln_cpu::mode_fibers;
-      k.why += " " + what;
+      k.why = what + " (planned: " + k.why + ")";
     }
   plan.pch_dir = prelude_folder(plan, nullptr);
   return compile_once(plan);

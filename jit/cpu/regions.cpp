@@ -1567,7 +1567,7 @@ class BodyWriter {
     bool type = false;
     while (k < e && t_[k].kind == Token::ident) {
       const std::string& w = t_[k].text;
-      if (is_qualifier(w)) {
+      if (is_qualifier(w) || (!type && w == "typename")) {  // (`typename X<T>::type v`)
         ++k;
       } else if (is_keyword_type(w)) {
         type = true;
@@ -1576,9 +1576,12 @@ class BodyWriter {
         k = match_[k + 1] + 1;  // decltype(expr): the type of an expression
         type = true;
       } else if (!type && !is_statement_keyword(w) && !is_hoistable(w)) {
-        ++k;  // a type name: ident (:: ident)* <...>?
-        while (k + 1 < e && is_punct(t_[k], "::") && t_[k + 1].kind == Token::ident) k += 2;
-        if (k < e && is_punct(t_[k], "<")) k = angle_end(k, e);
+        ++k;  // a type name: ident (<...>)? (:: ident (<...>)?)*
+        for (;;) {
+          if (k < e && is_punct(t_[k], "<")) k = angle_end(k, e);
+          if (k + 1 >= e || !is_punct(t_[k], "::") || t_[k + 1].kind != Token::ident) break;
+          k += 2;
+        }
         type = true;
       } else {
         break;
@@ -2109,7 +2112,8 @@ class BodyWriter {
         const std::string name = auto_name(s, next - 1);
         if (name.empty()) throw Refused("`auto` at barrier level, used after a barrier");
         if (lives_on({name})) replicate_auto(b, s, next - 1, storage);
-      } else if (t_[s].kind == Token::ident && !is_statement_keyword(t_[s].text)) {
+      } else if (t_[s].kind == Token::ident &&
+                 (!is_statement_keyword(t_[s].text) || is_ident(t_[s], "typename"))) {
         if (auto names = declarator_names(s, next - 1); names && lives_on(*names))
           replicate(s, next - 1, storage);
         else if (names)

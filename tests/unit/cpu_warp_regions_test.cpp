@@ -532,6 +532,29 @@ __global__ void k(int* out) {
   }
 }
 
+// `typename W<T>::type v = ...;` at barrier level (cuda-samples' templated vector types): a
+// declaration like any other, its type a dependent name (it was read as no declaration, so the
+// rewrite did not compile and the whole module ran as fibers). Against the host.
+TEST(CpuRegions, DependentTypeNameDeclarations) {
+  const std::string src = R"(
+template <typename T> struct pair_of { typedef int2 type; };
+template <typename T>
+__global__ void k(int* out) {
+  __shared__ int s[64];
+  typename pair_of<T>::type p = make_int2(threadIdx.x, 2 * threadIdx.x);
+  s[threadIdx.x] = p.x;
+  __syncthreads();
+  p.y += s[63 - threadIdx.x];
+  out[threadIdx.x] = p.y;
+})";
+  Built b = build(src, "k<float>");
+  EXPECT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
+  Buffer<int> out(64, -1);
+  launch(*b.kernel, {1}, {64}, 0, out.p);
+  const auto o = out.host();
+  for (int t = 0; t < 64; ++t) ASSERT_EQ(o[t], 2 * t + 63 - t) << t;
+}
+
 // Which device functions a region may call without writing threadIdx for each thread.
 TEST(CpuInlineSync, IdentityFreeFunctions) {
   const std::string src = R"(#define TID threadIdx.x
