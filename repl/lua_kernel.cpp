@@ -649,10 +649,10 @@ std::pair<DType, long> declared_global(const std::string& text, const std::strin
     throw Error("set_constant: no __constant__ or __device__ variable '" + name +
                 "' in the module");
   std::optional<DType> t = dtype_of_cpp(decl->type);
-  if (!t || is_vector(*t))
+  if (!t)
     throw Error("set_constant: '" + name + "' has type '" +
                 (decl->type.size() > 60 ? decl->type.substr(0, 60) + "..." : decl->type) +
-                "', not a scalar kiln can set");
+                "', not a scalar or vector type kiln can set");
   long count = 1;
   for (std::string e : decl->extents) {
     e.erase(0, e.find_first_not_of(" \t\n"));
@@ -695,16 +695,29 @@ int module_set_constant(lua_State* L) {
     jit::ArgValue scalar = arg_value(L, 3);
     auto [dtype, extent] = declared_global(m->source->text(), name);
     std::vector<char> bytes;
+    const DTypeInfo& info = dtype_info(dtype);
     if (values) {
-      if (values->dtype() != dtype)
-        throw Error("set_constant: '" + name + "' holds " + std::string(dtype_info(dtype).cpp) +
+      // A vector global (`__constant__ float3 c[2];`) takes an array of its type, or of its
+      // lanes (a float32 array of 6), which lie the same in memory.
+      const bool lanes = is_vector(dtype) && values->dtype() == info.base;
+      if (values->dtype() != dtype && !lanes)
+        throw Error("set_constant: '" + name + "' holds " + std::string(info.cpp) +
                     ", the array is " + std::string(dtype_info(values->dtype()).name));
-      if (extent && values->size() > extent)
+      const long per = lanes ? info.lanes : 1;
+      if (lanes && values->size() % per != 0)
+        throw Error("set_constant: '" + name + "' holds " + std::string(info.cpp) + ", " +
+                    std::to_string(per) + " " + std::string(dtype_info(info.base).name) +
+                    " lanes each; the array has " + std::to_string(values->size()) + " values");
+      if (extent && values->size() > extent * per)
         throw Error("set_constant: '" + name + "' holds " + std::to_string(extent) +
-                    " elements, the array has " + std::to_string(values->size()));
+                    " elements, the array has " + std::to_string(values->size() / per));
       bytes.assign(static_cast<char*>(values->data()),
                    static_cast<char*>(values->data()) + values->nbytes());
     } else {
+      if (is_vector(dtype))
+        throw Error("set_constant: '" + name + "' holds " + std::string(info.cpp) +
+                    ": give a host array of " + std::string(info.name) + " or of its " +
+                    std::string(dtype_info(info.base).name) + " lanes, not a number");
       jit::ArgPack pack;
       jit::ParamType p = jit::classify_param(dtype_info(dtype).cpp);
       pack.add("set_constant", 2, name, p, scalar);

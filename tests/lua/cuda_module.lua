@@ -21,6 +21,28 @@ assert(array.equal(y:copy_to_host(), array.from({ 1, 2, 3, 4 }, "float32")))
 expect_error("no __constant__ or __device__ variable 'nothing'", function() m:set_constant("nothing", 1) end)
 expect_error("holds 4 elements", function() m:set_constant("weights", array.ones(5, "float32")) end)
 
+-- Vector globals (Rodinia cfd's `__constant__ float3 ff_flux_contribution...`): an array of the
+-- vector type, or of its lanes; a number is refused.
+local mv = cuda.module [[
+__constant__ float3 flux[2];
+__constant__ int2 pair;
+__global__ void read(float* y) { y[0] = flux[1].z + flux[0].x; y[1] = pair.y - pair.x; }
+]]
+local f3 = array.zeros(2, "float3")
+f3[1] = { 1, 2, 3 }
+f3[2] = { 4, 5, 6 }
+mv:set_constant("flux", f3)
+mv:set_constant("pair", array.from({ 7, 30 }, "int32"))
+local yv = cuda.device_array(2, "float32")
+mv.read[{1, 1}](yv)
+assert(array.equal(yv:copy_to_host(), array.from({ 7, 23 }, "float32")), tostring(yv:copy_to_host()))
+mv:set_constant("flux", array.from({ 10, 0, 0, 0, 0, 0.5 }, "float32"))
+mv.read[{1, 1}](yv)
+assert(yv:copy_to_host()[1] == 10.5)
+expect_error("'pair' holds int2: give a host array of int2 or of its int32 lanes", function() mv:set_constant("pair", 1) end)
+expect_error("3 float32 lanes each; the array has 4 values", function() mv:set_constant("flux", array.ones(4, "float32")) end)
+expect_error("'flux' holds 2 elements, the array has 3", function() mv:set_constant("flux", array.ones(9, "float32")) end)
+
 -- Streams and events.
 local s = cuda.stream()
 local e1, e2 = cuda.event(), cuda.event()
