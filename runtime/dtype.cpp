@@ -33,6 +33,8 @@ constexpr std::array<DTypeInfo, kDTypeCount + kVectorDTypeCount> kInfo = {{
     {"uchar4", "", "uchar4", 4, true, false, uint8, 4, 4},
     {"short2", "", "short2", 4, true, true, int16, 2, 4},
     {"ushort2", "", "ushort2", 4, true, false, uint16, 2, 4},
+    {"double3", "", "double3", 24, false, true, float64, 3, 8},
+    {"double4", "", "double4", 32, false, true, float64, 4, 16},
 }};
 
 // Collapses runs of blanks and drops "std::" and a trailing " int" of multi-word integer names.

@@ -10,12 +10,36 @@ namespace kiln {
 // The scalars, then CUDA's vector types (float4 is four float32 lanes, laid out and aligned as
 // CUDA declares them), which arrays hold and kernels take by pointer or by value.
 enum class DType : std::uint8_t {
-  float32, float64, int8, uint8, int16, uint16, int32, uint32, int64, uint64, boolean,
-  float2, float3, float4, double2, int2, int3, int4, uint2, uint3, uint4, char4, uchar4, short2,
-  ushort2
+  float32,
+  float64,
+  int8,
+  uint8,
+  int16,
+  uint16,
+  int32,
+  uint32,
+  int64,
+  uint64,
+  boolean,
+  float2,
+  float3,
+  float4,
+  double2,
+  int2,
+  int3,
+  int4,
+  uint2,
+  uint3,
+  uint4,
+  char4,
+  uchar4,
+  short2,
+  ushort2,
+  double3,
+  double4
 };
 inline constexpr int kDTypeCount = 11;        // scalars
-inline constexpr int kVectorDTypeCount = 14;  // vectors
+inline constexpr int kVectorDTypeCount = 16;  // vectors
 
 struct DTypeInfo {
   std::string_view name;   // the long name, as a.dtype returns it ("float32")
@@ -45,9 +69,9 @@ inline constexpr DType kAllDTypes[kDTypeCount] = {
     DType::int32,   DType::uint32,  DType::int64,  DType::uint64, DType::boolean};
 // All vector dtypes.
 inline constexpr DType kVectorDTypes[kVectorDTypeCount] = {
-    DType::float2, DType::float3, DType::float4, DType::double2, DType::int2,
-    DType::int3,   DType::int4,   DType::uint2,  DType::uint3,   DType::uint4,
-    DType::char4,  DType::uchar4, DType::short2, DType::ushort2};
+    DType::float2, DType::float3,  DType::float4,  DType::double2, DType::int2,  DType::int3,
+    DType::int4,   DType::uint2,   DType::uint3,   DType::uint4,   DType::char4, DType::uchar4,
+    DType::short2, DType::ushort2, DType::double3, DType::double4};
 
 // Whether t is a vector type (float4, ...).
 inline bool is_vector(DType t) { return dtype_info(t).lanes > 1; }

@@ -5,7 +5,7 @@ local m = cuda.module({ file = here .. "/kernels/vectors.cu" })
 
 -- Each vector dtype has the size the compiler gives its type; arrays of it are aligned for it.
 local names = { "float2", "float3", "float4", "double2", "int2", "int3", "int4", "uint2", "uint3",
-                "uint4", "char4", "uchar4", "short2", "ushort2" }
+                "uint4", "char4", "uchar4", "short2", "ushort2", "double3", "double4" }
 local layout = cuda.device_array(2 * #names, "int32")
 m.layouts[{ 1, 1 }](layout)
 local l = layout:copy_to_host()
@@ -76,3 +76,19 @@ refused("expects a float2: a table {x, y}", function()
 refused("not a whole number of float3", function() return array.zeros(4, "float32"):view("float3") end)
 refused("work on the lanes", function() return px:sum() end)
 print("ok")
+
+-- double4 and double3 arrays by pointer, their lanes a float64 array's elements.
+local nb = 300
+local pos = array.random.uniform(4 * nb, { dtype = "float64", seed = 7 })
+local vel = array.random.uniform(3 * nb, { dtype = "float64", seed = 8 })
+local db = cuda.to_device(pos:view("double4"))
+m.bodies[{ 3, 128 }](db, cuda.to_device(vel:view("double3")), nb)
+local hb = db:copy_to_host()
+assert(hb.dtype == "double4" and hb.shape[1] == nb)
+for i = 1, nb do
+  local x, y, z = pos[4 * i - 3], pos[4 * i - 2], pos[4 * i - 1]
+  local p = hb[i]
+  -- (w within rounding: a GPU fuses the multiply-add)
+  assert(math.abs(p.w - (x + y * z)) <= 1e-15 and p.x == x + vel[3 * i - 2] and p.y == y + vel[3 * i - 1]
+         and p.z == z + vel[3 * i], "body " .. i)
+end

@@ -57,13 +57,14 @@ TEST(DType, VectorsAreTheirLanes) {
     std::size_t size, align;
   };
   const Expected expected[] = {
-      {DType::float2, DType::float32, 2, 8, 8},    {DType::float3, DType::float32, 3, 12, 4},
-      {DType::float4, DType::float32, 4, 16, 16},  {DType::double2, DType::float64, 2, 16, 16},
-      {DType::int2, DType::int32, 2, 8, 8},        {DType::int3, DType::int32, 3, 12, 4},
-      {DType::int4, DType::int32, 4, 16, 16},      {DType::uint2, DType::uint32, 2, 8, 8},
-      {DType::uint3, DType::uint32, 3, 12, 4},     {DType::uint4, DType::uint32, 4, 16, 16},
-      {DType::char4, DType::int8, 4, 4, 4},        {DType::uchar4, DType::uint8, 4, 4, 4},
-      {DType::short2, DType::int16, 2, 4, 4},      {DType::ushort2, DType::uint16, 2, 4, 4}};
+      {DType::float2, DType::float32, 2, 8, 8},   {DType::float3, DType::float32, 3, 12, 4},
+      {DType::float4, DType::float32, 4, 16, 16}, {DType::double2, DType::float64, 2, 16, 16},
+      {DType::int2, DType::int32, 2, 8, 8},       {DType::int3, DType::int32, 3, 12, 4},
+      {DType::int4, DType::int32, 4, 16, 16},     {DType::uint2, DType::uint32, 2, 8, 8},
+      {DType::uint3, DType::uint32, 3, 12, 4},    {DType::uint4, DType::uint32, 4, 16, 16},
+      {DType::char4, DType::int8, 4, 4, 4},       {DType::uchar4, DType::uint8, 4, 4, 4},
+      {DType::short2, DType::int16, 2, 4, 4},     {DType::ushort2, DType::uint16, 2, 4, 4},
+      {DType::double3, DType::float64, 3, 24, 8}, {DType::double4, DType::float64, 4, 32, 16}};
   ASSERT_EQ(std::size(expected), std::size(kVectorDTypes));
   for (const Expected& e : expected) {
     const DTypeInfo& i = dtype_info(e.t);

@@ -1,9 +1,10 @@
 // Conformance: CUDA's vector types as kernels in the samples use them: float4 loads and stores
 // for bandwidth, a uchar4 pixel kernel, a float2 complex multiply, vectors by value, and the
 // sizes and alignments the host must lay arrays out with.
-#define VECTOR_TYPES(X) \
-  X(float2) X(float3) X(float4) X(double2) X(int2) X(int3) X(int4) X(uint2) X(uint3) X(uint4) \
-  X(char4) X(uchar4) X(short2) X(ushort2)
+#define VECTOR_TYPES(X)                                                                      \
+  X(float2)                                                                                  \
+  X(float3) X(float4) X(double2) X(int2) X(int3) X(int4) X(uint2) X(uint3) X(uint4) X(char4) \
+      X(uchar4) X(short2) X(ushort2) X(double3) X(double4)
 
 __global__ void layouts(int* out) {
   int k = 0;
@@ -45,4 +46,17 @@ __global__ void complex_mul(const float2* a, const float2* b, float2* c, float2 
 __global__ void by_value(int a, double2 v, char b, float3 w, int4 q, double* out) {
   out[0] = a; out[1] = v.x; out[2] = v.y; out[3] = b; out[4] = w.x; out[5] = w.y; out[6] = w.z;
   out[7] = q.x; out[8] = q.y; out[9] = q.z; out[10] = q.w;
+}
+
+// Bodies in double precision, as an fp64 n-body keeps them: w = x + y * z, and each body's
+// position moved by its double3 velocity.
+__global__ void bodies(double4* b, const double3* v, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  double4 p = b[i];
+  p.w = p.x + p.y * p.z;
+  p.x += v[i].x;
+  p.y += v[i].y;
+  p.z += v[i].z;
+  b[i] = p;
 }
