@@ -52,3 +52,37 @@ local constants = { 3.1415926535897931, 2.5066282746310007, 1.4142135623730951, 
 for i, w in ipairs(constants) do
   assert(c[i] == w, ("math_constants %d: %.17g, expected %.17g"):format(i, c[i], w))
 end
+
+-- cuComplex.h: float and double complex arithmetic, against Lua's on the same values.
+local cx = cuda.jit([[
+#include <cuComplex.h>
+__global__ void complex_ops(const cuFloatComplex* a, const cuFloatComplex* b, float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const cuFloatComplex q = cuCdivf(cuCmulf(a[i], b[i]), cuConjf(cuCaddf(a[i], b[i])));
+  const cuDoubleComplex d = cuCfma(cuComplexFloatToDouble(a[i]), cuComplexFloatToDouble(b[i]),
+                                   make_cuDoubleComplex(1.0, -1.0));
+  out[4 * i] = cuCrealf(q);
+  out[4 * i + 1] = cuCimagf(q);
+  out[4 * i + 2] = cuCabsf(cuCsubf(a[i], b[i]));
+  out[4 * i + 3] = float(cuCreal(d) + cuCimag(d));
+}]])
+local nc = 200
+local ca = array.random.uniform(2 * nc, { low = -2, high = 2, dtype = "float32", seed = 11 })
+local cb = array.random.uniform(2 * nc, { low = -2, high = 2, dtype = "float32", seed = 12 })
+local cres = cuda.device_array(4 * nc, "float32")
+cx[{ 2, 128 }](cuda.to_device(ca:view("float2")), cuda.to_device(cb:view("float2")), cres, nc)
+local co = cres:copy_to_host()
+for i = 0, nc - 1 do
+  local ar, ai, br, bi = ca[2 * i + 1], ca[2 * i + 2], cb[2 * i + 1], cb[2 * i + 2]
+  local mr, mi = ar * br - ai * bi, ar * bi + ai * br
+  local sr, si = ar + br, -(ai + bi)
+  local den = sr * sr + si * si
+  local want = { (mr * sr + mi * si) / den, (mi * sr - mr * si) / den,
+                 math.sqrt((ar - br) ^ 2 + (ai - bi) ^ 2), mr + 1 + mi - 1 }
+  for j = 1, 4 do
+    local got = co[4 * i + j]
+    assert(math.abs(got - want[j]) <= 1e-3 * math.max(1, math.abs(want[j])),
+           ("complex %d.%d: %g, expected %g"):format(i, j, got, want[j]))
+  end
+end
