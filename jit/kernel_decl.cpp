@@ -390,10 +390,8 @@ SyncUse scan_sync(std::string_view source, bool lockstep) {
     if (t.text == "sync" && k > 0 && is_punct(toks[k - 1], ".") && punct_at(k + 1, "("))
       other(t, ".sync()");  // cooperative groups: g.sync()
   }
-  for (const LockstepPointer& p :
-       lockstep ? lockstep_pointers(toks) : std::vector<LockstepPointer>{})
-    other(Token{Token::ident, "", 0, 0, p.line, false},
-          "warp-synchronous code through volatile '" + toks[p.name].text + "'");
+  if (const SyncUse l = lockstep ? lockstep_sync(toks) : SyncUse{}; l.other_sync)
+    other(Token{Token::ident, "", 0, 0, l.first_other_line, false}, l.first_other);
   return use;
 }
 
@@ -510,6 +508,16 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
     if (line != 0 && !member) found.push_back({type, star, n, line});
   }
   return found;
+}
+
+SyncUse lockstep_sync(const std::vector<Token>& toks) {
+  SyncUse use;
+  if (const auto found = lockstep_pointers(toks); !found.empty()) {
+    use.other_sync = use.other_used = true;
+    use.first_other = "warp-synchronous code through volatile '" + toks[found[0].name].text + "'";
+    use.first_other_line = found[0].line;
+  }
+  return use;
 }
 
 bool uses_barriers(std::string_view source) {

@@ -69,7 +69,7 @@ struct SyncUse {
   // Whether any barrier, warp operation or cooperative-groups construct appears.
   bool any() const { return block_barriers || other_sync; }
 };
-// (lockstep: whether lockstep_pointers count; region_warp_ops_only scans a body whose warp
+// (lockstep: whether lockstep_pointers count; the cpu plan scans a body whose warp
 // operations it blanked, barriers among them, without them)
 SyncUse scan_sync(std::string_view source, bool lockstep = true);
 
@@ -88,6 +88,9 @@ struct LockstepPointer {
   int line;
 };
 std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& toks);
+// The first of them as synchronisation (other_sync; "warp-synchronous code through volatile
+// 's'" and its line), or nothing.
+SyncUse lockstep_sync(const std::vector<Token>& toks);
 
 // A __constant__ or __device__ variable at namespace scope: `__constant__ float w[9][K];`.
 struct GlobalDecl {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -84,19 +85,39 @@ struct OutsideCode {
   std::string groups_why;
 };
 
-// The first identifier of tokens [b, e) that names cooperative groups (one of groups), as
-// "cg::reduce at file:line", or "".
+// The identifier of tokens [b, e) that names cooperative groups (one of groups) and most likely
+// kept them: the first whose member the lowering (block_groups.h) never takes
+// (`cg::memcpy_async`, `cg::grid_group`), else the first; as "cg::reduce at file:line", or "".
 std::string groups_named(const std::vector<jit::Token>& t, std::size_t b, std::size_t e,
                          const std::set<std::string>& groups, const std::string& filename,
                          int line_offset) {
-  for (std::size_t k = b; k < e; ++k)
-    if (t[k].kind == jit::Token::ident && groups.count(t[k].text)) {
-      std::string what = t[k].text;
-      if (k + 2 < e && is_punct(t[k + 1], "::") && t[k + 2].kind == jit::Token::ident)
-        what += "::" + t[k + 2].text;
-      return "warp or group operation " + what + " at " + place(filename, t[k].line + line_offset);
+  static const std::set<std::string> lowered{"thread_block",
+                                             "this_thread_block",
+                                             "thread_block_tile",
+                                             "tiled_partition",
+                                             "sync",
+                                             "reduce",
+                                             "plus",
+                                             "less",
+                                             "greater",
+                                             "bit_and",
+                                             "bit_or",
+                                             "bit_xor"};
+  std::size_t first = e;
+  for (std::size_t k = b; k < e; ++k) {
+    if (t[k].kind != jit::Token::ident || !groups.count(t[k].text)) continue;
+    const bool member = k + 2 < e && is_punct(t[k + 1], "::") && t[k + 2].kind == jit::Token::ident;
+    if (first == e) first = k;
+    if (member && !lowered.count(t[k + 2].text)) {
+      first = k;
+      break;
     }
-  return "";
+  }
+  if (first == e) return "";
+  std::string what = t[first].text;
+  if (first + 2 < e && is_punct(t[first + 1], "::") && t[first + 2].kind == jit::Token::ident)
+    what += "::" + t[first + 2].text;
+  return "warp or group operation " + what + " at " + place(filename, t[first].line + line_offset);
 }
 
 // The index of the '(' matching the ')' at close in t (npos: none).
@@ -242,16 +263,20 @@ std::string reached_why(const std::vector<jit::Token>& body, const OutsideCode& 
   return "";
 }
 
-// Whether every warp or group construct in a kernel body is a warp operation the region rewrite
-// runs in lockstep (jit/cpu/regions.h): shuffles, votes, __activemask, __match_any_sync and
-// __syncwarp, called by name. Cooperative groups, CUB and the rest stay with fibers. (Lambdas
-// do not matter: regions keep a lambda's `return` its own.)
-bool region_warp_ops_only(std::string_view body) {
+// What in a kernel body synchronises other than the warp operations the region rewrite runs in
+// lockstep (jit/cpu/regions.h: shuffles, votes, __activemask, __match_any_sync and __syncwarp,
+// called by name): its first construct and line, or nullopt when nothing does. Cooperative
+// groups, CUB and the rest stay with fibers. (Lambdas do not matter: regions keep a lambda's
+// `return` its own.)
+std::optional<jit::SyncUse> beyond_region_warp_ops(std::string_view body) {
   std::string rest(body);  // the body, those blanked: nothing else may synchronise
-  for (const jit::Token& t : jit::lex(body))
+  const std::vector<jit::Token> tokens = jit::lex(body);
+  for (const jit::Token& t : tokens)
     if (t.kind == jit::Token::ident && region_warp_operation(t.text))
       std::fill(rest.begin() + t.begin, rest.begin() + t.end, ' ');
-  return !jit::scan_sync(rest, false).other_sync && jit::lockstep_pointers(jit::lex(body)).empty();
+  if (jit::SyncUse other = jit::scan_sync(rest, false); other.other_sync) return other;
+  if (jit::SyncUse lockstep = jit::lockstep_sync(tokens); lockstep.other_sync) return lockstep;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -301,8 +326,11 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
       body_why[i] = why;
       uses[i].other_sync = true;
     } else if (uses[i].other_sync) {
-      body_why[i] = fiber_reason(uses[i], filename, offset);
-      regions_take[i] = region_warp_ops_only(body);
+      // (what regions cannot take, when something: `__match_all_sync`, not the `__ballot_sync`
+      // before it)
+      const std::optional<jit::SyncUse> kept = beyond_region_warp_ops(body);
+      body_why[i] = fiber_reason(kept ? *kept : uses[i], filename, offset);
+      regions_take[i] = !kept;
     } else if (uses[i].block_barriers && uses[i].lambda) {  // not coroutines; regions may
       body_why[i] = "a lambda in kernel " + bodies[i].name + ", which has barriers, at " +
                     place(filename, uses[i].first_lambda_line + offset);

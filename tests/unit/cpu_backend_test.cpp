@@ -346,6 +346,19 @@ __global__ void t(int* x) { __syncthreads(); x[0] = 1; }
     std::string src = std::string("__global__ void k(int* x) { ") + body + " }";
     EXPECT_EQ(thread_modes(src, "", {}, {"k"}), (M{fibers})) << body;
   }
+  // The reason names what regions cannot take, not the first warp operation before it; of
+  // cooperative groups, a member the lowering never takes before the block that names it.
+  EXPECT_EQ(cpu::thread_plans("__global__ void k(int* x) {\n x[0] = __ballot_sync(~0u, 1);\n int "
+                              "p; x[1] = __match_all_sync(~0u, 1, &p);\n}",
+                              "", {}, {"k"})[0]
+                .why,
+            "warp or group operation __match_all_sync at kernel.cu:3");
+  EXPECT_EQ(cpu::thread_plans("namespace cg = cooperative_groups;\n__global__ void k(int* s) {\n "
+                              "cg::thread_block b = cg::this_thread_block();\n "
+                              "cg::memcpy_async(b, s, s + 32, 128); cg::wait(b);\n}",
+                              "", {}, {"k"})[0]
+                .why,
+            "warp or group operation cg::memcpy_async at kernel.cu:4");
 
   // Each `return` of a synchronising kernel body becomes co_return; nothing else changes.
   const char* returns = R"(__device__ int f(int v) { return v; }
