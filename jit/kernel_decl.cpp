@@ -446,16 +446,28 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
   std::vector<LockstepPointer> found;
   for (std::size_t v = 0; v < t.size(); ++v) {
     if (!is_ident(t[v], "volatile") || t[v].directive) continue;
-    const std::size_t type = v > 0 && is_ident(t[v - 1], "const") ? v - 1 : v;
+    std::size_t first = v;  // (`const`, and an array's `__shared__` or `static`, before it)
+    while (first > 0 && (is_ident(t[first - 1], "const") || is_ident(t[first - 1], "__shared__") ||
+                         is_ident(t[first - 1], "static")))
+      --first;
     std::size_t k = v + 1;  // T: names, `::`, `unsigned int`, `const`
     while (k < t.size() && (t[k].kind == Token::ident || is_punct(t[k], "::"))) ++k;
-    if (k == v + 1 || k + 1 >= t.size() || !is_punct(t[k], "*") || is_punct(t[k + 1], "*"))
+    if (k == v + 1 || k + 1 >= t.size()) continue;
+    std::size_t last = k, n = k + 1;
+    const bool array = is_punct(t[k], "[") && k >= v + 3 && t[k - 1].kind == Token::ident;
+    if (array) {  // `__shared__ volatile T name[N];`, one extent
+      bool shared = false;
+      for (std::size_t j = first; j < k; ++j) shared = shared || is_ident(t[j], "__shared__");
+      n = k - 1;
+      last = past_group(t, k) - 1;
+      if (!shared || last + 1 >= t.size() || !is_punct(t[last + 1], ";")) continue;
+    } else if (!is_punct(t[k], "*") || is_punct(t[k + 1], "*") || n + 1 >= t.size() ||
+               t[n].kind != Token::ident ||
+               !(is_punct(t[n + 1], "=") || is_punct(t[n + 1], ",") || is_punct(t[n + 1], ")") ||
+                 is_punct(t[n + 1], ";"))) {
       continue;
-    const std::size_t star = k, n = k + 1;
-    if (n + 1 >= t.size() || t[n].kind != Token::ident ||
-        !(is_punct(t[n + 1], "=") || is_punct(t[n + 1], ",") || is_punct(t[n + 1], ")") ||
-          is_punct(t[n + 1], ";")))
-      continue;
+    }
+    if (!array) first = v > 0 && is_ident(t[v - 1], "const") ? v - 1 : v;
     // A read after a store, before a barrier, of an element other than those stored (`s[t] +=
     // s[t + 16]; s[t] += s[t + 8];`, not `s[t] = v; ... return s[t];`: the subscripts' text)
     // finds one. Read in the statement of the store, it finds one unless a barrier comes before
@@ -505,7 +517,7 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
       }
     }
     if (line == 0) line = pending;
-    if (line != 0 && !member) found.push_back({type, star, n, line});
+    if (line != 0 && !member) found.push_back({first, last, n, line, array});
   }
   return found;
 }

@@ -389,19 +389,34 @@ std::string rewrite_coroutine_returns(std::string_view source) {
 
 std::string rewrite_lockstep_pointers(std::string_view source) {
   const std::vector<jit::Token> t = jit::lex(source);
+  auto text = [&](std::size_t k) { return source.substr(t[k].begin, t[k].end - t[k].begin); };
   std::string out(source);
   const auto found = jit::lockstep_pointers(t);
   for (auto p = found.rbegin(); p != found.rend(); ++p) {  // (from the end: offsets hold)
-    std::string type;
-    for (std::size_t k = p->type; k < p->star; ++k)
-      if (!jit::is_ident(t[k], "volatile")) {  // (in steps: GCC 12 warns of "" + string)
-        if (!type.empty()) type += ' ';
-        type += source.substr(t[k].begin, t[k].end - t[k].begin);
-      }
-    const std::size_t b = t[p->type].begin, e = t[p->star].end;
-    out.replace(b, e - b,
-                "::kiln_cpu::lockstep_ptr<" + type + "> " +
-                    std::string(std::count(out.begin() + b, out.begin() + e, '\n'), '\n'));
+    // T: the declaration's words but volatile (and an array's __shared__ and static).
+    std::string type, array;  // (in steps: GCC 12 warns of "" + string)
+    const std::size_t type_end = p->array ? p->name : p->last;
+    for (std::size_t k = p->first; k < type_end; ++k) {
+      if (jit::is_ident(t[k], "volatile") || jit::is_ident(t[k], "__shared__") ||
+          jit::is_ident(t[k], "static"))
+        continue;
+      if (!type.empty()) type += ' ';
+      type += text(k);
+    }
+    // `__shared__ volatile T s[N]` -> `__shared__ T kiln_lockstep_s[N]; lockstep_ptr<T> s =
+    // kiln_lockstep_s` (its ';' stays)
+    const std::string name(text(p->name));
+    for (std::size_t k = p->first; p->array && k <= p->last; ++k) {
+      if (jit::is_ident(t[k], "volatile")) continue;
+      if (!array.empty()) array += ' ';
+      array += k == p->name ? "kiln_lockstep_" + name : std::string(text(k));
+    }
+    const std::size_t b = t[p->first].begin, e = t[p->last].end;
+    std::string replaced = p->array ? array + "; ::kiln_cpu::lockstep_ptr<" + type + "> " + name +
+                                          " = kiln_lockstep_" + name
+                                    : "::kiln_cpu::lockstep_ptr<" + type + "> ";
+    replaced += std::string(std::count(out.begin() + b, out.begin() + e, '\n'), '\n');
+    out.replace(b, e - b, replaced);
   }
   return out;
 }

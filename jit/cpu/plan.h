@@ -59,7 +59,8 @@ std::string internal_kernels(std::string_view source);
 // Each pointer of legacy warp-synchronous code (jit::lockstep_pointers: `volatile float* s`
 // stored through and read again with no barrier between) becomes a
 // `::kiln_cpu::lockstep_ptr<float> s`, whose stores keep the warp's lanes in step (fibers;
-// lines stay).
+// lines stay); a shared array `__shared__ volatile float s[64]` becomes `__shared__ float
+// kiln_lockstep_s[64]; ::kiln_cpu::lockstep_ptr<float> s = kiln_lockstep_s`.
 std::string rewrite_lockstep_pointers(std::string_view source);
 
 // Check mode: rewrites each plain `T* name` / `const T* __restrict__ name` parameter of a

@@ -179,6 +179,10 @@ struct lockstep_ptr {
   lockstep_ptr& operator+=(long long i) { return p += i, *this; }
   lockstep_ptr& operator-=(long long i) { return p -= i, *this; }
   operator volatile T*() const { return p; }
+  template <class U>  // (`(int*)s`, as C casts away the volatile)
+  explicit operator U*() const {
+    return (U*)(p);
+  }
 };
 }  // namespace kiln_cpu
 inline unsigned __lanemask_lt() { return (1u << kiln_cpu::lane_id()) - 1u; }

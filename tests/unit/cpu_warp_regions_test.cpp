@@ -384,6 +384,36 @@ __global__ void k(const int* in, int* out) {
     if (lane >= d) w[lane] += w[lane - d];
   out[i] = w[lane] + 1000 * total;
 })";
+  // A volatile shared array, the same way (`__shared__ volatile int s[128]`).
+  const std::string array = R"(
+__global__ void k(const int* in, int* out) {
+  __shared__ volatile int s[128];
+  const unsigned t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  s[t] = in[i];
+  __syncthreads();
+  if (t < 64) s[t] += s[t + 64];
+  __syncthreads();
+  if (t < 32) {
+    s[t] += s[t + 32]; s[t] += s[t + 16]; s[t] += s[t + 8];
+    s[t] += s[t + 4]; s[t] += s[t + 2]; s[t] += s[t + 1];
+  }
+  __syncthreads();
+  out[i] = 1000 * ((int*)s)[0];
+})";
+  {
+    Built a = build(array, "k");
+    EXPECT_EQ(a.kernel->attributes().threads, "fibers") << a.kernel->attributes().why;
+    std::vector<int> in(256);
+    for (int i = 0; i < 256; ++i) in[i] = (i * 7) % 19 - 4;
+    Buffer<int> din(in), out(256, 0);
+    launch(*a.kernel, {2}, {128}, 0, din.p, out.p);
+    const auto o = out.host();
+    for (int i = 0; i < 256; ++i) {
+      int total = 0;
+      for (int j = i / 128 * 128; j < i / 128 * 128 + 128; ++j) total += in[j];
+      ASSERT_EQ(o[i], 1000 * total) << i;
+    }
+  }
   Built b = build(src, "k");
   EXPECT_EQ(b.kernel->attributes().threads, "fibers");
   EXPECT_NE(b.kernel->attributes().why.find("warp-synchronous code through volatile 's'"),

@@ -362,6 +362,14 @@ TEST(JitScanSync, FindsWarpSynchronousVolatilePointers) {
   EXPECT_EQ(lines("__global__ void k(int* x) {\n  const volatile int* c = x;\n  volatile int* p = "
                   "x;\n  *p = 1;\n  int v = x[0];\n  x[1] = p[1];\n}"),
             L{6});
+  // A shared array (one extent), volatile in any word order.
+  const auto shared =
+      lockstep_pointers(lex("{\n  static __shared__ volatile float s[2 * N];\n  s[t] = "
+                            "1;\n  s[t] += s[t + 16];\n}"));
+  ASSERT_EQ(shared.size(), 1u);
+  EXPECT_TRUE(shared[0].array);
+  EXPECT_EQ(shared[0].line, 4);
+  EXPECT_EQ(lines("{ volatile __shared__ int s[64]; s[t] = 1; y = s[t ^ 1]; }"), L{1});
   // Read in the statement of the store, and no barrier before the end (or the next access).
   EXPECT_EQ(lines("{\n  volatile int* s = x;\n  for (int d = 1; d < 32; d *= 2)\n    if (l >= d) "
                   "s[l] += s[l - d];\n}"),
@@ -387,7 +395,8 @@ TEST(JitScanSync, FindsWarpSynchronousVolatilePointers) {
            "{ volatile float4* s = x; s[t].x = 1; s[t].y = s[t + 1].y; }",
            "{ volatile int* s = x; s[0] = 1; { int* s = z; s[1] = s[2]; } }",
            "{ volatile int** s = x; s[0][0] = 1; y = s[1][0]; }",
-           "{ __shared__ volatile int s[64]; s[t] = 1; s[t] += s[t + 1]; }",
+           "{ volatile int s[64]; s[t] = 1; s[t] += s[t + 1]; }",
+           "{ __shared__ volatile int s[8][8]; s[t][0] = 1; s[t][0] += s[t + 1][0]; }",
        })
     EXPECT_TRUE(lines(s).empty()) << s;
 }
