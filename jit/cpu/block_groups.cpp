@@ -121,14 +121,18 @@ class Lowering {
   }
 
  private:
-  // Names the namespace's aliases, the block and tile variables; false where the source uses
-  // the namespace unqualified (`using namespace cooperative_groups`: not followed).
+  // Names the namespace's aliases, the block and tile variables; false where it cannot read a
+  // using-directive of the namespace.
   bool find_groups() {
     names_.insert("cooperative_groups");
     for (std::size_t k = 0; k + 4 < t_.size(); ++k) {
-      if (is_ident(t_[k], "using") && is_ident(t_[k + 1], "namespace") &&
-          is_ident(t_[k + 2], "cooperative_groups"))
-        return false;
+      if (is_ident(t_[k], "using") && is_ident(t_[k + 1], "namespace")) {
+        // (qualified_uses wrote the names it follows out in full; it goes with the #include)
+        const std::size_t ns = k + (is_punct(t_[k + 2], "::") ? 3 : 2);
+        if (!is_ident(t_[ns], "cooperative_groups")) continue;
+        if (!is_punct(t_[ns + 1], ";")) return false;
+        take(k, ns + 1, "", true);
+      }
       if (is_ident(t_[k], "namespace") && t_[k + 1].kind == Token::ident &&
           is_punct(t_[k + 2], "=")) {  // namespace cg = [::]cooperative_groups;
         const std::size_t ns = k + (is_punct(t_[k + 3], "::") ? 4 : 3);
@@ -745,10 +749,54 @@ class Lowering {
 
 }  // namespace
 
+// After `using namespace cooperative_groups;` (cuda-samples' simpleCooperativeGroups, forum
+// code): each unqualified use of a name of the namespace the lowering knows, written out in
+// full (`thread_block b = this_thread_block();` -> `cooperative_groups::thread_block b =
+// cooperative_groups::this_thread_block();`), so that the lowering reads it as it reads
+// `cg::`. A name the source declares itself (`__device__ int reduce(...)`), a member
+// (`b.sync()`) and a qualified name are left alone. Columns shift; lines stay.
+std::string qualified_uses(std::string_view source) {
+  static const std::set<std::string> names{"thread_block",
+                                           "thread_block_tile",
+                                           "this_thread_block",
+                                           "tiled_partition",
+                                           "sync",
+                                           "reduce",
+                                           "plus",
+                                           "less",
+                                           "greater",
+                                           "bit_and",
+                                           "bit_or",
+                                           "bit_xor"};
+  const std::vector<Token> t = jit::lex(source);
+  bool directive = false;
+  for (std::size_t k = 0; k + 3 < t.size(); ++k)
+    directive = directive || (is_ident(t[k], "using") && is_ident(t[k + 1], "namespace") &&
+                              is_ident(t[k + 2], "cooperative_groups") && is_punct(t[k + 3], ";"));
+  if (!directive) return std::string(source);
+  std::set<std::string> declared;  // `int reduce(`, `float plus =`: the source's own
+  for (std::size_t k = 1; k < t.size(); ++k)
+    if (t[k].kind == Token::ident && names.count(t[k].text) && t[k - 1].kind == Token::ident &&
+        !regions::is_statement_keyword(t[k - 1].text))
+      declared.insert(t[k].text);
+  std::vector<Edit> edits;
+  for (std::size_t k = 0; k < t.size(); ++k) {
+    if (t[k].kind != Token::ident || t[k].directive || !names.count(t[k].text) ||
+        declared.count(t[k].text))
+      continue;
+    if (k > 0 && (is_punct(t[k - 1], ".") || is_punct(t[k - 1], "::") ||
+                  (k > 1 && is_punct(t[k - 1], ">") && is_punct(t[k - 2], "-"))))
+      continue;
+    edits.push_back({t[k].begin, t[k].begin, "cooperative_groups::", 0});
+  }
+  return apply_edits(source, edits);
+}
+
 std::string lower_block_groups(std::string_view source) {
   // (no token can name the namespace, nor an alias of it: nothing to lex twice)
   if (source.find("cooperative_groups") == std::string_view::npos) return std::string(source);
-  const std::string cloned = Lowering(source).with_tile_clones();
+  const std::string qualified = qualified_uses(source);
+  const std::string cloned = Lowering(qualified).with_tile_clones();
   std::string lowered = Lowering(cloned).run();
   return lowered == cloned ? std::string(source) : lowered;  // (copies only to be lowered)
 }

@@ -31,7 +31,9 @@
 // function: the plan then runs those kernels as fibers, and the kernels beside them as their
 // own code allows (cuda-samples' reduction: reduce0-7 and cg_reduce as regions, beside
 // multi_warp_cg_reduce).
-// Only when every use is rewritten do the headers' #includes and namespace aliases go too.
+// Only when every use is rewritten do the headers' #includes and namespace aliases go too. After
+// `using namespace cooperative_groups;`, the unqualified names the lowering knows are written out
+// in full first (the directive then goes with the #includes).
 #pragma once
 #include <string>
 #include <string_view>

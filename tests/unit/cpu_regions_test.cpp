@@ -753,7 +753,7 @@ __global__ void tile_sums(const int* in, int* out, unsigned* positive) {
     }
   }
   // Left alone: members not lowered, a width that is no power of two, a block passed on,
-  // grids, other members, unqualified names.
+  // grids, other members. Names made unqualified by `using namespace` are lowered.
   for (const char* other : {
            "auto t = cg::tiled_partition<16>(cta); unsigned a = t.match_any(1);",
            "auto t = cg::tiled_partition<12>(cta);",
@@ -772,7 +772,8 @@ __global__ void tile_sums(const int* in, int* out, unsigned* positive) {
   const std::string unqualified =
       "#include <cooperative_groups.h>\nusing namespace cooperative_groups;\n__global__ void k() "
       "{ thread_block b = this_thread_block(); b.sync(); }";
-  EXPECT_EQ(cpu::lower_block_groups(unqualified), unqualified);
+  // (written out in full first: UsingTheGroupsNamespaceIsLowered)
+  EXPECT_EQ(cpu::lower_block_groups(unqualified), "\n\n__global__ void k() {  __syncthreads(); }");
 }
 
 // Cooperative groups are lowered kernel by kernel: one that passes its tile to a device
@@ -944,6 +945,62 @@ __global__ void by_value(const int* in, int* sums) {
     const std::string s2 = "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n" +
                            std::string(other);
     EXPECT_EQ(cpu::lower_block_groups(s2), s2) << other;
+  }
+}
+
+// `using namespace cooperative_groups;`: the unqualified names the lowering knows are written
+// out in full first, so the kernel runs as regions as it does with `cg::`; the directive goes
+// with the #include. A name the source declares itself is its own; one the lowering does not
+// know (thread_group) keeps its unit, and the directive stays. Against the host.
+TEST(CpuRegions, UsingTheGroupsNamespaceIsLowered) {
+  const std::string src = R"(#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+using namespace cooperative_groups;
+__device__ int block_sum(int* s, int v, thread_block& b) {
+  s[b.thread_rank()] = v;
+  b.sync();
+  for (unsigned h = b.size() / 2; h > 0; h /= 2) {
+    if (b.thread_rank() < h) s[b.thread_rank()] += s[b.thread_rank() + h];
+    sync(b);
+  }
+  return s[0];
+}
+__global__ void k(const int* in, int* out) {
+  __shared__ int s[128];
+  thread_block b = this_thread_block();
+  thread_block_tile<32> w = tiled_partition<32>(b);
+  const int v = in[blockIdx.x * 128 + b.thread_rank()];
+  const int warp_total = reduce(w, v, plus<int>());
+  out[blockIdx.x * 128 + b.thread_rank()] = block_sum(s, v, b) * 1000 + warp_total;
+})";
+  const std::string lowered = cpu::lower_block_groups(src);
+  EXPECT_EQ(lowered.find("cooperative_groups"), std::string::npos) << lowered;
+  EXPECT_EQ(std::count(lowered.begin(), lowered.end(), '\n'),
+            std::count(src.begin(), src.end(), '\n'));
+  // The source's own `reduce`, and a thread_group the lowering does not take.
+  const std::string own =
+      "#include <cooperative_groups.h>\nusing namespace cooperative_groups;\n__device__ int "
+      "reduce(int v) { return v; }\n__global__ void k(int* x) { thread_block b = "
+      "this_thread_block(); b.sync(); x[0] = reduce(1); }";
+  const std::string own_lowered = cpu::lower_block_groups(own);
+  EXPECT_NE(own_lowered.find("x[0] = reduce(1);"), std::string::npos) << own_lowered;
+  EXPECT_EQ(own_lowered.find("cooperative_groups"), std::string::npos) << own_lowered;
+  const std::string kept =
+      "#include <cooperative_groups.h>\nusing namespace cooperative_groups;\n__global__ void "
+      "k(int* x) { thread_group g = this_thread_block(); g.sync(); x[0] = 1; }";
+  EXPECT_EQ(cpu::lower_block_groups(kept), kept);
+  Built b = build(src, "k");
+  EXPECT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
+  std::vector<int> in(256);
+  for (int i = 0; i < 256; ++i) in[i] = (i * 11) % 13 - 3;
+  Buffer<int> din(in), out(256, -1);
+  launch(*b.kernel, {2}, {128}, 0, din.p, out.p);
+  const auto o = out.host();
+  for (int i = 0; i < 256; ++i) {
+    int total = 0, warp = 0;
+    for (int j = i / 128 * 128; j < i / 128 * 128 + 128; ++j) total += in[j];
+    for (int j = i / 32 * 32; j < i / 32 * 32 + 32; ++j) warp += in[j];
+    ASSERT_EQ(o[i], total * 1000 + warp) << i;
   }
 }
 
