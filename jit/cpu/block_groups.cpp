@@ -243,20 +243,51 @@ class Lowering {
   // A parameter `[const] NS::thread_block [&] b` at k (after '(' or ','): b is a block
   // variable of the function, its type an empty kiln_cpu::block_group (the function then takes
   // the lowered block that a kernel passes it, and may be inlined).
+  // So is `NS::thread_group [&] g` where every call passes a block there (simpleCooperative-
+  // Groups' sumReduction, whose calls passing a tile call a copy: with_tile_clones).
   void block_parameter(std::size_t k) {
     if (k == 0 || !(is_punct(t_[k - 1], "(") || is_punct(t_[k - 1], ","))) return;
     std::size_t d = is_ident(t_[k], "const") ? k + 1 : k;
-    if (!qualified(d, "thread_block")) return;
+    const bool group = qualified(d, "thread_group");
+    if (!qualified(d, "thread_block") && !group) return;
     d += 3;
     if (is_punct(t_[d], "&")) ++d;
     if (t_[d].kind != Token::ident || !(is_punct(t_[d + 1], ",") || is_punct(t_[d + 1], ")")))
       return;
     const std::string function = called(k);
-    if (function.empty()) return;
+    if (function.empty() || (group && !blocks_passed(function, parameter_index(k)))) return;
     blocks_.insert({unit_[k], t_[d].text});
     take(k, d - 1, "kiln_cpu::block_group ");
     taken_[d] = true;  // (the name stays)
     block_functions_.insert(function);
+  }
+
+  // The index of the parameter (or argument) whose first token is k, counting the commas
+  // before it in its parentheses.
+  int parameter_index(std::size_t k) const {
+    int index = 0;
+    for (std::size_t j = k, depth = 0; j-- > 0;) {
+      if (is_punct(t_[j], ")") || is_punct(t_[j], "]") || is_punct(t_[j], ">")) ++depth;
+      if (is_punct(t_[j], "(") || is_punct(t_[j], "[") || is_punct(t_[j], "<")) {
+        if (depth == 0) break;
+        --depth;
+      }
+      if (depth == 0 && is_punct(t_[j], ",")) ++index;
+    }
+    return index;
+  }
+
+  // Whether every call of function name passes a block variable whole at argument index (the
+  // blocks its kernel bodies declare).
+  bool blocks_passed(const std::string& name, int index) const {
+    int passes = 0;
+    for (std::size_t k = 1; k + 1 < t_.size(); ++k) {
+      if (unit_[k] < 0 || t_[k].kind != Token::ident || member(k) || !block(k)) continue;
+      const auto [open, at] = argument_of(k);
+      const std::size_t callee = open == t_.size() ? t_.size() : regions::callee(t_, open);
+      passes += callee < t_.size() && at == index && t_[callee].text == name;
+    }
+    return passes > 0 && passes == calls_of(name);
   }
 
   // The name of the function whose parentheses hold token k (its template arguments passed
@@ -423,7 +454,9 @@ class Lowering {
     std::size_t type = is_ident(t_[b], "const") ? b + 1 : b, end = param;
     if (is_punct(t_[end - 1], "&")) --end;
     const std::string space = t_[param - 1].end == t_[param].begin ? " " : "";  // `G &g`
-    if (qualified(type, "thread_block_tile") && tile_width(type + 3) == width && type + 6 == end)
+    if ((qualified(type, "thread_block_tile") && tile_width(type + 3) == width &&
+         type + 6 == end) ||
+        (qualified(type, "thread_group") && type + 3 == end))
       return std::tuple{b, param, "kiln_cpu::block_group" + space};
     if (type + 1 == end && t_[type].kind == Token::ident &&
         template_type_parameter(def, t_[type].text))
@@ -758,6 +791,7 @@ class Lowering {
 std::string qualified_uses(std::string_view source) {
   static const std::set<std::string> names{"thread_block",
                                            "thread_block_tile",
+                                           "thread_group",
                                            "this_thread_block",
                                            "tiled_partition",
                                            "sync",

@@ -25,7 +25,9 @@
 // of one width there, the parameter `NS::thread_block_tile<W> [&] t` or `G [&] t` (G a template
 // type parameter) becoming a by-value tile of the body (`return NS::reduce(t, v, op);` too);
 // a function other calls give something else first gets a copy for the tile-passing calls
-// (`f_kiln_tile32`, on the line of its '}'). Each function outside the bodies is lowered or
+// (`f_kiln_tile32`, on the line of its '}'). A `NS::thread_group [&] g` parameter is lowered as
+// a block parameter where every call passes a block, and as a tile parameter (with the same copy)
+// for calls passing a tile. Each function outside the bodies is lowered or
 // kept on its own. Any other use (other members, grids, a reduce within an expression or with
 // a lambda) leaves its body or function as it is, with the kernels passing groups to a kept
 // function: the plan then runs those kernels as fibers, and the kernels beside them as their

@@ -928,7 +928,8 @@ __global__ void by_value(const int* in, int* sums) {
     }
   }
   // Left alone: one function passed tiles of two widths, or a tile and something else in one
-  // kernel (which keeps its groups); a parameter of another type.
+  // kernel (which keeps its groups). (A thread_group parameter given tiles is a tile's:
+  // ThreadGroupParametersAreLowered.)
   for (const char* other : {
            "__device__ int f(cg::thread_block_tile<32> t) { return t.size(); }\n"
            "__global__ void k(int* x) { auto cta = cg::this_thread_block();\n"
@@ -938,9 +939,6 @@ __global__ void by_value(const int* in, int* sums) {
            "__global__ void k(int* x) { auto cta = cg::this_thread_block();\n"
            "  auto a = cg::tiled_partition<32>(cta); auto b = cg::tiled_partition<16>(cta);\n"
            "  x[0] = f(a) + f(b); }",
-           "__device__ int f(cg::thread_group t) { return t.size(); }\n"
-           "__global__ void k(int* x) { auto cta = cg::this_thread_block();\n"
-           "  auto a = cg::tiled_partition<32>(cta); x[0] = f(a); }",
        }) {
     const std::string s2 = "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n" +
                            std::string(other);
@@ -950,8 +948,8 @@ __global__ void by_value(const int* in, int* sums) {
 
 // `using namespace cooperative_groups;`: the unqualified names the lowering knows are written
 // out in full first, so the kernel runs as regions as it does with `cg::`; the directive goes
-// with the #include. A name the source declares itself is its own; one the lowering does not
-// know (thread_group) keeps its unit, and the directive stays. Against the host.
+// with the #include. A name the source declares itself is its own; a use the lowering does not
+// take (a thread_group variable) keeps its unit, and the directive stays. Against the host.
 TEST(CpuRegions, UsingTheGroupsNamespaceIsLowered) {
   const std::string src = R"(#include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
@@ -1002,6 +1000,59 @@ __global__ void k(const int* in, int* out) {
     for (int j = i / 32 * 32; j < i / 32 * 32 + 32; ++j) warp += in[j];
     ASSERT_EQ(o[i], total * 1000 + warp) << i;
   }
+}
+
+// A `thread_group` parameter (cuda-samples' simpleCooperativeGroups): where every call passes a
+// block it is lowered as a block parameter; where some calls pass a tile, those call a copy
+// lowered for the tile. The kernel runs as regions (it ran as fibers). Against the host.
+TEST(CpuRegions, ThreadGroupParametersAreLowered) {
+  const std::string src = R"(#include <cooperative_groups.h>
+using namespace cooperative_groups;
+__device__ int group_sum(thread_group g, int* x, int v) {
+  const int lane = g.thread_rank();
+  for (int i = g.size() / 2; i > 0; i /= 2) {
+    x[lane] = v;
+    g.sync();
+    if (lane < i) v += x[lane + i];
+    g.sync();
+  }
+  return v;
+}
+__global__ void k(int* out) {
+  __shared__ int ws[64];
+  thread_block b = this_thread_block();
+  const int all = group_sum(b, ws, b.thread_rank());
+  b.sync();
+  thread_block_tile<16> t = tiled_partition<16>(b);
+  const int part = group_sum(t, ws + (b.thread_rank() - t.thread_rank()), t.thread_rank());
+  out[b.thread_rank()] = all * 1000 + part;
+})";
+  const std::string lowered = cpu::lower_block_groups(src);
+  EXPECT_EQ(lowered.find("cooperative_groups"), std::string::npos) << lowered;
+  EXPECT_NE(lowered.find("group_sum_kiln_tile16(t,"), std::string::npos) << lowered;
+  Built b = build(src, "k");
+  EXPECT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
+  Buffer<int> out(64, -1);
+  launch(*b.kernel, {1}, {64}, 0, out.p);
+  // The same steps on the host: each lane's value after the loop, for a group of n lanes.
+  auto after = [](int n) {
+    std::vector<int> v(n), x(n);
+    for (int l = 0; l < n; ++l) v[l] = l;
+    for (int i = n / 2; i > 0; i /= 2) {
+      x = v;
+      for (int l = 0; l < i; ++l) v[l] += x[l + i];
+    }
+    return v;
+  };
+  const std::vector<int> all = after(64), part = after(16);
+  const auto o = out.host();
+  for (int t = 0; t < 64; ++t) ASSERT_EQ(o[t], all[t] * 1000 + part[t % 16]) << t;
+  // A thread_group some calls give something else than a block or a tile stays as written.
+  const std::string other = R"(#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__device__ int rank_of(cg::thread_group g) { return g.thread_rank(); }
+__global__ void k(int* x) { cg::thread_group g = cg::this_thread_block(); x[0] = rank_of(g); })";
+  EXPECT_EQ(cpu::lower_block_groups(other), other);
 }
 
 // A block passed to device functions (NVIDIA's samples: scan, threadFenceReduction) is lowered
