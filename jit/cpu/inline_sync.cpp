@@ -40,7 +40,10 @@ struct Function {
     std::string name;
   };
   std::vector<Param> params;
-  std::size_t ret = npos;  // the `return` that ends the body, if any
+  // Its `return`s, each ending the body or a branch of an if/else that does (`if (r == 0)
+  // return v; else return -1;`, simpleCooperativeGroups' sumReduction): each one's `return`
+  // and ';'.
+  std::vector<std::pair<std::size_t, std::size_t>> rets;
   bool returns_value = false;
   std::string refused;  // why it cannot be inlined ("" when it can)
   bool syncs = false;
@@ -412,11 +415,51 @@ class Inliner {
           semi = x_.match[semi];
         ++semi;
       }
-      if (f.ret != npos || semi + 1 != f.end) f.refused = "a return before the end of its body";
-      f.ret = k;
-      f.returns_value = semi > k + 1;
+      if (!ends_body(semi, f.end)) f.refused = "a return before the end of its body";
+      f.rets.emplace_back(k, semi);
+      f.returns_value = f.returns_value || semi > k + 1;
     }
     return f;
+  }
+
+  // Whether nothing runs after the statement ending at token last but the body's end at token
+  // end: what follows it is the end, an `else` branch it skips, or the '}' of an if's or an
+  // else's braced branch from which the same holds.
+  bool ends_body(std::size_t last, std::size_t end) const {
+    for (std::size_t k = last + 1;;) {
+      if (k == end) return true;
+      if (is_ident(x_.t[k], "else")) {
+        k = statement_after(k + 1);
+        if (k == npos) return false;
+        continue;
+      }
+      if (!x_.punct(k, "}") || x_.match[k] == npos) return false;
+      const std::size_t open = x_.match[k];  // `if (...) {` or `else {`
+      const bool branch =
+          open > 0 && (is_ident(x_.t[open - 1], "else") ||
+                       (x_.punct(open - 1, ")") && x_.match[open - 1] != npos &&
+                        x_.match[open - 1] > 0 && is_ident(x_.t[x_.match[open - 1] - 1], "if")));
+      if (!branch) return false;
+      ++k;
+    }
+  }
+
+  // One past the statement starting at token k (a block, an if with its else, or one ending
+  // at ';'), or npos when it cannot tell.
+  std::size_t statement_after(std::size_t k) const {
+    if (k >= x_.t.size()) return npos;
+    if (x_.punct(k, "{")) return x_.match[k] == npos ? npos : x_.match[k] + 1;
+    if (is_ident(x_.t[k], "if") && x_.punct(k + 1, "(") && x_.match[k + 1] != npos) {
+      const std::size_t then_end = statement_after(x_.match[k + 1] + 1);
+      if (then_end == npos || then_end >= x_.t.size()) return then_end;
+      return is_ident(x_.t[then_end], "else") ? statement_after(then_end + 1) : then_end;
+    }
+    for (std::size_t j = k; j < x_.t.size(); ++j) {
+      if (x_.punct(j, "{") || x_.punct(j, "}")) return npos;  // (a loop: not followed)
+      if (x_.match[j] != npos && (x_.punct(j, "(") || x_.punct(j, "["))) j = x_.match[j];
+      if (x_.punct(j, ";")) return j + 1;
+    }
+    return npos;
   }
 
   // The statement at token c when it is a call of a synchronising function f that can be
@@ -548,15 +591,20 @@ class Inliner {
       out += " " + type + " " + prefix + f->params[p].name + " = (" +
              text(args[p].first, args[p].second) + ");";
     }
-    // The body, its final return turned into the statement's own use of the value.
-    const std::size_t body_end = f->ret != npos ? f->ret : f->end;
-    out += " " + text(f->body + 1, body_end, renames);
-    if (f->ret != npos && f->returns_value) {
-      const std::string value = "(" + text(f->ret + 1, f->end - 1, renames) + ")";
-      out += target.empty() ? " (void)" + value + ";"
-                            : " " + target + " " + assign + " " + value + ";";
+    // The body, each return turned into the statement's own use of the value.
+    std::size_t from = f->body + 1;
+    for (const auto& [ret, semi] : f->rets) {
+      out += " " + text(from, ret, renames);
+      if (semi > ret + 1) {
+        const std::string value = "(" + text(ret + 1, semi, renames) + ")";
+        out += target.empty() ? " (void)" + value + ";"
+                              : " " + target + " " + assign + " " + value + ";";
+      } else {
+        out += " ;";
+      }
+      from = semi + 1;
     }
-    out += " }";
+    out += " " + text(from, f->end, renames) + " }";
     if (!before.empty()) out = before + " " + out;
     // Lines kept: the statement's newlines follow the block.
     std::string lines;

@@ -4,7 +4,8 @@
 // collapses such functions by inlining them first; this does the same on tokens, for the calls
 // a rewrite can take whole: a statement `f(args);`, `lhs = f(args);` (or `+=` ...), or
 // `T name = f(args);`, where f is a __device__ function of the source, not overloaded, whose
-// only `return` (if any) ends its body. The call becomes a block on the call's line:
+// `return`s (if any) end its body or the branches of an if/else that does (each becomes an
+// assignment of the value). The call becomes a block on the call's line:
 //
 //   { using kiln_i1_T = <T deduced from its argument>; kiln_i1_T kiln_i1_v = (s);
 //     <f's body, its parameters and template parameters renamed>  s = (<returned value>); }

@@ -88,6 +88,48 @@ std::pair<std::vector<int>, std::vector<int>> both_ways(const std::string& src,
   return {result[0], result[1]};
 }
 
+// A function whose returns end its body or the branches of an if/else that does (simpleCooperative-
+// Groups' sumReduction: `if (rank == 0) return val; else return -1;`) is inlined too, each
+// return an assignment; one returning before other code is not. Against the host and fibers.
+TEST(CpuInlineSync, ReturnsInTrailingBranchesAreInlined) {
+  const std::string src = R"(
+__device__ int neighbour(int v, int* s) {
+  const int t = threadIdx.x;
+  s[t] = v;
+  __syncthreads();
+  if (t == 0)
+    return s[1] * 100;
+  else if (t < 8) {
+    return s[t - 1];
+  } else
+    return -1;
+}
+__global__ void k(const int* in, int* out) {
+  __shared__ int s[64];
+  const int r = neighbour(in[blockIdx.x * 64 + threadIdx.x], s);
+  out[blockIdx.x * 64 + threadIdx.x] = r;
+})";
+  const std::string out = cpu::inline_sync_functions(src);
+  EXPECT_EQ(lines(out), lines(src));
+  EXPECT_EQ(out.find("neighbour"), std::string::npos) << out;
+  std::vector<int> in(128);
+  for (int i = 0; i < 128; ++i) in[i] = i * 3 - 50;
+  auto [regions, fibers] = both_ways(src, in, 64);
+  for (int i = 0; i < 128; ++i) {
+    const int t = i % 64;
+    ASSERT_EQ(regions[i], t == 0 ? in[i + 1] * 100 : t < 8 ? in[i - 1] : -1) << i;
+  }
+  EXPECT_EQ(regions, fibers);
+  // Not: a return followed by more code, a return in a loop.
+  for (const std::string body :
+       {"if (v > 0) return v; __syncthreads(); return -v;",
+        "for (int i = 0; i < v; ++i) { __syncthreads(); return i; } return 0;"}) {
+    const std::string s2 =
+        "__device__ int f(int v) { " + body + " }\n__global__ void k(int* x) { x[0] = f(x[1]); }";
+    EXPECT_EQ(cpu::inline_sync_functions(s2), s2) << body;
+  }
+}
+
 // A synchronising call inside an expression (`x = 1 + f(v);`, or a function's `return g(v) -
 // v;` inlined into one) moves to a statement of its own before it, into a variable of the
 // function's return type, and is inlined there: cuda-samples' scan, whose helpers call one
