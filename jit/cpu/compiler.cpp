@@ -151,6 +151,7 @@ class CpuCompiler final : public Compiler {
     bool lowered = false;       // block groups lowered, index arithmetic read as int (make_plan)
     bool widened = false;       // subscripts computed in 64 bits (make_plan)
     bool chosen_loads = false;  // the region rewrite read through chosen indices
+    bool lockstep = false;      // warp-synchronous volatile pointers made lockstep pointers
     // With plain functions given internal linkage (make_plan): source as it was before.
     std::string external_source;
     bool internal() const { return !external_source.empty(); }
@@ -160,7 +161,7 @@ class CpuCompiler final : public Compiler {
     }
     // Whether kiln rewrote the source (beyond extern __shared__), and which rewrite.
     bool rewritten() const {
-      return checked_pointers || inlined || lowered || widened || internal() ||
+      return checked_pointers || inlined || lowered || widened || lockstep || internal() ||
              has(kiln_cpu::mode_regions) || has(kiln_cpu::mode_coroutines);
     }
     std::string rewrite_name() const {
@@ -170,6 +171,7 @@ class CpuCompiler final : public Compiler {
              : lowered                        ? "lowering"
              : widened                        ? "wide-subscript"
              : checked_pointers               ? "checked-pointer"
+             : lockstep                       ? "lockstep-pointer"
                                               : "internal-linkage";
     }
   };
@@ -312,8 +314,7 @@ std::string CpuCompiler::translation_unit(const Plan& plan) const {
   // `#if __CUDA_ARCH__ >= 700` is compiled, not silently dropped.
   tu += "#include <kiln/cpu_prelude.h>\n#define __CUDACC__ 1\n#define __CUDA_ARCH__ " +
         std::to_string(cuda_arch_value(request.arch)) + "\n#line 1 \"" + quoted + "\"\n";
-  std::string source = cpu::rewrite_lockstep_pointers(
-      cpu::rewrite_extern_shared(plan.source, plan.checked_pointers));
+  std::string source = cpu::rewrite_extern_shared(plan.source, plan.checked_pointers);
   if (coroutines) source = cpu::rewrite_coroutine_returns(source);
   tu += plan.checked_pointers ? cpu::rewrite_pointer_params(source) : source;
   tu +=
@@ -422,14 +423,15 @@ CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e)
   const CompileRequest& request = plan.request;
   const std::optional<bool> valid =
       request.compiles_as_cuda ? request.compiles_as_cuda() : std::nullopt;
-  if (valid == false || (!valid && users_own_error(e.log()))) throw e;
+  // (a lockstep pointer's error is reported at the user's line: the source as written decides)
+  if (valid == false || (!valid && users_own_error(e.log()) && !plan.lockstep)) throw e;
   // kiln's rewrite, not the user's code, may be what failed: the source as written, its
   // barrier kernels as fibers, builds whatever the user's code builds, and its error (if it
   // fails too) is the user's.
   // (the reason first: the plan's, which it follows, says how the kernel would have run)
   const std::string what =
       "the " + plan.rewrite_name() + " rewrite did not compile: " + first_error(e.log());
-  plan.source = request.source;
+  plan.source = cpu::rewrite_lockstep_pointers(request.source);
   plan.checked_pointers = plan.inlined = plan.lowered = plan.widened = plan.chosen_loads = false;
   plan.external_source.clear();
   for (cpu::ThreadPlan& k : plan.kernels)
@@ -438,7 +440,21 @@ CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e)
       k.why = what + " (planned: " + k.why + ")";
     }
   plan.pch_dir = prelude_folder(plan, nullptr);
-  return compile_once(plan);
+  if (plan.source == request.source) return compile_once(plan);
+  try {
+    return compile_once(plan);
+  } catch (const CompileError& again) {
+    // The lockstep pointers themselves (a use kiln_cpu::lockstep_ptr lacks): the source as
+    // written, whose warp-synchronous code then runs thread by thread, as the reason says.
+    plan.source = request.source;
+    for (cpu::ThreadPlan& k : plan.kernels)
+      if (k.why.find("warp-synchronous code") != std::string::npos)
+        k.why = "the lockstep-pointer rewrite did not compile: " + first_error(again.log()) +
+                "; its warp-synchronous code runs thread by thread, which may not give a GPU's "
+                "results (planned: " +
+                k.why + ")";
+    return compile_once(plan);
+  }
 }
 
 // The plan: each kernel's mode and reason, and the source as the compiler gets it. Kernels that
@@ -480,15 +496,18 @@ CpuCompiler::Plan CpuCompiler::plan_source(const CompileRequest& request, const 
   std::vector<std::string> include_dirs{kernels_dir_};
   for (const auto& o : user)
     if (o.rfind("-I", 0) == 0) include_dirs.push_back(o.substr(2));
+  // (legacy warp-synchronous pointers, which send their kernels to fibers, become lockstep
+  // pointers before the region rewrite, whose thread loops drop the barriers they were read by)
   Plan plan{request,
             cpu::thread_plans(source, request.filename, include_dirs, request.name_expressions),
-            source, check_, std::move(user)};
+            cpu::rewrite_lockstep_pointers(source), check_, std::move(user)};
+  plan.lockstep = plan.source != source;
   if (!plan.has(kiln_cpu::mode_coroutines)) return plan;
   const std::string off = !regions_ ? "KILN_REGIONS=0 turns regions off"
                           : check_  ? "check mode follows each thread to every barrier"
                                     : "";
   cpu::RegionRewrite regions;
-  if (off.empty()) regions = cpu::form_regions_by_kernel(source);
+  if (off.empty()) regions = cpu::form_regions_by_kernel(plan.source);
   bool rewritten = false;
   for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
     cpu::ThreadPlan& k = plan.kernels[i];

@@ -456,6 +456,32 @@ __global__ void k(const int* in, int* out) {
       ASSERT_EQ(o[i], 1000 * total) << i;
     }
   }
+  // Volatile memory read across a barrier is no warp-synchronous code: the kernel runs as
+  // regions, its array as declared (the finder runs before the region rewrite, whose thread
+  // loops drop the barrier: run after it, it took the array for one).
+  {
+    Built r = build(
+        "__global__ void k(const int* in, int* out) {\n  static __shared__ volatile int "
+        "s[64];\n  s[threadIdx.x] = in[threadIdx.x];\n  __syncthreads();\n  "
+        "out[threadIdx.x] = s[63 - threadIdx.x];\n}",
+        "k");
+    EXPECT_EQ(r.kernel->attributes().threads, "regions") << r.kernel->attributes().why;
+    std::vector<int> in(64);
+    for (int i = 0; i < 64; ++i) in[i] = i * i;
+    Buffer<int> din(in), out(64, -1);
+    launch(*r.kernel, {1}, {64}, 0, din.p, out.p);
+    for (int t = 0; t < 64; ++t) ASSERT_EQ(out.host()[t], in[63 - t]) << t;
+  }
+  // A use a lockstep pointer lacks (`p++`): the source as written, and the reason says so.
+  {
+    Built c = build(
+        "__global__ void k(int* x) {\n  __shared__ int s[64];\n  volatile int* p = s;\n"
+        "  p[threadIdx.x] = 1;\n  x[threadIdx.x] = p[threadIdx.x ^ 1];\n  p++;\n}",
+        "k");
+    EXPECT_EQ(c.kernel->attributes().threads, "fibers");
+    EXPECT_EQ(c.kernel->attributes().why.find("the lockstep-pointer rewrite did not compile: "), 0u)
+        << c.kernel->attributes().why;
+  }
   Built b = build(src, "k");
   EXPECT_EQ(b.kernel->attributes().threads, "fibers");
   EXPECT_NE(b.kernel->attributes().why.find("warp-synchronous code through volatile 's'"),
