@@ -789,19 +789,7 @@ class Lowering {
 // `cg::`. A name the source declares itself (`__device__ int reduce(...)`), a member
 // (`b.sync()`) and a qualified name are left alone. Columns shift; lines stay.
 std::string qualified_uses(std::string_view source) {
-  static const std::set<std::string> names{"thread_block",
-                                           "thread_block_tile",
-                                           "thread_group",
-                                           "this_thread_block",
-                                           "tiled_partition",
-                                           "sync",
-                                           "reduce",
-                                           "plus",
-                                           "less",
-                                           "greater",
-                                           "bit_and",
-                                           "bit_or",
-                                           "bit_xor"};
+  const std::set<std::string>& names = lowered_group_names();
   const std::vector<Token> t = jit::lex(source);
   bool directive = false;
   for (std::size_t k = 0; k + 3 < t.size(); ++k)
@@ -824,6 +812,23 @@ std::string qualified_uses(std::string_view source) {
     edits.push_back({t[k].begin, t[k].begin, "cooperative_groups::", 0});
   }
   return apply_edits(source, edits);
+}
+
+const std::set<std::string>& lowered_group_names() {
+  static const std::set<std::string> names{"thread_block",
+                                           "thread_block_tile",
+                                           "thread_group",
+                                           "this_thread_block",
+                                           "tiled_partition",
+                                           "sync",
+                                           "reduce",
+                                           "plus",
+                                           "less",
+                                           "greater",
+                                           "bit_and",
+                                           "bit_or",
+                                           "bit_xor"};
+  return names;
 }
 
 std::string lower_block_groups(std::string_view source) {

@@ -37,6 +37,7 @@
 // `using namespace cooperative_groups;`, the unqualified names the lowering knows are written out
 // in full first (the directive then goes with the #includes).
 #pragma once
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -44,5 +45,9 @@ namespace kiln::cpu {
 
 // source with its block-level cooperative groups lowered, or source itself.
 std::string lower_block_groups(std::string_view source);
+
+// The names of the namespace the lowering takes (thread_block, tiled_partition, reduce and its
+// ops, ...): written out in full after `using namespace`, and not blamed first for fibers.
+const std::set<std::string>& lowered_group_names();
 
 }  // namespace kiln::cpu

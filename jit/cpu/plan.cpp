@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "jit/cpu/block_groups.h"
 #include "jit/cpu/region_words.h"
 #include "jit/cpu/regions.h"
 #include "jit/kernel_decl.h"
@@ -91,18 +92,7 @@ struct OutsideCode {
 std::string groups_named(const std::vector<jit::Token>& t, std::size_t b, std::size_t e,
                          const std::set<std::string>& groups, const std::string& filename,
                          int line_offset) {
-  static const std::set<std::string> lowered{"thread_block",
-                                             "this_thread_block",
-                                             "thread_block_tile",
-                                             "tiled_partition",
-                                             "sync",
-                                             "reduce",
-                                             "plus",
-                                             "less",
-                                             "greater",
-                                             "bit_and",
-                                             "bit_or",
-                                             "bit_xor"};
+  const std::set<std::string>& lowered = lowered_group_names();
   std::size_t first = e;
   for (std::size_t k = b; k < e; ++k) {
     if (t[k].kind != jit::Token::ident || !groups.count(t[k].text)) continue;
