@@ -408,24 +408,21 @@ bool assigns_at(const std::vector<Token>& t, std::size_t k) {
          (p(k, ">") && p(k + 1, ">") && p(k + 2, "="));
 }
 
-// One past the bracket group opening at k, or t.size().
-std::size_t past_group(const std::vector<Token>& t, std::size_t k) {
-  for (int depth = 0; k < t.size(); ++k) {
-    if (is_punct(t[k], "(") || is_punct(t[k], "[") || is_punct(t[k], "{")) ++depth;
-    if ((is_punct(t[k], ")") || is_punct(t[k], "]") || is_punct(t[k], "}")) && --depth == 0)
-      return k + 1;
-  }
-  return t.size();
+// One past the bracket group opening at k (match: pair_brackets'), or t.size().
+std::size_t past_group(const std::vector<Token>& t, const std::vector<std::size_t>& match,
+                       std::size_t k) {
+  return match[k] < t.size() ? match[k] + 1 : t.size();
 }
 
 // The scope of a name declared at token n: a parameter's function body, or the rest of the
 // block holding a local ([n + 1, end)).
-std::size_t scope_end(const std::vector<Token>& t, std::size_t n) {
+std::size_t scope_end(const std::vector<Token>& t, const std::vector<std::size_t>& match,
+                      std::size_t n) {
   if (n + 1 < t.size() && (is_punct(t[n + 1], ")") || is_punct(t[n + 1], ","))) {
     for (std::size_t k = n + 1; k < t.size(); ++k) {  // a parameter list's ')', then '{'
-      if (is_punct(t[k], "(")) k = past_group(t, k) - 1;
+      if (is_punct(t[k], "(")) k = past_group(t, match, k) - 1;
       if (!is_punct(t[k], ")")) continue;
-      return k + 1 < t.size() && is_punct(t[k + 1], "{") ? past_group(t, k + 1) : n + 1;
+      return k + 1 < t.size() && is_punct(t[k + 1], "{") ? past_group(t, match, k + 1) : n + 1;
     }
     return n + 1;
   }
@@ -444,6 +441,9 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
                                                    "__syncthreads_and", "__syncthreads_or",
                                                    "__syncwarp"};
   std::vector<LockstepPointer> found;
+  if (std::none_of(t.begin(), t.end(), [](const Token& x) { return is_ident(x, "volatile"); }))
+    return found;
+  const std::vector<std::size_t> match = pair_brackets(t);
   for (std::size_t v = 0; v < t.size(); ++v) {
     if (!is_ident(t[v], "volatile") || t[v].directive) continue;
     std::size_t first = v;  // (`const`, and an array's `__shared__` or `static`, before it)
@@ -459,7 +459,7 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
       bool shared = false;
       for (std::size_t j = first; j < k; ++j) shared = shared || is_ident(t[j], "__shared__");
       n = k - 1;
-      last = past_group(t, k) - 1;
+      last = past_group(t, match, k) - 1;
       if (!shared || last + 1 >= t.size() || !is_punct(t[last + 1], ";")) continue;
     } else if (!is_punct(t[k], "*") || is_punct(t[k + 1], "*") || n + 1 >= t.size() ||
                t[n].kind != Token::ident ||
@@ -478,7 +478,7 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
     std::size_t statement = 0, stored_in = 0;
     bool member = false;
     int line = 0, pending = 0;
-    const std::size_t end = scope_end(t, n);
+    const std::size_t end = scope_end(t, match, n);
     for (std::size_t k = n + 1; k < end && !member && line == 0; ++k) {
       if (is_punct(t[k], ";") || is_punct(t[k], "{") || is_punct(t[k], "}")) ++statement;
       if (t[k].kind != Token::ident) continue;
@@ -498,7 +498,7 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
           (declarator && is_punct(before, "*") && t[k - 2].kind == Token::ident))
         member = true;  // (declared again: `int* s = ...`)
       const bool subscript = k + 1 < t.size() && is_punct(t[k + 1], "[");
-      const std::size_t after = subscript ? past_group(t, k + 1) : k + 1;
+      const std::size_t after = subscript ? past_group(t, match, k + 1) : k + 1;
       member = member || (after < t.size() && is_punct(t[after], ".")) ||
                (after + 1 < t.size() && is_punct(t[after], "-") && is_punct(t[after + 1], ">"));
       const bool deref = !subscript && is_punct(t[k - 1], "*") &&

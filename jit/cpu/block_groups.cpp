@@ -789,6 +789,7 @@ class Lowering {
 // `cg::`. A name the source declares itself (`__device__ int reduce(...)`), a member
 // (`b.sync()`) and a qualified name are left alone. Columns shift; lines stay.
 std::string qualified_uses(std::string_view source) {
+  if (source.find("using") == std::string_view::npos) return std::string(source);
   const std::set<std::string>& names = lowered_group_names();
   const std::vector<Token> t = jit::lex(source);
   bool directive = false;
