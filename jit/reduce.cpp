@@ -13,11 +13,16 @@ namespace {
 // A reduction kernel for one binary expression in a and b (Numba's @cuda.reduce): each thread
 // folds its slice of the input, each block then its threads' values in shared memory, and a
 // second launch of one block folds the blocks' results and init. Values are folded as A, the
-// accumulator type (int64 for the narrower integers, so that their sums are exact). A thread's slice is
+// accumulator type (int64 for the narrower integers, so that their sums are exact; float for
+// the 16-bit floats, whose headers KILN_REDUCE_NARROW includes). A thread's slice is
 // grid-strided on a GPU (neighbouring threads read neighbouring elements: coalesced) and
 // contiguous on the cpu backend, where a block's threads run one after another on one core and
 // strided reads would touch a new cache line for every element.
 constexpr const char* kReduceSource = R"(
+#ifdef KILN_REDUCE_NARROW
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#endif
 template <typename A>
 __device__ __forceinline__ A kiln_reduce_op(A a, A b) { return (KILN_REDUCE_EXPR); }
 
@@ -81,9 +86,11 @@ ArgValue zero_arg(DType t) {
   return a;
 }
 
-// The type values of dtype are folded in: 64-bit for every integer (exact sums), else dtype.
+// The type values of dtype are folded in: 64-bit for every integer (exact sums), float32 for
+// the 16-bit floats (as CuPy sums them), else dtype.
 DType accumulator(DType dtype) {
   const DTypeInfo& info = dtype_info(dtype);
+  if (info.size == 2 && !info.is_integer) return DType::float32;
   if (!info.is_integer || dtype == DType::boolean) return dtype;
   return info.is_signed ? DType::int64 : DType::uint64;
 }
@@ -105,6 +112,8 @@ Kernel& Reduction::kernel_for(DType dtype, DType acc) {
     o.name = "kiln_reduce<" + std::string(dtype_info(dtype).cpp) + ", " +
              std::string(dtype_info(acc).cpp) + ">";
     o.defines = {{"KILN_REDUCE_EXPR", expr_}};
+    if (dtype == DType::float16 || dtype == DType::bfloat16)
+      o.defines.push_back({"KILN_REDUCE_NARROW", "1"});
     k = std::make_unique<Kernel>(jit_, source_, select_kernels(*source_, o.name, false).front(), o,
                                  std::make_shared<Globals>());
   }

@@ -266,6 +266,9 @@ void convert_scalar(const Where& where, const ParamType& p, const ArgValue& v,
     if (p.dtype == DType::float32) {
       float f = static_cast<float>(d);
       std::memcpy(out, &f, sizeof f);
+    } else if (p.dtype == DType::float16 || p.dtype == DType::bfloat16) {
+      const std::uint16_t bits = p.dtype == DType::float16 ? Float16(d).bits() : BFloat16(d).bits();
+      std::memcpy(out, &bits, sizeof bits);
     } else {
       std::memcpy(out, &d, sizeof d);
     }

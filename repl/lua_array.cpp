@@ -59,6 +59,10 @@ void push_element(lua_State* L, const HostArray& a, std::int64_t i) {
     case DType::float64:
       lua_pushnumber(L, a.as<double>()[i]);
       return;
+    case DType::float16:
+    case DType::bfloat16:
+      lua_pushnumber(L, a.get_number(i));
+      return;
     case DType::boolean:
       lua_pushboolean(L, a.as<bool>()[i]);
       return;

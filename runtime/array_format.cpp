@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -53,9 +54,28 @@ class ElementFormat {
     return std::to_string(a_.get_integer(i));
   }
 
+  // The double nearest the shortest decimal that reads back as v in the 16-bit float dtype t,
+  // so that printing it as a double shows those digits ("0.1" for float16's 0.0999755859375).
+  static double shortest_decimal(double v, DType t) {
+    if (!std::isfinite(v)) return v;
+    auto same = [t](double x, double y) {
+      return t == DType::float16 ? Float16(x).bits() == Float16(y).bits()
+                                 : BFloat16(x).bits() == BFloat16(y).bits();
+    };
+    for (int digits = 1; digits < 17; ++digits) {
+      char buf[40];
+      std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+      const double d = std::strtod(buf, nullptr);
+      if (same(d, v)) return d;
+    }
+    return v;
+  }
+
   // The shortest text that reads back as v (in the array's float type), positional or
   // scientific, at most 8 fractional digits, trailing zeros trimmed but the point kept ("1.").
   std::string shortest(double v) const {
+    if (a_.dtype() == DType::float16 || a_.dtype() == DType::bfloat16)
+      v = shortest_decimal(v, a_.dtype());
     char buf[128];
     auto fmt = exp_ ? std::chars_format::scientific : std::chars_format::fixed;
     auto r = a_.dtype() == DType::float32

@@ -24,12 +24,12 @@ DType result_dtype(const HostArray& a, const HostArray& b, ArithOp op) {
   const bool a_scalar = a.ndim() == 0, b_scalar = b.ndim() == 0;
   const DType ta = a.dtype(), tb = b.dtype();
   if (op == ArithOp::div || is_float(ta) || is_float(tb)) {
-    auto float32_ok = [](const HostArray& x, bool scalar) {
-      return scalar || x.dtype() == DType::float32;
-    };
-    const bool any_float32 = ta == DType::float32 || tb == DType::float32;
-    return any_float32 && float32_ok(a, a_scalar) && float32_ok(b, b_scalar) ? DType::float32
-                                                                              : DType::float64;
+    // A narrower float keeps its dtype with itself or with a scalar.
+    for (DType narrow : {DType::float32, DType::float16, DType::bfloat16}) {
+      auto keeps = [&](const HostArray& x, bool scalar) { return scalar || x.dtype() == narrow; };
+      if ((ta == narrow || tb == narrow) && keeps(a, a_scalar) && keeps(b, b_scalar)) return narrow;
+    }
+    return DType::float64;
   }
   if (ta == tb) return ta == DType::boolean ? DType::int64 : ta;
   if (a_scalar && tb != DType::boolean) return tb;

@@ -4,10 +4,10 @@
 //
 // Result dtypes (numpy's, simplified): integers with integers stay in the array's dtype when both
 // share it (a scalar takes the array's), else int64; anything with a float is float64, except
-// float32 with float32 or with a scalar; `/` is true division, float. Values are computed in
-// int64 (overflow checked) or double and stored as kiln stores any value: a result out of the
-// dtype's range is a kiln::Error naming it, never wrapped. bool arrays count as 0/1 integers;
-// vector dtypes are refused (their lanes: a:view).
+// float32, float16 or bfloat16 with itself or with a scalar; `/` is true division, float. Values
+// are computed in int64 (overflow checked) or double and stored as kiln stores any value: a result
+// out of the dtype's range is a kiln::Error naming it, never wrapped. bool arrays count as 0/1
+// integers; vector dtypes are refused (their lanes: a:view).
 #pragma once
 #include "runtime/host_array.h"
 

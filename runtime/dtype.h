@@ -36,10 +36,15 @@ enum class DType : std::uint8_t {
   short2,
   ushort2,
   double3,
-  double4
+  double4,
+  // Scalars added after the vectors, so that the numbers of the others (in cache keys) stay.
+  float16,   // IEEE binary16, CUDA's __half
+  bfloat16,  // CUDA's __nv_bfloat16
+  half2,     // CUDA's __half2: two float16 lanes
+  bfloat162  // CUDA's __nv_bfloat162
 };
-inline constexpr int kDTypeCount = 11;        // scalars
-inline constexpr int kVectorDTypeCount = 16;  // vectors
+inline constexpr int kDTypeCount = 13;        // scalars
+inline constexpr int kVectorDTypeCount = 18;  // vectors
 
 struct DTypeInfo {
   std::string_view name;   // the long name, as a.dtype returns it ("float32")
@@ -65,13 +70,14 @@ std::optional<DType> dtype_of_cpp(std::string_view spelling);
 
 // All scalar dtypes, for iteration.
 inline constexpr DType kAllDTypes[kDTypeCount] = {
-    DType::float32, DType::float64, DType::int8,   DType::uint8,  DType::int16,  DType::uint16,
-    DType::int32,   DType::uint32,  DType::int64,  DType::uint64, DType::boolean};
+    DType::float32, DType::float64, DType::int8,    DType::uint8, DType::int16,
+    DType::uint16,  DType::int32,   DType::uint32,  DType::int64, DType::uint64,
+    DType::boolean, DType::float16, DType::bfloat16};
 // All vector dtypes.
 inline constexpr DType kVectorDTypes[kVectorDTypeCount] = {
     DType::float2, DType::float3,  DType::float4,  DType::double2, DType::int2,  DType::int3,
     DType::int4,   DType::uint2,   DType::uint3,   DType::uint4,   DType::char4, DType::uchar4,
-    DType::short2, DType::ushort2, DType::double3, DType::double4};
+    DType::short2, DType::ushort2, DType::double3, DType::double4, DType::half2, DType::bfloat162};
 
 // Whether t is a vector type (float4, ...).
 inline bool is_vector(DType t) { return dtype_info(t).lanes > 1; }

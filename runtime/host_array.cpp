@@ -77,11 +77,14 @@ std::string range_string() {
 // value in the error message.
 template <typename T, typename S>
 T convert(S v, DType to, const char* what, std::int64_t index) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return static_cast<T>(v);
+  if constexpr (is_float_v<T>) {
+    if constexpr (std::is_arithmetic_v<S>)
+      return static_cast<T>(v);
+    else
+      return static_cast<T>(static_cast<double>(v));  // a 16-bit float, exactly widened
   } else if constexpr (std::is_same_v<T, bool>) {
     return v != 0;
-  } else if constexpr (std::is_floating_point_v<S>) {
+  } else if constexpr (is_float_v<S>) {
     double t = std::trunc(static_cast<double>(v));
     if (!fits_integer<T>(t))
       throw Error(std::string(what) + ": element " + std::to_string(index + 1) + " (" +
@@ -148,7 +151,7 @@ std::int64_t arg_extreme(const HostArray& a, const char* what, Better better) {
     const T* x = a.as<T>();
     std::int64_t best = 0;
     for (std::int64_t i = 0; i < a.size(); ++i) {
-      if constexpr (std::is_floating_point_v<T>)
+      if constexpr (is_float_v<T>)
         if (std::isnan(x[i])) return i;
       if (better(x[i], x[best])) best = i;
     }
@@ -160,7 +163,7 @@ std::int64_t arg_extreme(const HostArray& a, const char* what, Better better) {
 Int128 sum_wide(const HostArray& a) {
   return dispatch(a.dtype(), [&](auto tag) -> Int128 {
     using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (is_float_v<T>) {
       throw Error("sum: the array is " + dtype_name(a.dtype()) + ", not an integer dtype");
     } else {
       const T* x = a.as<T>();
@@ -262,7 +265,7 @@ std::int64_t HostArray::get_integer(std::int64_t i) const {
   return dispatch(dtype_, [&](auto tag) -> std::int64_t {
     using T = decltype(tag);
     T v = as<T>()[i];
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (is_float_v<T>) {
       if (!fits_integer<std::int64_t>(static_cast<double>(v)))
         throw Error("array: element " + std::to_string(i) + " (" +
                     number_string(static_cast<double>(v)) + ") is not an int64 integer");
@@ -282,7 +285,7 @@ void HostArray::set_number(std::int64_t i, double v) {
   check_index(*this, i);
   dispatch(dtype_, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (is_float_v<T>) {
       as<T>()[i] = static_cast<T>(v);
     } else {
       if (!fits_integer<T>(v))
@@ -300,7 +303,7 @@ void HostArray::set_integer(std::int64_t i, std::int64_t v) {
   check_index(*this, i);
   dispatch(dtype_, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (is_float_v<T>) {
       as<T>()[i] = static_cast<T>(v);
     } else if constexpr (std::is_same_v<T, bool>) {
       if (v != 0 && v != 1)
@@ -407,7 +410,7 @@ std::int64_t sum_integer(const HostArray& a) {
 double sum_float(const HostArray& a) {
   return dispatch(a.dtype(), [&](auto tag) -> double {
     using T = decltype(tag);
-    if constexpr (!std::is_floating_point_v<T>) {
+    if constexpr (!is_float_v<T>) {
       return static_cast<double>(sum_wide(a));
     } else {
       // Neumaier: c collects the low-order bits each addition loses.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/dtype.h"
+#include "runtime/narrow_float.h"
 
 namespace kiln {
 
@@ -43,6 +44,10 @@ decltype(auto) dispatch_dtype(DType t, F&& f) {
       return f(std::int64_t{});
     case DType::uint64:
       return f(std::uint64_t{});
+    case DType::float16:
+      return f(Float16{});
+    case DType::bfloat16:
+      return f(BFloat16{});
     case DType::boolean:
       break;
     default:

@@ -30,6 +30,7 @@ std::string descr_of(DType t) {
 // single bytes).
 std::optional<DType> dtype_of_descr(const std::string& descr) {
   for (DType t : kAllDTypes) {
+    if (t == DType::bfloat16) continue;  // NumPy has none
     const std::string d = descr_of(t);
     if (descr == d) return t;
     const bool same_rest =
@@ -67,6 +68,9 @@ std::string header_value(const std::string& header, const std::string& key,
 
 void save_npy(const std::string& path, const HostArray& a) {
   const DTypeInfo& info = dtype_info(a.dtype());
+  if (a.dtype() == DType::bfloat16)
+    throw Error("save: " + path +
+                ": NumPy has no bfloat16 dtype; save a:astype('float32') instead");
   Shape shape = a.shape();
   if (info.lanes > 1) shape.push_back(info.lanes);
   std::string dims;
@@ -112,9 +116,10 @@ HostArray load_npy(const std::string& path) {
   const std::string quoted = descr.size() >= 2 ? descr.substr(1, descr.size() - 2) : descr;
   std::optional<DType> dtype = dtype_of_descr(quoted);
   if (!dtype)
-    throw Error("load: " + path + ": dtype " + descr +
-                " has no kiln equivalent (kiln reads little-endian bool, int8..int64, uint8..uint64, "
-                "float32 and float64)");
+    throw Error(
+        "load: " + path + ": dtype " + descr +
+        " has no kiln equivalent (kiln reads little-endian bool, int8..int64, uint8..uint64, "
+        "float16, float32 and float64)");
   if (header_value(header, "fortran_order", path) != "False")
     throw Error("load: " + path + " is in Fortran order; save it in C order (np.ascontiguousarray)");
   Shape shape;

@@ -14,11 +14,21 @@ const char* dtype_name(DType t) {
   return dtype_info(t).name.data();
 }
 
-// Throws unless a is float32 or float64.
+// Throws unless a has a float dtype.
 void require_float(const HostArray& a, const char* what) {
-  if (a.dtype() != DType::float32 && a.dtype() != DType::float64)
-    throw Error(std::string(what) + ": dtype must be float32 or float64, got " +
+  if (dtype_info(a.dtype()).is_integer || is_vector(a.dtype()))
+    throw Error(std::string(what) + ": dtype must be float32, float64, float16 or bfloat16, got " +
                 dtype_name(a.dtype()));
+}
+
+// Stores v, drawn from [low, high), into element i of a 16-bit float array: rounded, and a step
+// down where rounding reached high.
+template <typename Narrow>
+void store_below(HostArray& a, std::int64_t i, double v, double high) {
+  Narrow r(v);
+  if (static_cast<double>(r) >= high)
+    r = Narrow::from_bits(std::signbit(static_cast<double>(r)) ? r.bits() + 1 : r.bits() - 1);
+  a.as<Narrow>()[i] = r;
 }
 
 }  // namespace
@@ -94,6 +104,10 @@ void fill_uniform(HostArray& a, double low, double high, Xoshiro256& g) {
       float f = static_cast<float>(v);  // rounding may reach high: step back below it
       if (f >= high) f = std::nextafter(static_cast<float>(high), -INFINITY);
       a.as<float>()[i] = f;
+    } else if (a.dtype() == DType::float16) {
+      store_below<Float16>(a, i, v, high);
+    } else if (a.dtype() == DType::bfloat16) {
+      store_below<BFloat16>(a, i, v, high);
     } else {
       a.as<double>()[i] = v >= high ? std::nextafter(high, low) : v;
     }

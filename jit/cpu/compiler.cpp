@@ -60,11 +60,21 @@ std::string hash_headers(const std::string& kernels_dir) {
   return hex;
 }
 
+// A kernel's type as the demangler spells it, with the prelude's 16-bit floats under their CUDA
+// names (kiln_cpu::narrow<kiln_cpu::binary16> is __half), as NVRTC's lowered names spell them.
 std::string demangle_type(const char* mangled) {
   int status = 0;
   char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
   std::string out = status == 0 && d ? d : mangled;
   std::free(d);
+  static constexpr std::pair<std::string_view, std::string_view> kCudaNames[] = {
+      {"kiln_cpu::narrow<kiln_cpu::binary16>", "__half"},
+      {"kiln_cpu::narrow<kiln_cpu::bfloat16>", "__nv_bfloat16"},
+      {"kiln_cpu::narrow2<kiln_cpu::binary16>", "__half2"},
+      {"kiln_cpu::narrow2<kiln_cpu::bfloat16>", "__nv_bfloat162"}};
+  for (const auto& [ours, cuda] : kCudaNames)
+    for (std::size_t at; (at = out.find(ours)) != std::string::npos;)
+      out.replace(at, ours.size(), cuda);
   return out;
 }
 

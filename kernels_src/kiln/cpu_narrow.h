@@ -40,7 +40,7 @@ struct binary16 {
     if (abs >= 0x477ff000u) return sign | 0x7c00u;  // rounds beyond 65504: infinity
     if (abs < 0x38800000u) {                        // below the smallest normal: subnormal or 0
       const unsigned shift = 113 - (abs >> 23);
-      if (shift > 24) return sign;
+      if (shift > 12) return sign;  // below half the smallest subnormal (and shifts stay < 32)
       const unsigned mant = (abs & 0x7fffffu) | 0x800000u;
       unsigned short r = static_cast<unsigned short>(mant >> (shift + 13));
       const unsigned rest = mant & ((1u << (shift + 13)) - 1), half = 1u << (shift + 12);
@@ -68,16 +68,28 @@ struct bfloat16 {
   }
 };
 
+// d as a float rounded to odd: the float toward zero from d, with its last bit set when inexact.
+// Rounding that once more to a 16-bit format (at most 11 bits, fewer than float's 24 - 2) gives
+// d correctly rounded, where rounding to nearest twice could land on a false tie (an __hfma).
+inline float round_to_odd(double d) {
+  float f = float(d);
+  if (double(f) == d || d != d) return f;
+  unsigned bits;
+  memcpy(&bits, &f, 4);
+  if (!(bits & 1u)) f = std::nextafter(f, d > double(f) ? INFINITY : -INFINITY);
+  return f;
+}
+
 // A 16-bit float of Format; arithmetic in float, rounded once.
 template <class Format>
 struct narrow {
   unsigned short bits;
   narrow() = default;
   narrow(float f) : bits(Format::from_float(f)) {}
-  narrow(double d) : bits(Format::from_float(float(d))) {}
-  narrow(int i) : bits(Format::from_float(float(i))) {}
-  narrow(unsigned i) : bits(Format::from_float(float(i))) {}
-  narrow(long long i) : bits(Format::from_float(float(i))) {}
+  narrow(double d) : bits(Format::from_float(round_to_odd(d))) {}
+  narrow(int i) : narrow(double(i)) {}
+  narrow(unsigned i) : narrow(double(i)) {}
+  narrow(long long i) : narrow(double(i)) {}
   operator float() const { return Format::to_float(bits); }
   static narrow from_bits(unsigned short b) {
     narrow n;

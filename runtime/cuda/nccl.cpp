@@ -33,6 +33,10 @@ ncclDataType_t datatype(DType t) {
     case DType::uint32: return ncclUint32;
     case DType::int64: return ncclInt64;
     case DType::uint64: return ncclUint64;
+    case DType::float16:
+      return ncclFloat16;
+    case DType::bfloat16:
+      return ncclBfloat16;
     default: break;
   }
   throw Error("mpi: NCCL has no datatype for " + std::string(dtype_info(t).name) +

@@ -57,7 +57,10 @@ MPI_Datatype datatype(DType t) {
     default:
       break;
   }
-  throw Error("mpi: no MPI datatype for " + std::string(dtype_info(t).name));
+  throw Error("mpi: no MPI datatype for " + std::string(dtype_info(t).name) +
+              (dtype_info(t).size == 2
+                   ? " (send a:astype('float32'), or a:view('uint16') to move bits)"
+                   : ""));
 }
 
 MPI_Op mpi_op(Op op, DType t, const char* what) {

@@ -18,7 +18,7 @@ cd "$work"
 # a float4 array saves as float32 with one more axis.
 "$kiln" -e '
 for _, t in ipairs({"float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32",
-                    "int64", "uint64", "bool"}) do
+                    "int64", "uint64", "bool", "float16"}) do
   local a = array.zeros({4, 5}, t)
   for i = 1, 20 do
     if t == "bool" then a[i] = (i - 1) % 3 == 0
@@ -34,7 +34,7 @@ array.save("kiln_scalar.npy", array.from(2.5))'
 "$python" - <<'PY'
 import numpy as np
 for t in ["float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
-          "uint64", "bool"]:
+          "uint64", "bool", "float16"]:
     a = np.load(f"kiln_{t}.npy")
     assert a.dtype == np.dtype(t), (t, a.dtype)
     assert a.shape == (4, 5), (t, a.shape)
@@ -49,10 +49,10 @@ assert s.shape == () and s == 2.5
 # NumPy -> kiln: random values of every dtype, odd shapes, a 0-d and an empty array.
 rng = np.random.default_rng(7)
 for t in ["float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
-          "uint64"]:
+          "uint64", "float16"]:
     info = np.finfo(t) if t.startswith("float") else np.iinfo(t)
     if t.startswith("float"):
-        a = rng.standard_normal((3, 7)).astype(t) * 1000
+        a = (rng.standard_normal((3, 7)) * 1000).astype(t)
     else:
         a = rng.integers(info.min, info.max, size=(3, 7), dtype=t, endpoint=True)
     np.save(f"np_{t}.npy", a)
@@ -65,7 +65,7 @@ np.save("np_bigendian.npy", np.ones(3, ">f4"))
 PY
 "$kiln" -e '
 for _, t in ipairs({"float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32",
-                    "int64", "uint64"}) do
+                    "int64", "uint64", "float16"}) do
   local a = array.load("np_" .. t .. ".npy")
   assert(a.dtype == t and a.shape[1] == 3 and a.shape[2] == 7, t .. ": dtype or shape")
   local k = 0

@@ -45,4 +45,43 @@ for i = 1, n do
   end
 end
 assert(bad == 0, bad .. " results differ")
+
+-- float16 arrays in and out: elements read back as the binary16 nearest each value, and __hfma
+-- rounds a * x + y once (exact in a Lua double for these magnitudes).
+local xs = array.random.uniform(n, { low = -4, high = 4, dtype = "float16", seed = 11 })
+local ys = array.random.uniform(n, { low = -4, high = 4, dtype = "float16", seed = 12 })
+for i = 1, 20 do assert(xs[i] == f16(xs[i]), "float16 element " .. i .. " is not a binary16 value") end
+local dy = cuda.to_device(ys)
+m.haxpy[{ (n + 127) // 128, 128 }](cuda.to_device(xs), dy, 1.5, n)
+local hy = dy:copy_to_host()
+assert(hy.dtype == "float16")
+for i = 1, n do
+  local want = f16(1.5 * xs[i] + ys[i])
+  assert(hy[i] == want, ("haxpy %d: %.9g, expected %.9g"):format(i, hy[i], want))
+end
+-- The same through __half2: the arrays viewed as pairs, a given as a table of lanes.
+local dy2 = cuda.to_device(ys)
+m.haxpy2[{ (n // 2 + 127) // 128, 128 }](cuda.to_device(xs):view("half2"), dy2:view("half2"),
+                                          { x = 1.5, y = -0.25 }, n // 2)
+local hy2 = dy2:copy_to_host()
+for i = 1, n do
+  local want = f16((i % 2 == 1 and 1.5 or -0.25) * xs[i] + ys[i])
+  assert(hy2[i] == want, ("haxpy2 %d: %.9g, expected %.9g"):format(i, hy2[i], want))
+end
+
+-- bfloat16 rows summed in float: each element is a bfloat16 value, each sum is float32's.
+local rows, cols = 50, 7
+local mat = array.random.uniform({ rows, cols }, { low = -100, high = 100, dtype = "bf16", seed = 13 })
+local sums = cuda.device_array(rows, "float32")
+m.bf16_row_sums[{ 1, 64 }](cuda.to_device(mat), sums, rows, cols)
+local hs = sums:copy_to_host()
+for r = 1, rows do
+  local s = 0
+  for c = 1, cols do
+    local v = mat:get(r, c)
+    assert(v == bf16(v), "bfloat16 element is not a bfloat16 value")
+    s = f32(s + v)
+  end
+  assert(hs[r] == s, ("row %d: %.9g, expected %.9g"):format(r, hs[r], s))
+end
 print("ok")

@@ -123,7 +123,7 @@ bad("did not compile", reduce_bad, array.ones(10))
 bad("reduce of an empty array needs an initial value", cuda.reduce "a + b", array.zeros(0))
 
 -- Host arrays: dtypes, shapes, sizes, indices, values.
-bad("unknown dtype 'float16'", array.zeros, 3, "float16")
+bad("unknown dtype 'float8'", array.zeros, 3, "float8")
 bad("unknown dtype 'complex'", cuda.device_array, 3, "complex")
 bad("shape: dimension 1 is -1, must be >= 0", array.zeros, -1)
 bad("shape: dimension 2 is -4, must be >= 0", cuda.device_array, { 3, -4 })

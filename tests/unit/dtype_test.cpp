@@ -27,6 +27,12 @@ TEST(DType, MapsCppSpellings) {
   EXPECT_EQ(dtype_of_cpp("std::int32_t"), DType::int32);
   EXPECT_EQ(dtype_of_cpp("clock_t"), DType::int64);
   EXPECT_EQ(dtype_of_cpp("unsigned short int"), DType::uint16);
+  EXPECT_EQ(dtype_of_cpp("__half"), DType::float16);
+  EXPECT_EQ(dtype_of_cpp("half"), DType::float16);
+  EXPECT_EQ(dtype_of_cpp("__nv_bfloat16"), DType::bfloat16);
+  EXPECT_EQ(dtype_of_cpp("half2"), DType::half2);
+  EXPECT_EQ(parse_dtype("f16"), DType::float16);
+  EXPECT_EQ(parse_dtype("bf16"), DType::bfloat16);
   EXPECT_FALSE(dtype_of_cpp("float*"));
   EXPECT_FALSE(dtype_of_cpp("Foo"));
   for (DType t : kAllDTypes) EXPECT_EQ(dtype_of_cpp(dtype_info(t).cpp), t);
@@ -45,7 +51,9 @@ TEST(DType, ElementSizesAreTheCppTypes) {
   EXPECT_EQ(dtype_info(DType::int64).size, sizeof(std::int64_t));
   EXPECT_EQ(dtype_info(DType::uint64).size, sizeof(std::uint64_t));
   EXPECT_EQ(dtype_info(DType::boolean).size, sizeof(bool));
-  EXPECT_EQ(std::size(kAllDTypes), 11u);  // a new dtype needs a line above
+  EXPECT_EQ(dtype_info(DType::float16).size, 2u);
+  EXPECT_EQ(dtype_info(DType::bfloat16).size, 2u);
+  EXPECT_EQ(std::size(kAllDTypes), 13u);  // a new dtype needs a line above
 }
 
 TEST(DType, VectorsAreTheirLanes) {
@@ -64,7 +72,8 @@ TEST(DType, VectorsAreTheirLanes) {
       {DType::uint3, DType::uint32, 3, 12, 4},    {DType::uint4, DType::uint32, 4, 16, 16},
       {DType::char4, DType::int8, 4, 4, 4},       {DType::uchar4, DType::uint8, 4, 4, 4},
       {DType::short2, DType::int16, 2, 4, 4},     {DType::ushort2, DType::uint16, 2, 4, 4},
-      {DType::double3, DType::float64, 3, 24, 8}, {DType::double4, DType::float64, 4, 32, 16}};
+      {DType::double3, DType::float64, 3, 24, 8}, {DType::double4, DType::float64, 4, 32, 16},
+      {DType::half2, DType::float16, 2, 4, 4},    {DType::bfloat162, DType::bfloat16, 2, 4, 4}};
   ASSERT_EQ(std::size(expected), std::size(kVectorDTypes));
   for (const Expected& e : expected) {
     const DTypeInfo& i = dtype_info(e.t);

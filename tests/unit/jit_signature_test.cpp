@@ -91,9 +91,23 @@ TEST(JitClassifyParam, Unsupported) {
   for (const char* s :
        {"float&", "const float&", "float**", "float const* const*", "Foo", "struct Foo",
         "kiln::Array<T, 2>", "kiln::Array<float, N>", "kiln::Array<float, 0>", "void*", "float[4]",
-        "T*", "__half", "float5", "void (*)(int)", ""}) {
+        "T*", "__half&", "float5", "void (*)(int)", ""}) {
     EXPECT_EQ(classify_param(s).kind, ParamKind::unsupported) << s;
   }
+}
+
+TEST(JitClassifyParam, SixteenBitFloats) {
+  // As NVRTC's demangler and the cpu backend (which renames its own types) spell them.
+  ParamType p = classify_param("__half const*");
+  EXPECT_EQ(p.kind, ParamKind::pointer);
+  EXPECT_EQ(p.dtype, DType::float16);
+  EXPECT_TRUE(p.is_const);
+  p = classify_param("__nv_bfloat16");
+  EXPECT_EQ(p.kind, ParamKind::scalar);
+  EXPECT_EQ(p.dtype, DType::bfloat16);
+  p = classify_param("__half2*");
+  EXPECT_EQ(p.kind, ParamKind::pointer);
+  EXPECT_EQ(p.dtype, DType::half2);
 }
 
 TEST(JitClassifyParam, VectorTypes) {
@@ -198,6 +212,20 @@ T read(ArgPack& pack, std::size_t i) {
   T v;
   std::memcpy(&v, pack.pointers()[i], sizeof v);
   return v;
+}
+
+TEST(JitArgPack, SixteenBitFloatsPassTheirBits) {
+  // 0.1 as binary16 is 0x2e66, as bfloat16 0x3dcd; a __half2 takes a table of its two lanes.
+  ArgPack pack;
+  pack.add("k", 1, "a", classify_param("__half"), number(0.1));
+  pack.add("k", 2, "b", classify_param("__nv_bfloat16"), number(0.1));
+  ArgValue pair = other("table");
+  pair.kind = ArgValue::Kind::table;
+  pair.lanes = {number(1.0), integer(-2)};
+  pack.add("k", 3, "c", classify_param("__half2"), pair);
+  EXPECT_EQ(read<std::uint16_t>(pack, 0), 0x2e66);
+  EXPECT_EQ(read<std::uint16_t>(pack, 1), 0x3dcd);
+  EXPECT_EQ(read<std::uint32_t>(pack, 2), 0xc0003c00u);  // y = -2 high, x = 1 low
 }
 
 TEST(JitArgPack, LaysOutEachParameterAtItsAlignment) {

@@ -72,7 +72,7 @@ TEST(LuaArray, CheckShapeAndDtype) {
       run(L, "sd(3, 'half')"),
       HasSubstr("bad argument #2 to 'sd' (unknown dtype 'half' (valid: float32 float64 int8"));
   EXPECT_THAT(run(L, "sd(3, 'half')"),
-              HasSubstr("aliases: f32 f64 i8 u8 i16 u16 i32 u32 i64 u64)"));
+              HasSubstr("aliases: f32 f64 i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16)"));
   EXPECT_THAT(run(L, "sd(3, 4)"), HasSubstr("dtype name or {dtype = ...} expected, got number"));
 }
 

@@ -126,7 +126,7 @@ TEST(RandomFill, BadParametersAreErrors) {
   EXPECT_THAT(error_of([&] { fill_uniform(f, 0, INFINITY, g); }),
               HasSubstr("need finite low < high"));
   EXPECT_THAT(error_of([&] { fill_uniform(i, 0, 1, g); }),
-              HasSubstr("dtype must be float32 or float64, got uint8"));
+              HasSubstr("dtype must be float32, float64, float16 or bfloat16, got uint8"));
   EXPECT_THAT(error_of([&] { fill_normal(f, 0, -1, g); }), HasSubstr("scale >= 0"));
   EXPECT_THAT(error_of([&] { fill_integers(i, 5, 5, g); }), HasSubstr("need low < high"));
   EXPECT_THAT(error_of([&] { fill_integers(i, 0, 300, g); }), HasSubstr("does not fit in uint8"));

@@ -19,7 +19,9 @@ inline float2 __bfloat1622float2(__nv_bfloat162 b) { return {float(b.x), float(b
 inline __nv_bfloat16 __low2bfloat16(__nv_bfloat162 b) { return b.x; }
 inline __nv_bfloat16 __high2bfloat16(__nv_bfloat162 b) { return b.y; }
 inline __nv_bfloat162 __halves2bfloat162(__nv_bfloat16 a, __nv_bfloat16 b) { return {a, b}; }
-inline __nv_bfloat16 __int2bfloat16_rn(int i) { return float(i); }
+inline __nv_bfloat16 __int2bfloat16_rn(int i) {
+  return i;
+}
 inline short __bfloat16_as_short(__nv_bfloat16 b) { return short(b.bits); }
 inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 b) { return b.bits; }
 inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short s) { return __nv_bfloat16::from_bits(s); }

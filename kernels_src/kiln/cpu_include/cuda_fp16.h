@@ -25,7 +25,9 @@ inline __half __low2half(__half2 h) { return h.x; }
 inline __half __high2half(__half2 h) { return h.y; }
 inline __half2 __halves2half2(__half a, __half b) { return {a, b}; }
 inline __half2 __half2half2(__half a) { return {a, a}; }
-inline __half __int2half_rn(int i) { return float(i); }
+inline __half __int2half_rn(int i) {
+  return i;
+}
 inline int __half2int_rz(__half h) { return int(float(h)); }
 inline int __half2int_rn(__half h) { return int(rintf(float(h))); }
 inline short __half_as_short(__half h) { return short(h.bits); }

@@ -19,3 +19,23 @@ __global__ void narrow_math(const float* a, const float* b, float* out, int n) {
   o[6] = __bfloat162float(__hadd(ba, bb));
   o[7] = __hlt(ha, hb) ? 1.0f : 0.0f;
 }
+
+// 16-bit arrays straight from Lua (float16, half2 and bfloat16 dtypes): y = a * x + y with one
+// rounding, in pairs through __half2, and bfloat16 rows summed in float.
+__global__ void haxpy(const __half* x, __half* y, __half a, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = __hfma(a, x[i], y[i]);
+}
+
+__global__ void haxpy2(const __half2* x, __half2* y, __half2 a, int pairs) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < pairs) y[i] = __hfma2(a, x[i], y[i]);
+}
+
+__global__ void bf16_row_sums(const __nv_bfloat16* m, float* sums, int rows, int cols) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  float s = 0;
+  for (int c = 0; c < cols; ++c) s += __bfloat162float(m[r * cols + c]);
+  sums[r] = s;
+}
