@@ -50,9 +50,21 @@ using namespace regions;
 // The copies kept per thread across barriers live on the block's stack (8 MiB, guarded:
 // runtime/cpu/stacks.h), kiln_n_ of each: at most 48 variables and 4 KB per thread, 4 MB at
 // 1024 threads. A variable whose size the rewrite reads off its declaration (`float keep[20]`:
-// a keyword type, literal extents) counts as that size, any other as 64 bytes, which a
-// static_assert holds it to (a larger one fails the compile, and the kernel runs as fibers).
+// a keyword type, literal extents) counts as that size, any other as 64 bytes, which is all it
+// takes of the stack: a larger one (a wmma fragment, a struct) is kept on the heap.
 constexpr std::size_t kMaxReplicated = 48, kMaxKeptBytes = 4096, kUnsizedCopy = 64;
+
+// Declares `store`, a pointer to kiln_n_ copies of `type`, whose size the rewrite could not
+// read: a VLA on the block's stack when the compiler finds it at most kUnsizedCopy bytes, else
+// one allocation on the heap (kiln_cpu::HeapCopies).
+std::string unsized_copies(const std::string& type, const std::string& store) {
+  const std::string e = store + "_t",
+                    large = "(sizeof(" + e + ") > " + std::to_string(kUnsizedCopy) + ")";
+  return " using " + e + " = " + type + "; " + e + " " + store + "_s[" + large +
+         " ? 1 : kiln_n_]; ::kiln_cpu::HeapCopies<" + e + "> " + store + "_h(" + large +
+         " ? kiln_n_ : 0); " + e + "* const " + store + " = " + large + " ? " + store +
+         "_h.copies : " + store + "_s;";
+}
 
 // The size in bytes of a variable whose type is tokens [b, e) of t (keyword types: `unsigned
 // int`, `float4`) and extents [d, de) (`[20][4]`, literals), or 0 when the rewrite cannot tell.
@@ -212,12 +224,9 @@ class BodyWriter {
     for (const std::string& name : written) {
       params_.erase(name);
       const std::string store = "kiln_r" + std::to_string(++counter_) + "_" + name;
-      param_copies += " std::remove_cv_t<decltype(" + name + ")> " + store +
-                      "[kiln_n_]; static_assert(sizeof(" + store +
-                      "[0]) <= " + std::to_string(kUnsizedCopy) +
-                      ", \"kiln: a large parameter written across barriers\"); for (unsigned "
-                      "kiln_t_ = 0; kiln_t_ < kiln_n_; ++kiln_t_) " +
-                      store + "[kiln_t_] = " + name + ";";
+      param_copies += unsized_copies("std::remove_cv_t<decltype(" + name + ")>", store) +
+                      " for (unsigned kiln_t_ = 0; kiln_t_ < kiln_n_; ++kiln_t_) " + store +
+                      "[kiln_t_] = " + name + ";";
       param_copies_.push_back({name, store, "", 0});
       keep(kUnsizedCopy);
     }
@@ -1967,14 +1976,13 @@ class BodyWriter {
       const std::string name = t_[n].text;
       const std::string store = "kiln_r" + std::to_string(++counter_) + "_" + name;
       const bool flag = type == "bool" && stars.empty() && dims.empty() && flag_storage(name);
-      storage +=
-          " " + (flag ? "::kiln_cpu::Flag" : value_type) + " " + store + "[kiln_n_]" + dims + ";";
       const std::size_t size =
           stars.empty() ? declared_size(t_, b, first_declarator_, n + 1, x) : sizeof(void*);
-      if (size == 0)
-        storage += " static_assert(sizeof(" + value_type + dims +
-                   ") <= " + std::to_string(kUnsizedCopy) +
-                   ", \"kiln: a large variable across barriers\");";
+      if (size == 0 && !flag)
+        storage += unsized_copies(value_type + dims, store);
+      else
+        storage +=
+            " " + (flag ? "::kiln_cpu::Flag" : value_type) + " " + store + "[kiln_n_]" + dims + ";";
       keep(size ? size : kUnsizedCopy);
       // A scalar computed from indices and parameters, const or never written after (`int tx =
       // threadIdx.x;`), is recomputed in later regions rather than loaded: the compiler then

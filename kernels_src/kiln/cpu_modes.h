@@ -261,6 +261,17 @@ inline __attribute__((always_inline)) T from_bits(unsigned long long bits) {
   memcpy(&v, &bits, sizeof(T));
   return v;
 }
+// The copies the regions rewrite keeps of a variable larger than it allows on the stack (a
+// wmma fragment, a struct): one allocation for the block's n threads, none when n is 0.
+template <class E>
+struct HeapCopies {
+  E* copies;
+  explicit HeapCopies(unsigned long n) : copies(n ? new E[n] : nullptr) {}
+  HeapCopies(const HeapCopies&) = delete;
+  HeapCopies& operator=(const HeapCopies&) = delete;
+  ~HeapCopies() { delete[] copies; }
+};
+
 // A shuffled value wider than 8 bytes (cooperative groups shuffle any type: a uint4, a
 // struct) waits in its thread's Wide, and the slot holds the thread's index instead: the step
 // then hands each thread its source thread's index, which shuffle_result reads the value at.
