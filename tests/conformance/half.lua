@@ -17,6 +17,18 @@ local function round_to(x, bits, emin, emax)
   if y >= 2.0 ^ (emax + 1) then y = math.huge end
   return x < 0 and -y or y
 end
+-- x rounded toward zero ("rz"), down ("rd") or up ("ru") to the same kind of float.
+local function round_dir(x, bits, emin, emax, mode)
+  if x == 0 or x ~= x or x == math.huge or x == -math.huge then return x end
+  local ax = math.abs(x)
+  local _, e = math.frexp(ax)
+  local ulp = 2.0 ^ (math.max(e - 1, emin) - bits)
+  local away = (mode == "ru" and x > 0) or (mode == "rd" and x < 0)  -- the magnitude rounds up
+  local y = (away and math.ceil(ax / ulp) or math.floor(ax / ulp)) * ulp
+  local max = (2 - 2.0 ^ -bits) * 2.0 ^ emax
+  if y > max then y = away and math.huge or max end
+  return x < 0 and -y or y
+end
 local function f16(x) return round_to(x, 10, -14, 15) end
 local function bf16(x) return round_to(x, 7, -126, 127) end
 local function f32(x) return round_to(x, 23, -126, 127) end
@@ -84,4 +96,48 @@ for r = 1, rows do
   end
   assert(hs[r] == s, ("row %d: %.9g, expected %.9g"):format(r, hs[r], s))
 end
+
+-- The rest of the API (narrow_api): references from the rules CUDA's documentation states.
+local function rint(x)  -- to an integer, ties to even
+  local f = math.floor(x)
+  local d = x - f
+  if d > 0.5 or (d == 0.5 and f % 2 == 1) then f = f + 1 end
+  return f
+end
+local function clamp(v, lo, hi) return math.max(lo, math.min(hi, v)) end
+local function trunc(x) return x < 0 and math.ceil(x) or math.floor(x) end
+local api = cuda.device_array(20 * n, "float32")
+m.narrow_api[{ (n + 127) // 128, 128 }](cuda.to_device(a), cuda.to_device(b), api, n)
+local got = api:copy_to_host()
+for i = 1, n do
+  local x = a[i]
+  local ha, hb = f16(a[i]), f16(b[i])
+  local h200 = f16(f32(x * 200))
+  local int1000 = trunc(f32(x * 1000))
+  local fma_relu = f16(ha * hb + 1)
+  local gt_mask = (ha > hb and 0xffff or 0) | (hb > ha and 0xffff0000 or 0)
+  local cx, cy = f16(ha * ha + ha), f16(ha * hb + hb)  -- __hcmadd: two fused steps
+  local want = {
+    round_dir(x, 10, -14, 15, "rz"), round_dir(x, 10, -14, 15, "rd"), round_dir(x, 10, -14, 15, "ru"),
+    round_dir(x, 7, -126, 127, "rz"), round_dir(x, 7, -126, 127, "ru"),
+    f32(clamp(math.floor(ha), -2 ^ 31, 2 ^ 31 - 1)), f32(clamp(math.ceil(ha), -2 ^ 31, 2 ^ 31 - 1)),
+    (h200 == math.huge and 32767) or (h200 == -math.huge and -32768) or clamp(rint(h200), -32768, 32767),
+    f32(clamp(trunc(ha), 0, 2 ^ 32 - 1)),
+    round_dir(int1000, 10, -14, 15, "ru"), round_dir(int1000, 10, -14, 15, "rz"),
+    round_dir(trunc(x * 1e12), 7, -126, 127, "rd"),
+    clamp(f16(ha + hb), 0, 1), fma_relu < 0 and 0 or fma_relu,
+    1 + 0 + 0 + 8 + 16 + 32, gt_mask,
+    f16(-hb * hb + cx), f16(hb * ha + cy), rint(ha), clamp(f16(hb - ha), 0, 1) }
+  for k = 1, 20 do
+    local g = got[(i - 1) * 20 + k]
+    assert(g == want[k], ("narrow_api input %d (%.9g, %.9g), result %d: %.9g, expected %.9g"):format(
+      i, a[i], b[i], k - 1, g, want[k]))
+  end
+end
+
+-- atomicAdd on a __half and a __half2 from 1000 threads: sums exact in binary16.
+local total, pair = cuda.to_device(array.zeros(1, "float16")), cuda.to_device(array.zeros(1, "half2"))
+m.count_half[{ 8, 128 }](total, pair, 1000)
+local ht, hp = total:copy_to_host(), pair:copy_to_host()
+assert(ht[1] == 1000 and hp[1].x == 1000 and hp[1].y == 500, "16-bit atomicAdd")
 print("ok")

@@ -9,28 +9,16 @@ using half2 = __half2;
 struct __half_raw {
   unsigned short x;
 };
-KILN_NARROW_API(kiln_cpu::binary16)
+struct __half2_raw {
+  unsigned short x, y;
+};
+KILN_NARROW_API(kiln_cpu::binary16, __half, __half2)
+KILN_NARROW_NAMES(kiln_cpu::binary16, __half, __half2, half)
 
-inline __half __float2half(float f) { return f; }
-inline __half __float2half_rn(float f) { return f; }
-inline __half __double2half(double d) { return d; }
-inline float __half2float(__half h) { return h; }
-inline __half2 __float2half2_rn(float f) { return {f, f}; }
-inline __half2 __floats2half2_rn(float a, float b) { return {a, b}; }
-inline __half2 __float22half2_rn(float2 f) { return {f.x, f.y}; }
-inline float2 __half22float2(__half2 h) { return {float(h.x), float(h.y)}; }
-inline float __low2float(__half2 h) { return h.x; }
-inline float __high2float(__half2 h) { return h.y; }
-inline __half __low2half(__half2 h) { return h.x; }
-inline __half __high2half(__half2 h) { return h.y; }
-inline __half2 __halves2half2(__half a, __half b) { return {a, b}; }
-inline __half2 __half2half2(__half a) { return {a, a}; }
-inline __half __int2half_rn(int i) {
-  return i;
-}
-inline int __half2int_rz(__half h) { return int(float(h)); }
-inline int __half2int_rn(__half h) { return int(rintf(float(h))); }
-inline short __half_as_short(__half h) { return short(h.bits); }
-inline unsigned short __half_as_ushort(__half h) { return h.bits; }
-inline __half __short_as_half(short s) { return __half::from_bits((unsigned short)s); }
-inline __half __ushort_as_half(unsigned short s) { return __half::from_bits(s); }
+#define CUDART_INF_FP16 __ushort_as_half((unsigned short)0x7C00U)
+#define CUDART_NAN_FP16 __ushort_as_half((unsigned short)0x7FFFU)
+#define CUDART_MIN_DENORM_FP16 __ushort_as_half((unsigned short)0x0001U)
+#define CUDART_MAX_NORMAL_FP16 __ushort_as_half((unsigned short)0x7BFFU)
+#define CUDART_NEG_ZERO_FP16 __ushort_as_half((unsigned short)0x8000U)
+#define CUDART_ZERO_FP16 __ushort_as_half((unsigned short)0x0000U)
+#define CUDART_ONE_FP16 __ushort_as_half((unsigned short)0x3C00U)

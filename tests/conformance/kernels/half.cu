@@ -39,3 +39,44 @@ __global__ void bf16_row_sums(const __nv_bfloat16* m, float* sums, int rows, int
   for (int c = 0; c < cols; ++c) s += __bfloat162float(m[r * cols + c]);
   sums[r] = s;
 }
+
+// The rest of the API as mixed-precision code reaches for it: directed rounding, integer
+// conversions that saturate, _sat and _relu forms, NaN-aware comparisons and max, pair masks,
+// complex multiply-add and rint; 20 results per input.
+__global__ void narrow_api(const float* a, const float* b, float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const __half ha = __float2half(a[i]), hb = __float2half(b[i]), nan = __ushort_as_half(0x7fff);
+  const __half2 p = make_half2(ha, hb), q = __lowhigh2highlow(p);
+  float* o = out + 20 * i;
+  o[0] = __half2float(__float2half_rz(a[i]));
+  o[1] = __half2float(__float2half_rd(a[i]));
+  o[2] = __half2float(__float2half_ru(a[i]));
+  o[3] = __bfloat162float(__float2bfloat16_rz(a[i]));
+  o[4] = __bfloat162float(__float2bfloat16_ru(a[i]));
+  o[5] = __half2int_rd(ha);
+  o[6] = __half2int_ru(ha);
+  o[7] = __half2short_rn(__float2half(a[i] * 200.0f));
+  o[8] = __half2uint_rz(ha);
+  o[9] = __half2float(__int2half_ru((int)(a[i] * 1000.0f)));
+  o[10] = __half2float(__int2half_rz((int)(a[i] * 1000.0f)));
+  o[11] = __bfloat162float(__ll2bfloat16_rd((long long)(a[i] * 1e12)));
+  o[12] = __half2float(__hadd_sat(ha, hb));
+  o[13] = __half2float(__hfma_relu(ha, hb, __float2half(1.0f)));
+  o[14] = __hltu(ha, nan) + 2 * __hlt(ha, nan) + 4 * __hisnan(__hmax_nan(ha, hb)) +
+          8 * __hisnan(__hmax_nan(ha, nan)) + 16 * (__hmax(ha, nan) == ha) + 32 * __hbge2(p, p);
+  o[15] = (float)__hgt2_mask(p, q);
+  const __half2 c = __hcmadd(p, p, p);
+  o[16] = __low2float(c);
+  o[17] = __high2float(c);
+  o[18] = __half2float(hrint(ha));
+  o[19] = __half2float(__hsub_sat(hb, ha));
+}
+
+// Every thread adds 1 to a half and {1, 0.5} to a half2: atomicAdd on 16-bit floats.
+__global__ void count_half(__half* total, __half2* pair, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  atomicAdd(total, __float2half(1.0f));
+  atomicAdd(pair, __floats2half2_rn(1.0f, 0.5f));
+}
