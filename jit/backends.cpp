@@ -37,9 +37,12 @@ Platform try_cuda(const PlatformOptions& options, std::string* why) {
 
 // The cpu backend and the host C++ compiler.
 Platform open_cpu(const PlatformOptions& options, std::string note) {
-  CpuCompilerOptions compiler{options.kernels_dir.string(), options.host_compiler,
-                              options.cpu.check, options.regions,
-                              options.precompiled_prelude};
+  CpuCompilerOptions compiler{options.kernels_dir.string(),
+                              options.host_compiler,
+                              options.cpu.check,
+                              options.regions,
+                              options.precompiled_prelude,
+                              find_curand_include(options.cuda_toolkits)};
   return {make_cpu_backend(options.cpu), make_cpu_compiler(compiler), std::move(note)};
 }
 

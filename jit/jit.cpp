@@ -396,6 +396,21 @@ auto find_in(const SourceText& source, const std::string& name, Find find)
   return std::nullopt;
 }
 
+// Whether name is a generator state of cuRAND's device API (curandState, curandStateXORWOW,
+// curandStatePhilox4_32_10_t, ...): a struct of the toolkit's headers, which kernels keep in a
+// device array between launches. kiln probes its size and alignment; Lua sets no fields of it.
+bool is_curand_state(const std::string& name) {
+  return name.starts_with("curandState");
+}
+
+// The struct called name that the kernel's source (or its local headers) declares; a cuRAND
+// state has no members kiln reads.
+std::optional<StructDecl> probed_decl(const SourceText& source, const std::string& name) {
+  if (auto d = find_in(source, name, find_struct)) return d;
+  if (is_curand_state(name)) return StructDecl{};
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<std::string> Kernel::probed_structs() const {
@@ -404,7 +419,7 @@ std::vector<std::string> Kernel::probed_structs() const {
     std::string name = struct_name_of(p.type);
     if (name.empty()) name = pointee_struct_of(p.type);
     if (name.empty() || std::find(names.begin(), names.end(), name) != names.end()) continue;
-    if (find_in(*source_, name, find_struct)) names.push_back(name);
+    if (probed_decl(*source_, name)) names.push_back(name);
   }
   return names;
 }
@@ -412,7 +427,7 @@ std::vector<std::string> Kernel::probed_structs() const {
 std::string Kernel::layout_probes() const {
   std::string probes;
   for (const std::string& name : probed_structs()) {
-    const StructDecl d = *find_in(*source_, name, find_struct);
+    const StructDecl d = *probed_decl(*source_, name);
     probes += "__device__ unsigned long long " + layout_symbol(name) + "[] = {sizeof(" + name +
               "), alignof(" + name + ")";
     for (const StructDecl::Member& m : d.members)
@@ -429,7 +444,7 @@ std::shared_ptr<const StructLayout> Kernel::struct_layout(Build& build,
   std::string name = struct_name_of(type);
   const std::vector<std::string> probed = probed_structs();
   if (std::find(probed.begin(), probed.end(), name) == probed.end()) return nullptr;
-  std::optional<StructDecl> d = find_in(*source_, name, find_struct);
+  std::optional<StructDecl> d = probed_decl(*source_, name);
   if (!d) return nullptr;
   std::vector<unsigned long long> words(2 + 2 * d->members.size());
   build.module->get_global(layout_symbol(name), words.data(), words.size() * sizeof words[0]);

@@ -137,7 +137,8 @@ class CpuCompiler final : public Compiler {
     return "cpu:" + compiler_fingerprint(compiler_) + ":" + cpu_model_ + ":abi" +
            std::to_string(KILN_CPU_ABI_VERSION) + ":tu" + std::to_string(kTranslationUnitVersion) +
            ":prelude" + prelude_hash() + ":" + joined_flags() +
-           (regions_ ? ":regions" + std::to_string(cpu::kRegionsVersion) : ":no-regions");
+           (regions_ ? ":regions" + std::to_string(cpu::kRegionsVersion) : ":no-regions") +
+           (curand_header_.empty() ? "" : ":curand" + curand_header_);
   }
   std::string default_arch() const override { return "native"; }
   std::string describe() const override {
@@ -225,6 +226,7 @@ class CpuCompiler final : public Compiler {
   mutable std::string version_;
   bool check_ = false;
   bool regions_ = true;  // part of the identity: it decides how modules are built
+  std::string curand_header_;                     // the toolkit's curand_kernel.h, or empty
   std::unique_ptr<cpu::PrecompiledPrelude> pch_;  // null: not used (clang, or turned off)
 };
 
@@ -232,7 +234,9 @@ CpuCompiler::CpuCompiler(const CpuCompilerOptions& options)
     : kernels_dir_(options.kernels_dir),
       compiler_(options.compiler.empty() ? "c++" : options.compiler),
       check_(options.check),
-      regions_(options.regions) {
+      regions_(options.regions),
+      curand_header_(options.cuda_include.empty() ? ""
+                                                  : options.cuda_include + "/curand_kernel.h") {
   if (!fs::exists(fs::path(kernels_dir_) / "kiln" / "cpu_prelude.h"))
     throw Error("cpu backend: no kiln/cpu_prelude.h in the kernels folder '" + kernels_dir_ +
                 "' (set KILN_HOME to kiln's source folder)");
@@ -323,7 +327,11 @@ std::string CpuCompiler::translation_unit(const Plan& plan) const {
   // Device code sees what nvcc shows it: __CUDACC__, and __CUDA_ARCH__, so that code under
   // `#if __CUDA_ARCH__ >= 700` is compiled, not silently dropped.
   tu += "#include <kiln/cpu_prelude.h>\n#define __CUDACC__ 1\n#define __CUDA_ARCH__ " +
-        std::to_string(cuda_arch_value(request.arch)) + "\n#line 1 \"" + quoted + "\"\n";
+        std::to_string(cuda_arch_value(request.arch)) + "\n";
+  // Where kiln/cpu_include/curand_kernel.h finds the toolkit's.
+  if (!curand_header_.empty())
+    tu += "#define KILN_CURAND_KERNEL_H \"" + c_string_body(curand_header_) + "\"\n";
+  tu += "#line 1 \"" + quoted + "\"\n";
   std::string source = cpu::rewrite_extern_shared(plan.source, plan.checked_pointers);
   if (coroutines) source = cpu::rewrite_coroutine_returns(source);
   tu += plan.checked_pointers ? cpu::rewrite_pointer_params(source) : source;
@@ -619,6 +627,16 @@ CompileResult CpuCompiler::compile_once(const Plan& plan) {
 }
 
 }  // namespace
+
+std::string find_curand_include(const std::vector<std::string>& toolkits) {
+  std::vector<fs::path> candidates;
+  for (const std::string& home : toolkits) candidates.push_back(fs::path(home) / "include");
+  candidates.push_back("/usr/local/cuda/include");
+  std::error_code ec;
+  for (const fs::path& c : candidates)
+    if (fs::exists(c / "curand_kernel.h", ec)) return fs::canonical(c, ec).string();
+  return "";
+}
 
 std::unique_ptr<Compiler> make_cpu_compiler(const CpuCompilerOptions& options) {
   return std::make_unique<CpuCompiler>(options);
