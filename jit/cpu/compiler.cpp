@@ -260,6 +260,9 @@ std::vector<std::string> CpuCompiler::code_flags() const {
                                  "-ftls-model=local-dynamic", "-fPIC", "-shared",
                                  "-fno-semantic-interposition", "-fno-math-errno",
                                  "-fno-trapping-math",
+                                 // CUDA code reads memory through pointers of other types (an
+                                 // int4 load read as 4 half2s); nvcc gives what was stored.
+                                 "-fno-strict-aliasing",
                                  "-ffp-contract=fast",  // GPUs fuse a*b+c too (nvcc --fmad=true)
                                  "-fstack-clash-protection",  // large frames still hit the guard
                                  // A symbol nothing defines (a __device__ function only

@@ -30,6 +30,9 @@ local function round_dir(x, bits, emin, emax, mode)
   return x < 0 and -y or y
 end
 local function f16(x) return round_to(x, 10, -14, 15) end
+local function ints(n, lo, hi, dtype, seed)
+  return array.random.integers(lo, hi + 1, n, { seed = seed }):astype(dtype)
+end
 local function bf16(x) return round_to(x, 7, -126, 127) end
 local function f32(x) return round_to(x, 23, -126, 127) end
 
@@ -140,4 +143,17 @@ local total, pair = cuda.to_device(array.zeros(1, "float16")), cuda.to_device(ar
 m.count_half[{ 8, 128 }](total, pair, 1000)
 local ht, hp = total:copy_to_host(), pair:copy_to_host()
 assert(ht[1] == 1000 and hp[1].x == 1000 and hp[1].y == 500, "16-bit atomicAdd")
+
+-- An int4 load read as half2s: each sum of 8 small integers, exact in half.
+local eights = ints(800, -9, 9, "float16", 14)
+local sums8 = cuda.device_array(100, "float32")
+m.pun_sum[{ 1, 128 }](cuda.to_device(eights), sums8, 100)
+local hs8 = sums8:copy_to_host()
+for i = 0, 99 do
+  local lo, hi = 0, 0  -- the two lanes' sums, then added
+  for k = 0, 7 do
+    if k % 2 == 0 then lo = lo + eights[8 * i + k + 1] else hi = hi + eights[8 * i + k + 1] end
+  end
+  assert(hs8[i + 1] == lo + hi, ("pun_sum %d: %g, expected %g"):format(i, hs8[i + 1], lo + hi))
+end
 print("ok")
