@@ -432,9 +432,13 @@ std::string rewrite_extern_shared(std::string_view source, bool checked) {
     // The declaration's words, qualifiers left out: extern, __shared__, __align__(N), alignas(N).
     std::vector<const jit::Token*> rest;
     bool shared = false, odd = false;
+    int brackets = 0;  // (an extent's parentheses are its own: `[CHUNK * (K + 1)]`)
     for (std::size_t j = i + 1; j < end; ++j) {
       const jit::Token& t = tokens[j];
-      if (jit::is_ident(t, "__shared__")) {
+      brackets += jit::is_punct(t, "[") - jit::is_punct(t, "]");
+      if (brackets > 0 || jit::is_punct(t, "]")) {
+        rest.push_back(&t);
+      } else if (jit::is_ident(t, "__shared__")) {
         shared = true;
       } else if ((jit::is_ident(t, "__align__") || jit::is_ident(t, "alignas")) && j + 3 < end &&
                  jit::is_punct(tokens[j + 1], "(") && tokens[j + 2].kind == jit::Token::number &&
@@ -447,21 +451,35 @@ std::string rewrite_extern_shared(std::string_view source, bool checked) {
         rest.push_back(&t);
       }
     }
-    // One unsized array: type words, then `name [ ]`.
+    // One unsized array: type words, then `name [ ]`, then any extents of its rows
+    // (`extern __shared__ half tile[][CHUNK + SKEW];`, cudaTensorCoreGemm's).
     const std::size_t n = rest.size();
-    if (!shared || odd || n < 4 || !jit::is_punct(*rest[n - 1], "]") ||
-        !jit::is_punct(*rest[n - 2], "[") || rest[n - 3]->kind != jit::Token::ident)
-      continue;
-    std::string type;
-    for (std::size_t j = 0; j + 3 < n; ++j) {
-      if (!type.empty()) type += ' ';
-      type += rest[j]->text;
+    std::size_t rows = n;  // rest[rows, n): the rows' extents
+    while (rows >= 2 && jit::is_punct(*rest[rows - 1], "]")) {
+      std::size_t open = rows - 1;  // the `[` of this `]`
+      for (int depth = 0; open-- > 0;) {
+        if (jit::is_punct(*rest[open], "]")) ++depth;
+        if (jit::is_punct(*rest[open], "[") && depth-- == 0) break;
+      }
+      if (open >= rows || rows - open == 2) break;  // none, or `[ ]`: the unsized one
+      rows = open;
     }
-    std::string replacement =
-        checked ? "[[maybe_unused]] static constexpr ::kiln_cpu::dyn_shared<" + type + "> " +
-                      rest[n - 3]->text + "{}"
-                : "static thread_local " + type + "* const " + rest[n - 3]->text +
-                      " = reinterpret_cast<" + type + "*>(::kiln_cpu::tls.dyn_smem)";
+    if (!shared || odd || rows < 4 || !jit::is_punct(*rest[rows - 1], "]") ||
+        !jit::is_punct(*rest[rows - 2], "[") || rest[rows - 3]->kind != jit::Token::ident)
+      continue;
+    std::string type, extents;
+    for (std::size_t j = 0; j + 3 < rows; ++j) type += (type.empty() ? "" : " ") + rest[j]->text;
+    for (std::size_t j = rows; j < n; ++j) extents += rest[j]->text;
+    const std::string& name = rest[rows - 3]->text;
+    // (a pointer to the rows where there are extents: `float (*const tile)[8]`)
+    const std::string pointer = extents.empty() ? type + "*" : type + " (*)" + extents;
+    const std::string declared =
+        extents.empty() ? type + "* const " + name : type + " (*const " + name + ")" + extents;
+    std::string replacement = checked
+                                  ? "[[maybe_unused]] static constexpr ::kiln_cpu::dyn_shared<" +
+                                        type + extents + "> " + name + "{}"
+                                  : "static thread_local " + declared + " = reinterpret_cast<" +
+                                        pointer + ">(::kiln_cpu::tls.dyn_smem)";
     // The same lines, so that the user's line numbers hold.
     replacement.append(std::size_t(tokens[end].line - tokens[i].line), '\n');
     replaced.emplace_back(tokens[i].begin, tokens[end].begin);

@@ -42,9 +42,10 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
 std::string rewrite_coroutine_returns(std::string_view source);
 
 // Rewrites each `extern __shared__ T name[];` (its words in any legal order, __align__ and
-// alignas included) into a pointer to the block's dynamic shared memory, keeping the line count
-// unchanged; checked (check mode): into a kiln_cpu::dyn_shared<T>, whose accesses are checked
-// against the bytes the launch gave.
+// alignas included; `name[][E]...`: rows of extents E) into a pointer to the block's dynamic
+// shared memory, keeping the line count unchanged; checked (check mode): into a
+// kiln_cpu::dyn_shared<T> (or <T[E]>), whose accesses are checked against the bytes the launch
+// gave.
 std::string rewrite_extern_shared(std::string_view source, bool checked = false);
 
 // Gives each plain kernel and device function definition of source internal linkage (`static`

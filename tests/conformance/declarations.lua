@@ -43,6 +43,15 @@ for i = 0, 3 * 32 - 1 do
   assert(hd[i + 1] == xd[(i // 32) * 32 + 31 - i % 32 + 1], "reverse_bytes at " .. i)
 end
 
+local xt = array.random.uniform(2 * 256, { dtype = "float32", seed = 5 })
+local yt = cuda.device_array(2 * 256, "float32")
+m.transpose_rows[{ 2, 256, 0, 256 * 4 }](cuda.to_device(xt), yt)
+local ht = yt:copy_to_host()
+for i = 0, 2 * 256 - 1 do
+  local b, r, c = i // 256, (i % 256) // 16, i % 16
+  assert(ht[i + 1] == xt[b * 256 + c * 16 + r + 1], "transpose_rows at " .. i)
+end
+
 -- Kernels named like C and CUDA functions.
 for name, value in pairs({ a = 1, f = 2, min = 3, max = 4 }) do
   local o = cuda.device_array(8, "int32")

@@ -386,6 +386,17 @@ __global__ void __launch_bounds__(64) s(int* x) { /* return */ if (!x) return; _
       << mixed;
   EXPECT_NE(mixed.find("static thread_local unsigned char* const raw"), std::string::npos) << mixed;
   EXPECT_EQ(mixed.find("extern T"), std::string::npos) << mixed;
+  // Rows of a size (cudaTensorCoreGemm's `shmem[][CHUNK_K * K + SKEW]`): a pointer to them.
+  std::string rows = cpu::rewrite_extern_shared(
+      "extern __shared__ half tile[][CHUNK * (K + 1)][2];\nextern __shared__ int odd[3][];");
+  EXPECT_NE(rows.find("static thread_local half (*const tile)[CHUNK*(K+1)][2] = "
+                      "reinterpret_cast<half (*)[CHUNK*(K+1)][2]>"),
+            std::string::npos)
+      << rows;
+  EXPECT_NE(rows.find("extern __shared__ int odd[3][];"), std::string::npos) << rows;
+  EXPECT_NE(cpu::rewrite_extern_shared("extern __shared__ float s[][8];", true)
+                .find("::kiln_cpu::dyn_shared<float[8]> s{}"),
+            std::string::npos);
 
   // Pointer parameters become checked pointers (check mode); others stay as written.
   std::string params = cpu::rewrite_pointer_params(

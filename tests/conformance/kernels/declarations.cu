@@ -42,6 +42,17 @@ __global__ void reverse_bytes(const double* in, double* out) {
   out[base + t] = tile[blockDim.x - 1 - t];
 }
 
+// Rows of dynamic shared memory, their width a macro with parentheses (cudaTensorCoreGemm's
+// `extern __shared__ half shmem[][CHUNK_K * K + SKEW_HALF];`): a block transposes its tile.
+#define ROW (4 * (2 + 2))
+__global__ void transpose_rows(const float* in, float* out) {
+  extern __shared__ float rows[][ROW];
+  const int r = threadIdx.x / ROW, c = threadIdx.x % ROW, base = blockIdx.x * ROW * ROW;
+  rows[r][c] = in[base + threadIdx.x];
+  __syncthreads();
+  out[base + threadIdx.x] = rows[c][r];
+}
+
 __global__ void a(int* o) { o[threadIdx.x] = 1; }
 __global__ void f(int* o) { o[threadIdx.x] = 2; }
 __global__ void min(int* o) { o[threadIdx.x] = 3; }
