@@ -128,6 +128,8 @@ struct narrow {
 template <class Format>
 struct __attribute__((aligned(4))) narrow2 {
   narrow<Format> x, y;
+  narrow2() = default;
+  narrow2(narrow<Format> a, narrow<Format> b) : x(a), y(b) {}  // `half2 v(0.f, 0.f);`
   friend narrow2 operator+(narrow2 a, narrow2 b) { return {a.x + b.x, a.y + b.y}; }
   friend narrow2 operator-(narrow2 a, narrow2 b) { return {a.x - b.x, a.y - b.y}; }
   friend narrow2 operator*(narrow2 a, narrow2 b) { return {a.x * b.x, a.y * b.y}; }
