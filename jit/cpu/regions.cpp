@@ -1597,8 +1597,7 @@ class BodyWriter {
       }
     }
     if (!type || k >= e) return std::nullopt;
-    std::size_t first = k;
-    while (first < e && is_punct(t_[first], "*")) ++first;
+    const std::size_t first = past_pointers(k, e);
     if (first < e && is_punct(t_[first], "&"))
       throw Refused("a reference declared at barrier level");
     if (first >= e || t_[first].kind != Token::ident || is_statement_keyword(t_[first].text) ||
@@ -1612,8 +1611,7 @@ class BodyWriter {
     first_declarator_ = k;
     std::vector<std::string> names;
     for (std::size_t d = k; d < e;) {
-      std::size_t n = d;
-      while (n < e && is_punct(t_[n], "*")) ++n;
+      const std::size_t n = past_pointers(d, e);
       if (n < e && is_punct(t_[n], "&")) throw Refused("a reference declared at barrier level");
       if (n >= e || t_[n].kind != Token::ident) throw Refused("a declarator kiln cannot read");
       names.push_back(t_[n].text);
@@ -1625,6 +1623,19 @@ class BodyWriter {
       d = x + 1;
     }
     return names;
+  }
+
+  // The first token from n on past a declarator's pointer part: its stars, each with the
+  // qualifiers after it (`* const`, `* __restrict__`); the part's text in *text when given.
+  std::size_t past_pointers(std::size_t n, std::size_t e, std::string* text = nullptr) const {
+    while (n < e && is_punct(t_[n], "*")) {
+      if (text) *text += '*';
+      for (++n; n < e && t_[n].kind == Token::ident && is_qualifier(t_[n].text) &&
+                t_[n].text != "register";
+           ++n)
+        if (text) *text += " " + t_[n].text;
+    }
+    return n;
   }
 
   // One past the '>' closing the template argument list opened at k (k itself when unclosed).
@@ -1954,9 +1965,8 @@ class BodyWriter {
     }
     blank(t_[b].begin, t_[first_declarator_].begin);
     for (std::size_t d = first_declarator_; d < e;) {
-      std::size_t n = d;
-      std::string stars;
-      for (; is_punct(t_[n], "*"); ++n) stars += '*';
+      std::string stars;  // `*`, `* const`, ...
+      const std::size_t n = past_pointers(d, e, &stars);
       std::size_t x = n + 1, dims_end = n + 1;
       while (is_punct(t_[dims_end], "[")) dims_end = match_[dims_end] + 1;
       const std::string dims = dims_end > n + 1 ? text(n + 1, dims_end) : "";

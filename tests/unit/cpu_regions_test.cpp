@@ -656,6 +656,37 @@ __global__ void k(const float* in, float* out) {
             "more than 4096 bytes per thread kept across barriers");
 }
 
+// A pointer declared const itself (`float* const v`, as fp16ScalarProduct's reduction helpers
+// take their shared array) is a declaration like any other: it ran as fibers ("'kiln_i1_v' was
+// not declared") once the helper was inlined.
+TEST(CpuRegions, ConstPointersAcrossBarriers) {
+  Built b = build(R"(
+__device__ __forceinline__ void tree(float* const v) {
+  for (int s = 32; s > 0; s >>= 1) {
+    if (threadIdx.x < s) v[threadIdx.x] += v[threadIdx.x + s];
+    __syncthreads();
+  }
+}
+__global__ void k(const float* in, float* out) {
+  __shared__ float sh[64];
+  float* __restrict__ const mine = out + blockIdx.x;
+  sh[threadIdx.x] = in[threadIdx.x];
+  __syncthreads();
+  tree(sh);
+  if (threadIdx.x == 0) *mine = sh[0];
+})",
+                  "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
+  std::vector<float> in(64);
+  for (int i = 0; i < 64; ++i) in[i] = float(i % 9);
+  Buffer<float> din(in), out(2, -1);
+  launch(*b.kernel, {2}, {64}, 0, din.p, out.p);
+  float want = 0;
+  for (float v : in) want += v;
+  EXPECT_EQ(out.host()[0], want);
+  EXPECT_EQ(out.host()[1], want);
+}
+
 // A variable whose size the rewrite cannot read (a struct, a wmma fragment) keeps its copies on
 // the heap when the compiler finds it over 64 bytes: both kinds run as regions, each thread's
 // copy its own (it ran as fibers after a static_assert failed).
