@@ -1597,13 +1597,13 @@ class BodyWriter {
       }
     }
     if (!type || k >= e) return std::nullopt;
-    const std::size_t first = past_pointers(k, e);
+    const auto [first, past] = declarator_at(k, e);
     if (first < e && is_punct(t_[first], "&"))
       throw Refused("a reference declared at barrier level");
     if (first >= e || t_[first].kind != Token::ident || is_statement_keyword(t_[first].text) ||
-        is_keyword_type(t_[first].text))
+        is_keyword_type(t_[first].text) || past > e)
       return std::nullopt;
-    const Token& after = t_[first + 1];
+    const Token& after = t_[past];
     if (!(is_punct(after, "=") || is_punct(after, ";") || is_punct(after, ",") ||
           is_punct(after, "[") || is_punct(after, "(") || is_punct(after, "{")))
       return std::nullopt;
@@ -1611,11 +1611,11 @@ class BodyWriter {
     first_declarator_ = k;
     std::vector<std::string> names;
     for (std::size_t d = k; d < e;) {
-      const std::size_t n = past_pointers(d, e);
+      const auto [n, past] = declarator_at(d, e);
       if (n < e && is_punct(t_[n], "&")) throw Refused("a reference declared at barrier level");
       if (n >= e || t_[n].kind != Token::ident) throw Refused("a declarator kiln cannot read");
       names.push_back(t_[n].text);
-      std::size_t x = n + 1;
+      std::size_t x = past;
       while (x < e && !is_punct(t_[x], ",")) {
         if (is_punct(t_[x], "(") || is_punct(t_[x], "[") || is_punct(t_[x], "{")) x = match_[x];
         ++x;
@@ -1636,6 +1636,26 @@ class BodyWriter {
         if (text) *text += " " + t_[n].text;
     }
     return n;
+  }
+
+  // The declarator at d: its name's token, and the token after what belongs to the name (its
+  // own extents follow there). `(*rows)[8]`, a pointer to arrays of 8 (`float (*rows)[8] =
+  // (float (*)[8])smem;`, as kernels view dynamic shared memory as rows), has the pointer part
+  // `(*)[8]` in *stars; a plain one its stars and their qualifiers.
+  std::pair<std::size_t, std::size_t> declarator_at(std::size_t d, std::size_t e,
+                                                    std::string* stars = nullptr) const {
+    if (!(is_punct(t_[d], "(") && d + 1 < e && is_punct(t_[d + 1], "*"))) {
+      const std::size_t n = past_pointers(d, e, stars);
+      return {n, n + 1};
+    }
+    std::string inner;
+    const std::size_t n = past_pointers(d + 1, e, &inner);
+    if (n + 1 >= e || !is_punct(t_[n + 1], ")") || is_punct(t_[n + 2], "("))
+      return {e, e};  // (not a pointer to arrays: a function pointer)
+    std::size_t after = n + 2;
+    while (after < e && is_punct(t_[after], "[")) after = match_[after] + 1;
+    if (stars) *stars = "(" + inner + ")" + text(n + 2, after);
+    return {n, after};
   }
 
   // One past the '>' closing the template argument list opened at k (k itself when unclosed).
@@ -1965,12 +1985,12 @@ class BodyWriter {
     }
     blank(t_[b].begin, t_[first_declarator_].begin);
     for (std::size_t d = first_declarator_; d < e;) {
-      std::string stars;  // `*`, `* const`, ...
-      const std::size_t n = past_pointers(d, e, &stars);
-      std::size_t x = n + 1, dims_end = n + 1;
+      std::string stars;  // `*`, `* const`, `(*)[8]`, ...
+      const auto [n, past] = declarator_at(d, e, &stars);
+      std::size_t dims_end = past;
       while (is_punct(t_[dims_end], "[")) dims_end = match_[dims_end] + 1;
-      const std::string dims = dims_end > n + 1 ? text(n + 1, dims_end) : "";
-      x = dims_end;
+      const std::string dims = dims_end > past ? text(past, dims_end) : "";
+      const std::size_t x = dims_end;
       std::size_t end = x;
       while (end < e && !is_punct(t_[end], ",")) {
         if (is_punct(t_[end], "(") || is_punct(t_[end], "[") || is_punct(t_[end], "{"))
@@ -2010,6 +2030,8 @@ class BodyWriter {
            !recompute.empty() && stars.empty() && kIndexTypes.count(type) ? text(x + 1, end) : "",
            select, flag});
       if (n > d) blank(t_[d].begin, t_[n].begin);  // the stars
+      if (past > n + 1 && x != end)  // `)[8]` of a pointer to arrays, before its initialiser
+        blank(t_[n + 1].begin, t_[past - 1].end);
       if (x == end) {                              // no initialiser
         blank(t_[n].begin, t_[end - 1].end, "(void)" + name);
       } else if (!dims.empty()) {  // `T a[N] = {...};` or `T a[N]{...};`: assigned whole

@@ -687,6 +687,33 @@ __global__ void k(const float* in, float* out) {
   EXPECT_EQ(out.host()[1], want);
 }
 
+// A pointer to rows (`float (*rows)[W] = (float (*)[W])smem;`, the usual view of dynamic shared
+// memory as a 2-D array) is replicated like any pointer, its extents part of its type: it ran
+// as fibers ("'rows' was not declared").
+TEST(CpuRegions, PointersToRowsAcrossBarriers) {
+  Built b = build(R"(
+#define W (4 * 2)
+__global__ void k(const float* in, float* out, int rounds) {
+  extern __shared__ float raw[];
+  float (*rows)[W] = reinterpret_cast<float (*)[W]>(raw), (*const again)[2][4] = nullptr;
+  float acc = 0;
+  for (int r = 0; r < rounds; ++r) {
+    rows[threadIdx.x / W][threadIdx.x % W] = in[threadIdx.x] * (r + 1);
+    __syncthreads();
+    acc += rows[threadIdx.x % W][threadIdx.x / W] + (again ? 1.0f : 0.0f);
+    __syncthreads();
+  }
+  out[threadIdx.x] = acc;
+})",
+                  "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
+  std::vector<float> in(64);
+  for (int i = 0; i < 64; ++i) in[i] = float(i);
+  Buffer<float> din(in), out(64, -1);
+  launch(*b.kernel, {1}, {64}, 64 * sizeof(float), din.p, out.p, 3);
+  for (int t = 0; t < 64; ++t) ASSERT_EQ(out.host()[t], in[(t % 8) * 8 + t / 8] * 6) << t;
+}
+
 // A variable whose size the rewrite cannot read (a struct, a wmma fragment) keeps its copies on
 // the heap when the compiler finds it over 64 bytes: both kinds run as regions, each thread's
 // copy its own (it ran as fibers after a static_assert failed).
