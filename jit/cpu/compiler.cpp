@@ -163,6 +163,7 @@ class CpuCompiler final : public Compiler {
     bool widened = false;       // subscripts computed in 64 bits (make_plan)
     bool chosen_loads = false;  // the region rewrite read through chosen indices
     bool lockstep = false;      // warp-synchronous volatile pointers made lockstep pointers
+    bool pointer_casts = false;  // the source casts pointers: -fno-strict-aliasing (plan.h)
     // With plain functions given internal linkage (make_plan): source as it was before.
     std::string external_source;
     bool internal() const { return !external_source.empty(); }
@@ -260,9 +261,6 @@ std::vector<std::string> CpuCompiler::code_flags() const {
                                  "-ftls-model=local-dynamic", "-fPIC", "-shared",
                                  "-fno-semantic-interposition", "-fno-math-errno",
                                  "-fno-trapping-math",
-                                 // CUDA code reads memory through pointers of other types (an
-                                 // int4 load read as 4 half2s); nvcc gives what was stored.
-                                 "-fno-strict-aliasing",
                                  "-ffp-contract=fast",  // GPUs fuse a*b+c too (nvcc --fmad=true)
                                  "-fstack-clash-protection",  // large frames still hit the guard
                                  // A symbol nothing defines (a __device__ function only
@@ -305,10 +303,17 @@ std::vector<std::string> CpuCompiler::code_flags() const {
 // with it, 3.8 ms without. Elsewhere it stays: the reduce, abs_sum and histogram labs (region
 // mode, no chosen indices) ran 10-30% slower without it, and the 9x9 blur lab (loop mode)
 // compiled 100 ms slower.
+// -fno-strict-aliasing where the source casts pointers: CUDA code reads memory through pointers
+// of other types (an int4 load read as four half2s, as vectorised fp16 kernels do), and GCC at
+// -O3 dropped the store (the sum came out 0). Elsewhere strict aliasing stays: without it a
+// float store may alias the loop's bounds and pointers, which are then reloaded every
+// iteration (the abs_sum lab ran 1.6x slower).
 std::vector<std::string> CpuCompiler::mode_flags(const Plan& plan) const {
+  std::vector<std::string> flags;
   if (plan.chosen_loads && compiler_fingerprint(compiler_).find("clang") == std::string::npos)
-    return {"-fno-thread-jumps"};
-  return {};
+    flags.push_back("-fno-thread-jumps");
+  if (plan.pointer_casts) flags.push_back("-fno-strict-aliasing");
+  return flags;
 }
 
 std::vector<std::string> CpuCompiler::prelude_flags(const Plan& plan) const {
@@ -523,6 +528,7 @@ CpuCompiler::Plan CpuCompiler::plan_source(const CompileRequest& request, const 
             cpu::thread_plans(source, request.filename, include_dirs, request.name_expressions),
             cpu::rewrite_lockstep_pointers(source), check_, std::move(user)};
   plan.lockstep = plan.source != source;
+  plan.pointer_casts = cpu::casts_pointers(source, request.filename, include_dirs);
   if (!plan.has(kiln_cpu::mode_coroutines)) return plan;
   const std::string off = !regions_ ? "KILN_REGIONS=0 turns regions off"
                           : check_  ? "check mode follows each thread to every barrier"

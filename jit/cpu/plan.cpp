@@ -61,6 +61,31 @@ std::string barriers_outside(std::string_view outside, const std::string& filena
   return "";
 }
 
+// Whether tokens t hold a cast to a pointer type (plan.h, casts_pointers).
+bool has_pointer_cast(const std::vector<jit::Token>& t) {
+  for (std::size_t k = 0; k < t.size(); ++k) {
+    if (t[k].directive) continue;
+    if (is_ident(t[k], "reinterpret_cast")) return true;
+    if (is_ident(t[k], "static_cast") && k + 1 < t.size() && is_punct(t[k + 1], "<")) {
+      for (std::size_t j = k + 2; j < t.size() && !is_punct(t[j], ">") && !is_punct(t[j], ";"); ++j)
+        if (is_punct(t[j], "*")) return true;
+      continue;
+    }
+    // `( type words * )` before an operand: a C-style cast to a pointer.
+    if (!is_punct(t[k], ")") || k < 2 || !is_punct(t[k - 1], "*")) continue;
+    std::size_t open = k - 1;
+    while (open > 0 &&
+           (is_punct(t[open], "*") || t[open].kind == jit::Token::ident || is_punct(t[open], "::")))
+      --open;
+    if (is_punct(t[open], "(") && open + 1 < k - 1 && t[open + 1].kind == jit::Token::ident &&
+        k + 1 < t.size() &&
+        (t[k + 1].kind != jit::Token::punct || is_punct(t[k + 1], "(") || is_punct(t[k + 1], "&") ||
+         is_punct(t[k + 1], "*")))
+      return true;
+  }
+  return false;
+}
+
 // The 1-based line of offset at in source.
 int line_at(std::string_view source, std::size_t at) {
   return 1 + int(std::count(source.begin(), source.begin() + std::min(at, source.size()), '\n'));
@@ -363,6 +388,16 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
           {kiln_cpu::mode_coroutines, "barriers only as __syncthreads* in its body", other_why});
   }
   return result;
+}
+
+bool casts_pointers(std::string_view source, const std::string& filename,
+                    const std::vector<std::string>& include_dirs) {
+  if (has_pointer_cast(jit::lex(source))) return true;
+  const fs::path dir = filename.empty() ? fs::path(".") : fs::path(filename).parent_path();
+  std::vector<fs::path> dirs(include_dirs.begin(), include_dirs.end());
+  for (const jit::IncludedFile& f : jit::walk_includes(source, dir, dirs, kiln_header))
+    if (has_pointer_cast(jit::lex(f.text))) return true;
+  return false;
 }
 
 std::string rewrite_coroutine_returns(std::string_view source) {

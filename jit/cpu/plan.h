@@ -37,6 +37,14 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
                                      const std::vector<std::string>& include_dirs,
                                      const std::vector<std::string>& name_expressions);
 
+// Whether source, or a header of its own it includes (found beside filename or in
+// include_dirs), casts to a pointer type: `reinterpret_cast`, `static_cast<T*>`, or a C-style
+// `(T*)`. Such code may read memory through another type than it stored (an int4 load read as
+// half2s), which the host compiler's strict aliasing would drop: the module is built with
+// -fno-strict-aliasing (which costs others their hoisted loads: a plain kernel keeps it on).
+bool casts_pointers(std::string_view source, const std::string& filename,
+                    const std::vector<std::string>& include_dirs);
+
 // Coroutine mode: each `return` in a __global__ body that names a barrier becomes `co_return`
 // (columns shift; lines stay).
 std::string rewrite_coroutine_returns(std::string_view source);

@@ -386,6 +386,15 @@ __global__ void __launch_bounds__(64) s(int* x) { /* return */ if (!x) return; _
       << mixed;
   EXPECT_NE(mixed.find("static thread_local unsigned char* const raw"), std::string::npos) << mixed;
   EXPECT_EQ(mixed.find("extern T"), std::string::npos) << mixed;
+  // Pointer casts, which may read memory through another type (-fno-strict-aliasing), and
+  // what only looks like one.
+  for (const char* cast : {"int4 r = *reinterpret_cast<const int4*>(p);", "float* f = (float*)&r;",
+                           "auto h = (const __half2 *)(q + 1);", "T* t = static_cast<T*>(v);",
+                           "x = (unsigned char*)0;"})
+    EXPECT_TRUE(cpu::casts_pointers(cast, "", {})) << cast;
+  for (const char* plain : {"n = sizeof(float*);", "y = (a * b);", "void (*f)(int) = g;",
+                            "z = static_cast<int>(w);", "// reinterpret_cast<float*>(p)"})
+    EXPECT_FALSE(cpu::casts_pointers(plain, "", {})) << plain;
   // Rows of a size (cudaTensorCoreGemm's `shmem[][CHUNK_K * K + SKEW]`): a pointer to them.
   std::string rows = cpu::rewrite_extern_shared(
       "extern __shared__ half tile[][CHUNK * (K + 1)][2];\nextern __shared__ int odd[3][];");
