@@ -411,22 +411,70 @@ std::optional<StructDecl> probed_decl(const SourceText& source, const std::strin
   return std::nullopt;
 }
 
+// The template arguments of a name expression, as written: "k<P, 4>" -> {"P", "4"}.
+std::vector<std::string> template_arguments(const std::string& name_expression) {
+  std::vector<std::string> args;
+  const std::size_t open = name_expression.find('<');
+  if (open == std::string::npos) return args;
+  std::string arg;
+  int depth = 0;
+  for (std::size_t i = open + 1; i < name_expression.size(); ++i) {
+    const char c = name_expression[i];
+    if (c == '<' || c == '(') ++depth;
+    if ((c == '>' || c == ')') && depth-- == 0) break;
+    if (c == ',' && depth == 0) {
+      args.push_back(arg);
+      arg.clear();
+    } else {
+      arg += c;
+    }
+  }
+  args.push_back(arg);
+  for (std::string& a : args) {
+    a.erase(0, a.find_first_not_of(' '));
+    a.erase(a.find_last_not_of(' ') + 1);
+  }
+  return args;
+}
+
 }  // namespace
 
-std::vector<std::string> Kernel::probed_structs() const {
+std::string Kernel::declared_type(std::size_t i, const std::string& name_expression) const {
+  std::string type = decl_.params.at(i).type;
+  const std::vector<std::string> args = template_arguments(name_expression);
+  for (std::size_t t = 0; t < decl_.template_params.size() && t < args.size(); ++t) {
+    const std::string& word = decl_.template_params[t].name;
+    for (std::size_t at = 0; (at = type.find(word, at)) != std::string::npos;) {
+      auto part_of_word = [&](std::size_t k) {
+        return k < type.size() &&
+               (std::isalnum(static_cast<unsigned char>(type[k])) || type[k] == '_');
+      };
+      if ((at > 0 && part_of_word(at - 1)) || part_of_word(at + word.size())) {
+        at += word.size();
+        continue;
+      }
+      type.replace(at, word.size(), args[t]);
+      at += args[t].size();
+    }
+  }
+  return type;
+}
+
+std::vector<std::string> Kernel::probed_structs(const std::string& name_expression) const {
   std::vector<std::string> names;
-  for (const ParamDecl& p : decl_.params) {
-    std::string name = struct_name_of(p.type);
-    if (name.empty()) name = pointee_struct_of(p.type);
+  for (std::size_t i = 0; i < decl_.params.size(); ++i) {
+    const std::string type = declared_type(i, name_expression);
+    std::string name = struct_name_of(type);
+    if (name.empty()) name = pointee_struct_of(type);
     if (name.empty() || std::find(names.begin(), names.end(), name) != names.end()) continue;
     if (probed_decl(*source_, name)) names.push_back(name);
   }
   return names;
 }
 
-std::string Kernel::layout_probes() const {
+std::string Kernel::layout_probes(const std::string& name_expression) const {
   std::string probes;
-  for (const std::string& name : probed_structs()) {
+  for (const std::string& name : probed_structs(name_expression)) {
     const StructDecl d = *probed_decl(*source_, name);
     probes += "__device__ unsigned long long " + layout_symbol(name) + "[] = {sizeof(" + name +
               "), alignof(" + name + ")";
@@ -439,10 +487,10 @@ std::string Kernel::layout_probes() const {
   return probes.empty() ? "" : "\n#include <stddef.h>\n" + probes;
 }
 
-std::shared_ptr<const StructLayout> Kernel::struct_layout(Build& build,
-                                                          const std::string& type) const {
+std::shared_ptr<const StructLayout> Kernel::struct_layout(
+    Build& build, const std::string& type, const std::string& name_expression) const {
   std::string name = struct_name_of(type);
-  const std::vector<std::string> probed = probed_structs();
+  const std::vector<std::string> probed = probed_structs(name_expression);
   if (std::find(probed.begin(), probed.end(), name) == probed.end()) return nullptr;
   std::optional<StructDecl> d = probed_decl(*source_, name);
   if (!d) return nullptr;
@@ -479,7 +527,7 @@ std::shared_ptr<const StructLayout> Kernel::struct_layout(Build& build,
 
 CompileRequest Kernel::request(const std::string& name_expression, const std::string& arch) const {
   CompileRequest r;
-  r.source = rewrite_texture_references(source_->text()) + layout_probes();
+  r.source = rewrite_texture_references(source_->text()) + layout_probes(name_expression);
   r.filename = source_->filename();
   r.name_expressions = {name_expression};
   for (const auto& [name, value] : options_.defines)
@@ -538,12 +586,15 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
     // The struct by the compiler's name for it, else by the source's (a typedef of a tagged
     // struct: the compiler says `_node const*` where the source says `const Node*`).
     ParamType& param = spec->params.back();
+    // (the source's with the template's arguments: `S*` of `init<curandState>`)
+    const std::string& expr = spec->name_expression;
     for (const std::string& type :
-         {types[i], i < decl_.params.size() ? decl_.params[i].type : ""}) {
-      if (auto layout = struct_layout(*spec->build.build, type)) {  // a struct by value
+         {types[i], i < decl_.params.size() ? declared_type(i, expr) : ""}) {
+      if (auto layout = struct_layout(*spec->build.build, type, expr)) {  // a struct by value
         param.kind = ParamKind::structure;
         param.layout = std::move(layout);
-      } else if ((param.layout = struct_layout(*spec->build.build, pointee_struct_of(type)))) {
+      } else if ((param.layout =
+                      struct_layout(*spec->build.build, pointee_struct_of(type), expr))) {
         param.kind = ParamKind::struct_pointer;
       }
       if (param.layout) break;

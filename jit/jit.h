@@ -191,10 +191,14 @@ class Kernel {
   std::vector<std::string> build_names(const std::string& name_expression) const;
   // Globals appended to the source that record the layout of each struct parameter, as the
   // compiler chooses it; and the layout read back from a build ("" / nullptr: not a struct).
-  std::string layout_probes() const;
-  // The structs the probes cover: those the declared parameters name, by value or pointer.
-  std::vector<std::string> probed_structs() const;
-  std::shared_ptr<const StructLayout> struct_layout(Build& build, const std::string& type) const;
+  std::string layout_probes(const std::string& name_expression) const;
+  // The structs the probes cover: those the declared parameters name, by value or pointer,
+  // with the name expression's template arguments in place of the template's parameters.
+  std::vector<std::string> probed_structs(const std::string& name_expression) const;
+  std::shared_ptr<const StructLayout> struct_layout(Build& build, const std::string& type,
+                                                    const std::string& name_expression) const;
+  // Parameter i's declared type with the template's arguments in place ("S*" of "k<P>": "P*").
+  std::string declared_type(std::size_t i, const std::string& name_expression) const;
   std::unique_ptr<Specialisation> compile(const std::string& name_expression);
   void reload_if_edited();
   std::vector<std::string> textures_read() const;

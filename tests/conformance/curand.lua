@@ -81,7 +81,8 @@ end
 -- x * 2^-32 + 2^-33 rounded once to float, so never 0 and at most 1.
 local n, draws = 1000, 16
 local states = cuda.device_array(n * 64, "uint8")  -- curandStatePhilox4_32_10_t: 64 bytes
-m.setup[{ (n + 127) // 128, 128 }](states, 42, n)
+local setup = cuda.jit_file(here .. "/kernels/curand.cu", { name = "setup<curandStatePhilox4_32_10_t>" })
+setup[{ (n + 127) // 128, 128 }](states, 42, n)
 local uniform, normal = cuda.device_array(n * draws, "float32"), cuda.device_array(n * draws, "float32")
 local function f32(x) return string.unpack("f", string.pack("f", x)) end
 local sum, sum2, count = 0, 0, 0

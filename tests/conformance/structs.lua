@@ -89,6 +89,12 @@ m.shift[{ 1, 32 }](pts, 0.5, 3)
 local hp = pts:copy_to_host()
 assert(hp:get(1, 1) == 1.5 and hp:get(3, 1) == 5.5 and hp:get(3, 2) == 6, "typedef'd tagged struct")
 
+-- The same struct through a template instantiated by name.
+local scaled = cuda.jit_file(here .. "/kernels/structs.cu", { name = "scale<Point>" })
+scaled[{ 1, 32 }](pts, 2, 3)
+local hs = pts:copy_to_host()
+assert(hs:get(1, 2) == 4 and hs:get(3, 2) == 12 and hs:get(3, 1) == 5.5, "scale<Point>")
+
 -- A part of a struct, memory off the struct's alignment, or no array at all: refused by name.
 refused("parameter 1 'nodes' (node const*) expects an array of whole node structs (52 bytes each), got a float32 device array of 3 elements (12 bytes)",
   function() m.find_leaf[{ 1, 1 }](cuda.device_array(3, "float32"), cuda.to_device(queries), location, 1) end)

@@ -20,8 +20,10 @@ __global__ void raw_philox(unsigned* out, unsigned long long seed, unsigned long
   for (int k = 0; k < per; ++k) out[i * per + k] = curand(&s);
 }
 
-// One state per thread in a device array, drawn from across launches.
-__global__ void setup(curandStatePhilox4_32_10_t* states, unsigned long long seed, int n) {
+// One state per thread in a device array, drawn from across launches; set up by a template
+// over the state type, instantiated by name (`setup<curandStatePhilox4_32_10_t>`).
+template <typename State>
+__global__ void setup(State* states, unsigned long long seed, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) curand_init(seed, i, 0, &states[i]);
 }

@@ -75,3 +75,11 @@ __global__ void shift(Point* p, float dx, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) p[i].x += dx;
 }
+
+// A template over the element type, instantiated with a struct by name (`scale<Point>`): the
+// parameter is `E*` as declared, `_point*` to the compiler, Point to the name expression.
+template <typename E>
+__global__ void scale(E* items, float by, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) items[i].y *= by;
+}
