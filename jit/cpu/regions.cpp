@@ -540,7 +540,7 @@ class BodyWriter {
         } else if (is_ident(t_[i], "for") && simt_loop(region == e ? i : region, i, next)) {
           flush(i);
           barrier_statement(i, next);  // (its region runs once per iteration)
-        } else if (hoistable_lambda(i, next)) {
+        } else if (hoistable_lambda(i, next) || shared_extent_constant(i, next)) {
           flush(i);  // (left as written: later regions capture it by reference)
         } else if (t_[i].kind == Token::ident &&
                    (is_hoistable(t_[i].text) ||  // (`volatile __shared__ float s[64];` too)
@@ -1203,6 +1203,41 @@ class BodyWriter {
       edits_.push_back({t_[next - 1].end, t_[next - 1].end, " }"});
     }
     edits_.push_back({t_[next - 1].end, t_[next - 1].end, " }"});
+  }
+
+  // `const int SW = TILE + 2 * R;` at barrier level, SW sizing a `__shared__` array (which is
+  // declared before the regions): left between the regions, as one value for the block. Only a
+  // single declarator of a keyword type, initialised from what every thread sees alike (no
+  // thread index, no variable of the kernel's own, no call): CUDA makes it a constant anyway.
+  bool shared_extent_constant(std::size_t b, std::size_t e) const {
+    if (!is_ident(t_[b], "const")) return false;
+    std::size_t k = b + 1;
+    while (k < e && t_[k].kind == Token::ident && is_keyword_type(t_[k].text)) ++k;
+    if (k == b + 1 || k + 3 > e || t_[k].kind != Token::ident || !is_punct(t_[k + 1], "=") ||
+        !sizes_shared_array(t_[k].text))
+      return false;
+    for (std::size_t j = k + 2; j + 1 < e; ++j) {
+      const Token& t = t_[j];
+      if (is_punct(t, ",") || is_punct(t, "[") || is_punct(t, "{")) return false;
+      if (t.kind != Token::ident || member_name(j)) continue;
+      if (is_punct(t_[j + 1], "(") && t.text != "sizeof") return false;  // a call
+      if (t.text == "threadIdx" || thread_macros_.count(t.text) || replica(t.text) ||
+          local_inits_.count(t.text))
+        return false;
+    }
+    return true;  // (numbers, operators, parameters, macros, also the compile's -D ones)
+  }
+
+  // Whether name appears in the extents of a `__shared__` array declared in the kernel body.
+  bool sizes_shared_array(const std::string& name) const {
+    for (std::size_t k = open_; k < close_; ++k) {
+      if (!is_ident(t_[k], "__shared__")) continue;
+      for (std::size_t j = k + 1; j < close_ && !is_punct(t_[j], ";"); ++j)
+        if (is_punct(t_[j], "["))
+          for (std::size_t x = j + 1; x < match_[j]; ++x)
+            if (is_ident(t_[x], name)) return true;
+    }
+    return false;
   }
 
   // A declaration left between the regions (a type alias: `using T = decltype(v);`, as an

@@ -714,6 +714,28 @@ __global__ void k(const float* in, float* out, int rounds) {
   for (int t = 0; t < 64; ++t) ASSERT_EQ(out.host()[t], in[(t % 8) * 8 + t / 8] * 6) << t;
 }
 
+// A local constant sizing a __shared__ array (`const int SW = TILE + 2 * R;`, R from the
+// compile's -D) stays one value for the block, before the array: the rewrite failed to compile
+// ("'SW' was not declared") and every kernel of the source ran as fibers.
+TEST(CpuRegions, LocalConstantsSizeSharedArrays) {
+  Built b = build(R"(
+#define TILE 16
+__global__ void k(const float* in, float* out) {
+  const int SW = TILE + 2 * R;
+  __shared__ float s[SW][2];
+  for (int i = threadIdx.x; i < SW; i += blockDim.x) s[i][0] = in[i], s[i][1] = 2 * in[i];
+  __syncthreads();
+  out[threadIdx.x] = s[threadIdx.x + R][0] + s[SW - 1 - threadIdx.x][1];
+})",
+                  "k", {"-DR=3"});
+  ASSERT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
+  std::vector<float> in(22);
+  for (int i = 0; i < 22; ++i) in[i] = float(i * i);
+  Buffer<float> din(in), out(16, -1);
+  launch(*b.kernel, {1}, {16}, 0, din.p, out.p);
+  for (int t = 0; t < 16; ++t) ASSERT_EQ(out.host()[t], in[t + 3] + 2 * in[21 - t]) << t;
+}
+
 // A variable whose size the rewrite cannot read (a struct, a wmma fragment) keeps its copies on
 // the heap when the compiler finds it over 64 bytes: both kinds run as regions, each thread's
 // copy its own (it ran as fibers after a static_assert failed).
