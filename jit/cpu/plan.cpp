@@ -61,6 +61,19 @@ std::string barriers_outside(std::string_view outside, const std::string& filena
   return "";
 }
 
+// Whether name is ever the operand of a reinterpret_cast in t: `reinterpret_cast<T*>(name`.
+// (A static_cast or a C-style cast takes check mode's dyn_shared through its conversion.)
+bool reinterpreted(const std::vector<jit::Token>& t, const std::string& name) {
+  for (std::size_t k = 0; k + 1 < t.size(); ++k) {
+    if (!is_ident(t[k], "reinterpret_cast") || !is_punct(t[k + 1], "<")) continue;
+    std::size_t j = k + 2;
+    for (int depth = 0; j < t.size() && !(depth == 0 && is_punct(t[j], ">")); ++j)
+      depth += is_punct(t[j], "<") - is_punct(t[j], ">");
+    if (j + 2 < t.size() && is_punct(t[j + 1], "(") && is_ident(t[j + 2], name)) return true;
+  }
+  return false;
+}
+
 // Whether tokens t hold a cast to a pointer type (plan.h, casts_pointers).
 bool has_pointer_cast(const std::vector<jit::Token>& t) {
   for (std::size_t k = 0; k < t.size(); ++k) {
@@ -510,7 +523,9 @@ std::string rewrite_extern_shared(std::string_view source, bool checked) {
     const std::string pointer = extents.empty() ? type + "*" : type + " (*)" + extents;
     const std::string declared =
         extents.empty() ? type + "* const " + name : type + " (*const " + name + ")" + extents;
-    std::string replacement = checked
+    // (check mode's checked array is a class, which no reinterpret_cast takes: an array the
+    // source reinterprets stays a plain pointer)
+    std::string replacement = checked && !reinterpreted(tokens, name)
                                   ? "[[maybe_unused]] static constexpr ::kiln_cpu::dyn_shared<" +
                                         type + extents + "> " + name + "{}"
                                   : "static thread_local " + declared + " = reinterpret_cast<" +

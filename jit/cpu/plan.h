@@ -53,7 +53,8 @@ std::string rewrite_coroutine_returns(std::string_view source);
 // alignas included; `name[][E]...`: rows of extents E) into a pointer to the block's dynamic
 // shared memory, keeping the line count unchanged; checked (check mode): into a
 // kiln_cpu::dyn_shared<T> (or <T[E]>), whose accesses are checked against the bytes the launch
-// gave.
+// gave, unless the source reinterprets it (`reinterpret_cast<float4*>(smem)`), which a class
+// cannot take: that one stays a plain pointer.
 std::string rewrite_extern_shared(std::string_view source, bool checked = false);
 
 // Gives each plain kernel and device function definition of source internal linkage (`static`

@@ -406,6 +406,12 @@ __global__ void __launch_bounds__(64) s(int* x) { /* return */ if (!x) return; _
   EXPECT_NE(cpu::rewrite_extern_shared("extern __shared__ float s[][8];", true)
                 .find("::kiln_cpu::dyn_shared<float[8]> s{}"),
             std::string::npos);
+  // In check mode, an array the source casts (no class takes a reinterpret_cast) stays a pointer.
+  EXPECT_NE(cpu::rewrite_extern_shared("extern __shared__ float smem[];\n"
+                                       "float4* v = reinterpret_cast<float4*>(smem);",
+                                       true)
+                .find("static thread_local float* const smem"),
+            std::string::npos);
 
   // Pointer parameters become checked pointers (check mode); others stay as written.
   std::string params = cpu::rewrite_pointer_params(
