@@ -86,3 +86,20 @@ for i = 0, nc - 1 do
            ("complex %d.%d: %g, expected %g"):format(i, j, got, want[j]))
   end
 end
+
+-- <nv/target>: device code branches on the target; the cpu backend takes the host's branch
+-- (cuRAND's headers rely on it), a GPU the device's.
+local nv = cuda.jit([[
+#include <nv/target>
+__global__ void which(int* out) {
+  NV_IF_ELSE_TARGET(NV_IS_DEVICE, out[0] = 1;, out[0] = 2;)
+  NV_IF_TARGET(NV_IS_HOST, (int a = 10, b = 20; out[1] = a + b;), )
+  NV_DISPATCH_TARGET(NV_PROVIDES_SM_70, (out[2] = 3;), NV_IS_HOST, (out[2] = 4;))
+}]])
+local wo = cuda.to_device(array.zeros(3, "int32"))
+nv[{ 1, 1 }](wo)
+local hw = wo:copy_to_host()
+local want_nv = cuda.backend() == "cpu" and { 2, 30, 4 } or { 1, 0, 3 }
+for i = 1, 3 do
+  assert(hw[i] == want_nv[i], ("nv/target result %d: %d, expected %d"):format(i, hw[i], want_nv[i]))
+end
