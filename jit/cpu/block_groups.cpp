@@ -692,15 +692,20 @@ class Lowering {
     return true;
   }
 
-  // `b.sync()`, `b.thread_rank()`, `b.size()` or `b.num_threads()` at k.
+  // `b.sync()`, `b.thread_rank()`, `b.size()` or `b.num_threads()` at k; `b.group_index()`,
+  // `b.thread_index()` and `b.dim_threads()` (`group_dim()` before CUDA 12) are the block's
+  // index, the thread's and the block's shape.
   bool block_member_call(std::size_t k) {
     if (!is_punct(t_[k + 1], ".") || !is_punct(t_[k + 3], "(") || !is_punct(t_[k + 4], ")"))
       return false;
     const std::string& m = t_[k + 2].text;
-    const char* text = m == "sync"                           ? kSync
-                       : m == "thread_rank"                  ? kRank
-                       : (m == "size" || m == "num_threads") ? kSize
-                                                             : nullptr;
+    const char* text = m == "sync"                                ? kSync
+                       : m == "thread_rank"                       ? kRank
+                       : (m == "size" || m == "num_threads")      ? kSize
+                       : m == "group_index"                       ? "blockIdx"
+                       : m == "thread_index"                      ? "threadIdx"
+                       : (m == "dim_threads" || m == "group_dim") ? "blockDim"
+                                                                  : nullptr;
     if (!text) return false;
     take(k, k + 4, text);
     return true;

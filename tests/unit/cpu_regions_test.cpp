@@ -736,6 +736,30 @@ __global__ void k(const float* in, float* out) {
   for (int t = 0; t < 16; ++t) ASSERT_EQ(out.host()[t], in[t + 3] + 2 * in[21 - t]) << t;
 }
 
+// A block's index, its thread's and its shape through the group (`block.group_index().x *
+// block.size() + block.thread_rank()`, as cooperative-groups samples index): lowered like its
+// other members, so the kernel runs as regions (it ran as fibers).
+TEST(CpuRegions, BlockIndicesThroughTheGroup) {
+  Built b = build(R"(
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void k(const int* in, int* out) {
+  cg::thread_block block = cg::this_thread_block();
+  __shared__ int s[64];
+  const int gid = block.group_index().x * block.size() + block.thread_rank();
+  s[block.thread_index().x] = in[gid];
+  block.sync();
+  out[gid] = s[block.dim_threads().x - 1 - block.thread_index().x] + (int)block.group_dim().y;
+})",
+                  "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
+  std::vector<int> in(128);
+  for (int i = 0; i < 128; ++i) in[i] = i * 3;
+  Buffer<int> din(in), out(128, -1);
+  launch(*b.kernel, {2}, {64}, 0, din.p, out.p);
+  for (int g = 0; g < 128; ++g) ASSERT_EQ(out.host()[g], in[(g / 64) * 64 + 63 - g % 64] + 1) << g;
+}
+
 // A variable whose size the rewrite cannot read (a struct, a wmma fragment) keeps its copies on
 // the heap when the compiler finds it over 64 bytes: both kinds run as regions, each thread's
 // copy its own (it ran as fibers after a static_assert failed).
@@ -872,7 +896,7 @@ __global__ void tile_sums(const int* in, int* out, unsigned* positive) {
            "cg::thread_block_tile<16> t = cg::tiled_partition<8>(cta);",
            "helper(cta);",
            "unsigned g = cg::this_grid().thread_rank();",
-           "dim3 d = cta.group_index();",
+           "unsigned long z = sizeof(cta);",
        }) {
     const std::string s2 = std::string(
                                "#include <cooperative_groups.h>\nnamespace cg = "
@@ -1207,8 +1231,7 @@ __global__ void k(const int* in, int* out) {
   for (int i = 0; i < 64 * blocks; ++i) in[i] = (i * 31) % 23 - 9;
   // A function keeping a use the lowering does not take keeps only itself as written, and the
   // kernels passing it their block (each function outside the bodies is a unit of its own).
-  const std::string odd =
-      "__device__ int rank_of(cg::thread_block b) { return b.group_index().x; }\n";
+  const std::string odd = "__device__ int rank_of(cg::thread_block b) { return int(sizeof(b)); }\n";
   std::string calls_odd = kernel;
   calls_odd.replace(calls_odd.find("total - v, cta"), 14, "total - v + 0 * rank_of(cta), cta");
   for (const std::string& src :
