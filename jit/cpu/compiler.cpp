@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -461,7 +462,10 @@ CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e)
   plan.checked_pointers = plan.inlined = plan.lowered = plan.widened = plan.chosen_loads = false;
   plan.external_source.clear();
   for (cpu::ThreadPlan& k : plan.kernels)
-    if (k.mode == kiln_cpu::mode_regions || k.mode == kiln_cpu::mode_coroutines) {
+    if (k.strided) {  // (a thread loop, as it was before the rewrite)
+      k.mode = kiln_cpu::mode_loop;
+      k.why = what + " (planned: " + k.why + ")";
+    } else if (k.mode == kiln_cpu::mode_regions || k.mode == kiln_cpu::mode_coroutines) {
       k.mode = kiln_cpu::mode_fibers;
       k.why = what + " (planned: " + k.why + ")";
     }
@@ -529,17 +533,30 @@ CpuCompiler::Plan CpuCompiler::plan_source(const CompileRequest& request, const 
             cpu::rewrite_lockstep_pointers(source), check_, std::move(user)};
   plan.lockstep = plan.source != source;
   plan.pointer_casts = cpu::casts_pointers(source, request.filename, include_dirs);
-  if (!plan.has(kiln_cpu::mode_coroutines)) return plan;
   const std::string off = !regions_ ? "KILN_REGIONS=0 turns regions off"
                           : check_  ? "check mode follows each thread to every barrier"
                                     : "";
+  std::set<std::string> loops;  // (whose grid-stride loops the rewrite may run in lockstep)
+  for (std::size_t i = 0; i < plan.kernels.size() && off.empty(); ++i)
+    if (plan.kernels[i].mode == kiln_cpu::mode_loop)
+      loops.insert(cpu::kernel_name(request.name_expressions[i]));
+  if (!plan.has(kiln_cpu::mode_coroutines) && loops.empty()) return plan;
   cpu::RegionRewrite regions;
-  if (off.empty()) regions = cpu::form_regions_by_kernel(plan.source);
+  if (off.empty()) regions = cpu::form_regions_by_kernel(plan.source, loops);
   bool rewritten = false;
   for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
     cpu::ThreadPlan& k = plan.kernels[i];
+    const std::string name = cpu::kernel_name(request.name_expressions[i]);
+    if (k.mode == kiln_cpu::mode_loop && regions.lockstep.count(name)) {
+      k.mode = kiln_cpu::mode_regions;
+      k.strided = true;
+      k.why =
+          "no barrier or warp operation; its grid-stride loop runs in lockstep, each round "
+          "by all the block's threads, as a GPU's warps run it";
+      rewritten = true;
+    }
     if (k.mode != kiln_cpu::mode_coroutines) continue;
-    auto declined = regions.declined.find(cpu::kernel_name(request.name_expressions[i]));
+    auto declined = regions.declined.find(name);
     if (off.empty() && declined == regions.declined.end()) {
       k.mode = kiln_cpu::mode_regions;
       k.why = k.why.starts_with("warp or group operation")  // its own warp operations

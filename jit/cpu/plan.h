@@ -17,6 +17,9 @@ struct ThreadPlan {
   // operation, a lambda beside barriers: the coroutine macros apply to the whole unit): why. It
   // runs as regions, or as fibers when the region rewrite declines it.
   std::string no_coroutines;
+  // A kernel without barriers run as regions for its grid-stride loop (regions.h), which is a
+  // thread loop again where the rewrite fails to compile.
+  bool strided = false;
   bool operator==(const ThreadPlan&) const = default;
 };
 

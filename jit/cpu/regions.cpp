@@ -154,6 +154,7 @@ struct Replica {
   // of its condition and of both values, which its recomputation declares too (see selects).
   std::string select;  // "" or "kiln_s<N>_": <select>c, <select>a, <select>b
   bool flag = false;   // a bool whose copies are kiln_cpu::Flag (ints)
+  std::size_t init_b = 0, init_e = 0;  // init's tokens (a recomputed index's), else empty
 };
 // A lambda capturing only by reference, declared at barrier level and named after a barrier:
 // each later region declares it again, after its bindings, so that it refers to the running
@@ -191,6 +192,9 @@ class BodyWriter {
         params_(std::move(params)),
         array_params_(std::move(array_params)),
         counter_(counter) {}
+
+  // How many grid-stride loops body() ran in lockstep.
+  int lockstep_loops() const { return lockstep_loops_; }
 
   // Rewrites the body whose braces are tokens open and close; appends the edits.
   void body(std::size_t open, std::size_t close, std::vector<Edit>& out) {
@@ -534,9 +538,10 @@ class BodyWriter {
       const std::size_t next = statement_end(i);
       if (next > e) throw Refused("a statement crossing its block");
       if (!has_barrier(i, next)) {
-        if (is_ident(t_[i], "for") && strided_loop(i, next)) {
+        if (is_ident(t_[i], "for") && strided_loop(i, next, region == e ? i : region)) {
           flush(i);
           if (!affine_lockstep(i, next)) lockstep(i, next);
+          ++lockstep_loops_;
         } else if (is_ident(t_[i], "for") && simt_loop(region == e ? i : region, i, next)) {
           flush(i);
           barrier_statement(i, next);  // (its region runs once per iteration)
@@ -579,7 +584,9 @@ class BodyWriter {
   // thread), its step adding something other than a literal, no break or continue of its own.
   // Run thread after thread, each thread's pass reads a new cache line per element; run in
   // lockstep (lockstep()), the block's threads read neighbouring elements together, as a GPU's.
-  bool strided_loop(std::size_t i, std::size_t next) const {
+  // (region: the first statement of the open region the loop ends, whose locals it may read:
+  // `int tid = blockIdx.x * blockDim.x + threadIdx.x; for (int i = tid; ...)`)
+  bool strided_loop(std::size_t i, std::size_t next, std::size_t region) const {
     if (!is_punct(t_[i + 1], "(")) return false;
     const std::size_t open = i + 1, close = match_[open];
     const std::vector<std::size_t> semis = header_semicolons(open, close);
@@ -593,16 +600,7 @@ class BodyWriter {
     for (std::size_t k = eq + 1; k < semis[0]; ++k)
       if (is_punct(t_[k], ",")) return false;
     const std::string& var = t_[eq - 1].text;
-    bool per_thread = false;
-    for (std::size_t k = eq + 1; k < semis[0]; ++k) {
-      const Token& t = t_[k];
-      if (t.kind != Token::ident) continue;
-      const bool call = (is_punct(t_[k + 1], "(") && !is_keyword_type(t.text)) ||
-                        (is_punct(t_[k + 1], "<") && t.text == "grid");  // kiln::grid<N>()
-      if (call || (!member_name(k) &&
-                   (t.text == "threadIdx" || thread_macros_.count(t.text) || replicated(t.text))))
-        per_thread = true;
-    }
+    const bool per_thread = reads_thread(eq + 1, semis[0], region, i);
     // step: var += something not a literal
     const std::size_t s = semis[1] + 1;
     if (!(s + 3 < close && is_ident(t_[s], var.c_str()) && is_punct(t_[s + 1], "+") &&
@@ -610,6 +608,37 @@ class BodyWriter {
       return false;
     if (s + 4 == close && t_[s + 3].kind == Token::number) return false;
     return per_thread && !leaves_loop(close + 1, next);
+  }
+
+  // Whether the expression [b, e) may differ between threads: it reads threadIdx (or a macro of
+  // it), calls a function (kiln::grid<N>() ...), or names a variable bound per thread or a
+  // local of tokens [from, to) (an open region) declared with such a value.
+  bool reads_thread(std::size_t b, std::size_t e, std::size_t from, std::size_t to) const {
+    for (std::size_t k = b; k < e; ++k) {
+      const Token& t = t_[k];
+      if (t.kind != Token::ident) continue;
+      const bool call = (is_punct(t_[k + 1], "(") && !is_keyword_type(t.text)) ||
+                        (is_punct(t_[k + 1], "<") && t.text == "grid");  // kiln::grid<N>()
+      if (call || (!member_name(k) &&
+                   (t.text == "threadIdx" || thread_macros_.count(t.text) || replicated(t.text))))
+        return true;
+      if (member_name(k)) continue;
+      // `T name = init` in [from, to), the last before the use: init reads the thread's index
+      for (std::size_t d = std::min(to, k); d-- > from;) {
+        if (!is_ident(t_[d], t.text.c_str()) || !is_punct(t_[d + 1], "=") || d == 0 ||
+            (t_[d - 1].kind != Token::ident && !is_punct(t_[d - 1], ",")))
+          continue;
+        std::size_t end = d + 2;
+        while (end < to && !is_punct(t_[end], ";") && !is_punct(t_[end], ",")) {
+          if (is_punct(t_[end], "(") || is_punct(t_[end], "[") || is_punct(t_[end], "{"))
+            end = match_[end];
+          ++end;
+        }
+        if (reads_thread(d + 2, end, from, d)) return true;
+        break;
+      }
+    }
+    return false;
   }
 
   // Whether the loop body [b, e) holds a break, continue or goto of its own loop (those of
@@ -878,6 +907,14 @@ class BodyWriter {
         ++own;
         continue;
       }
+      // `int tid = blockIdx.x * blockDim.x + threadIdx.x;` read as its initialiser
+      if (const auto inner = r && !r->init.empty() && r->init_e > r->init_b
+                                 ? affine_base(r->init_b, r->init_e)
+                                 : std::nullopt) {
+        ++own;
+        base += (base.empty() ? "" : " + ") + *inner;
+        continue;
+      }
       if (!uniform_expr(tb, te)) return std::nullopt;
       base += (base.empty() ? "" : " + ") + lead_text(tb, te);
     }
@@ -937,8 +974,9 @@ class BodyWriter {
     edits_.push_back({t_[next - 1].end, t_[next - 1].end, " }"});
     write_region(body, next, has_call(semis[0], close));
     edits_.push_back({t_[body].begin, t_[body].begin,
-                      "{ [[maybe_unused]] " + index_type + " " + var + " = " + round +
-                          " + kiln_tid_.x; if (!(" + text(c, semis[1]) + ")) return {};"});
+                      "{ [[maybe_unused]] " + index_type + " " + var + " = " + round + " + " +
+                          index_type + "(kiln_tid_.x); if (!(" + text(c, semis[1]) +
+                          ")) return {};"});
     edits_.push_back({t_[next - 1].end, t_[next - 1].end, " } }"});
     scopes_.pop_back();
     scope_ends_.pop_back();
@@ -2063,7 +2101,7 @@ class BodyWriter {
       scopes_.back().replicated.push_back(
           {name, store, recompute, region_, !recompute.empty() && uniform_expr(x + 1, end),
            !recompute.empty() && stars.empty() && kIndexTypes.count(type) ? text(x + 1, end) : "",
-           select, flag});
+           select, flag, x + 1, end});
       if (n > d) blank(t_[d].begin, t_[n].begin);  // the stars
       if (past > n + 1 && x != end)  // `)[8]` of a pointer to arrays, before its initialiser
         blank(t_[n + 1].begin, t_[past - 1].end);
@@ -2264,6 +2302,7 @@ class BodyWriter {
   std::set<std::string> params_;                 // the kernel's parameters never written
   std::set<std::string> array_params_;           // those of them that are kiln::Array
   int& counter_;
+  int lockstep_loops_ = 0;            // grid-stride loops run in lockstep
   int region_ = 0;                    // the region being written
   std::vector<std::size_t> match_;    // for each bracket of the body, its partner
   std::size_t open_ = 0, close_ = 0;  // the body's braces
@@ -2292,7 +2331,7 @@ class BodyWriter {
 
 }  // namespace
 
-RegionRewrite form_regions_by_kernel(std::string_view source) {
+RegionRewrite form_regions_by_kernel(std::string_view source, const std::set<std::string>& loops) {
   RegionRewrite result;
   std::vector<Token> toks = jit::lex(source);
   const std::set<std::string> macros = thread_macros(toks);
@@ -2326,7 +2365,12 @@ RegionRewrite form_regions_by_kernel(std::string_view source) {
                                [](const Token& t, std::size_t o) { return t.begin < o; });
     return std::size_t(it - toks.begin());
   };
-  for (const jit::KernelBody& body : jit::find_kernel_bodies(source)) {
+  const std::vector<jit::KernelBody> bodies = jit::find_kernel_bodies(source);
+  auto bodies_named = [&](const std::string& name) {
+    return std::count_if(bodies.begin(), bodies.end(),
+                         [&](const jit::KernelBody& b) { return b.name == name; });
+  };
+  for (const jit::KernelBody& body : bodies) {
     try {
       const std::size_t open = at(body.open), close = at(body.close);
       if (close >= toks.size() || !is_punct(toks[close], "}"))
@@ -2336,14 +2380,23 @@ RegionRewrite form_regions_by_kernel(std::string_view source) {
         sync = sync ||
                (toks[j].kind == Token::ident &&
                 (toks[j].text.starts_with("__syncthreads") || region_warp_operation(toks[j].text)));
-      if (!sync) continue;
+      // (a thread loop's kernel only with one body: its overloads would share the plan)
+      const bool strided = !sync && loops.count(body.name) && bodies_named(body.name) == 1;
+      if (!sync && !strided) continue;
       std::vector<Edit> edits;
       std::set<std::string> arrays;
       for (std::size_t p = 0; p < body.params.size() && p < body.param_types.size(); ++p)
         if (body.param_types[p].find("Array<") != std::string::npos) arrays.insert(body.params[p]);
-      BodyWriter(source, toks, macros, constants, values, free_functions,
-                 {body.params.begin(), body.params.end()}, std::move(arrays), counter)
-          .body(open, close, edits);
+      BodyWriter writer(source, toks, macros, constants, values, free_functions,
+                        {body.params.begin(), body.params.end()}, std::move(arrays), counter);
+      try {
+        writer.body(open, close, edits);
+      } catch (const Refused&) {
+        if (strided) continue;  // (it runs as the thread loop it was)
+        throw;
+      }
+      if (strided && !writer.lockstep_loops()) continue;
+      if (strided) result.lockstep.insert(body.name);
       rewritten.emplace_back(body.name, std::move(edits));
     } catch (const Refused& r) {
       result.declined.emplace(body.name, r.what());  // the first reason of a name

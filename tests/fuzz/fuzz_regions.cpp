@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,10 +47,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // (from a folder that does not exist: quoted #includes find nothing)
   const auto plans = kiln::cpu::thread_plans(inlined, "/nonexistent/fuzz.cu", {}, names);
   if (plans.size() != names.size()) __builtin_trap();
-  for (const auto& p : plans)
-    if (p.why.empty()) __builtin_trap();
-  const kiln::cpu::RegionRewrite r = kiln::cpu::form_regions_by_kernel(inlined);
+  std::set<std::string> loops;  // (their grid-stride loops may run in lockstep)
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    if (plans[i].why.empty()) __builtin_trap();
+    if (plans[i].mode == kiln_cpu::mode_loop) loops.insert(names[i]);
+  }
+  const kiln::cpu::RegionRewrite r = kiln::cpu::form_regions_by_kernel(inlined, loops);
   if (!same_lines(r.source, source)) __builtin_trap();
+  for (const std::string& name : r.lockstep)
+    if (!loops.count(name)) __builtin_trap();
   if (!same_lines(kiln::cpu::wide_subscripts(r.source), source)) __builtin_trap();
   return 0;
 }

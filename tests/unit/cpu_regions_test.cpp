@@ -2,6 +2,7 @@
 // exercise its corners (returned leaders, per-thread arrays, loops all threads leave), checked
 // against host references.
 #include <algorithm>
+#include <set>
 
 #include "cpu_test_util.h"
 #include "jit/cpu/block_groups.h"
@@ -1599,6 +1600,106 @@ __global__ void k(const int* in, int n, int* out) {
     // s[58] was never written by thread 5 (it returned): thread 58's output reads garbage there.
     if (63 - t == 5) continue;
     ASSERT_EQ(o[t], acc[63 - t] * 1000 + first[t]) << t;
+  }
+}
+
+// A kernel without barriers whose body has a grid-stride loop at its top level runs it in
+// lockstep too (as regions), when the plan runs it as a thread loop (named in loops): thread
+// after thread, each thread's pass read a new cache line per element (16M floats, 128 blocks:
+// 170 ms as a loop, 7 ms so). A start read from a local that holds the thread's index (`int
+// tid = ...; for (int i = tid; ...)`) is consecutive too. Others are left as written.
+TEST(CpuRegions, GridStrideLoopsOfBarrierFreeKernelsRunInLockstep) {
+  const std::string src = cpu::signed_index_arithmetic(R"(
+__global__ void saxpy(float a, const float* x, float* y, int n) {
+  int tid = blockIdx.x * blockDim.x + threadIdx.x;
+  int stride = blockDim.x * gridDim.x;
+  for (int i = tid; i < n; i += stride) y[i] = a * x[i] + y[i];
+}
+__global__ void once(float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 0;
+}
+__global__ void other(float* y, int n) {
+  for (int i = threadIdx.x; i < n; i += blockDim.x) y[i] = 1;
+})");
+  const cpu::RegionRewrite r = cpu::form_regions_by_kernel(src, {"saxpy", "once"});
+  EXPECT_EQ(r.lockstep, (std::set<std::string>{"saxpy"}));
+  EXPECT_TRUE(r.declined.empty());
+  EXPECT_EQ(std::count(r.source.begin(), r.source.end(), '\n'),
+            std::count(src.begin(), src.end(), '\n'));
+  const std::size_t saxpy = r.source.find("saxpy"), once = r.source.find("once");
+  const std::size_t rounds = r.source.find("kiln_k");  // the consecutive form: rounds of a loop
+  EXPECT_TRUE(rounds > saxpy && rounds < once) << r.source;
+  EXPECT_EQ(r.source.find("in_lockstep"), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("if (i < n) y[i] = 0;"), std::string::npos) << r.source;  // as written
+  EXPECT_NE(r.source.find("i < n; i += blockDim.x) y[i] = 1"), std::string::npos) << r.source;
+  EXPECT_TRUE(cpu::form_regions_by_kernel(src).lockstep.empty());  // (no loops named)
+}
+
+// Such kernels against the host: the consecutive form over several block and grid sizes (more
+// threads than elements, a bound that is no multiple of the block), one whose threads start
+// apart and return inside the loop (rounds with a flag per thread), an unsigned index, and a
+// float atomic in the loop. Each runs as regions and says why; with regions off, as loops.
+TEST(CpuRegions, BarrierFreeGridStrideKernelsMatchTheHost) {
+  const std::string src = R"(
+__global__ void scale(const float* x, float* y, int n, float a) {
+  int tid = blockIdx.x * blockDim.x + threadIdx.x;
+  if (n < 0) return;
+  for (int i = tid; i < n; i += blockDim.x * gridDim.x) y[i] = a * x[i] + (float)i;
+}
+__global__ void pairs(const int* in, int* out, unsigned n) {
+  for (unsigned i = 2 * (blockIdx.x * blockDim.x + threadIdx.x); i < n; i += 2 * blockDim.x * gridDim.x) {
+    if (in[i] < 0) return;
+    out[i / 2] = in[i] + (i + 1 < n ? in[i + 1] : 0);
+  }
+}
+__global__ void total(const float* x, float* sum, unsigned n) {
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+    atomicAdd(sum, x[i]);
+}
+)";
+  const int n = 1000;
+  std::vector<float> xs(n);
+  std::vector<int> in(n);
+  for (int i = 0; i < n; ++i) {
+    xs[i] = float(i % 13) * 0.5f;
+    in[i] = (i * 7 + 3) % 11;
+  }
+  in[600] = -5;  // the thread at pair 300 returns there
+  for (const bool off : {false, true}) {
+    const Cpu& on = off ? without_regions() : cpu();
+    Built s = build(src, "scale", {}, on), p = build(src, "pairs", {}, on),
+          t = build(src, "total", {}, on);
+    for (Built* b : {&s, &p, &t}) {
+      EXPECT_EQ(b->kernel->attributes().threads, off ? "loop" : "regions")
+          << b->kernel->attributes().why;
+      if (!off) {
+        EXPECT_NE(b->kernel->attributes().why.find("grid-stride loop runs in lockstep"),
+                  std::string::npos)
+            << b->kernel->attributes().why;
+      }
+    }
+    Buffer<float> x(xs);
+    for (auto [grid, block] : {std::pair{1u, 64u}, {3u, 32u}, {7u, 96u}, {40u, 32u}}) {
+      Buffer<float> y(n, -1.0f);
+      launch(*s.kernel, {grid}, {block}, 0, x.p, y.p, n, 3.0f);
+      const std::vector<float> ys = y.host();
+      for (int i = 0; i < n; ++i) ASSERT_EQ(ys[i], 3.0f * xs[i] + float(i)) << i << " " << grid;
+      Buffer<int> input(in), out(n / 2, -9);
+      launch(*p.kernel, {grid}, {block}, 0, input.p, out.p, unsigned(n));
+      const std::vector<int> o = out.host();
+      const unsigned threads = grid * block;
+      for (unsigned q = 0; q < unsigned(n / 2); ++q) {
+        // pair q is thread q % threads's; that thread returned at pair 300 if it reached it
+        const bool stopped = q % threads == 300 % threads && q >= 300;
+        ASSERT_EQ(o[q], stopped ? -9 : in[2 * q] + in[2 * q + 1]) << q << " " << grid;
+      }
+      Buffer<float> sum(1, 0.0f);
+      launch(*t.kernel, {grid}, {block}, 0, x.p, sum.p, unsigned(n));
+      float expect = 0;
+      for (float v : xs) expect += v;
+      ASSERT_EQ(sum.host()[0], expect);  // (halves of small integers: every order is exact)
+    }
   }
 }
 
