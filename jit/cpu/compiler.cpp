@@ -27,6 +27,7 @@
 #include "jit/cpu/regions.h"
 #include "jit/cpu/signed_indices.h"
 #include "jit/cpu/wide_subscripts.h"
+#include "jit/kernel_decl.h"
 #include "jit/lexer.h"
 #include "kiln/cpu_abi.h"
 #include "runtime/cpu/backend.h"
@@ -92,6 +93,28 @@ std::optional<int> unclosed_brace_line(std::string_view source) {
   return open.back();  // the innermost, as NVRTC reports it
 }
 
+// The kernel's address for the entry points: a name expression that is a cast already is one;
+// a plain name that one kernel body of source has is cast to that kernel's type, since the
+// host's C library may declare a function of that name too (`rand`, `time`, `index`), which
+// makes `&rand` an overload set that no template argument can take (NVRTC, whose headers
+// declare device functions only, builds it); any other name ("k<float>") has its address taken.
+std::string kernel_address(const std::string& expr, const std::vector<KernelBody>& bodies) {
+  if (expr[0] == '(') return expr;
+  const bool plain = std::all_of(expr.begin(), expr.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+  const KernelBody* only = nullptr;
+  for (const KernelBody& b : bodies) {
+    if (b.name != expr) continue;
+    if (only) return "&" + expr;  // (overloads: the name expression must pick one)
+    only = &b;
+  }
+  if (!plain || !only || only->param_types.size() != only->params.size()) return "&" + expr;
+  std::string types;
+  for (const std::string& t : only->param_types) types += (types.empty() ? "" : ", ") + t;
+  return "(void(*)(" + types + "))" + expr;
+}
+
 // text as the body of a C string literal: quotes and backslashes escaped, control characters
 // as octal escapes.
 std::string c_string_body(std::string_view text) {
@@ -112,7 +135,7 @@ std::string c_string_body(std::string_view text) {
 // Part of the compiler identity: bump it whenever translation_unit() or the plan (plan.cpp's
 // thread_plans, the scans it rests on) changes what it generates, so that modules cached by an
 // older kiln are built anew.
-constexpr int kTranslationUnitVersion = 8;
+constexpr int kTranslationUnitVersion = 9;
 
 // The GPU architecture device code sees as __CUDA_ARCH__: the one asked for ("sm_90",
 // "compute_86", "90" -> 900, 860, 900), else sm_80's 800 (NVRTC's check compiles for sm_80 too).
@@ -358,11 +381,12 @@ std::string CpuCompiler::translation_unit(const Plan& plan) const {
   tu += "KILN_EXPORT unsigned kiln_entry_count() { return " +
         std::to_string(request.name_expressions.size()) + "; }\n";
   // The entry points' own names are kiln_-prefixed, so that no kernel name (`a`, `f`) means one
-  // of them. A name expression is a name ("k", "k<float>"), whose address is taken, or a cast
-  // that picks one of an overload set ("(void(*)(int*))min"), already a pointer.
+  // of them. A name expression is a name ("k", "k<float>") or a cast that picks one of an
+  // overload set ("(void(*)(int*))min"): kernel_address.
+  const std::vector<KernelBody> bodies = find_kernel_bodies(request.source);
   for (std::size_t i = 0; i < request.name_expressions.size(); ++i) {
     const std::string& expr = request.name_expressions[i];
-    const std::string id = std::to_string(i), fn = expr[0] == '(' ? expr : "&" + expr;
+    const std::string id = std::to_string(i), fn = kernel_address(expr, bodies);
     const std::string escaped = c_string_body(expr);
     const Mode mode = plan.kernels[i].mode;
     tu += "#line 1 \"<kernel " + escaped + ">\"\n";

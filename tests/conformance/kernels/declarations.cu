@@ -57,3 +57,19 @@ __global__ void a(int* o) { o[threadIdx.x] = 1; }
 __global__ void f(int* o) { o[threadIdx.x] = 2; }
 __global__ void min(int* o) { o[threadIdx.x] = 3; }
 __global__ void max(int* o) { o[threadIdx.x] = 4; }
+// Named like functions of the host's C library, with parameters of their own.
+__global__ void rand(int* o, int n) {
+  if (threadIdx.x < n) o[threadIdx.x] = 5;
+}
+__global__ void time(int* o, int n) {
+  if (threadIdx.x < n) o[threadIdx.x] = 6;
+}
+__global__ void index(int* o, int n) {
+  if (threadIdx.x < n) o[threadIdx.x] = 7;
+}
+__global__ void select(int* o, int n) {
+  if (threadIdx.x < n) o[threadIdx.x] = 8;
+}
+__global__ void div(int* o, int n) {
+  if (threadIdx.x < n) o[threadIdx.x] = 9;
+}
