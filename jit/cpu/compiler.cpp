@@ -18,6 +18,7 @@
 #include <sstream>
 #include <utility>
 
+#include "jit/cpu/barrier_macros.h"
 #include "jit/cpu/block_groups.h"
 #include "jit/cpu/conditionals.h"
 #include "jit/cpu/host_compiler.h"
@@ -94,7 +95,8 @@ std::optional<int> unclosed_brace_line(std::string_view source) {
 }
 
 // The kernel's address for the entry points: a name expression that is a cast already is one;
-// a plain name that one kernel body of source has is cast to that kernel's type, since the
+// a plain name that one kernel body of source (as compiled) has is cast to that kernel's type,
+// since the
 // host's C library may declare a function of that name too (`rand`, `time`, `index`), which
 // makes `&rand` an overload set that no template argument can take (NVRTC, whose headers
 // declare device functions only, builds it); any other name ("k<float>") has its address taken.
@@ -112,7 +114,8 @@ std::string kernel_address(const std::string& expr, const std::vector<KernelBody
   if (!plain || !only || only->param_types.size() != only->params.size()) return "&" + expr;
   std::string types;
   for (const std::string& t : only->param_types) types += (types.empty() ? "" : ", ") + t;
-  return "(void(*)(" + types + "))" + expr;
+  // (a static_cast resolves the overload or fails: it never reinterprets a pointer)
+  return "static_cast<void(*)(" + types + ")>(" + expr + ")";
 }
 
 // text as the body of a C string literal: quotes and backslashes escaped, control characters
@@ -366,7 +369,8 @@ std::string CpuCompiler::translation_unit(const Plan& plan) const {
   tu += "#line 1 \"" + quoted + "\"\n";
   std::string source = cpu::rewrite_extern_shared(plan.source, plan.checked_pointers);
   if (coroutines) source = cpu::rewrite_coroutine_returns(source);
-  tu += plan.checked_pointers ? cpu::rewrite_pointer_params(source) : source;
+  if (plan.checked_pointers) source = cpu::rewrite_pointer_params(source);
+  tu += source;
   tu +=
       "\n#line 1 \"<kiln entry points>\"\n#define KILN_EXPORT extern \"C\" "
       "__attribute__((visibility(\"default\")))\n";
@@ -383,7 +387,7 @@ std::string CpuCompiler::translation_unit(const Plan& plan) const {
   // The entry points' own names are kiln_-prefixed, so that no kernel name (`a`, `f`) means one
   // of them. A name expression is a name ("k", "k<float>") or a cast that picks one of an
   // overload set ("(void(*)(int*))min"): kernel_address.
-  const std::vector<KernelBody> bodies = find_kernel_bodies(request.source);
+  const std::vector<KernelBody> bodies = find_kernel_bodies(source);  // (as compiled)
   for (std::size_t i = 0; i < request.name_expressions.size(); ++i) {
     const std::string& expr = request.name_expressions[i];
     const std::string id = std::to_string(i), fn = kernel_address(expr, bodies);
@@ -524,11 +528,17 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
   // (wide_subscripts.h) let the compiler vectorise thread loops; conditional directives in
   // kernel bodies resolved where their macros are known (conditionals.h) let the rewrite read
   // them.
+  // Barrier macros expanded (barrier_macros.h) let the plan see those barriers as the kernels'.
   Plan plan = [&] {
-    if (!regions_ || check_) return plan_source(request, request.source, std::move(user));
+    const std::string expanded = cpu::expand_barrier_macros(request.source);
+    if (!regions_ || check_) {
+      Plan p = plan_source(request, expanded, std::move(user));
+      p.lowered = expanded != request.source;
+      return p;
+    }
     const std::string source =
         cpu::signed_index_arithmetic(cpu::lower_block_groups(cpu::resolve_kernel_conditionals(
-            request.source, cpu::known_macros(user, cuda_arch_value(request.arch)))));
+            expanded, cpu::known_macros(user, cuda_arch_value(request.arch)))));
     const std::string inlined = cpu::inline_sync_functions(source);
     Plan p = plan_source(request, inlined, std::move(user));
     p.inlined = inlined != source;

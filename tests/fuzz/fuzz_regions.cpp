@@ -1,9 +1,9 @@
-// libFuzzer target: cpu::form_regions, and cpu::resolve_kernel_conditionals,
-// cpu::lower_block_groups, cpu::signed_index_arithmetic, cpu::inline_sync_functions and
-// cpu::thread_plans before it and cpu::wide_subscripts after it (as the cpu compiler runs them), on
-// arbitrary source text. They must never crash, hang or read out of bounds, what they return keeps
-// the source's line count (compiler messages and check-mode reports name the user's lines), and
-// each kernel's plan says why (scripts/fuzz.sh runs it).
+// libFuzzer target: cpu::form_regions, and cpu::expand_barrier_macros,
+// cpu::resolve_kernel_conditionals, cpu::lower_block_groups, cpu::signed_index_arithmetic,
+// cpu::inline_sync_functions and cpu::thread_plans before it and cpu::wide_subscripts after it (as
+// the cpu compiler runs them), on arbitrary source text. They must never crash, hang or read out of
+// bounds, what they return keeps the source's line count (compiler messages and check-mode reports
+// name the user's lines), and each kernel's plan says why (scripts/fuzz.sh runs it).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "jit/cpu/barrier_macros.h"
 #include "jit/cpu/block_groups.h"
 #include "jit/cpu/conditionals.h"
 #include "jit/cpu/inline_sync.h"
@@ -33,8 +34,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto out = kiln::cpu::form_regions(source, &why);
   if (out && !same_lines(*out, source)) __builtin_trap();
   if (!out && why.empty()) __builtin_trap();  // a refusal says why
+  const std::string expanded = kiln::cpu::expand_barrier_macros(source);
+  if (!same_lines(expanded, source)) __builtin_trap();
   const std::string resolved = kiln::cpu::resolve_kernel_conditionals(
-      source, kiln::cpu::known_macros({"-DFUZZ=1", "-DLEVEL=3"}, 800));
+      expanded, kiln::cpu::known_macros({"-DFUZZ=1", "-DLEVEL=3"}, 800));
   if (!same_lines(resolved, source)) __builtin_trap();
   const std::string lowered = kiln::cpu::lower_block_groups(resolved);
   if (!same_lines(lowered, source)) __builtin_trap();
