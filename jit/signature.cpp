@@ -125,7 +125,7 @@ std::string describe(const ArgValue& v, bool with_ndim = false) {
     case ArgValue::Kind::boolean:
       return std::string("a boolean (") + (v.boolean ? "true" : "false") + ")";
     case ArgValue::Kind::null_pointer:
-      return "a null pointer (a parameter's default)";
+      return "a null pointer (cuda.null, or a parameter's default)";
     case ArgValue::Kind::table:
       if (v.lanes.empty() && !v.fields.empty()) return "a table of named fields";
       return "a table of " + std::to_string(v.lanes.size()) + " values";
@@ -521,7 +521,7 @@ void ArgPack::add(const std::string& kernel, int position, const std::string& pa
     convert_scalar(where, param, value, bytes);
   } else if (value.kind == ArgValue::Kind::null_pointer &&
              (param.kind == ParamKind::pointer || param.kind == ParamKind::struct_pointer)) {
-    const void* null = nullptr;  // a default argument `= NULL`
+    const void* null = nullptr;  // cuda.null, or a default argument `= NULL`
     std::memcpy(bytes, &null, sizeof null);
   } else if (param.kind == ParamKind::struct_pointer) {
     check_whole_structs(where, *param.layout, value);
@@ -535,7 +535,8 @@ void ArgPack::add(const std::string& kernel, int position, const std::string& pa
                              ? (param.ndim == 8 ? "an " : "a ") + std::to_string(param.ndim) +
                                    "-d " + elem + " array"
                              : article + elem + " array";
-      throw Error(where() + " expects " + want + ", got " +
+      throw Error(where() + " expects " + want +
+                  (param.kind == ParamKind::pointer ? " (or cuda.null)" : "") + ", got " +
                   describe(value, param.kind == ParamKind::array));
     }
     std::memcpy(bytes, &value.data, sizeof(void*));

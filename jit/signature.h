@@ -69,7 +69,7 @@ struct ArgValue {
     number,
     boolean,
     table,
-    null_pointer,  // a pointer parameter's default argument `= NULL`
+    null_pointer,  // cuda.null, or a pointer parameter's default argument `= NULL`
     other
   };
   Kind kind = Kind::other;

@@ -538,6 +538,9 @@ int open_cuda(lua_State* L) {
                                        {"cache_clear", cuda_cache_clear},
                                        {nullptr, nullptr}};
   luaL_newlib(L, functions);
+  // cuda.null: a null pointer for a pointer parameter, as CUDA code passes NULL mid-list
+  // (nil is refused there: in Lua it is more often a misspelt name than a choice).
+  lua_pushlightuserdata(L, nullptr), lua_setfield(L, -2, "null");
   register_kernel_functions(L);
   return 1;
 }

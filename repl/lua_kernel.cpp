@@ -173,7 +173,9 @@ jit::ArgValue arg_value(lua_State* L, int idx) {
     v.kind = jit::ArgValue::Kind::number, v.number = lua_tonumber(L, idx);
   } else if (lua_type(L, idx) == LUA_TBOOLEAN) {
     v.kind = jit::ArgValue::Kind::boolean, v.boolean = lua_toboolean(L, idx);
-  } else if (lua_type(L, idx) == LUA_TTABLE) {  // a vector, array or struct by value
+  } else if (lua_type(L, idx) == LUA_TLIGHTUSERDATA && !lua_touserdata(L, idx)) {
+    v.kind = jit::ArgValue::Kind::null_pointer;  // cuda.null
+  } else if (lua_type(L, idx) == LUA_TTABLE) {   // a vector, array or struct by value
     v.kind = jit::ArgValue::Kind::table, v.lua_type = "table";
     idx = lua_absindex(L, idx);
     luaL_checkstack(L, 8, "kernel argument tables nested too deeply");

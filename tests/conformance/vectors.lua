@@ -69,7 +69,7 @@ local function refused(pattern, f)
   local ok, err = pcall(f)
   assert(not ok and tostring(err):find(pattern), tostring(err))
 end
-refused("expects a float2 array, got a float32", function()
+refused("expects a float2 array %(or cuda.null%), got a float32", function()
   m.complex_mul[{ 1, 1 }](cuda.to_device(a), cuda.to_device(b), c, { 1, 1 }, 1) end)
 refused("expects a float2: a table {x, y}", function()
   m.complex_mul[{ 1, 1 }](cuda.to_device(a:view("float2")), cuda.to_device(b:view("float2")), c, 2, 1) end)

@@ -158,6 +158,15 @@ defaults2[{1, 4}](dd, 4, partial, 2)
 hd = dd:copy_to_host()
 for i = 1, 4 do assert(hd[i] == 2 * (i - 1) + 1000 + 7 + 2 + 3, "defaults2 (scale): element " .. i) end
 expect_error("takes 7 arguments", function() defaults2[{1, 4}](dd) end)
+-- cuda.null passes a null pointer anywhere in the list (`k(d_out, NULL, n)`, as cuda-samples'
+-- quasirandomGenerator does); nil stays an error (in Lua, more often a misspelt name).
+defaults2[{1, 4}](dd, 4, cuda.null, 2)
+hd = dd:copy_to_host()
+for i = 1, 4 do assert(hd[i] == 2 * (i - 1) + 7 + 2 + 3, "cuda.null: element " .. i) end
+expect_error("parameter 3 'partial' (int*) expects an int32 array (or cuda.null), got nil",
+             function() defaults2[{1, 4}](dd, 4, nil, 2) end)
+expect_error("parameter 2 'n' (int) expects an integer, got a null pointer",
+             function() defaults2[{1, 4}](dd, cuda.null) end)
 -- A struct's fields may be declared through type aliases (Rodinia's lavaMD: `#define fp double`).
 local aliased = cuda.jit [[
 #define fp double

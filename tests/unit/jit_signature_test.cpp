@@ -297,19 +297,23 @@ std::string error_of(const char* type, const ArgValue& v, const char* name = "x"
 TEST(JitArgPack, ArrayErrors) {
   int d[1];
   EXPECT_EQ(error_of("float*", device_array(DType::int32, d, {1})),
-            "kernel 'scale': parameter 1 'x' (float*) expects a float32 array, got an int32 "
+            "kernel 'scale': parameter 1 'x' (float*) expects a float32 array (or cuda.null), got "
+            "an int32 "
             "device array");
   ArgValue host = device_array(DType::float64, d, {1});
   host.kind = ArgValue::Kind::host_array;
   EXPECT_EQ(error_of("const int*", host),
-            "kernel 'scale': parameter 1 'x' (const int*) expects an int32 array, got a float64 "
+            "kernel 'scale': parameter 1 'x' (const int*) expects an int32 array (or cuda.null), "
+            "got a float64 "
             "host array");
   EXPECT_EQ(error_of("float*", integer(3)),
-            "kernel 'scale': parameter 1 'x' (float*) expects a float32 array, got an integer (3)");
+            "kernel 'scale': parameter 1 'x' (float*) expects a float32 array (or cuda.null), got "
+            "an integer (3)");
   EXPECT_EQ(error_of("float*", other("string")),
-            "kernel 'scale': parameter 1 'x' (float*) expects a float32 array, got a string");
+            "kernel 'scale': parameter 1 'x' (float*) expects a float32 array (or cuda.null), got "
+            "a string");
   EXPECT_EQ(error_of("float*", other("nil"), ""),
-            "kernel 'scale': parameter 1 (float*) expects a float32 array, got nil");
+            "kernel 'scale': parameter 1 (float*) expects a float32 array (or cuda.null), got nil");
   EXPECT_EQ(error_of("kiln::Array<float, 2>", device_array(DType::float32, d, {4})),
             "kernel 'scale': parameter 1 'x' (kiln::Array<float, 2>) expects a 2-d float32 "
             "array, got a 1-d float32 device array");
