@@ -527,7 +527,8 @@ std::shared_ptr<const StructLayout> Kernel::struct_layout(
 
 CompileRequest Kernel::request(const std::string& name_expression, const std::string& arch) const {
   CompileRequest r;
-  r.source = rewrite_texture_references(source_->text()) + layout_probes(name_expression);
+  r.source = rewrite_texture_references(settable_statics(source_->text())) +
+             layout_probes(name_expression);
   r.filename = source_->filename();
   r.name_expressions = {name_expression};
   for (const auto& [name, value] : options_.defines)

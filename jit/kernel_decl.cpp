@@ -573,6 +573,47 @@ std::optional<GlobalDecl> find_global(std::string_view source, std::string_view 
   return std::nullopt;
 }
 
+std::string settable_statics(std::string_view source) {
+  std::string out(source);
+  if (source.find("static") == std::string_view::npos) return out;
+  const std::vector<Token> toks = lex(source);
+  std::vector<bool> scopes;  // for each open brace: whether it opens a namespace (or extern "C")
+  bool namespace_next = false;
+  for (std::size_t k = 0; k < toks.size(); ++k) {
+    const Token& t = toks[k];
+    if (t.directive) continue;
+    if (is_ident(t, "namespace") ||
+        (is_ident(t, "extern") && k + 1 < toks.size() && toks[k + 1].kind == Token::string))
+      namespace_next = true;
+    if (is_punct(t, ";")) namespace_next = false;
+    if (is_punct(t, "{")) {
+      scopes.push_back(namespace_next);
+      namespace_next = false;
+    }
+    if (is_punct(t, "}") && !scopes.empty()) scopes.pop_back();
+    if (!is_ident(t, "static") || std::find(scopes.begin(), scopes.end(), false) != scopes.end())
+      continue;
+    // A variable: its words (__constant__ or __device__ among them), its name, then `[`, `;`,
+    // `=`, `,` or `{`; a `(` first makes it a function.
+    bool global = false;
+    for (std::size_t b = k; b > 0 && toks[b - 1].kind == Token::ident && !toks[b - 1].directive;
+         --b)  // (the words before it: `__constant__ static float w;`)
+      global =
+          global || is_ident(toks[b - 1], "__constant__") || is_ident(toks[b - 1], "__device__");
+    std::size_t j = k + 1;
+    for (; j < toks.size() && !toks[j].directive &&
+           (toks[j].kind == Token::ident || is_punct(toks[j], "::") || is_punct(toks[j], "<") ||
+            is_punct(toks[j], ">") || is_punct(toks[j], "*"));
+         ++j)
+      global = global || is_ident(toks[j], "__constant__") || is_ident(toks[j], "__device__");
+    const bool variable = j < toks.size() && (is_punct(toks[j], "[") || is_punct(toks[j], ";") ||
+                                              is_punct(toks[j], "=") || is_punct(toks[j], ",") ||
+                                              is_punct(toks[j], "{"));
+    if (global && variable) out.replace(t.begin, t.end - t.begin, t.end - t.begin, ' ');
+  }
+  return out;
+}
+
 namespace {
 
 // The data members declared by the tokens of a struct body, toks[first, last).

@@ -104,6 +104,13 @@ struct GlobalDecl {
 // skipped), or nullopt when there is none.
 std::optional<GlobalDecl> find_global(std::string_view source, std::string_view name);
 
+// source with `static` blanked (columns and lines kept) from each __constant__ or __device__
+// variable declared at namespace scope, so that m:set_constant reaches it by name, as
+// cudaMemcpyToSymbol does in the file that declares it (cuda-samples' quasirandomGenerator:
+// `static __constant__ unsigned int c_Table[...]`): a module is one translation unit, where the
+// linkage changes nothing else. Functions and a function's own statics are left as written.
+std::string settable_statics(std::string_view source);
+
 // A struct as source declares it, for passing one by value from a Lua table: its data members'
 // names and element types, in order (the compiler gives their offsets and sizes: jit.cpp).
 struct StructDecl {

@@ -180,7 +180,7 @@ class CpuModule final : public Module {
     const auto* sym = static_cast<const ElfW(Sym)*>(entry);
     if (!found || ELF64_ST_TYPE(sym->st_info) != STT_OBJECT)
       throw Error("set_constant: no __constant__ or __device__ variable '" + name +
-                  "' in the module (at namespace scope, not static)");
+                  "' in the module (at namespace scope)");
     if (bytes > sym->st_size)
       throw Error("set_constant: '" + name + "' holds " + std::to_string(sym->st_size) +
                   " bytes; " + std::to_string(bytes) + " bytes do not fit");

@@ -2,7 +2,7 @@
 local here = arg[0]:match("^(.*)/") or "."
 local m = cuda.module({ file = here .. "/kernels/declarations.cu" })
 
--- A __constant__ table whose size is a macro, and a __device__ counter.
+-- A static __constant__ table whose size is a macro, and a __device__ counter.
 local taps = array.from({ 1, 2, 3, 4, 5, 4, 3, 2, 1 }, "float32")
 m:set_constant("c_Kernel", taps)
 m:set_constant("d_calls", 0)

@@ -464,6 +464,32 @@ __global__ void k(float* x) { float c_K = 1; x[0] = c_K; })";
   EXPECT_TRUE(find_global(huge + "zz;", "zz"));
 }
 
+// `static` goes from namespace-scope __constant__ and __device__ variables (columns kept), so
+// that m:set_constant finds them by name; functions, a function's statics, and statics that are
+// no GPU globals stay.
+TEST(JitSettableStatics, NamespaceScopeGlobalsOnly) {
+  const std::string src = R"(static __constant__ unsigned int c_Table[3][31];
+__constant__ static float w = 1.0f;
+namespace ns { static __device__ int counter; }
+extern "C" { static __device__ int n, m; }
+static int host_only;
+static __device__ int twice(int v) { static __device__ int inner; return 2 * v; }
+static __device__ __forceinline__ float pick(float a) { return a; }
+struct S { static __device__ int member; };
+__global__ void k(float* x) { static __shared__ float s[4]; x[0] = s[0]; })";
+  const std::string out = settable_statics(src);
+  ASSERT_EQ(out.size(), src.size());
+  EXPECT_EQ(out.substr(0, 49), "       __constant__ unsigned int c_Table[3][31];\n");
+  EXPECT_NE(out.find("__constant__        float w"), std::string::npos) << out;
+  EXPECT_NE(out.find("namespace ns {        __device__ int counter; }"), std::string::npos) << out;
+  EXPECT_NE(out.find("extern \"C\" {        __device__ int n, m; }"), std::string::npos) << out;
+  for (const char* kept :
+       {"static int host_only;", "static __device__ int twice(", "static __device__ int inner;",
+        "static __device__ __forceinline__", "struct S { static __device__ int member; }",
+        "static __shared__ float s[4];"})
+    EXPECT_NE(out.find(kept), std::string::npos) << kept << "\n" << out;
+}
+
 }  // namespace kiln::jit
 
 namespace kiln::jit {

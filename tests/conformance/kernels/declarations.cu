@@ -5,7 +5,7 @@
 #define KERNEL_RADIUS 4
 #define KERNEL_LENGTH (2 * KERNEL_RADIUS + 1)
 
-__constant__ float c_Kernel[KERNEL_LENGTH];
+static __constant__ float c_Kernel[KERNEL_LENGTH];  // (static, as quasirandomGenerator's)
 __device__ int d_calls;
 
 __global__ void convolution_rows(float* __restrict__ dst, const float* __restrict__ src, int w,
