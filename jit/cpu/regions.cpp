@@ -538,6 +538,7 @@ class BodyWriter {
       if (region != e) write_region(region, end);
       region = e;
     };
+    std::optional<Rounds> rounds;  // a while loop's, when it runs as rounds
     for (std::size_t i = b; i < e;) {
       const std::size_t next = statement_end(i);
       if (next > e) throw Refused("a statement crossing its block");
@@ -548,6 +549,15 @@ class BodyWriter {
             ++lockstep_loops_;
           } else if (!consecutive_only_) {
             lockstep(i, next);
+            ++lockstep_loops_;
+          } else {
+            region = i;  // (a statement of the region it opens)
+          }
+        } else if (is_ident(t_[i], "while") &&
+                   (rounds = while_rounds(i, next, region == e ? i : region))) {
+          flush(i);
+          if (rounds_fit(*rounds)) {
+            write_rounds(*rounds);
             ++lockstep_loops_;
           } else {
             region = i;  // (a statement of the region it opens)
@@ -932,6 +942,17 @@ class BodyWriter {
     return base.empty() ? "0" : "(" + base + ")";
   }
 
+  // A grid-stride loop of consecutive threads, as rounds: the statement [at, next) whose header
+  // closes at token close and whose body follows it; var of type (as written) starts at base in
+  // the block's first thread; its condition is tokens [cond, cond_end) (`var < bound`), its
+  // stride [step, step_end).
+  struct Rounds {
+    std::size_t at, close, next;
+    std::string var, type, base;
+    std::size_t cond, cond_end, step, step_end;
+    bool calls;                // the header calls functions (their threadIdx is set per thread)
+    std::size_t own_step = 0;  // a while's: its last statement, `var += stride;` (0: none)
+  };
   // A strided loop (strided_loop) whose threads start at the block's first index plus
   // threadIdx.x, stop at a bound `i < n` (or <=) and step by a stride that are the same in
   // every thread: then in each round the threads' indices are consecutive, and the round
@@ -944,53 +965,127 @@ class BodyWriter {
     const std::vector<std::size_t> semis = header_semicolons(open, close);
     std::size_t eq = open + 1;
     while (eq < semis[0] && !is_punct(t_[eq], "=")) ++eq;
-    const std::string var = t_[eq - 1].text;
-    const std::string type = text(open + 1, eq - 1);
+    Rounds r{i,
+             close,
+             next,
+             t_[eq - 1].text,
+             text(open + 1, eq - 1),
+             {},
+             semis[0] + 1,
+             semis[1],
+             semis[1] + 4,
+             close,
+             has_call(semis[0], close)};
     for (std::size_t k = open + 1; k + 1 < eq; ++k)
       if (is_punct(t_[k], "*") || is_punct(t_[k], "&") || is_ident(t_[k], "auto")) return false;
     const std::optional<std::string> base = affine_base(eq + 1, semis[0]);
-    if (!base) return false;
-    // The bound: var < n or var <= n, n uniform.
-    const std::size_t c = semis[0] + 1;
-    if (!is_ident(t_[c], var) || !is_punct(t_[c + 1], "<") || is_punct(t_[c + 2], "<"))
+    if (!base || !rounds_fit(r)) return false;
+    r.base = *base;
+    write_rounds(r);
+    return true;
+  }
+
+  // The same for the while form of a grid-stride loop, as cuda-samples' reduce6 writes it:
+  // `T i = <the block's first index> + threadIdx.x; ... while (i < n) { body; i += stride; }`,
+  // i declared before the loop in the same statement list, not written between, named nowhere
+  // after the loop, and its last statement the loop's only step. region: the first statement of
+  // the open region the loop ends (i's declaration may be there).
+  std::optional<Rounds> while_rounds(std::size_t i, std::size_t next, std::size_t region) const {
+    const std::size_t open = i + 1, close = match_[open], body = close + 1;
+    if (!is_punct(t_[open], "(") || !is_punct(t_[body], "{") || match_[body] + 1 != next)
+      return std::nullopt;
+    const std::size_t c = open + 1;
+    if (t_[c].kind != Token::ident) return std::nullopt;
+    const std::string& var = t_[c].text;
+    // The last statement: `var += stride ;`.
+    const std::size_t semi = next - 2;
+    if (!is_punct(t_[semi], ";")) return std::nullopt;
+    std::size_t last = semi;  // its first token
+    while (last > body + 1 && !is_punct(t_[last - 1], ";") && !is_punct(t_[last - 1], "}") &&
+           !is_punct(t_[last - 1], "{"))
+      --last;
+    if (!(is_ident(t_[last], var) && is_punct(t_[last + 1], "+") && is_punct(t_[last + 2], "=") &&
+          t_[last + 1].end == t_[last + 2].begin && last + 3 < semi))
+      return std::nullopt;
+    // The declaration, `T var = init;` at this level since the open region began, one declarator.
+    std::size_t name = i;
+    for (std::size_t k = region; k < i; ++k)
+      if (is_ident(t_[k], var) && is_punct(t_[k + 1], "=") && k > region &&
+          t_[k - 1].kind == Token::ident && !member_name(k))
+        name = k;
+    if (name == i) return std::nullopt;
+    std::size_t first = name;  // the type's first word
+    while (first > region && (t_[first - 1].kind == Token::ident || is_punct(t_[first - 1], "::")))
+      --first;
+    std::size_t init_end = name + 2;
+    while (init_end < i && !is_punct(t_[init_end], ";") && !is_punct(t_[init_end], ",")) {
+      if (is_punct(t_[init_end], "(") || is_punct(t_[init_end], "[")) init_end = match_[init_end];
+      ++init_end;
+    }
+    if (first == name || !is_punct(t_[init_end], ";") ||
+        (first > open_ + 1 && !is_punct(t_[first - 1], ";") && !is_punct(t_[first - 1], "}") &&
+         !is_punct(t_[first - 1], "{")) ||
+        !kIndexTypes.count(text(first, name)) || may_write(var, init_end, i) ||
+        named_in({var}, next, close_))
+      return std::nullopt;
+    for (std::size_t k = body + 1; k < last; ++k)  // nothing else moves it, nor leaves the loop
+      if (is_ident(t_[k], var) && !member_name(k) && writes(k)) return std::nullopt;
+    if (leaves_loop(body + 1, last)) return std::nullopt;
+    Rounds r{i, close, next,     var,  text(first, name),     {},
+             c, close, last + 3, semi, has_call(open, close), last};
+    const std::optional<std::string> base = affine_base(name + 2, init_end);
+    if (!base) return std::nullopt;
+    r.base = *base;
+    return r;  // (rounds_fit once the region before it is written: its stride may be a local)
+  }
+
+  // Whether r's condition is `var < bound` (or <=) and its bound and stride are the same in
+  // every thread, and its body does not move var.
+  bool rounds_fit(const Rounds& r) const {
+    const std::size_t c = r.cond;
+    if (!is_ident(t_[c], r.var) || !is_punct(t_[c + 1], "<") || is_punct(t_[c + 2], "<"))
       return false;
     const std::size_t bound = is_punct(t_[c + 2], "=") ? c + 3 : c + 2;
-    if (!uniform_expr(bound, semis[1])) return false;
-    // The step: var += stride, stride uniform.
-    const std::size_t step = semis[1] + 4;
-    if (!uniform_expr(step, close)) return false;
-    const std::size_t body = close + 1;
-    for (std::size_t k = body; k < next; ++k)  // the body must not move its index
-      if (is_ident(t_[k], var) && !member_name(k) && writes(k)) return false;
+    if (!uniform_expr(bound, r.cond_end) || !uniform_expr(r.step, r.step_end)) return false;
+    for (std::size_t k = r.close + 1; k < r.next; ++k)
+      if (is_ident(t_[k], r.var) && !member_name(k) && writes(k) && k != r.own_step) return false;
+    return true;
+  }
+  // Writes r as rounds: a loop over the block's first index, `for (k = base; k < n; k +=
+  // stride)`, in which every thread runs the body with var = k + threadIdx.x (those past the
+  // bound skip it).
+  void write_rounds(const Rounds& r) {
+    const std::size_t c = r.cond, body = r.close + 1, next = r.next;
+    const std::size_t bound = is_punct(t_[c + 2], "=") ? c + 3 : c + 2;
     const std::string round = "kiln_k" + std::to_string(++counter_) + "_";
-    const std::string index_type = "std::remove_cv_t<" + type + ">";
-    const std::string stride = lead_text(step, close);
+    const std::string index_type = "std::remove_cv_t<" + r.type + ">";
+    const std::string stride = lead_text(r.step, r.step_end);
     // Each round prefetches the elements its threads will read two rounds on from the
     // parameters the body indexes by the loop's variable (`values[i]`).
     std::string prefetches;
     std::set<std::string> indexed;
     for (std::size_t k = body; k + 3 < next; ++k)
       if (t_[k].kind == Token::ident && !member_name(k) && params_.count(t_[k].text) &&
-          is_punct(t_[k + 1], "[") && is_ident(t_[k + 2], var) && is_punct(t_[k + 3], "]") &&
+          is_punct(t_[k + 1], "[") && is_ident(t_[k + 2], r.var) && is_punct(t_[k + 3], "]") &&
           indexed.insert(t_[k].text).second)
         prefetches += " ::kiln_cpu::prefetch_elements(" + t_[k].text + ", " + round + " + 2 * (" +
                       stride + "), kiln_b_.x, 0);";
     scopes_.emplace_back();
     scope_ends_.push_back(next);
-    blank(t_[i].begin, t_[close].end,
-          "{ for (" + index_type + " " + round + " = " + *base + "; " + round + " " +
-              text(c + 1, bound) + " " + lead_text(bound, semis[1]) + "; " + round +
+    if (r.own_step) blank(t_[r.own_step].begin, t_[r.step_end].end);  // (the rounds step)
+    blank(t_[r.at].begin, t_[r.close].end,
+          "{ for (" + index_type + " " + round + " = " + r.base + "; " + round + " " +
+              text(c + 1, bound) + " " + lead_text(bound, r.cond_end) + "; " + round +
               " += " + stride + ") {" + prefetches);
     edits_.push_back({t_[next - 1].end, t_[next - 1].end, " }"});
-    write_region(body, next, has_call(semis[0], close));
+    write_region(body, next, r.calls);
     edits_.push_back({t_[body].begin, t_[body].begin,
-                      "{ [[maybe_unused]] " + index_type + " " + var + " = " + round + " + " +
-                          index_type + "(kiln_tid_.x); if (!(" + text(c, semis[1]) +
+                      "{ [[maybe_unused]] " + index_type + " " + r.var + " = " + round + " + " +
+                          index_type + "(kiln_tid_.x); if (!(" + text(c, r.cond_end) +
                           ")) return {};"});
     edits_.push_back({t_[next - 1].end, t_[next - 1].end, " } }"});
     scopes_.pop_back();
     scope_ends_.pop_back();
-    return true;
   }
 
   // Whether any of names is named (not as a member) in tokens [b, e).
@@ -2377,6 +2472,7 @@ RegionRewrite form_regions_by_kernel(std::string_view source, const std::set<std
     return std::size_t(it - toks.begin());
   };
   const std::vector<jit::KernelBody> bodies = jit::find_kernel_bodies(source);
+  const std::vector<jit::KernelDecl> decls = jit::find_kernels(source);
   auto bodies_named = [&](const std::string& name) {
     return std::count_if(bodies.begin(), bodies.end(),
                          [&](const jit::KernelBody& b) { return b.name == name; });
@@ -2398,7 +2494,13 @@ RegionRewrite form_regions_by_kernel(std::string_view source, const std::set<std
       std::set<std::string> arrays;
       for (std::size_t p = 0; p < body.params.size() && p < body.param_types.size(); ++p)
         if (body.param_types[p].find("Array<") != std::string::npos) arrays.insert(body.params[p]);
-      BodyWriter writer(source, toks, macros, constants, values, free_functions,
+      // A template's non-type parameters are constants too (`template <unsigned blockSize>`).
+      std::set<std::string> known = constants;
+      for (const jit::KernelDecl& d : decls)
+        if (d.name == body.name)
+          for (const jit::TemplateParam& p : d.template_params)
+            if (p.kind != "typename") known.insert(p.name);
+      BodyWriter writer(source, toks, macros, known, values, free_functions,
                         {body.params.begin(), body.params.end()}, std::move(arrays), counter);
       if (strided) writer.consecutive_only();
       try {
