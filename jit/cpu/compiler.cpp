@@ -96,9 +96,8 @@ std::optional<int> unclosed_brace_line(std::string_view source) {
 
 // The kernel's address for the entry points: a name expression that is a cast already is one;
 // a plain name that one kernel body of source (as compiled) has is cast to that kernel's type,
-// since the
-// host's C library may declare a function of that name too (`rand`, `time`, `index`), which
-// makes `&rand` an overload set that no template argument can take (NVRTC, whose headers
+// since the host's C library may declare a function of that name too (`rand`, `time`, `index`),
+// which makes `&rand` an overload set that no template argument can take (NVRTC, whose headers
 // declare device functions only, builds it); any other name ("k<float>") has its address taken.
 std::string kernel_address(const std::string& expr, const std::vector<KernelBody>& bodies) {
   if (expr[0] == '(') return expr;
