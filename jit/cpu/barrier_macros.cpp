@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "jit/cpu/edits.h"
 #include "jit/kernel_decl.h"
 #include "jit/lexer.h"
 
@@ -225,14 +226,7 @@ std::string expand_barrier_macros(std::string_view source) {
   }
   std::sort(edits.begin(), edits.end(),
             [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
-  std::string out;
-  std::size_t done = 0;
-  for (const Edit& e : edits) {
-    out += source.substr(done, e.begin - done);
-    out += e.text;
-    done = e.end;
-  }
-  return out += source.substr(done);
+  return apply_edits(source, edits);
 }
 
 }  // namespace kiln::cpu

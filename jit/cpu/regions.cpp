@@ -645,21 +645,31 @@ class BodyWriter {
         return true;
       if (member_name(k)) continue;
       // `T name = init` in [from, to), the last before the use: init reads the thread's index
-      for (std::size_t d = std::min(to, k); d-- > from;) {
-        if (!is_ident(t_[d], t.text.c_str()) || !is_punct(t_[d + 1], "=") || d == 0 ||
-            (t_[d - 1].kind != Token::ident && !is_punct(t_[d - 1], ",")))
-          continue;
-        std::size_t end = d + 2;
-        while (end < to && !is_punct(t_[end], ";") && !is_punct(t_[end], ",")) {
-          if (is_punct(t_[end], "(") || is_punct(t_[end], "[") || is_punct(t_[end], "{"))
-            end = match_[end];
-          ++end;
-        }
-        if (reads_thread(d + 2, end, from, d)) return true;
-        break;
-      }
+      if (const auto d = local_declaration(t.text, from, std::min(to, k));
+          d && reads_thread(d->first + 2, d->second, from, d->first))
+        return true;
     }
     return false;
+  }
+
+  // The last declaration `T name = init` in tokens [from, to) (the name after a type's word or
+  // a ','): its name's token and the end of its initialiser (the ';' or ',' after it).
+  std::optional<std::pair<std::size_t, std::size_t>> local_declaration(const std::string& name,
+                                                                       std::size_t from,
+                                                                       std::size_t to) const {
+    for (std::size_t d = to; d-- > from + 1;) {
+      if (!is_ident(t_[d], name) || !is_punct(t_[d + 1], "=") || member_name(d) ||
+          (t_[d - 1].kind != Token::ident && !is_punct(t_[d - 1], ",")))
+        continue;
+      std::size_t end = d + 2;
+      while (end < to && !is_punct(t_[end], ";") && !is_punct(t_[end], ",")) {
+        if (is_punct(t_[end], "(") || is_punct(t_[end], "[") || is_punct(t_[end], "{"))
+          end = match_[end];
+        ++end;
+      }
+      return std::pair{d, end};
+    }
+    return std::nullopt;
   }
 
   // Whether the for loop at i starts from threadIdx.x itself (`i = 4 * (blockIdx.x * blockDim.x
@@ -1030,20 +1040,12 @@ class BodyWriter {
           t_[last + 1].end == t_[last + 2].begin && last + 3 < semi))
       return std::nullopt;
     // The declaration, `T var = init;` at this level since the open region began, one declarator.
-    std::size_t name = i;
-    for (std::size_t k = region; k < i; ++k)
-      if (is_ident(t_[k], var) && is_punct(t_[k + 1], "=") && k > region &&
-          t_[k - 1].kind == Token::ident && !member_name(k))
-        name = k;
-    if (name == i) return std::nullopt;
+    const auto declaration = local_declaration(var, region, i);
+    if (!declaration) return std::nullopt;
+    const auto [name, init_end] = *declaration;
     std::size_t first = name;  // the type's first word
     while (first > region && (t_[first - 1].kind == Token::ident || is_punct(t_[first - 1], "::")))
       --first;
-    std::size_t init_end = name + 2;
-    while (init_end < i && !is_punct(t_[init_end], ";") && !is_punct(t_[init_end], ",")) {
-      if (is_punct(t_[init_end], "(") || is_punct(t_[init_end], "[")) init_end = match_[init_end];
-      ++init_end;
-    }
     if (first == name || !is_punct(t_[init_end], ";") ||
         (first > open_ + 1 && !is_punct(t_[first - 1], ";") && !is_punct(t_[first - 1], "}") &&
          !is_punct(t_[first - 1], "{")) ||
