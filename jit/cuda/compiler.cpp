@@ -13,7 +13,10 @@ class NvrtcCompiler final : public Compiler {
       : nvrtc_(std::move(nvrtc)), arch_(std::move(arch)), headers_(std::move(headers)) {}
 
   std::string identity(const std::string& arch) const override {
-    return "nvrtc " + nvrtc_->version() + " " + (arch.empty() ? arch_ : nvrtc_->cap_arch(arch));
+    // ("signatures 2": a template's dependent parameter types are resolved; entries cached
+    // before kept `vec4<float>::Type*`, which no argument matches.)
+    return "nvrtc " + nvrtc_->version() + " " + (arch.empty() ? arch_ : nvrtc_->cap_arch(arch)) +
+           " signatures 2";
   }
   std::string default_arch() const override { return arch_; }
   std::string describe() const override {

@@ -333,7 +333,54 @@ CompileResult Nvrtc::compile(const CompileRequest& request,
     out.lowered_names.emplace_back(lowered);
     out.signatures.push_back(signature_of(lowered));
   }
+  resolve_dependent_signatures(request, header_sources, header_names, option_ptrs, &out);
   return out;
+}
+
+void Nvrtc::resolve_dependent_signatures(const CompileRequest& request,
+                                         const std::vector<const char*>& header_sources,
+                                         const std::vector<const char*>& header_names,
+                                         const std::vector<const char*>& options,
+                                         CompileResult* out) const {
+  // A template's mangled name keeps its parameters as declared: `vec4<float>::Type*` where the
+  // source says `typename vec4<T>::Type*` (cuda-samples' nbody). The type of the same
+  // specialisation, as a template argument, mangles as what it stands for (`float4*`).
+  std::vector<std::size_t> dependent;
+  std::vector<std::string> probes;
+  for (std::size_t i = 0; i < out->signatures.size(); ++i)
+    if (out->signatures[i].find(">::") != std::string::npos) {
+      dependent.push_back(i);
+      probes.push_back("&kiln_signature_of<decltype(" + request.name_expressions[i] + ")>");
+    }
+  if (dependent.empty()) return;
+  const Api& a = *api_;
+  const std::string source =
+      request.source + "\ntemplate <class F> __device__ char kiln_signature_of = 0;\n";
+  nvrtcProgram prog = nullptr;
+  const std::string filename = request.filename.empty() ? "kernel.cu" : request.filename;
+  if (a.CreateProgram(&prog, source.c_str(), filename.c_str(),
+                      static_cast<int>(header_sources.size()), header_sources.data(),
+                      header_names.data()) != NVRTC_SUCCESS)
+    return;
+  ProgramGuard guard(a.DestroyProgram, prog);
+  for (const std::string& probe : probes)
+    if (a.AddNameExpression(prog, probe.c_str()) != NVRTC_SUCCESS) return;
+  {
+    SigintIgnored quiet;
+    // (Where it does not compile, an overloaded template say, the signatures stay as they are.)
+    if (a.CompileProgram(prog, static_cast<int>(options.size()), options.data()) != NVRTC_SUCCESS)
+      return;
+  }
+  for (std::size_t j = 0; j < dependent.size(); ++j) {
+    const char* lowered = nullptr;
+    if (a.GetLoweredName(prog, probes[j].c_str(), &lowered) != NVRTC_SUCCESS || !lowered) continue;
+    // "kiln_signature_of<void (float4*, int)>" -> "void (float4*, int)"
+    const std::string demangled = demangle(lowered);
+    const std::size_t open = demangled.find('<'), close = demangled.rfind('>');
+    if (open == std::string::npos || close == std::string::npos || close <= open) continue;
+    std::string signature = demangled.substr(open + 1, close - open - 1);
+    if (signature.starts_with("void (")) out->signatures[dependent[j]] = std::move(signature);
+  }
 }
 
 }  // namespace kiln::jit

@@ -49,6 +49,13 @@ class Nvrtc {
  private:
   struct Api;
   Nvrtc() = default;
+  // Replaces out's signatures that name a template's dependent type (`vec4<float>::Type*`) with
+  // the types they stand for, by a second compile of the source; keeps them where that fails.
+  void resolve_dependent_signatures(const CompileRequest& request,
+                                    const std::vector<const char*>& header_sources,
+                                    const std::vector<const char*>& header_names,
+                                    const std::vector<const char*>& options,
+                                    CompileResult* out) const;
   void* handle_ = nullptr;
   std::unique_ptr<Api> api_;
   std::string path_;

@@ -275,6 +275,9 @@ class CudaProgram final : public Program {
     attributes_.shared_bytes = attribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
     attributes_.local_bytes = attribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
     attributes_.max_threads_per_block = attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    // The field the cpu backend fills with its plan, so that a script printing it runs on both.
+    attributes_.threads = "hardware";
+    attributes_.why = "a GPU runs every thread of a block on its own";
     optin_bytes_ = 0;
     generation_ = state.generation;
     return fn_;

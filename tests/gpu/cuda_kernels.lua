@@ -74,5 +74,8 @@ assert(not ok and err:find("shared memory"), "1 GiB of shared memory must be ref
 
 local info = saxpy:info()
 assert(info.registers > 0 and info.backend == "cuda", "k:info()")
+-- The field the cpu backend fills with its plan has a value here too, so that a script printing
+-- it runs on both backends.
+assert(info.threads == "hardware" and info.why ~= nil, "k:info().threads: " .. tostring(info.threads))
 assert(saxpy:ptx():find(".entry"), "k:ptx()")
 print("ok")

@@ -161,6 +161,41 @@ __global__ void scale(T* x, T f, unsigned long n) {}
     EXPECT_NE(r.ptx.find(".entry " + lowered + "("), std::string::npos) << lowered;
 }
 
+// A template's mangled name keeps a dependent parameter type as declared (cuda-samples' nbody:
+// `typename vec4<T>::Type*`); the signature says what it stands for, so arguments match it.
+TEST(JitNvrtc, ResolvesDependentParameterTypes) {
+  NEED_NVRTC(n);
+  const char* src = R"(
+template <typename T> struct vec4 { typedef float Type; };
+template <> struct vec4<float> { typedef float4 Type; };
+template <> struct vec4<int> { typedef int4 Type; };
+template <typename T> using Vec = typename vec4<T>::Type;
+template <typename T>
+__global__ void step(typename vec4<T>::Type* __restrict__ pos, const Vec<T>* vel, T dt, int n) {}
+template <typename T> __global__ void plain(T* x, int n) {}
+)";
+  CompileResult r = compile(*n, src, {"step<float>", "step<int>", "plain<double>"});
+  ASSERT_EQ(r.signatures.size(), 3u);
+  EXPECT_NE(demangle(r.lowered_names[0]).find("vec4<float>::Type*"), std::string::npos)
+      << demangle(r.lowered_names[0]);  // what the mangled name alone says
+  using V = std::vector<std::string>;
+  EXPECT_EQ(parameter_types(r.signatures[0]), (V{"float4*", "float4 const*", "float", "int"}));
+  EXPECT_EQ(parameter_types(r.signatures[1]), (V{"int4*", "int4 const*", "int", "int"}));
+  EXPECT_EQ(r.signatures[2], "void (double*, int)");
+  for (const std::string& lowered : r.lowered_names)
+    EXPECT_NE(r.ptx.find(".entry " + lowered + "("), std::string::npos) << lowered;
+
+  // An overloaded template, named by a cast to the overload's pointer type.
+  const char* overloaded = R"(
+template <typename T> struct box { typedef T type; };
+template <typename T> __global__ void k(typename box<T>::type* x) {}
+template <typename T> __global__ void k(typename box<T>::type* x, int n) {}
+)";
+  CompileResult o = compile(*n, overloaded, {"(void (*)(float*, int))k<float>"});
+  ASSERT_EQ(o.signatures.size(), 1u);
+  EXPECT_EQ(parameter_types(o.signatures[0]), (V{"float*", "int"})) << o.signatures[0];
+}
+
 TEST(JitNvrtc, KilnCuhHelpersCompile) {
   NEED_NVRTC(n);
   const char* src = R"(#include <kiln.cuh>
