@@ -31,6 +31,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "jit/cpu/inline_sync.h"
@@ -1102,11 +1103,11 @@ class BodyWriter {
               text(c + 1, bound) + " " + lead_text(bound, r.cond_end) + "; " + round +
               " += " + stride + ") {" + prefetches);
     edits_.push_back({t_[next - 1].end, t_[next - 1].end, " }"});
+    round_index_ = {round, index_type};  // the region hands its threads var's value
     write_region(body, next, r.calls);
     edits_.push_back({t_[body].begin, t_[body].begin,
-                      "{ [[maybe_unused]] " + index_type + " " + r.var + " = " + round + " + " +
-                          index_type + "(kiln_tid_.x); if (!(" + text(c, r.cond_end) +
-                          ")) return {};"});
+                      "{ [[maybe_unused]] " + index_type + " " + r.var + " = kiln_i_; if (!(" +
+                          text(c, r.cond_end) + ")) return {};"});
     edits_.push_back({t_[next - 1].end, t_[next - 1].end, " } }"});
     scopes_.pop_back();
     scope_ends_.pop_back();
@@ -2416,7 +2417,15 @@ class BodyWriter {
     // Only a region that calls something needs the module's threadIdx (device functions read
     // it); the region's own code reads kiln_tid_, so that its threads can be vectorised.
     const bool calls = calls_beside || has_call(b, e);
-    return storage + " ::kiln_cpu::each_thread<" + (calls ? "true" : "false") +
+    const std::string identity = calls ? "true" : "false";
+    if (round_index_) {  // a round of a grid-stride loop: thread t's index is round + t
+      const auto [round, index_type] = *std::exchange(round_index_, std::nullopt);
+      return storage + " ::kiln_cpu::each_index<" + identity +
+             ">(*kiln_tls_, kiln_b_, kiln_done_, kiln_act_, " + round +
+             ", [&](unsigned long kiln_t_, ::kiln_cpu::uint3 kiln_tid_, " + index_type +
+             " kiln_i_) -> ::kiln_cpu::RegionEnd {" + kRegionView + binds + " ";
+    }
+    return storage + " ::kiln_cpu::each_thread<" + identity +
            ">(*kiln_tls_, kiln_b_, kiln_done_, kiln_act_, [&](unsigned long kiln_t_, "
            "::kiln_cpu::uint3 kiln_tid_) -> ::kiln_cpu::RegionEnd {" +
            kRegionView + binds + " ";
@@ -2432,6 +2441,8 @@ class BodyWriter {
   std::set<std::string> array_params_;           // those of them that are kiln::Array
   int& counter_;
   int lockstep_loops_ = 0;            // grid-stride loops run in lockstep
+  // For the next region_open, a round of write_rounds: its first index and the index's type.
+  std::optional<std::pair<std::string, std::string>> round_index_;
   bool consecutive_only_ = false;     // only those of affine_lockstep's form
   int region_ = 0;                    // the region being written
   std::vector<std::size_t> match_;    // for each bracket of the body, its partner

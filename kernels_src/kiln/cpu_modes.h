@@ -202,6 +202,29 @@ inline __attribute__((always_inline)) void each_thread(Tls& self, dim3 b, const 
           f(t, tid);
         }
 }
+// each_thread for a round of a grid-stride loop whose thread t takes index base + t (in I, the
+// loop variable's type): f(t, threadIdx, index). A 32-bit unsigned index may wrap, so GCC
+// vectorises nothing over base + x; where the block is one row and the round's last index does
+// not wrap, the loop runs over the index itself, which it does vectorise (saxpy over 16M floats
+// in `unsigned` rounds: 21 -> 7 ms, as with `int`).
+template <bool set_identity, class I, class F>
+inline __attribute__((always_inline)) void each_index(Tls& self, dim3 b, const bool* done,
+                                                      const bool* act, I base, F&& f) {
+  if constexpr (std::is_unsigned_v<I> && sizeof(I) == sizeof(unsigned)) {
+    if (b.y == 1 && b.z == 1 && base <= I(~I(0) - b.x)) {
+      const I end = base + I(b.x);
+      for (I i = base; i < end; ++i)
+        if (const unsigned long t = i - base; running(t, done, act)) {
+          const uint3 tid{unsigned(t), 0, 0};
+          if constexpr (set_identity) self.thread_idx = tid;
+          f(t, tid, i);
+        }
+      return;
+    }
+  }
+  each_thread<set_identity>(self, b, done, act,
+                            [&](unsigned long t, uint3 tid) { f(t, tid, I(base + I(tid.x))); });
+}
 // Thread t's index in a block of b threads.
 inline uint3 thread_at(unsigned long t, dim3 b) {
   return {unsigned(t % b.x), unsigned(t / b.x % b.y), unsigned(t / b.x / b.y)};

@@ -1710,6 +1710,11 @@ __global__ void rows(int* out, int h, int w) {
       float expect = 0;
       for (float v : xs) expect += v;
       ASSERT_EQ(sum.host()[0], expect);  // (halves of small integers: every order is exact)
+      // Rows of threads along y take the same indices: each element is added once per row
+      // (a round that is not one row runs each_index's thread loop, not its index loop).
+      Buffer<float> rows_sum(1, 0.0f);
+      launch(*t.kernel, {grid}, {block / 32, 32}, 0, x.p, rows_sum.p, unsigned(n));
+      ASSERT_EQ(rows_sum.host()[0], 32 * expect) << grid << " " << block;
     }
   }
 }
