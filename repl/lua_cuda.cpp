@@ -285,6 +285,17 @@ int cuda_get_current_device(lua_State* L) {
   return protect(L, [&] { return push_device(L, runtime(L).backend().device()), 1; });
 }
 
+// cuda.memory_info() -> free, total, pool_reserved, pool_used: bytes, as Numba's
+// get_memory_info() (free, total) with the memory pool's figures after them. [-0, +4]
+int cuda_memory_info(lua_State* L) {
+  return protect(L, [&] {
+    const MemoryInfo m = runtime(L).backend().memory_info();
+    for (std::uint64_t bytes : {m.free, m.total, m.pool_reserved, m.pool_used})
+      lua_pushinteger(L, static_cast<lua_Integer>(bytes));
+    return 4;
+  });
+}
+
 // cuda.select_device(id): only the current device exists on this backend. [-0, +0]
 int cuda_select_device(lua_State* L) {
   lua_Integer id = luaL_checkinteger(L, 1);
@@ -525,6 +536,7 @@ int open_cuda(lua_State* L) {
                                        {"list_devices", cuda_list_devices},
                                        {"get_current_device", cuda_get_current_device},
                                        {"select_device", cuda_select_device},
+                                       {"memory_info", cuda_memory_info},
                                        {"to_device", cuda_to_device},
                                        {"device_array", cuda_device_array},
                                        {"device_array_like", cuda_device_array_like},

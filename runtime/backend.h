@@ -100,6 +100,16 @@ class Module {
   virtual void get_global(const std::string& name, void* out, std::size_t bytes) = 0;
 };
 
+// What a backend's memory holds now, in bytes (cuda.memory_info()).
+struct MemoryInfo {
+  std::uint64_t free = 0;   // what an allocation may still take (cpu: the host's available)
+  std::uint64_t total = 0;  // the device's (cpu: the host's RAM)
+  // A memory pool's (the cuda backend's, where the driver has one): what it holds from the
+  // device, free or not, and what of that live arrays use. 0 without a pool.
+  std::uint64_t pool_reserved = 0;
+  std::uint64_t pool_used = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -117,6 +127,7 @@ class Backend {
   virtual void copy_to_host(void* dst, const void* src, std::size_t bytes, Stream* s) = 0;
   virtual void copy_on_device(void* dst, const void* src, std::size_t bytes, Stream* s) = 0;
   virtual void memset(void* dst, int byte, std::size_t bytes, Stream* s) = 0;
+  virtual MemoryInfo memory_info() = 0;
 
   virtual std::unique_ptr<Stream> create_stream() = 0;
   virtual std::unique_ptr<Event> create_event() = 0;

@@ -57,6 +57,21 @@ namespace {
 using cpu::required_symbol;
 using cpu::SharedObject;
 
+// The host's memory: MemAvailable and MemTotal from /proc/meminfo (what Linux could give a
+// program without swapping, and the RAM), in bytes; zeros where it cannot be read.
+MemoryInfo host_memory() {
+  MemoryInfo info;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  std::uint64_t kib = 0;
+  while (meminfo >> key >> kib) {
+    std::getline(meminfo, unit);  // " kB"
+    if (key == "MemTotal:") info.total = kib * 1024;
+    if (key == "MemAvailable:") info.free = kib * 1024;
+  }
+  return info;
+}
+
 // ---- Streams and events ----------------------------------------------------------------------
 
 // Work on the cpu backend runs at the call, in order, so a stream is always idle.
@@ -239,6 +254,7 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
   void memset(void* dst, int byte, std::size_t bytes, Stream*) override {
     if (bytes) std::memset(dst, byte, bytes);
   }
+  MemoryInfo memory_info() override { return host_memory(); }
   std::unique_ptr<Stream> create_stream() override { return std::make_unique<CpuStream>(); }
   std::unique_ptr<Event> create_event() override { return std::make_unique<CpuEvent>(); }
   void synchronize() override {}

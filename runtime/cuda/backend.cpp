@@ -593,6 +593,28 @@ bool CudaBackend::broken() const {
   return !state_->broken.empty();
 }
 
+MemoryInfo CudaBackend::memory_info() {
+  State& state = *state_;
+  state.enter();
+  MemoryInfo info;
+  std::size_t free = 0, total = 0;
+  state.check(state.driver->cuMemGetInfo(&free, &total), "cuMemGetInfo");
+  info.free = free;
+  info.total = total;
+  if (state.pool && state.driver->cuMemPoolGetAttribute) {
+    cuuint64_t reserved = 0, used = 0;
+    state.check(state.driver->cuMemPoolGetAttribute(
+                    state.pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved),
+                "cuMemPoolGetAttribute");
+    state.check(
+        state.driver->cuMemPoolGetAttribute(state.pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used),
+        "cuMemPoolGetAttribute");
+    info.pool_reserved = reserved;
+    info.pool_used = used;
+  }
+  return info;
+}
+
 void CudaBackend::trim_memory() {
   State& state = *state_;
   state.enter();

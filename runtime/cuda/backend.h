@@ -38,6 +38,7 @@ class CudaBackend : public Backend {
   void copy_to_host(void* dst, const void* src, std::size_t bytes, Stream* s) override;
   void copy_on_device(void* dst, const void* src, std::size_t bytes, Stream* s) override;
   void memset(void* dst, int byte, std::size_t bytes, Stream* s) override;
+  MemoryInfo memory_info() override;
 
   std::unique_ptr<Stream> create_stream() override;
   std::unique_ptr<Event> create_event() override;

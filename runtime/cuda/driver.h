@@ -67,6 +67,7 @@ namespace kiln::cuda {
   X(cuMemFreeAsync, 11020)            \
   X(cuDeviceGetDefaultMemPool, 11020) \
   X(cuMemPoolSetAttribute, 11020)     \
+  X(cuMemPoolGetAttribute, 11020)     \
   X(cuMemPoolTrimTo, 11020)
 
 // "CUDA_ERROR_OUT_OF_MEMORY (out of memory)"; name and description may be null (no driver).

@@ -143,6 +143,28 @@ TEST_F(DriverDouble, UsesTheMemoryPoolWhereTheDeviceHasOne) {
   EXPECT_EQ(count("cuMemAlloc"), 0);
 }
 
+// memory_info (cuda.memory_info()): the device's free and total memory, and the pool's figures
+// where there is one (0 without).
+TEST_F(DriverDouble, MemoryInfoCountsWhatArraysHold) {
+  for (int pools : {0, 1}) {
+    backend_.reset();
+    control().reset();
+    control().set_pools(pools);
+    control().set_memory(64 << 20);
+    CudaBackend& b = open();
+    const MemoryInfo before = b.memory_info();
+    EXPECT_EQ(before.total, 64u << 20);
+    void* p = b.alloc(3 << 20);
+    const MemoryInfo during = b.memory_info();
+    EXPECT_EQ(before.free - during.free, 3u << 20) << pools;
+    EXPECT_EQ(during.pool_used - before.pool_used, pools ? 3u << 20 : 0u) << pools;
+    EXPECT_EQ(during.pool_reserved, pools ? during.pool_used : 0u) << pools;
+    b.free(p);
+    EXPECT_EQ(b.memory_info().free, before.free) << pools;
+    EXPECT_EQ(count("cuMemPoolGetAttribute"), pools ? 6 : 0) << pools;
+  }
+}
+
 TEST_F(DriverDouble, OutOfMemoryTrimsThePoolRetriesThenNamesBytesAndFreeMemory) {
   control().set_pools(1);
   CudaBackend& b = open();

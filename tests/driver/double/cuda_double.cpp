@@ -258,6 +258,18 @@ CUresult d_cuMemFreeAsync(CUdeviceptr ptr, CUstream stream) {
 CUresult d_cuDeviceGetDefaultMemPool(CUmemoryPool* pool, CUdevice) { ENTER("cuDeviceGetDefaultMemPool", false, ""); *pool = kPool; return CUDA_SUCCESS; }
 CUresult d_cuMemPoolSetAttribute(CUmemoryPool, CUmemPool_attribute, void*) { ENTER("cuMemPoolSetAttribute", false, ""); return CUDA_SUCCESS; }
 CUresult d_cuMemPoolTrimTo(CUmemoryPool, std::size_t) { ENTER("cuMemPoolTrimTo", true, ""); return CUDA_SUCCESS; }
+// (The double's pool keeps nothing for reuse: it holds what arrays use.)
+CUresult d_cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attribute, void* value) {
+  ENTER("cuMemPoolGetAttribute", true, "");
+  if (pool != kPool)
+    return violation(s, "cuMemPoolGetAttribute: not the device's pool", CUDA_ERROR_INVALID_VALUE);
+  if (attribute != CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT &&
+      attribute != CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
+    return violation(s, "cuMemPoolGetAttribute: an attribute kiln does not read",
+                     CUDA_ERROR_INVALID_VALUE);
+  *static_cast<cuuint64_t*>(value) = s.used;
+  return CUDA_SUCCESS;
+}
 
 CUresult d_cuMemHostRegister(void* p, std::size_t bytes, unsigned int) {
   ENTER("cuMemHostRegister", true, bytes);
@@ -493,31 +505,60 @@ const std::map<std::string, void*>& entry_points() {
 #define KILN_DOUBLE_ENTRY(name, version) \
   {#name, reinterpret_cast<void*>(static_cast<PFN_##name##_v##version>(d_##name))},
   static const std::map<std::string, void*> table = {
-      KILN_DOUBLE_ENTRY(cuInit, 2000) KILN_DOUBLE_ENTRY(cuDriverGetVersion, 2020)
-      KILN_DOUBLE_ENTRY(cuGetErrorName, 6000) KILN_DOUBLE_ENTRY(cuGetErrorString, 6000)
-      KILN_DOUBLE_ENTRY(cuDeviceGetCount, 2000) KILN_DOUBLE_ENTRY(cuDeviceGet, 2000)
-      KILN_DOUBLE_ENTRY(cuDeviceGetName, 2000) KILN_DOUBLE_ENTRY(cuDeviceGetAttribute, 2000)
-      KILN_DOUBLE_ENTRY(cuDeviceTotalMem, 3020) KILN_DOUBLE_ENTRY(cuDevicePrimaryCtxRetain, 7000)
-      KILN_DOUBLE_ENTRY(cuDevicePrimaryCtxRelease, 11000)
-      KILN_DOUBLE_ENTRY(cuDevicePrimaryCtxReset, 11000) KILN_DOUBLE_ENTRY(cuCtxSetCurrent, 4000)
-      KILN_DOUBLE_ENTRY(cuCtxSynchronize, 2000) KILN_DOUBLE_ENTRY(cuMemGetInfo, 3020)
-      KILN_DOUBLE_ENTRY(cuMemAlloc, 3020) KILN_DOUBLE_ENTRY(cuMemFree, 3020)
-      KILN_DOUBLE_ENTRY(cuMemHostRegister, 6050) KILN_DOUBLE_ENTRY(cuMemHostUnregister, 4000)
-      KILN_DOUBLE_ENTRY(cuMemcpyHtoDAsync, 3020) KILN_DOUBLE_ENTRY(cuMemcpyDtoHAsync, 3020)
-      KILN_DOUBLE_ENTRY(cuMemcpyDtoDAsync, 3020) KILN_DOUBLE_ENTRY(cuMemsetD8Async, 3020)
-      KILN_DOUBLE_ENTRY(cuStreamCreate, 2000) KILN_DOUBLE_ENTRY(cuStreamDestroy, 4000)
-      KILN_DOUBLE_ENTRY(cuStreamSynchronize, 2000) KILN_DOUBLE_ENTRY(cuEventCreate, 2000)
-      KILN_DOUBLE_ENTRY(cuEventRecord, 2000) KILN_DOUBLE_ENTRY(cuEventSynchronize, 2000)
-      KILN_DOUBLE_ENTRY(cuEventDestroy, 4000) KILN_DOUBLE_ENTRY(cuEventElapsedTime, 2000)
-      KILN_DOUBLE_ENTRY(cuModuleLoadDataEx, 2010) KILN_DOUBLE_ENTRY(cuModuleUnload, 2000)
-      KILN_DOUBLE_ENTRY(cuModuleGetFunction, 2000) KILN_DOUBLE_ENTRY(cuModuleGetGlobal, 3020)
-      KILN_DOUBLE_ENTRY(cuLaunchKernel, 4000) KILN_DOUBLE_ENTRY(cuLaunchCooperativeKernel, 9000)
-      KILN_DOUBLE_ENTRY(cuFuncGetAttribute, 2020) KILN_DOUBLE_ENTRY(cuFuncSetAttribute, 9000)
-      KILN_DOUBLE_ENTRY(cuOccupancyMaxPotentialBlockSize, 6050)
-      KILN_DOUBLE_ENTRY(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050)
-      KILN_DOUBLE_ENTRY(cuMemAllocAsync, 11020) KILN_DOUBLE_ENTRY(cuMemFreeAsync, 11020)
-      KILN_DOUBLE_ENTRY(cuDeviceGetDefaultMemPool, 11020)
-      KILN_DOUBLE_ENTRY(cuMemPoolSetAttribute, 11020) KILN_DOUBLE_ENTRY(cuMemPoolTrimTo, 11020)};
+      KILN_DOUBLE_ENTRY(cuInit, 2000) KILN_DOUBLE_ENTRY(cuDriverGetVersion, 2020) KILN_DOUBLE_ENTRY(
+          cuGetErrorName, 6000) KILN_DOUBLE_ENTRY(cuGetErrorString,
+                                                  6000) KILN_DOUBLE_ENTRY(cuDeviceGetCount, 2000)
+          KILN_DOUBLE_ENTRY(cuDeviceGet, 2000) KILN_DOUBLE_ENTRY(
+              cuDeviceGetName, 2000) KILN_DOUBLE_ENTRY(cuDeviceGetAttribute, 2000)
+              KILN_DOUBLE_ENTRY(cuDeviceTotalMem, 3020) KILN_DOUBLE_ENTRY(
+                  cuDevicePrimaryCtxRetain,
+                  7000) KILN_DOUBLE_ENTRY(cuDevicePrimaryCtxRelease,
+                                          11000) KILN_DOUBLE_ENTRY(cuDevicePrimaryCtxReset, 11000)
+                  KILN_DOUBLE_ENTRY(cuCtxSetCurrent, 4000) KILN_DOUBLE_ENTRY(
+                      cuCtxSynchronize, 2000) KILN_DOUBLE_ENTRY(cuMemGetInfo, 3020)
+                      KILN_DOUBLE_ENTRY(cuMemAlloc, 3020) KILN_DOUBLE_ENTRY(
+                          cuMemFree,
+                          3020) KILN_DOUBLE_ENTRY(cuMemHostRegister,
+                                                  6050) KILN_DOUBLE_ENTRY(cuMemHostUnregister, 4000)
+                          KILN_DOUBLE_ENTRY(cuMemcpyHtoDAsync, 3020) KILN_DOUBLE_ENTRY(
+                              cuMemcpyDtoHAsync, 3020) KILN_DOUBLE_ENTRY(cuMemcpyDtoDAsync, 3020)
+                              KILN_DOUBLE_ENTRY(cuMemsetD8Async, 3020) KILN_DOUBLE_ENTRY(
+                                  cuStreamCreate,
+                                  2000) KILN_DOUBLE_ENTRY(cuStreamDestroy, 4000)
+                                  KILN_DOUBLE_ENTRY(cuStreamSynchronize, 2000) KILN_DOUBLE_ENTRY(
+                                      cuEventCreate, 2000) KILN_DOUBLE_ENTRY(cuEventRecord, 2000)
+                                      KILN_DOUBLE_ENTRY(cuEventSynchronize, 2000) KILN_DOUBLE_ENTRY(
+                                          cuEventDestroy,
+                                          4000) KILN_DOUBLE_ENTRY(cuEventElapsedTime, 2000)
+                                          KILN_DOUBLE_ENTRY(cuModuleLoadDataEx, 2010) KILN_DOUBLE_ENTRY(
+                                              cuModuleUnload,
+                                              2000) KILN_DOUBLE_ENTRY(cuModuleGetFunction, 2000)
+                                              KILN_DOUBLE_ENTRY(cuModuleGetGlobal, 3020) KILN_DOUBLE_ENTRY(
+                                                  cuLaunchKernel,
+                                                  4000) KILN_DOUBLE_ENTRY(cuLaunchCooperativeKernel, 9000)
+                                                  KILN_DOUBLE_ENTRY(
+                                                      cuFuncGetAttribute,
+                                                      2020) KILN_DOUBLE_ENTRY(cuFuncSetAttribute, 9000)
+                                                      KILN_DOUBLE_ENTRY(
+                                                          cuOccupancyMaxPotentialBlockSize, 6050)
+                                                          KILN_DOUBLE_ENTRY(
+                                                              cuOccupancyMaxActiveBlocksPerMultiprocessor,
+                                                              6050) KILN_DOUBLE_ENTRY(cuMemAllocAsync,
+                                                                                      11020)
+                                                              KILN_DOUBLE_ENTRY(cuMemFreeAsync,
+                                                                                11020)
+                                                                  KILN_DOUBLE_ENTRY(
+                                                                      cuDeviceGetDefaultMemPool,
+                                                                      11020)
+                                                                      KILN_DOUBLE_ENTRY(
+                                                                          cuMemPoolSetAttribute,
+                                                                          11020)
+                                                                          KILN_DOUBLE_ENTRY(
+                                                                              cuMemPoolTrimTo,
+                                                                              11020)
+                                                                              KILN_DOUBLE_ENTRY(
+                                                                                  cuMemPoolGetAttribute,
+                                                                                  11020)};
 #undef KILN_DOUBLE_ENTRY
   return table;
 }
