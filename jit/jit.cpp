@@ -602,7 +602,7 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
     }
   }
   spec->program = spec->build.build->module->kernel(spec->lowered_name);
-  apply_globals(*spec->build.build);
+  if (!spec->build.build->globals_applied) apply_globals(*spec->build.build);
   note_fibers(*spec->program);
   return spec;
 }
@@ -621,6 +621,7 @@ void Kernel::note_fibers(const Program& program) {
 void Kernel::apply_globals(Build& build) const {
   for (const auto& [name, bytes] : *globals_)
     build.module->set_global(name, bytes.data(), bytes.size());
+  build.globals_applied = true;
 }
 
 void Kernel::apply_globals_to_builds() const {

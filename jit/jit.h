@@ -61,6 +61,10 @@ const char* origin_name(Origin o);
 struct Build {
   CompileResult result;
   std::unique_ptr<Module> module;
+  // Whether the module's globals (m:set_constant) were written into it. Only once when it is
+  // loaded: a module's kernels share one build, and the values its kernels wrote since (a
+  // counter they bump) must outlive the first launch of each of them.
+  bool globals_applied = false;
 };
 
 // A build as one kernel got it: from where, and how long that took.
@@ -174,7 +178,8 @@ class Kernel {
   // NVRTC's build of the given (or last) specialisation for a GPU architecture ("sm_90"), on
   // any backend; lowered_names[0] names the kernel in it.
   CompileResult gpu_build(const std::string& arch, const std::vector<ArgValue>* args = nullptr);
-  // Applies the module's globals to a build, or to every build this kernel has loaded.
+  // Applies the module's globals to a build, or to every build this kernel has loaded (after
+  // m:set_constant).
   void apply_globals(Build& build) const;
   void apply_globals_to_builds() const;
 

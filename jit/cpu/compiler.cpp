@@ -570,12 +570,16 @@ CpuCompiler::Plan CpuCompiler::plan_source(const CompileRequest& request, const 
                           : check_  ? "check mode follows each thread to every barrier"
                                     : "";
   std::set<std::string> loops;  // (whose grid-stride loops the rewrite may run in lockstep)
-  for (std::size_t i = 0; i < plan.kernels.size() && off.empty(); ++i)
+  std::set<std::string> fibers;  // (bodies the rewrite must leave as written, beside others)
+  for (std::size_t i = 0; i < plan.kernels.size() && off.empty(); ++i) {
     if (plan.kernels[i].mode == kiln_cpu::mode_loop)
       loops.insert(cpu::kernel_name(request.name_expressions[i]));
+    if (plan.kernels[i].mode == kiln_cpu::mode_fibers)
+      fibers.insert(cpu::kernel_name(request.name_expressions[i]));
+  }
   if (!plan.has(kiln_cpu::mode_coroutines) && loops.empty()) return plan;
   cpu::RegionRewrite regions;
-  if (off.empty()) regions = cpu::form_regions_by_kernel(plan.source, loops);
+  if (off.empty()) regions = cpu::form_regions_by_kernel(plan.source, loops, fibers);
   bool rewritten = false;
   for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
     cpu::ThreadPlan& k = plan.kernels[i];

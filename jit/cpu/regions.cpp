@@ -2472,7 +2472,8 @@ class BodyWriter {
 
 }  // namespace
 
-RegionRewrite form_regions_by_kernel(std::string_view source, const std::set<std::string>& loops) {
+RegionRewrite form_regions_by_kernel(std::string_view source, const std::set<std::string>& loops,
+                                     const std::set<std::string>& fibers) {
   RegionRewrite result;
   std::vector<Token> toks = jit::lex(source);
   const std::set<std::string> macros = thread_macros(toks);
@@ -2513,6 +2514,10 @@ RegionRewrite form_regions_by_kernel(std::string_view source, const std::set<std
                          [&](const jit::KernelBody& b) { return b.name == name; });
   };
   for (const jit::KernelBody& body : bodies) {
+    if (fibers.count(body.name)) {  // (its threads run the body as written, each on its own)
+      result.declined.emplace(body.name, "its plan runs it as fibers");
+      continue;
+    }
     try {
       const std::size_t open = at(body.open), close = at(body.close);
       if (close >= toks.size() || !is_punct(toks[close], "}"))

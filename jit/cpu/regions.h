@@ -15,7 +15,7 @@ namespace kiln::cpu {
 
 // Part of the cpu backend's compiler identity (the cache key): bump it whenever the rewrite
 // changes what it produces, so that no module built by an older rewrite is loaded.
-inline constexpr int kRegionsVersion = 66;
+inline constexpr int kRegionsVersion = 67;
 
 // source with every __global__ body that names __syncthreads rewritten into regions (lines
 // kept, so compiler messages and check-mode reports name the user's lines), or nullopt, with
@@ -32,6 +32,8 @@ std::optional<std::string> form_regions(std::string_view source, std::string* wh
 // Kernels named in loops (those without barriers, which run as thread loops) whose body has a
 // grid-stride loop at its top level are rewritten too, that loop run in lockstep (see
 // docs/cpu-backend.md), and listed in lockstep; any other of them is left as written.
+// Kernels named in fibers (whose plan runs them as fibers: legacy warp-synchronous code) are
+// left as written and listed as declined.
 struct RegionRewrite {
   std::string source;
   std::map<std::string, std::string> declined;  // kernel name -> why
@@ -39,7 +41,8 @@ struct RegionRewrite {
   bool chosen_loads = false;  // a read through an index chosen by a condition was rewritten
 };
 RegionRewrite form_regions_by_kernel(std::string_view source,
-                                     const std::set<std::string>& loops = {});
+                                     const std::set<std::string>& loops = {},
+                                     const std::set<std::string>& fibers = {});
 
 // Whether name is a warp operation the rewrite runs in lockstep: a shuffle, vote, __activemask
 // or __match_any_sync (a step between regions), or __syncwarp (the end of a region).

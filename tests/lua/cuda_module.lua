@@ -41,6 +41,24 @@ mv.read[{1, 1}](yv)
 assert(yv:copy_to_host()[1] == 10.5)
 expect_error("'pair' holds int2: give a host array of int2 or of its int32 lanes", function() mv:set_constant("pair", 1) end)
 expect_error("3 float32 lanes each; the array has 4 values", function() mv:set_constant("flux", array.ones(4, "float32")) end)
+
+-- A __device__ counter set once, bumped by one kernel and read by another: what the kernels
+-- wrote stays (the value set is written when the module loads and by set_constant, not again
+-- at each kernel's first launch).
+local mc = cuda.module([[
+__device__ unsigned int g_count;
+__global__ void bump(int n) { if (blockIdx.x * blockDim.x + threadIdx.x < n) atomicAdd(&g_count, 1u); }
+__global__ void read(unsigned int* out) { *out = g_count; }]])
+mc:set_constant("g_count", 5)
+local count = cuda.device_array(1, "uint32")
+for round = 1, 2 do
+  mc.bump[{ 4, 32 }](100)
+  mc.read[{ 1, 1 }](count)
+  assert(count:copy_to_host()[1] == 5 + 100 * round, "g_count after round " .. round .. ": " .. count:copy_to_host()[1])
+end
+mc:set_constant("g_count", 1)
+mc.read[{ 1, 1 }](count)
+assert(count:copy_to_host()[1] == 1, "set_constant after launches")
 expect_error("'flux' holds 2 elements, the array has 3", function() mv:set_constant("flux", array.ones(9, "float32")) end)
 
 -- Streams and events.

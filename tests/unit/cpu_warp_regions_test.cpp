@@ -501,6 +501,54 @@ __global__ void k(const int* in, int* out) {
   }
 }
 
+// A warp-synchronous kernel beside one the region rewrite takes, built together (a cuda.module's
+// kernels share a build): the rewrite leaves the fibers kernel as written. It rewrote every
+// body, so the fibers kernel's threads each ran the block's thread loops over a private copy of
+// its shared array (the scan of ones gave 1 2 4 ... and garbage).
+TEST(CpuWarpRegions, FibersKernelBesideRegionsKernelKeepsItsBody) {
+  const std::string src = R"(
+__device__ int warp_scan(volatile int* s, int idx) {
+  const int lane = idx & 31;
+  for (int d = 1; d < 32; d *= 2)
+    if (lane >= d) s[idx] = s[idx - d] + s[idx];
+  return s[idx];
+}
+__global__ void scan(const int* in, int* out) {
+  __shared__ int sh[64];
+  sh[threadIdx.x] = in[threadIdx.x];
+  int v = warp_scan(sh, threadIdx.x);
+  __syncthreads();
+  out[threadIdx.x] = v;
+}
+__global__ void reverse(int* p) {
+  __shared__ int t[64];
+  t[threadIdx.x] = p[threadIdx.x];
+  __syncthreads();
+  p[threadIdx.x] = t[63 - threadIdx.x];
+})";
+  CompileRequest req;
+  req.source = src;
+  req.filename = "test_kernel.cu";
+  req.name_expressions = {"scan", "reverse"};
+  const CompileResult result = cpu().compiler->compile(req);
+  std::unique_ptr<Module> module = cpu().backend->load(result);
+  std::unique_ptr<Program> scan = module->kernel(result.lowered_names[0]);
+  std::unique_ptr<Program> reverse = module->kernel(result.lowered_names[1]);
+  EXPECT_EQ(scan->attributes().threads, "fibers") << scan->attributes().why;
+  EXPECT_EQ(reverse->attributes().threads, "regions") << reverse->attributes().why;
+  std::vector<int> in(64);
+  for (int i = 0; i < 64; ++i) in[i] = i % 5 + 1;
+  Buffer<int> din(in), out(64, 0), rev(in);
+  launch(*scan, {1}, {64}, 0, din.p, out.p);
+  launch(*reverse, {1}, {64}, 0, rev.p);
+  for (int i = 0; i < 64; ++i) {
+    int sum = 0;
+    for (int j = i - i % 32; j <= i; ++j) sum += in[j];
+    ASSERT_EQ(out.host()[i], sum) << i;
+    ASSERT_EQ(rev.host()[i], in[63 - i]) << i;
+  }
+}
+
 // An atomic on an element of the kernel's own __shared__ array is a plain update in region mode
 // (one OS thread runs the block); where another declaration in the kernel shares the array's
 // name (a global array in an inner block), none of them is. Many blocks, so that the pool's
