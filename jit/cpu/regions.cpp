@@ -1450,6 +1450,7 @@ class BodyWriter {
       } else {
         header_part(open + 1, close, {});
       }
+      warp_loops_.push_back(warp_loop_);
       warp_loop_ = false;
       loops_.push_back("kiln_j" + std::to_string(++counter_) + "_");
       loop_flags_at_.push_back(edits_.size());  // its flags, declared before it if it has any
@@ -1457,6 +1458,7 @@ class BodyWriter {
       edits_.push_back({t.begin, t.begin, ""});
       sub_statement(close + 1, next, true);
       loops_.pop_back();
+      warp_loops_.pop_back();
       loop_flags_at_.pop_back();
       aheads_.pop_back();
       scopes_.pop_back();
@@ -2291,6 +2293,11 @@ class BodyWriter {
       const bool loop_inside = std::any_of(inner.begin(), inner.end(),
                                            [&](const auto& n) { return is_break || n.second; });
       if (loop_inside) continue;
+      // A loop with warp operations and no block barrier need only be left together by each
+      // warp's lanes, not by the block: warps may run different numbers of iterations, which
+      // the block's flag (one way for all threads) cannot give.
+      if (warp_loops_.back())
+        throw Refused("`" + t.text + "` in a loop with warp operations and no __syncthreads");
       edits_.push_back(
           {t.begin, t.end,
            "return ::kiln_cpu::flagged(" + loops_.back() + (is_break ? "b" : "c") + ")"});
@@ -2465,6 +2472,7 @@ class BodyWriter {
   std::set<std::string> shared_names_;      // the __shared__ arrays the body declares
   std::vector<bool> in_lambda_;             // for each token, whether it is in a lambda's body
   std::vector<std::string> loops_;          // the loops with barriers around: their flags' prefix
+  std::vector<bool> warp_loops_;  // for each of loops_: whether it has warp operations alone
   std::vector<std::size_t> loop_flags_at_;  // for each, the edit that declares its flags
   std::vector<Ahead> aheads_;               // for each, its variable two iterations on
   std::vector<Replica> param_copies_;       // the written parameters, replicated (body())

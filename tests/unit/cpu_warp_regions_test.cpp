@@ -312,6 +312,57 @@ TEST(CpuWarpRegions, DeclinesWhatLockstepCannotTake) {
       "");
 }
 
+// A loop with warp operations and no __syncthreads that each warp leaves (`break`) or skips the
+// rest of (`continue`) on its own: valid CUDA (only a warp's lanes must agree), which the
+// block's loop flag cannot run (the whole block left the loop at the first warp's break).
+// Declined: it runs as fibers, each warp its own trip count; a break of a loop or switch
+// inside a region stays taken. Against the host.
+TEST(CpuWarpRegions, LoopsLeftWarpByWarpAreDeclined) {
+  const std::string brk = R"(
+__global__ void k(const int* in, int* out) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  int iters = 0;
+  while (true) {
+    const int v = __shfl_sync(0xffffffffu, lane, 0);
+    if (iters >= in[warp]) break;
+    iters += 1 + v;
+  }
+  out[threadIdx.x] = iters;
+})";
+  const std::string cont = R"(
+__global__ void k(const int* in, int* out) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  int acc = 0;
+  for (int i = 0; i < 4; ++i) {
+    if (i == in[warp]) continue;
+    acc += __shfl_sync(0xffffffffu, lane, 0) + 1;
+  }
+  out[threadIdx.x] = acc;
+})";
+  std::string why;
+  EXPECT_FALSE(cpu::form_regions(brk, &why));
+  EXPECT_NE(why.find("`break` in a loop with warp operations"), std::string::npos) << why;
+  EXPECT_FALSE(cpu::form_regions(cont, &why));
+  EXPECT_NE(why.find("`continue` in a loop with warp operations"), std::string::npos) << why;
+  EXPECT_TRUE(cpu::form_regions(
+      "__global__ void k(int* x, int n) {\n int s = n; for (int i = 0; i < n; ++i) { s += "
+      "__shfl_xor_sync(~0u, s, 1); for (int j = 0; j < 4; ++j) if (j == 2) break; switch (s) "
+      "{ case 1: break; default: break; } }\n x[threadIdx.x] = s;\n}"));
+  for (int order = 0; order < 3; ++order) {
+    const bool is_break = order < 2;
+    std::vector<int> in(256, 0), expected(256);
+    for (int w = 0; w < 8; ++w) {
+      in[w] = order == 0 ? w + 1 : order == 1 ? 8 - w : w % 5;
+      for (int l = 0; l < 32; ++l) expected[w * 32 + l] = is_break ? in[w] : in[w] < 4 ? 3 : 4;
+    }
+    Built b = build(is_break ? brk : cont, "k");
+    EXPECT_EQ(b.kernel->attributes().threads, "fibers") << b.kernel->attributes().why;
+    Buffer<int> din(in), out(256, -1);
+    launch(*b.kernel, {1}, {256}, 0, din.p, out.p);
+    EXPECT_EQ(out.host(), expected) << order;
+  }
+}
+
 // Lambdas in a kernel with barriers: their own `return`s stay theirs, one declared at barrier
 // level and called after a barrier is left between the regions (it names no variable of the
 // kernel's but its shared arrays), one that reads a variable of each thread by reference is
