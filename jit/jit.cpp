@@ -542,9 +542,15 @@ CompileRequest Kernel::request(const std::string& name_expression, const std::st
 std::vector<std::string> Kernel::build_names(const std::string& name_expression) const {
   if (!options_.module || name_expression != decl_.name) return {name_expression};
   std::vector<std::string> names;
+  const std::vector<bool> conditional = conditional_lines(source_->text());
   for (const KernelDecl& d : find_kernels(source_->text())) {
     if (!d.template_params.empty() || std::find(names.begin(), names.end(), d.name) != names.end())
       return {name_expression};  // a template or an overload: each built on its own
+    // (one in an #if group may be gone after the preprocessor, and would fail the others')
+    if (d.line < int(conditional.size()) && conditional[d.line]) {
+      if (d.name == name_expression) return {name_expression};
+      continue;
+    }
     names.push_back(d.name);
   }
   if (names.size() > 16 || std::find(names.begin(), names.end(), name_expression) == names.end())
@@ -564,7 +570,20 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
       has_settable_globals(source_->text()) || !find_texture_references(source_->text()).empty()
           ? globals_.get()
           : nullptr;
-  spec->build = jit_->build(r, source_->included_texts(), owner);
+  try {
+    spec->build = jit_->build(r, source_->included_texts(), owner);
+  } catch (const CompileError& e) {
+    const std::vector<bool> conditional = conditional_lines(source_->text());
+    if (decl_.line >= int(conditional.size()) || !conditional[decl_.line]) throw;
+    // (the compiler's words for a kernel the preprocessor removed: `identifier "b" is undefined`)
+    std::string message = e.what();
+    if (!e.log().empty() && message.ends_with("\n" + e.log()))
+      message.resize(message.size() - e.log().size() - 1);
+    throw CompileError(message + "; kernel '" + decl_.name + "' is at line " +
+                           std::to_string(decl_.line) +
+                           ", inside an #if group: is it there once the preprocessor has run?",
+                       e.log());
+  }
   const CompileResult& result = spec->build.build->result;
   if (result.lowered_names.empty())
     throw Error("kernel '" + decl_.name + "': the compiler produced no entry for " +

@@ -296,6 +296,43 @@ std::vector<KernelSite> kernel_sites(std::string_view source, const std::vector<
 
 }  // namespace
 
+std::vector<bool> conditional_lines(std::string_view source) {
+  const std::vector<Token> toks = lex(source);
+  std::vector<bool> inside(std::count(source.begin(), source.end(), '\n') + 2, false);
+  struct Group {
+    int line;
+    bool guard;
+  };
+  std::vector<Group> open;
+  auto mark = [&](const Group& g, int last) {
+    if (!g.guard)
+      for (int l = g.line; l <= last && l < int(inside.size()); ++l) inside[l] = true;
+  };
+  // Whether token i is a directive's name: `#` and blanks before it on its line.
+  auto directive = [&](std::size_t i) {
+    if (!toks[i].directive) return false;
+    const std::size_t line_start = source.rfind('\n', toks[i].begin) + 1;  // (npos + 1 is 0)
+    const std::string_view lead = source.substr(line_start, toks[i].begin - line_start);
+    return lead.find_first_not_of(" \t#") == std::string_view::npos &&
+           std::count(lead.begin(), lead.end(), '#') == 1;
+  };
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    if (!directive(i)) continue;
+    const std::string& word = toks[i].text;
+    if (word == "if" || word == "ifdef" || word == "ifndef") {
+      const bool guard = word == "ifndef" && open.empty() && i + 3 < toks.size() &&
+                         directive(i + 2) && is_ident(toks[i + 2], "define") &&
+                         toks[i + 3].text == toks[i + 1].text;
+      open.push_back({toks[i].line, guard});
+    } else if (word == "endif" && !open.empty()) {
+      mark(open.back(), toks[i].line);
+      open.pop_back();
+    }
+  }
+  for (const Group& g : open) mark(g, int(inside.size()) - 1);  // (unclosed: to the end)
+  return inside;
+}
+
 std::vector<KernelDecl> find_kernels(std::string_view source) {
   std::vector<Token> toks = code_tokens(source);
   std::vector<KernelDecl> found;

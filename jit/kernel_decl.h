@@ -37,6 +37,12 @@ struct KernelDecl {
 // declared and later defined is listed once).
 std::vector<KernelDecl> find_kernels(std::string_view source);
 
+// For each 1-based line of source (index 0 unused), whether it lies in a preprocessor
+// conditional group (`#if`/`#ifdef`/`#ifndef` to its `#endif`), the include guard around a
+// whole file (`#ifndef X` then `#define X`, outermost) excepted: a kernel there may not exist
+// once the preprocessor has run.
+std::vector<bool> conditional_lines(std::string_view source);
+
 // Where a __global__ function's body is in the source text.
 struct KernelBody {
   std::string name;

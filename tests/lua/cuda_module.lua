@@ -56,6 +56,22 @@ for round = 1, 2 do
   mc.read[{ 1, 1 }](count)
   assert(count:copy_to_host()[1] == 5 + 100 * round, "g_count after round " .. round .. ": " .. count:copy_to_host()[1])
 end
+-- A kernel in an #if group the preprocessor drops is no part of the others' build; defined, it
+-- runs like the rest.
+local guarded = [[
+__global__ void a(int* p) { p[threadIdx.x] = 1; }
+#ifdef WITH_B
+__global__ void b(int* p) { p[threadIdx.x] = 2; }
+#endif]]
+local ab = cuda.device_array(4, "int32")
+cuda.module(guarded).a[{ 1, 4 }](ab)
+assert(ab:copy_to_host()[4] == 1, "a beside an #ifdef'd b")
+local with_b = cuda.module(guarded, { defines = { WITH_B = 1 } })
+with_b.b[{ 1, 4 }](ab)
+assert(ab:copy_to_host()[4] == 2, "b with WITH_B defined")
+with_b.a[{ 1, 4 }](ab)
+assert(ab:copy_to_host()[4] == 1)
+expect_error("kernel 'b' is at line 3, inside an #if group", function() cuda.module(guarded).b[{ 1, 4 }](ab) end)
 mc:set_constant("g_count", 1)
 mc.read[{ 1, 1 }](count)
 assert(count:copy_to_host()[1] == 1, "set_constant after launches")

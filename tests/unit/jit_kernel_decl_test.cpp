@@ -1,6 +1,7 @@
 #include "jit/kernel_decl.h"
 
 #include <gtest/gtest.h>
+#include <map>
 
 namespace kiln::jit {
 namespace {
@@ -488,6 +489,45 @@ __global__ void k(float* x) { static __shared__ float s[4]; x[0] = s[0]; })";
         "static __device__ __forceinline__", "struct S { static __device__ int member; }",
         "static __shared__ float s[4];"})
     EXPECT_NE(out.find(kept), std::string::npos) << kept << "\n" << out;
+}
+
+// Lines in preprocessor conditional groups, where a kernel may be gone after the preprocessor
+// (a module builds its plain kernels together, so one such kernel failed the others): nested
+// groups, #else branches, an unclosed group; the include guard around a whole file is not one.
+TEST(JitKernelDecl, ConditionalLines) {
+  const char* src = R"(#ifndef KERNELS_H
+#define KERNELS_H
+__global__ void a(int* p) {}
+#ifdef WITH_B
+__global__ void b(int* p) {}
+  #  if N > 2
+__global__ void c(int* p) {}
+  #  endif
+#else
+__global__ void d(int* p) {}
+#endif
+#define X \
+  if
+__global__ void e(int* p) {}
+#if 0
+__global__ void f(int* p) {}
+#endif
+#endif
+#if UNCLOSED
+__global__ void g(int* p) {}
+)";
+  const std::vector<bool> in = conditional_lines(src);
+  std::map<std::string, bool> by_kernel;
+  for (const KernelDecl& d : find_kernels(src)) by_kernel[d.name] = in.at(d.line);
+  EXPECT_EQ(by_kernel, (std::map<std::string, bool>{{"a", false},
+                                                    {"b", true},
+                                                    {"c", true},
+                                                    {"d", true},
+                                                    {"e", false},
+                                                    {"f", true},
+                                                    {"g", true}}));
+  // Without the guard's #define, the outer #ifndef is a group like any other.
+  EXPECT_TRUE(conditional_lines("#ifndef A\n__global__ void a() {}\n#endif\n").at(2));
 }
 
 }  // namespace kiln::jit
