@@ -888,7 +888,8 @@ void validate_options(const std::vector<std::string>& options) {
         "-lineinfo|--generate-line-info|-G|--device-debug|-g|-O[0-3]|-w|"
         "-(-)?use_fast_math|--ftz=(true|false)|--prec-div=(true|false)|--prec-sqrt=(true|false)|"
         "--fmad=(true|false)|-(-)?maxrregcount=[0-9]+|-std=c\\+\\+(17|20)|"
-        "--extra-device-vectorization|-(-)?restrict");
+        "--extra-device-vectorization|-(-)?restrict|-default-device|"
+        "--device-as-default-execution-space");
     return std::regex_match(o, pattern);
   };
   for (const std::string& o : options) {

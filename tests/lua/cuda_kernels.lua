@@ -109,6 +109,17 @@ expect_error("several kernels", cuda.jit, "__global__ void a(){}\n__global__ voi
 expect_error("no kernel named 'c'", cuda.jit, "__global__ void a(){}", { name = "c" })
 expect_error("not a valid macro name", cuda.jit, "__global__ void a(){}", { defines = { ["X Y"] = 1 } })
 expect_error("not an allowed compiler option", cuda.jit, "__global__ void a(){}", { options = { "-o/tmp/x" } })
+-- A generic lambda in a kernel: NVRTC asks for -default-device, which is allowed.
+local generic = cuda.jit([[
+__global__ void twice(float* x, int n) {
+  auto f = [](auto v) { return v + v; };
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = f(x[i]);
+}]], { options = { "-default-device" } })
+local gx = cuda.to_device(array.from({ 1, 2.5, -3 }, "float32"))
+generic[{ 1, 32 }](gx, 3)
+local hg = gx:copy_to_host()
+assert(hg[1] == 2 and hg[2] == 5 and hg[3] == -6, "generic lambda")
 expect_error("unknown kernel option", cuda.jit, "__global__ void a(){}", { nme = "a" })
 local freed = cuda.device_array(4, "float32")
 freed:free()
