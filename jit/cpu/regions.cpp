@@ -2241,8 +2241,10 @@ class BodyWriter {
         blank(t_[n].begin, t_[end - 1].end, "(void)" + name);
       } else if (!dims.empty()) {  // `T a[N] = {...};` or `T a[N]{...};`: assigned whole
         const std::size_t list = is_punct(t_[x], "=") ? x + 1 : x;
+        // (extents the rewrite cannot count, `acc[TM][TN]` of template parameters, are the
+        // compiler's to count: the copies are unsized_copies)
         if (!is_punct(t_[list], "{") || match_[list] + 1 != end ||
-            dims.find("[]") != std::string::npos || size == 0)
+            dims.find("[]") != std::string::npos)
           throw Refused("an initialised array at barrier level");
         // (the list's own tokens stay, with whatever else rewrites them)
         blank(
