@@ -451,15 +451,17 @@ std::size_t past_group(const std::vector<Token>& t, const std::vector<std::size_
   return match[k] < t.size() ? match[k] + 1 : t.size();
 }
 
-// The scope of a name declared at token n: a parameter's function body, or the rest of the
-// block holding a local ([n + 1, end)).
+// The scope of a name declared at token n: a parameter's function body (its '{' in *body), or
+// the rest of the block holding a local ([n + 1, end)).
 std::size_t scope_end(const std::vector<Token>& t, const std::vector<std::size_t>& match,
-                      std::size_t n) {
+                      std::size_t n, std::size_t* body = nullptr) {
   if (n + 1 < t.size() && (is_punct(t[n + 1], ")") || is_punct(t[n + 1], ","))) {
     for (std::size_t k = n + 1; k < t.size(); ++k) {  // a parameter list's ')', then '{'
       if (is_punct(t[k], "(")) k = past_group(t, match, k) - 1;
       if (!is_punct(t[k], ")")) continue;
-      return k + 1 < t.size() && is_punct(t[k + 1], "{") ? past_group(t, match, k + 1) : n + 1;
+      if (k + 1 >= t.size() || !is_punct(t[k + 1], "{")) return n + 1;
+      if (body) *body = k + 1;
+      return past_group(t, match, k + 1);
     }
     return n + 1;
   }
@@ -490,13 +492,16 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
     std::size_t k = v + 1;  // T: names, `::`, `unsigned int`, `const`
     while (k < t.size() && (t[k].kind == Token::ident || is_punct(t[k], "::"))) ++k;
     if (k == v + 1 || k + 1 >= t.size()) continue;
-    std::size_t last = k, n = k + 1;
+    std::size_t last = k, n = k + 1, inner = 0, body = 0;
     const bool array = is_punct(t[k], "[") && k >= v + 3 && t[k - 1].kind == Token::ident;
-    if (array) {  // `__shared__ volatile T name[N];`, one extent
+    if (array) {  // `__shared__ volatile T name[N];`, `... name[W][2];`: any extents
       bool shared = false;
       for (std::size_t j = first; j < k; ++j) shared = shared || is_ident(t[j], "__shared__");
       n = k - 1;
       last = past_group(t, match, k) - 1;
+      inner = last + 1;
+      while (last + 1 < t.size() && is_punct(t[last + 1], "["))
+        last = past_group(t, match, last + 1) - 1;
       if (!shared || last + 1 >= t.size() || !is_punct(t[last + 1], ";")) continue;
     } else if (!is_punct(t[k], "*") || is_punct(t[k + 1], "*") || n + 1 >= t.size() ||
                t[n].kind != Token::ident ||
@@ -505,6 +510,7 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
       continue;
     }
     if (!array) first = v > 0 && is_ident(t[v - 1], "const") ? v - 1 : v;
+    const std::size_t end = scope_end(t, match, n, &body);
     // A read after a store, before a barrier, of an element other than those stored (`s[t] +=
     // s[t + 16]; s[t] += s[t + 8];`, not `s[t] = v; ... return s[t];`: the subscripts' text)
     // finds one. Read in the statement of the store, it finds one unless a barrier comes before
@@ -515,7 +521,6 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
     std::size_t statement = 0, stored_in = 0;
     bool member = false;
     int line = 0, pending = 0;
-    const std::size_t end = scope_end(t, match, n);
     for (std::size_t k = n + 1; k < end && !member && line == 0; ++k) {
       if (is_punct(t[k], ";") || is_punct(t[k], "{") || is_punct(t[k], "}")) ++statement;
       if (t[k].kind != Token::ident) continue;
@@ -535,7 +540,10 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
           (declarator && is_punct(before, "*") && t[k - 2].kind == Token::ident))
         member = true;  // (declared again: `int* s = ...`)
       const bool subscript = k + 1 < t.size() && is_punct(t[k + 1], "[");
-      const std::size_t after = subscript ? past_group(t, match, k + 1) : k + 1;
+      std::size_t after = subscript ? past_group(t, match, k + 1) : k + 1;
+      // (an array's further extents: `b[w][1]`, its subscripts all of the element's text)
+      while (array && subscript && after < t.size() && is_punct(t[after], "["))
+        after = past_group(t, match, after);
       member = member || (after < t.size() && is_punct(t[after], ".")) ||
                (after + 1 < t.size() && is_punct(t[after], "-") && is_punct(t[after + 1], ">"));
       const bool deref = !subscript && is_punct(t[k - 1], "*") &&
@@ -554,7 +562,7 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
       }
     }
     if (line == 0) line = pending;
-    if (line != 0 && !member) found.push_back({first, last, n, line, array});
+    if (line != 0 && !member) found.push_back({first, last, n, line, array, inner, body});
   }
   return found;
 }

@@ -84,17 +84,20 @@ SyncUse scan_sync(std::string_view source, bool lockstep = true);
 bool uses_barriers(std::string_view source);
 
 // A pointer declared `[const] volatile T* name` (a parameter or a local), or a shared array
-// `__shared__ volatile T name[N];`, through which its scope stores and then reads another
-// element with no barrier between (`s[t] += s[t + 16];`): legacy warp-synchronous code, which
-// relies on a warp's lanes running each statement together, every lane reading before any lane
-// writes (the cpu backend's lockstep pointers, scan_sync's other_sync). Indices into toks: the
-// declaration's first token (a pointer's `const` or `volatile`, an array's first word), its
-// last token before the name (a pointer's '*') or an array's ']', its name; the line of the
-// access found after a store.
+// `__shared__ volatile T name[N]...;` (any number of extents), through which its scope stores
+// and then reads another element with no barrier between (`s[t] += s[t + 16];`, `b[w][0] = x;
+// y = b[w][1];`): legacy warp-synchronous code, which relies on a warp's lanes running each
+// statement together, every lane reading before any lane writes (the cpu backend's lockstep
+// pointers, scan_sync's other_sync). Indices into toks: the declaration's first token (a
+// pointer's `const` or `volatile`, an array's first word), its last token before the name (a
+// pointer's '*') or an array's last ']', its name; the line of the access found after a store.
+// An array's inner: its first token after the first extent's ']' (last + 1 with one extent). A
+// parameter's body: its function body's '{' (0 for a local).
 struct LockstepPointer {
   std::size_t first, last, name;
   int line;
   bool array = false;
+  std::size_t inner = 0, body = 0;
 };
 std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& toks);
 // The first of them as synchronisation (other_sync; "warp-synchronous code through volatile

@@ -324,6 +324,25 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
   std::vector<jit::SyncUse> uses;
   for (const auto& k : bodies)
     uses.push_back(jit::scan_sync(source.substr(k.open, k.close - k.open)));
+  // A kernel's own parameter as a lockstep pointer (`volatile int* flags`, declared before the
+  // body scan_sync reads): its warp-synchronous code, as the body's (lines the body's).
+  std::vector<std::optional<jit::SyncUse>> param_lockstep(bodies.size());
+  if (source.find("volatile") != std::string_view::npos) {
+    const std::vector<jit::Token> t = jit::lex(source);
+    for (const jit::LockstepPointer& p : jit::lockstep_pointers(t))
+      for (std::size_t i = 0; p.body && i < bodies.size(); ++i) {
+        if (t[p.body].begin != bodies[i].open || param_lockstep[i]) continue;
+        jit::SyncUse& use = param_lockstep[i].emplace();
+        use.other_sync = use.other_used = true;
+        use.first_other = "warp-synchronous code through volatile '" + t[p.name].text + "'";
+        use.first_other_line = p.line - (line_at(source, bodies[i].open) - 1);
+        if (!uses[i].other_sync) {
+          uses[i].other_sync = uses[i].other_used = true;
+          uses[i].first_other = use.first_other;
+          uses[i].first_other_line = use.first_other_line;
+        }
+      }
+  }
   // Everything but the kernel bodies: device functions, globals, includes.
   std::string outside(source);
   for (const auto& k : bodies)
@@ -356,7 +375,8 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
     } else if (uses[i].other_sync) {
       // (what regions cannot take, when something: `__match_all_sync`, not the `__ballot_sync`
       // before it)
-      const std::optional<jit::SyncUse> kept = beyond_region_warp_ops(body);
+      std::optional<jit::SyncUse> kept = beyond_region_warp_ops(body);
+      if (!kept) kept = param_lockstep[i];
       body_why[i] = fiber_reason(kept ? *kept : uses[i], filename, offset);
       regions_take[i] = !kept;
     } else if (uses[i].block_barriers && uses[i].lambda) {  // not coroutines; regions may
@@ -430,34 +450,56 @@ std::string rewrite_lockstep_pointers(std::string_view source) {
   if (source.find("volatile") == std::string_view::npos) return std::string(source);
   const std::vector<jit::Token> t = jit::lex(source);
   auto text = [&](std::size_t k) { return source.substr(t[k].begin, t[k].end - t[k].begin); };
-  std::string out(source);
-  const auto found = jit::lockstep_pointers(t);
-  for (auto p = found.rbegin(); p != found.rend(); ++p) {  // (from the end: offsets hold)
-    // T: the declaration's words but volatile (and an array's __shared__ and static).
+  // The edits, [begin, end) of source replaced, made from the last: a parameter's also inserts
+  // at its function's body, after the parameters that follow it.
+  struct Edit {
+    std::size_t begin, end;
+    std::string text;
+  };
+  std::vector<Edit> edits;
+  for (const jit::LockstepPointer& p : jit::lockstep_pointers(t)) {
+    // T: the declaration's words but volatile (and an array's __shared__ and static), and an
+    // array's extents after its first (`__shared__ volatile int b[4][2]`: `int[2]`).
     std::string type, array;  // (in steps: GCC 12 warns of "" + string)
-    const std::size_t type_end = p->array ? p->name : p->last;
-    for (std::size_t k = p->first; k < type_end; ++k) {
+    const std::size_t type_end = p.array ? p.name : p.last;
+    for (std::size_t k = p.first; k < type_end; ++k) {
       if (jit::is_ident(t[k], "volatile") || jit::is_ident(t[k], "__shared__") ||
           jit::is_ident(t[k], "static"))
         continue;
       if (!type.empty()) type += ' ';
       type += text(k);
     }
+    for (std::size_t k = p.inner; p.array && k <= p.last; ++k) type += text(k);
+    const std::string name(text(p.name));
+    if (p.body) {
+      // A parameter keeps its type (the kernel's signature is what a launch fills): renamed,
+      // it initialises the lockstep pointer of its name at the body's start (on its line).
+      edits.push_back({t[p.name].begin, t[p.name].end, "kiln_lockstep_" + name});
+      edits.push_back(
+          {t[p.body].end, t[p.body].end,
+           " ::kiln_cpu::lockstep_ptr<" + type + "> " + name + "(kiln_lockstep_" + name + ");"});
+      continue;
+    }
     // `__shared__ volatile T s[N]` -> `__shared__ T kiln_lockstep_s[N]; lockstep_ptr<T> s =
     // kiln_lockstep_s` (its ';' stays)
-    const std::string name(text(p->name));
-    for (std::size_t k = p->first; p->array && k <= p->last; ++k) {
+    for (std::size_t k = p.first; p.array && k <= p.last; ++k) {
       if (jit::is_ident(t[k], "volatile")) continue;
       if (!array.empty()) array += ' ';
-      array += k == p->name ? "kiln_lockstep_" + name : std::string(text(k));
+      array += k == p.name ? "kiln_lockstep_" + name : std::string(text(k));
     }
-    const std::size_t b = t[p->first].begin, e = t[p->last].end;
-    std::string replaced = p->array ? array + "; ::kiln_cpu::lockstep_ptr<" + type + "> " + name +
-                                          " = kiln_lockstep_" + name
-                                    : "::kiln_cpu::lockstep_ptr<" + type + "> ";
-    replaced += std::string(std::count(out.begin() + b, out.begin() + e, '\n'), '\n');
-    out.replace(b, e - b, replaced);
+    const std::size_t b = t[p.first].begin, e = t[p.last].end;
+    std::string replaced = p.array ? array + "; ::kiln_cpu::lockstep_ptr<" + type + "> " + name +
+                                         " = kiln_lockstep_" + name
+                                   : "::kiln_cpu::lockstep_ptr<" + type + "> ";
+    replaced += std::string(std::count(source.begin() + b, source.begin() + e, '\n'), '\n');
+    edits.push_back({b, e, std::move(replaced)});
   }
+  // (at one offset, a declaration replaced before a parameter's inserts there: `{volatile`)
+  std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) {
+    return a.begin != b.begin ? a.begin > b.begin : a.end > b.end;
+  });
+  std::string out(source);
+  for (const Edit& e : edits) out.replace(e.begin, e.end - e.begin, e.text);
   return out;
 }
 

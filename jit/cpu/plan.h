@@ -71,9 +71,12 @@ std::string internal_kernels(std::string_view source);
 
 // Each pointer of legacy warp-synchronous code (jit::lockstep_pointers: `volatile float* s`
 // stored through and read again with no barrier between) becomes a
-// `::kiln_cpu::lockstep_ptr<float> s`, whose stores keep the warp's lanes in step (fibers;
-// lines stay); a shared array `__shared__ volatile float s[64]` becomes `__shared__ float
-// kiln_lockstep_s[64]; ::kiln_cpu::lockstep_ptr<float> s = kiln_lockstep_s`.
+// `::kiln_cpu::lockstep_ptr<float> s`, whose stores and reads keep the warp's lanes in step
+// (fibers; lines stay); a shared array `__shared__ volatile float s[64]` becomes `__shared__
+// float kiln_lockstep_s[64]; ::kiln_cpu::lockstep_ptr<float> s = kiln_lockstep_s` (`s[4][2]`:
+// `lockstep_ptr<float[2]>`); a parameter keeps its type (a kernel's signature is what launches
+// fill): `volatile float* kiln_lockstep_s`, and its body starts `::kiln_cpu::lockstep_ptr<float>
+// s(kiln_lockstep_s);`.
 std::string rewrite_lockstep_pointers(std::string_view source);
 
 // Check mode: rewrites each plain `T* name` / `const T* __restrict__ name` parameter of a

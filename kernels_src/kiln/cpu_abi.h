@@ -48,6 +48,10 @@ enum WarpOp {
   warp_match_any = 9,
   warp_match_all = 10,
 };
+// The param of a warp_activemask that a lockstep pointer's read waits at (cpu_sync.h
+// lockstep_ref): the lanes of the warp waiting at another warp operation (a lockstep store's)
+// complete theirs first, the readers after them.
+enum { activemask_after_stores = 1 };
 
 // What a launch did that a GPU leaves undefined and kiln answered some way, for a note to the
 // user (Api::note; bits).

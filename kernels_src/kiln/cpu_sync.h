@@ -129,13 +129,20 @@ namespace kiln_cpu {
 // before any lane writes. The cpu compiler makes such a pointer a lockstep_ptr
 // (jit/cpu/plan.h: rewrite_lockstep_pointers; the kernel runs as fibers), whose every store
 // waits for the warp's other lanes before it (their reads of the old value are done) and after
-// it (the new value is there for their next reads). The wait is __activemask's: every lane of
-// the warp that has not exited, or those that reached one while the rest wait elsewhere.
+// it (the new value is there for their next reads), and whose every read waits for the
+// warp's lanes too, after their stores: the lanes that skipped a store (`if (lane < 2) b[lane] = x;
+// y = b[1];`) read after it, as a GPU's warp runs the store, masked, before the reads that follow.
+// The wait is __activemask's: every lane of the warp that has not exited, or those that reached
+// one while the rest wait elsewhere; a read's (activemask_after_stores) lets the lanes waiting
+// at a store go first.
 template <class T>
 struct lockstep_ref {
   volatile T* p;
   static void step() { (void)__activemask(); }
-  operator T() const { return *p; }
+  operator T() const {
+    (void)warp_op(warp_activemask, 0xffffffffu, 0, activemask_after_stores, 32);
+    return *p;
+  }
   const lockstep_ref& operator=(T v) const {
     step();
     *p = v;
@@ -180,6 +187,24 @@ struct lockstep_ptr {
   lockstep_ptr& operator-=(long long i) { return p -= i, *this; }
   operator volatile T*() const { return p; }
   template <class U>  // (`(int*)s`, as C casts away the volatile)
+  explicit operator U*() const {
+    return (U*)(p);
+  }
+};
+// A shared array of more extents (`__shared__ volatile int b[4][2]`): its rows are lockstep
+// pointers (`lockstep_ptr<int[2]> b = kiln_lockstep_b; b[w][1] = x;`).
+template <class T, unsigned long N>
+struct lockstep_ptr<T[N]> {
+  volatile T (*p)[N] = nullptr;
+  lockstep_ptr() = default;
+  lockstep_ptr(volatile T (*q)[N]) : p(q) {}
+  lockstep_ptr<T> operator[](long long i) const { return p[i]; }
+  lockstep_ptr<T> operator*() const { return *p; }
+  lockstep_ptr operator+(long long i) const { return p + i; }
+  lockstep_ptr operator-(long long i) const { return p - i; }
+  using row = volatile T[N];
+  operator row*() const { return p; }
+  template <class U>
   explicit operator U*() const {
     return (U*)(p);
   }

@@ -491,7 +491,8 @@ unsigned long long BlockRunner::warp(int op, unsigned mask, unsigned long long v
   w.code[lane] = code;
   w.unjoined[lane] = 32;
   w.waiting |= 1u << lane;
-  if (!try_complete(w, mask)) {
+  try_complete(w, mask);
+  if (w.waiting >> lane & 1) {  // (not complete, or others, at stores, complete before it)
     fibers_[me].state = State::warp;
     wait();
   }
@@ -517,14 +518,26 @@ void BlockRunner::unjoined_source(const Warp& w, unsigned lane) const {
 }
 
 // Completes the warp operation of the lanes named by mask once all its live lanes are waiting
-// at one with the same mask (lanes that exited do not count).
+// at one with the same mask (lanes that exited do not count). Lanes at a lockstep pointer's
+// read (after_stores) wait on while others complete: the warp's stores come first.
 bool BlockRunner::try_complete(Warp& w, unsigned mask) {
   unsigned group = mask & w.live;
   if ((w.waiting & group) != group) return false;
   for (unsigned j = 0; j < 32; ++j)
     if ((group >> j & 1) && (w.mask[j] & w.live) != group) return false;
-  complete(w, group);
+  const unsigned stores = group & ~after_stores(w, group);
+  complete(w, stores ? stores : group);
   return true;
+}
+
+// The lanes of group waiting at a lockstep pointer's read (cpu_sync.h lockstep_ref).
+unsigned BlockRunner::after_stores(const Warp& w, unsigned group) {
+  unsigned readers = 0;
+  for (unsigned j = 0; j < 32; ++j)
+    if ((group >> j & 1) && w.op[j] == kiln_cpu::warp_activemask &&
+        w.param[j] == kiln_cpu::activemask_after_stores)
+      readers |= 1u << j;
+  return readers;
 }
 
 void BlockRunner::complete(Warp& w, unsigned group) {
@@ -606,7 +619,8 @@ bool BlockRunner::release_divergent_activemask() {
     for (unsigned j = 0; j < 32; ++j)
       if ((w.waiting >> j & 1) && w.op[j] == kiln_cpu::warp_activemask) group |= 1u << j;
     if (group == 0) continue;
-    complete(w, group);
+    const unsigned stores = group & ~after_stores(w, group);  // (the stores first, as above)
+    complete(w, stores ? stores : group);
     released = true;
   }
   return released;

@@ -100,6 +100,7 @@ class BlockRunner final : public OverflowCatcher {
   void finish_current();
   void release_barrier();
   bool try_complete(Warp& w, unsigned mask);
+  static unsigned after_stores(const Warp& w, unsigned group);
   void complete(Warp& w, unsigned group);
   bool release_divergent_activemask();
   std::string where(unsigned fiber) const;

@@ -371,6 +371,24 @@ TEST(JitScanSync, FindsWarpSynchronousVolatilePointers) {
   EXPECT_TRUE(shared[0].array);
   EXPECT_EQ(shared[0].line, 4);
   EXPECT_EQ(lines("{ volatile __shared__ int s[64]; s[t] = 1; y = s[t ^ 1]; }"), L{1});
+  // A shared array of more extents, its subscripts all of the element (CUSP's SpMV: `if (lane <
+  // 2) b[w][lane] = ...; lo = b[w][0];`); its inner extents after its first.
+  const auto two_d =
+      lockstep_pointers(lex("{\n  __shared__ volatile int b[W][2];\n  if (l < 2) b[w][l] = p[r + "
+                            "l];\n  y = b[w][0];\n}"));
+  ASSERT_EQ(two_d.size(), 1u);
+  EXPECT_TRUE(two_d[0].array);
+  EXPECT_EQ(two_d[0].line, 4);
+  EXPECT_EQ(two_d[0].inner, two_d[0].name + 4);  // (b [ W ] [ 2 ])
+  EXPECT_EQ(two_d[0].last, two_d[0].name + 6);
+  EXPECT_EQ(two_d[0].body, 0u);
+  // A parameter: its function body's '{'.
+  const std::vector<Token> param =
+      lex("__global__ void k(volatile int* f, int* o) { f[b] = 1; "
+          "o[b] = f[b - 1]; }");
+  const auto in_param = lockstep_pointers(param);
+  ASSERT_EQ(in_param.size(), 1u);
+  EXPECT_TRUE(is_punct(param[in_param[0].body], "{"));
   // Read in the statement of the store, and no barrier before the end (or the next access).
   EXPECT_EQ(lines("{\n  volatile int* s = x;\n  for (int d = 1; d < 32; d *= 2)\n    if (l >= d) "
                   "s[l] += s[l - d];\n}"),
@@ -397,7 +415,7 @@ TEST(JitScanSync, FindsWarpSynchronousVolatilePointers) {
            "{ volatile int* s = x; s[0] = 1; { int* s = z; s[1] = s[2]; } }",
            "{ volatile int** s = x; s[0][0] = 1; y = s[1][0]; }",
            "{ volatile int s[64]; s[t] = 1; s[t] += s[t + 1]; }",
-           "{ __shared__ volatile int s[8][8]; s[t][0] = 1; s[t][0] += s[t + 1][0]; }",
+           "{ __shared__ volatile int s[8][8]; s[t][0] = 1; y = s[t][0]; }",
        })
     EXPECT_TRUE(lines(s).empty()) << s;
 }

@@ -1,0 +1,85 @@
+-- Legacy warp-synchronous code through volatile memory (pre-Volta: a warp's lanes run each
+-- statement together, no __syncwarp) on the cpu backend, which runs it as fibers whose volatile
+-- pointers are kiln_cpu::lockstep_ptr: a store is seen by the lanes that skipped it (the warp
+-- runs the store, masked, before the reads that follow), a shared array of two extents is
+-- followed as one of one, and a volatile kernel parameter keeps its type in the signature.
+if cuda.backend() ~= "cpu" then print("warp_synchronous_volatile: the cpu backend's test; skipped on " .. cuda.backend()) return end
+
+-- CUSP's CSR-vector SpMV reads its row bounds so: lanes 0 and 1 store, every lane reads.
+local bounds = array.from({ 0, 10, 20, 50, 100, 170, 200, 290 }, "int32")
+for name, decl in pairs({ one_d = "bounds[8]", two_d = "bounds[4][2]" }) do
+  local at = name == "one_d" and function(w, l) return "bounds[" .. w .. " * 2 + " .. l .. "]" end
+    or function(w, l) return "bounds[" .. w .. "][" .. l .. "]" end
+  local k = cuda.jit(([[
+__global__ void k(const int* in, int* out) {
+  __shared__ volatile int %s;
+  int lane = threadIdx.x & 31, w = threadIdx.x / 32;
+  if (lane < 2) %s = in[w * 2 + lane];
+  int lo = %s;
+  int hi = %s;
+  out[threadIdx.x] = hi - lo;
+}]]):format(decl, at("w", "lane"), at("w", 0), at("w", 1)))
+  local out = cuda.device_array(128, "int32")
+  k[{ 1, 128 }](cuda.to_device(bounds), out)
+  local o = out:copy_to_host()
+  for t = 0, 127 do
+    local w = t // 32
+    assert(o[t + 1] == bounds[w * 2 + 2] - bounds[w * 2 + 1], ("%s: thread %d: %d"):format(name, t, o[t + 1]))
+  end
+  assert(k:info().threads == "fibers", name .. ": " .. k:info().threads .. ": " .. k:info().why)
+  assert(k:info().why:find("volatile 'bounds'", 1, true), k:info().why)
+end
+
+-- One lane stores three elements, the others read the last: they wait for all three.
+local three = cuda.jit([[
+__global__ void k(int* out) {
+  __shared__ volatile int s[3];
+  if (threadIdx.x == 0) { s[0] = 1; s[1] = 2; s[2] = 3; }
+  out[threadIdx.x] = s[2] * 10 + s[threadIdx.x % 2];
+}]])
+local o3 = cuda.device_array(32, "int32")
+three[{ 1, 32 }](o3)
+local h3 = o3:copy_to_host()
+for t = 0, 31 do assert(h3[t + 1] == 30 + 1 + t % 2, ("three: thread %d: %d"):format(t, h3[t + 1])) end
+
+-- A volatile kernel parameter written and then read at another element (a flag array): it stays
+-- `volatile int*` in the kernel's signature, so a launch can pass a device array to it.
+local publish = cuda.jit([[
+__global__ void publish(volatile int* flags, int* out) {
+  int b = blockIdx.x;
+  if (threadIdx.x == 0) {
+    flags[b] = 1;
+    out[b] = b > 0 ? flags[b - 1] : 0;
+  }
+}]])
+local flags, out = cuda.to_device(array.zeros(4, "int32")), cuda.device_array(4, "int32")
+publish[{ 1, 32 }](flags, out)
+assert(flags:copy_to_host()[1] == 1 and out:copy_to_host()[1] == 0)
+assert(publish:info().threads == "fibers", publish:info().why)
+assert(publish:info().why:find("volatile 'flags'", 1, true), publish:info().why)
+
+-- Harris's warpReduce on a two-extent volatile array (one row per warp).
+local reduce = cuda.jit([[
+__global__ void k(const int* in, int* out) {
+  __shared__ volatile int s[2][64];
+  const unsigned w = threadIdx.x / 32, lane = threadIdx.x % 32;
+  s[w][lane] = in[threadIdx.x];
+  s[w][lane + 32] = 0;
+  s[w][lane] += s[w][lane + 16];
+  s[w][lane] += s[w][lane + 8];
+  s[w][lane] += s[w][lane + 4];
+  s[w][lane] += s[w][lane + 2];
+  s[w][lane] += s[w][lane + 1];
+  if (lane == 0) out[w] = s[w][0];
+}]])
+local h = array.zeros(64, "int32")
+for i = 1, 64 do h[i] = (i * 37) % 23 - 5 end
+local sums = cuda.device_array(2, "int32")
+reduce[{ 1, 64 }](cuda.to_device(h), sums)
+local s = sums:copy_to_host()
+for w = 0, 1 do
+  local want = 0
+  for i = w * 32 + 1, w * 32 + 32 do want = want + h[i] end
+  assert(s[w + 1] == want, ("reduce: warp %d: %d vs %d"):format(w, s[w + 1], want))
+end
+print("warp_synchronous_volatile: ok")
