@@ -1803,6 +1803,10 @@ class BodyWriter {
     }
     if (!type || k >= e) return std::nullopt;
     const auto [first, past] = declarator_at(k, e);
+    // (`mask &= bits;` is an assignment: the lexer's '&' then '=', side by side)
+    if (k + 1 < e && is_punct(t_[k], "&") && is_punct(t_[k + 1], "=") &&
+        t_[k].end == t_[k + 1].begin)
+      return std::nullopt;
     if (first < e && is_punct(t_[first], "&"))
       throw Refused("a reference declared at barrier level");
     if (first >= e || t_[first].kind != Token::ident || is_statement_keyword(t_[first].text) ||

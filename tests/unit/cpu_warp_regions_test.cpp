@@ -552,6 +552,35 @@ __global__ void k(const int* in, int* out) {
   }
 }
 
+// `peers &= bits;` at barrier level (a radix sort's peers by ballot, one bit at a time) is an
+// assignment: the rewrite took `peers &` for a reference's declaration and declined the kernel
+// (fibers). Against the host: each lane counts the lanes whose low 4 bits equal its own.
+TEST(CpuWarpRegions, AndAssignIsNoReference) {
+  const std::string src = R"(
+__global__ void k(const unsigned* in, unsigned* out) {
+  const unsigned digit = in[threadIdx.x];
+  unsigned peers = 0xffffffffu;
+  for (int b = 0; b < 4; ++b) {
+    const unsigned bit = (digit >> b) & 1u;
+    unsigned bal = __ballot_sync(0xffffffffu, bit);
+    peers &= bit ? bal : ~bal;
+  }
+  out[threadIdx.x] = __popc(peers);
+})";
+  Built b = build(src, "k");
+  EXPECT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
+  std::vector<unsigned> in(64);
+  for (unsigned i = 0; i < 64; ++i) in[i] = (i * 7 + i / 5) % 23;
+  Buffer<unsigned> din(in), out(64, 0u);
+  launch(*b.kernel, {1}, {64}, 0, din.p, out.p);
+  for (unsigned t = 0; t < 64; ++t) {
+    unsigned same = 0;
+    for (unsigned l = t / 32 * 32; l < t / 32 * 32 + 32; ++l)
+      same += (in[l] & 15u) == (in[t] & 15u);
+    ASSERT_EQ(out.host()[t], same) << t;
+  }
+}
+
 // A warp-synchronous kernel beside one the region rewrite takes, built together (a cuda.module's
 // kernels share a build): the rewrite leaves the fibers kernel as written. It rewrote every
 // body, so the fibers kernel's threads each ran the block's thread loops over a private copy of
