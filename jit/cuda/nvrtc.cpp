@@ -270,6 +270,12 @@ CompileResult Nvrtc::compile(const CompileRequest& request,
   if (!request.arch.empty() && !has_arch_option(request.options))
     options.push_back("--gpu-architecture=" + request.arch);
   for (const std::string& dir : include_dirs_) options.push_back("-I" + dir);
+  // What nvcc's implicit cuda_runtime.h brings (its driver_types.h includes <limits.h>, its
+  // math_functions.h <math.h>): INT_MAX, INFINITY, M_PI without an #include, as code written
+  // for nvcc assumes. (kiln's shims of them for NVRTC, kernels_src/kiln/nvrtc_include.)
+  if (headers.count("limits.h") && headers.count("math.h"))
+    for (const char* implicit : {"--pre-include=limits.h", "--pre-include=math.h"})
+      options.push_back(implicit);
   options.insert(options.end(), request.options.begin(), request.options.end());
   std::string option_text;
   for (const std::string& o : options) option_text += (option_text.empty() ? "" : " ") + o;

@@ -12,7 +12,8 @@
 #define KILN_CPU_PRELUDE_H
 #define KILN_CPU 1
 
-#include <math.h>  // the C++ wrapper: float overloads of sqrt, abs, ... in the global namespace
+#include <limits.h>  // INT_MAX, ...: nvcc's implicit cuda_runtime.h brings it (driver_types.h)
+#include <math.h>    // the C++ wrapper: float overloads of sqrt, abs, ... in the global namespace
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>

@@ -109,6 +109,16 @@ expect_error("several kernels", cuda.jit, "__global__ void a(){}\n__global__ voi
 expect_error("no kernel named 'c'", cuda.jit, "__global__ void a(){}", { name = "c" })
 expect_error("not a valid macro name", cuda.jit, "__global__ void a(){}", { defines = { ["X Y"] = 1 } })
 expect_error("not an allowed compiler option", cuda.jit, "__global__ void a(){}", { options = { "-o/tmp/x" } })
+-- The macros nvcc's implicit cuda_runtime.h brings (<limits.h>, <math.h>), without an #include.
+local implicit = cuda.jit([[
+__global__ void limits(double* out) {
+  out[0] = INT_MAX; out[1] = INT_MIN; out[2] = UINT_MAX; out[3] = M_PI;
+  out[4] = isinf(INFINITY) ? 1 : 0; out[5] = isnan(NAN) ? 1 : 0; out[6] = CHAR_BIT;
+}]])
+local lim = cuda.device_array(7, "float64")
+implicit[{ 1, 1 }](lim)
+local want_lim = { 2147483647, -2147483648, 4294967295, math.pi, 1, 1, 8 }
+for i, w in ipairs(want_lim) do assert(lim:copy_to_host()[i] == w, "implicit macro " .. i) end
 -- A generic lambda in a kernel: NVRTC asks for -default-device, which is allowed.
 local generic = cuda.jit([[
 __global__ void twice(float* x, int n) {
