@@ -39,7 +39,9 @@ class Nvrtc {
   // signatures are filled per name expression. Throws CompileError carrying the log, its line
   // numbers those of request.filename.
   // Options: -std=c++20 (c++17 before NVRTC 12) unless request.options has a -std, then
-  // --gpu-architecture=<arch> when arch is set, -I<each include_dirs()>, then request.options.
+  // --gpu-architecture=<arch> when arch is set, -I<each include_dirs()>, --pre-include of
+  // limits.h and math.h where headers has them (what nvcc's cuda_runtime.h brings), then
+  // request.options.
   // The result: image_kind "cubin" (image = the cubin) or "ptx" (image = the PTX text with its
   // terminating NUL, as cuModuleLoadData takes it); ptx always; signatures "void (float*, int)"
   // for C++ kernels and "" for extern "C" ones (whose lowered name is not mangled).
