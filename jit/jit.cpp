@@ -519,6 +519,10 @@ std::shared_ptr<const StructLayout> Kernel::struct_layout(
       f.dtype = *t;
       f.count = bytes / element;
       f.settable = f.count >= 1 && bytes % element == 0;
+    } else if (const ParamType p = classify_param(type);
+               p.kind == ParamKind::pointer && bytes == sizeof(void*)) {
+      f.dtype = p.dtype;  // (a functor's `const float* table`, a parameter block's pointers)
+      f.pointer = true;
     }
     layout->fields.push_back(std::move(f));
   }

@@ -318,6 +318,16 @@ void convert_struct(const Where& where, const StructLayout& layout, const ArgVal
       if (key == f.name) value = &given;
     const std::function<std::string()> field_where = [&] { return where() + ", field '" + f.name + "'"; };
     if (!value) throw Error(field_where() + " (" + f.type + ") is not given");
+    if (f.pointer) {  // (a device array's address; a host array would need staging)
+      const std::string_view dtype = dtype_info(f.dtype).name;
+      if (value->kind != ArgValue::Kind::null_pointer &&
+          (value->kind != ArgValue::Kind::device_array || value->dtype != f.dtype))
+        throw Error(field_where() + " (" + f.type + ") expects a " + std::string(dtype) +
+                    " device array (or cuda.null), got " + describe(*value));
+      const void* address = value->kind == ArgValue::Kind::null_pointer ? nullptr : value->data;
+      std::memcpy(out + f.offset, &address, sizeof address);
+      continue;
+    }
     if (!f.settable)
       throw Error(field_where() + " has type " + f.type + ", which kiln cannot set from Lua");
     ParamType element;

@@ -32,6 +32,7 @@ struct StructLayout {
     std::string type;     // as declared, for messages
     DType dtype = DType::float32;
     bool settable = false;  // a scalar or vector kiln knows
+    bool pointer = false;   // a pointer to dtype, set from a device array or cuda.null
     std::size_t offset = 0;
     std::size_t count = 1;  // elements: 3 for `double w[3]`
   };

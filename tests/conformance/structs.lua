@@ -103,4 +103,30 @@ refused("expects an array of whole FOUR_VECTOR structs (32 bytes each) at an 8-b
   function() m.weigh[{ 1, 1 }](odd:sub(2, 17), cuda.to_device(qv), 1) end)
 refused("expects an array of whole FOUR_VECTOR structs (32 bytes each), got an integer (3)",
   function() m.weigh[{ 1, 1 }](3, cuda.to_device(qv), 1) end)
+-- A struct by value holding pointers (a thrust-style functor, a parameter block): each pointer
+-- field takes a device array of its pointee's dtype, or cuda.null.
+local gather = [[
+struct Gather { const float* table; int mask; int* hits;
+  __device__ float operator()(int i) const {
+    if (hits) atomicAdd(hits + (i & mask), 1);
+    return table[i & mask];
+  } };
+template <typename F> __global__ void apply(F f, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = f(i);
+}]]
+local apply = cuda.jit(gather, { name = "apply<Gather>" })
+local table8 = cuda.to_device(array.from({ 5, -1, 2.5, 0, 7, 3, -4, 9 }, "float32"))
+local hits = cuda.to_device(array.zeros(8, "int32"))
+local gathered = cuda.device_array(20, "float32")
+apply[{ 1, 32 }]({ table = table8, mask = 7, hits = hits }, gathered, 20)
+local hg, hh, ht = gathered:copy_to_host(), hits:copy_to_host(), table8:copy_to_host()
+for i = 1, 20 do assert(hg[i] == ht[(i - 1) % 8 + 1], "gather " .. i) end
+for j = 1, 8 do assert(hh[j] == (j <= 4 and 3 or 2), "hits " .. j) end
+apply[{ 1, 32 }]({ table = table8, mask = 3, hits = cuda.null }, gathered, 20)
+assert(gathered:copy_to_host()[6] == ht[2], "gather with a null field")
+refused("field 'table' (float *) expects a float32 device array (or cuda.null), got an int32 device array",
+  function() apply[{ 1, 32 }]({ table = hits, mask = 7, hits = hits }, gathered, 20) end)
+refused("field 'table' (float *) expects a float32 device array (or cuda.null), got a float32 host array",
+  function() apply[{ 1, 32 }]({ table = array.ones(8, "float32"), mask = 7, hits = hits }, gathered, 20) end)
 print("ok")
