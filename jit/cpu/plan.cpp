@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "jit/cpu/block_groups.h"
+#include "jit/cpu/edits.h"
 #include "jit/cpu/region_words.h"
 #include "jit/cpu/regions.h"
 #include "jit/kernel_decl.h"
@@ -450,8 +451,8 @@ std::string rewrite_lockstep_pointers(std::string_view source) {
   if (source.find("volatile") == std::string_view::npos) return std::string(source);
   const std::vector<jit::Token> t = jit::lex(source);
   auto text = [&](std::size_t k) { return source.substr(t[k].begin, t[k].end - t[k].begin); };
-  // The edits, [begin, end) of source replaced, made from the last: a parameter's also inserts
-  // at its function's body, after the parameters that follow it.
+  // The edits, [begin, end) of source replaced: a parameter's also inserts at its function's
+  // body, after the parameters that follow it.
   struct Edit {
     std::size_t begin, end;
     std::string text;
@@ -494,13 +495,11 @@ std::string rewrite_lockstep_pointers(std::string_view source) {
     replaced += std::string(std::count(source.begin() + b, source.begin() + e, '\n'), '\n');
     edits.push_back({b, e, std::move(replaced)});
   }
-  // (at one offset, a declaration replaced before a parameter's inserts there: `{volatile`)
+  // (at one offset, a parameter's insertion before a declaration replaced there: `{volatile`)
   std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) {
-    return a.begin != b.begin ? a.begin > b.begin : a.end > b.end;
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
   });
-  std::string out(source);
-  for (const Edit& e : edits) out.replace(e.begin, e.end - e.begin, e.text);
-  return out;
+  return apply_edits(source, edits);
 }
 
 std::string rewrite_extern_shared(std::string_view source, bool checked) {
