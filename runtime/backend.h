@@ -63,9 +63,10 @@ struct KernelAttributes {
   long shared_bytes = -1;  // static shared memory
   long local_bytes = -1;
   int max_threads_per_block = -1;
-  std::string
-      threads;  // how a block's threads run: cpu "loop", "regions", "fibers", ...; cuda "hardware"
-  std::string why;  // why they run so ("warp or group operation __shfl_sync at k.cu:9")
+  // How a block's threads run (cpu: "loop", "regions", "fibers", ...; cuda: "hardware"), and
+  // why they run so ("warp or group operation __shfl_sync at k.cu:9").
+  std::string threads;
+  std::string why;
 };
 
 // What a compiler produced and load() takes; the JIT caches it whole, on disk and in memory.
