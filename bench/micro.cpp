@@ -29,6 +29,7 @@
 #include "jit/jit.h"
 #include "repl/settings.h"
 #include "runtime/error.h"
+#include "runtime/process.h"
 #ifdef KILN_HAVE_CUDA
 #include <nvrtc.h>
 
@@ -386,14 +387,14 @@ void register_nvrtc() {
                    kiln_name.c_str(),
                    [=](benchmark::State& state) {
                      static int nonce = 0;
+                     // The cache folder outlives the Jit (statics die in reverse order).
+                     static kiln::TempDir cache_dir;
                      static kiln::jit::Jit jit = [] {
-                       char tmpl[] = "/tmp/kiln-bench-cache-XXXXXX";
-                       std::string dir = ::mkdtemp(tmpl) ? tmpl : "/tmp";
                        kiln::jit::Platform cpu = open_platform("cpu");
-                       return kiln::jit::Jit(
-                           cpu.backend, cpu.compiler,
-                           kiln::jit::DiskCache(dir, 1ull << 30, true, [](const std::string&) {}),
-                           KILN_KERNELS_DIR);
+                       return kiln::jit::Jit(cpu.backend, cpu.compiler,
+                                             kiln::jit::DiskCache(cache_dir.path(), 1ull << 30,
+                                                                  true, [](const std::string&) {}),
+                                             KILN_KERNELS_DIR);
                      }();
                      kiln::jit::CompileRequest request;
                      request.source = source;

@@ -16,9 +16,9 @@ assert(#array.zeros({ 3, 0 }):totable() == 3)  -- a small one still converts
 
 -- Kernel files must be regular files of sane size.
 expect.error("is not a regular file", cuda.jit_file, "/dev/zero")
-expect.error("is a folder, not a kernel file", cuda.jit_file, os.mkdtemp("kiln-hostile"))
-expect.error("does not exist", cuda.jit_file, "/nonexistent/k.cu")
 local dir = os.mkdtemp("kiln-hostile")
+expect.error("is a folder, not a kernel file", cuda.jit_file, dir)
+expect.error("does not exist", cuda.jit_file, "/nonexistent/k.cu")
 local f = assert(io.open(dir .. "/nul.cu", "wb"))
 f:write("__global__ void k(int* x) { x[0] = 1; }\n\0 // the rest\n")
 f:close()
