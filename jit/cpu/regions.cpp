@@ -1297,8 +1297,14 @@ class BodyWriter {
       if (!is_punct(t_[k + 1], "("))
         throw Refused("a warp operation '" + t_[k].text + "' not called");
       const std::size_t open = k + 1, close = match_[open];
-      if (has_warp_op(open + 1, close)) throw Refused("a warp operation inside another's operands");
       const auto args = arguments(open);
+      // (`__ballot_sync(__activemask(), p)`: the lanes running the step are those the mask
+      // names, which is what warp_step joins anyway)
+      const bool active_mask = !args.empty() && args[0].second == args[0].first + 3 &&
+                               is_ident(t_[args[0].first], "__activemask") &&
+                               is_punct(t_[args[0].first + 1], "(");
+      if (has_warp_op(active_mask ? args[0].second : open + 1, close))
+        throw Refused("a warp operation inside another's operands");
       const bool shuffle = op <= kiln_cpu::warp_shfl_xor;
       const bool vote =
           op == kiln_cpu::warp_ballot || op == kiln_cpu::warp_any || op == kiln_cpu::warp_all;
@@ -1316,7 +1322,7 @@ class BodyWriter {
           " ::kiln_cpu::WarpSlot " + slot + "[kiln_n_]; unsigned long long " + slot + "r[kiln_n_];";
       if (shuffle) storage += " ::kiln_cpu::WideSlots " + slot + "v;";
       std::string value = "0ull", param = "0", width = "32", mask = "0xffffffffu";
-      if (!args.empty()) mask = "unsigned" + arg(0);
+      if (!args.empty() && !active_mask) mask = "unsigned" + arg(0);
       if (shuffle) {
         value = "::kiln_cpu::shuffle_operand(" + arg(1) + ", " + slot + "v, kiln_t_, kiln_n_)";
         param = "int" + arg(2);
@@ -1371,6 +1377,77 @@ class BodyWriter {
       edits_.push_back({t_[next - 1].end, t_[next - 1].end, " }"});
     }
     edits_.push_back({t_[next - 1].end, t_[next - 1].end, " }"});
+  }
+
+  // Whether the loop header between parentheses open and close may differ between threads: it
+  // names a thread index or a variable of each thread, or calls a function.
+  bool thread_header(std::size_t open, std::size_t close) const {
+    for (std::size_t k = open + 1; k < close; ++k) {
+      const Token& t = t_[k];
+      if (t.kind != Token::ident || member_name(k)) continue;
+      if (t.text == "threadIdx" || thread_macros_.count(t.text)) return true;
+      if (const Replica* r = replica(t.text); r && !r->uniform) return true;
+      if (is_punct(t_[k + 1], "(") && !is_keyword_type(t.text) && !is_qualifier(t.text) &&
+          !is_pure_math(t.text) && t.text != "sizeof")
+        return true;
+    }
+    return false;
+  }
+
+  // `for (init; cond; step) body` or `while (cond) body` holding warp operations and no block
+  // barrier, whose header differs between threads (a warp per row: `for (int row = warp_id;
+  // row < n; row += warps)`): run as a GPU runs it, each thread in the loop until its own
+  // condition fails. The init is a region (its variables one per thread); then, while any
+  // thread is still in the loop, a region tests each one's condition, the body runs for those
+  // still in it (kiln_act_), and a region steps them. A warp operation then joins the lanes
+  // still in the loop, as on a GPU. (`break` and `continue` are refused: leave_loop.)
+  void predicated_loop(std::size_t i, std::size_t next) {
+    const std::size_t open = i + 1, close = match_[open];
+    const bool is_for = is_ident(t_[i], "for");
+    std::size_t cond_b = open + 1, cond_e = close;
+    if (is_for) {
+      const std::vector<std::size_t> semis = header_semicolons(open, close);
+      if (semis.size() != 2) throw Refused("a for header without two ';'");
+      cond_b = semis[0] + 1, cond_e = semis[1];
+    }
+    if (has_warp_op(open, close)) throw Refused("a warp operation in the header of a loop");
+    const std::string live = "kiln_live" + std::to_string(++counter_) + "_";
+    scopes_.emplace_back();  // the init's variables live as long as the loop
+    scope_ends_.push_back(next);
+    blank(t_[i].begin, t_[open].end,
+          "{ bool " + live + "[kiln_n_]; ::kiln_cpu::enter_lockstep(" + live +
+              ", kiln_n_, kiln_done_, kiln_act_);");
+    if (is_for && cond_b - 1 > open + 1)
+      write_region(open + 1, cond_b);  // the init, with its ';'
+    else if (is_for)
+      blank(t_[open + 1].begin, t_[open + 1].end);
+    edits_.push_back({t_[cond_b - 1].end, t_[cond_b - 1].end,
+                      " for (;;) { const bool* const kiln_act_ = " + live + ";"});
+    if (cond_b < cond_e) {
+      edits_.push_back(
+          {t_[cond_e - 1].end, t_[cond_e - 1].end, ")) " + live + "[kiln_t_] = false;"});
+      write_region(cond_b, cond_e, has_call(cond_b - 1, cond_e), true);
+      edits_.push_back({t_[cond_b].begin, t_[cond_b].begin, " if (!("});
+    }
+    std::string step;
+    if (is_for && cond_e + 1 < close)
+      step = region_open(cond_e + 1, close, has_call(cond_e, close), true) +
+             text(cond_e + 1, close) + ";" + kRegionClose;
+    blank(t_[cond_e].begin, t_[close].end,
+          " if (!::kiln_cpu::in_lockstep(" + live + ", kiln_n_, kiln_done_)) break;");
+    loops_.push_back("kiln_j" + std::to_string(++counter_) + "_");
+    warp_loops_.push_back(true);
+    loop_flags_at_.push_back(edits_.size());
+    aheads_.push_back(Ahead{});
+    edits_.push_back({t_[i].begin, t_[i].begin, ""});
+    sub_statement(close + 1, next, false);
+    loops_.pop_back();
+    warp_loops_.pop_back();
+    loop_flags_at_.pop_back();
+    aheads_.pop_back();
+    edits_.push_back({t_[next - 1].end, t_[next - 1].end, step + " } }"});
+    scopes_.pop_back();
+    scope_ends_.pop_back();
   }
 
   // `const int SW = TILE + 2 * R;` at barrier level, SW sizing a `__shared__` array (which is
@@ -1441,6 +1518,10 @@ class BodyWriter {
       throw Refused("`" + t.text + "` without its header");
     if (is_ident(t, "for") || is_ident(t, "while")) {
       const std::size_t open = i + 1, close = match_[open];
+      if (!has_block_barrier(i, next) && thread_header(open, close)) {
+        predicated_loop(i, next);
+        return;
+      }
       // A warp's lanes may leave such a loop at different times: one the leader's header
       // steers must not read a value of its own thread.
       warp_loop_ = !has_block_barrier(i, next);

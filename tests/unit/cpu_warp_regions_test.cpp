@@ -293,23 +293,91 @@ __global__ void k(const int* in, int* out) {
   }
 }
 
-// A loop of shuffles whose bound differs between threads reads a value of each thread in its
-// header: declined (it runs as fibers), as is a shuffle inside another's operands.
+// A loop of shuffles whose header holds a warp operation is declined (it runs as fibers), as is
+// a shuffle inside another's operands.
 TEST(CpuWarpRegions, DeclinesWhatLockstepCannotTake) {
   auto why = [](const std::string& body) {
     std::string w;
     return cpu::form_regions("__global__ void k(int* x, int n) {\n" + body + "\n}", &w) ? "" : w;
   };
-  EXPECT_NE(
-      why("int m = x[threadIdx.x]; for (int i = 0; i < m; ++i) m += __shfl_xor_sync(~0u, m, 1);")
-          .find("a value of each thread ('m')"),
-      std::string::npos);
+  EXPECT_NE(why("int m = x[threadIdx.x]; for (int i = 0; i < __shfl_sync(~0u, m, 0); ++i) m += "
+                "__shfl_xor_sync(~0u, m, 1);")
+                .find("a warp operation in the header of a loop"),
+            std::string::npos);
   EXPECT_NE(why("x[0] = __shfl_sync(~0u, __shfl_sync(~0u, n, 1), 2);").find("inside another"),
             std::string::npos);
   EXPECT_NE(why("if (__any_sync(~0u, n > 0)) x[0] = 1;").find("header"), std::string::npos);
   EXPECT_EQ(
       why("int v = n; for (int o = 1; o < 32; o *= 2) v += __shfl_up_sync(~0u, v, o); x[0] = v;"),
       "");
+}
+
+// A warp (or a group of V lanes) per row, rows taken in a grid-stride loop whose header reads
+// the thread's own values (CSR-vector SpMV, llm.c's softmax): each thread stays in the loop
+// until its own condition fails, and a width-V shuffle joins the lanes still in it. With V = 4
+// the groups of a warp leave the loop at different rows. Against the host and fibers.
+TEST(CpuWarpRegions, LoopsWhoseHeadersDifferBetweenThreads) {
+  for (const int V : {4, 32}) {
+    const std::string src = "#define V " + std::to_string(V) + R"(
+__global__ void k(const int* in, int* out) {
+  const int lane = threadIdx.x & (V - 1);
+  const int vec = (blockIdx.x * blockDim.x + threadIdx.x) / V;
+  const int vecs = gridDim.x * blockDim.x / V;
+  for (int row = vec; row < 100; row += vecs) {
+    const int len = row * 7 % 41;
+    int sum = 0;
+    for (int j = lane; j < len; j += V) sum += in[(row * 5 + j) % 256];
+    for (int o = V / 2; o > 0; o /= 2) sum += __shfl_down_sync(0xffffffffu, sum, o, V);
+    if (lane == 0) out[row] = sum;
+  }
+})";
+    std::vector<int> in(256);
+    for (int i = 0; i < 256; ++i) in[i] = (i * 29) % 83 - 40;
+    auto [regions, fibers] = both_ways(src, in, 64);
+    for (int row = 0; row < 256; ++row) {
+      int sum = row < 100 ? 0 : -7;
+      for (int j = 0; row < 100 && j < row * 7 % 41; ++j) sum += in[(row * 5 + j) % 256];
+      ASSERT_EQ(regions[row], sum) << "V " << V << " row " << row;
+    }
+    EXPECT_EQ(regions, fibers);
+  }
+  // Each lane its own trip count (a header that calls a function, in the for loop): a vote
+  // counts the lanes still in the loop (its mask names them, as CUDA requires); lanes that
+  // return inside the loop leave it. Before the loops, a ballot over __activemask().
+  const std::string votes = R"(
+__device__ int trips(const int* in, int t) { return in[t] % 6; }
+__global__ void k(const int* in, int* out) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x % 32;
+  const int* warp = in + (t - lane);
+  int acc = __popc(__ballot_sync(__activemask(), in[t] > 5)), i = 0;
+  while (i < in[t]) {
+    unsigned in_loop = 0;
+    for (int u = 0; u < 32; ++u) in_loop |= unsigned(i < warp[u]) << u;
+    acc += 10 * __popc(__ballot_sync(in_loop, 1));
+    ++i;
+  }
+  for (int j = 0; j < trips(in, t); ++j) {
+    unsigned in_loop = 0;
+    for (int u = 0; u < 32; ++u) in_loop |= unsigned(j < warp[u] % 6) << u;
+    acc += 1000 * __popc(__ballot_sync(in_loop, lane & 1));
+    if (j + 1 == trips(in, t) && lane % 4 == 0) return;
+  }
+  out[t] = acc;
+})";
+  std::vector<int> in(128);
+  for (int i = 0; i < 128; ++i) in[i] = (i * 13) % 11;
+  auto [regions, fibers] = both_ways(votes, in, 64);
+  for (int t = 0; t < 128; ++t) {
+    const int* warp = &in[t - t % 32];
+    int acc = int(std::count_if(warp, warp + 32, [](int m) { return m > 5; }));
+    for (int i = 0; i < in[t]; ++i)  // lanes with warp[u] > i are in the while loop
+      acc += 10 * int(std::count_if(warp, warp + 32, [&](int m) { return i < m; }));
+    for (int j = 0; j < in[t] % 6; ++j)
+      for (int u = 1; u < 32; u += 2) acc += 1000 * (j < warp[u] % 6);
+    const bool returned = in[t] % 6 > 0 && t % 4 == 0;
+    ASSERT_EQ(regions[t], returned ? -7 : acc) << "thread " << t;
+  }
+  EXPECT_EQ(regions, fibers);
 }
 
 // A loop with warp operations and no __syncthreads that each warp leaves (`break`) or skips the
