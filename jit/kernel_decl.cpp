@@ -473,6 +473,206 @@ std::size_t scope_end(const std::vector<Token>& t, const std::vector<std::size_t
   return t.size();
 }
 
+// The '(' opening the parenthesised group that ends at token close (a ')'), or kNone.
+std::size_t opening_paren(const std::vector<Token>& t, std::size_t close) {
+  int depth = 0;
+  for (std::size_t k = close + 1; k-- > 0;) {
+    if (is_punct(t[k], ")")) ++depth;
+    if (is_punct(t[k], "(") && --depth == 0) return k;
+  }
+  return kNone;
+}
+
+// A __global__ function: its parameter list's '(' and its body's '{' and '}'.
+struct KernelSpan {
+  std::size_t params, open, close;
+};
+
+// The __global__ function holding token k (a parameter, or in its body: the outermost brace
+// group around k that follows a ')'), or nullopt (a device function; outside any function).
+std::optional<KernelSpan> enclosing_kernel(const std::vector<Token>& t,
+                                           const std::vector<std::size_t>& match, std::size_t k,
+                                           std::size_t body) {
+  std::size_t open = body;
+  for (std::size_t j = 1; open == 0 && j < k; ++j)
+    if (is_punct(t[j], "{") && match[j] > k && match[j] < t.size() && is_punct(t[j - 1], ")"))
+      open = j;
+  if (open == 0 || match[open] >= t.size()) return std::nullopt;
+  const std::size_t params = opening_paren(t, open - 1);
+  if (params == kNone) return std::nullopt;
+  for (std::size_t j = params; j-- > 0;) {
+    if (t[j].directive || is_punct(t[j], ";") || is_punct(t[j], "{") || is_punct(t[j], "}")) break;
+    if (is_ident(t[j], "__global__")) return KernelSpan{params, open, match[open]};
+  }
+  return std::nullopt;
+}
+
+// The names of a kernel whose values may differ between its threads: those assigned (or
+// declared with) a value that names threadIdx, such a name or a call; those declared and never
+// given a value (a lambda's parameter); those whose address is taken or that are passed to a
+// call (which may write them). Every other name (the kernel's parameters, what is computed from
+// them, blockIdx, macros, globals) is the same in each thread of a block. Names, not scopes: a
+// name of each thread anywhere is one everywhere.
+class ThreadValues {
+ public:
+  ThreadValues(const std::vector<Token>& t, const std::vector<std::size_t>& match,
+               const KernelSpan& kernel)
+      : t_(t) {
+    std::set<std::string> declared, assigned, arrays;
+    std::vector<std::size_t> parens;  // the '(' around the token at hand
+    for (std::size_t k = kernel.open + 1; k < kernel.close; ++k) {
+      const Token& x = t[k];
+      if (is_punct(x, "(")) parens.push_back(k);
+      if (is_punct(x, ")") && !parens.empty()) parens.pop_back();
+      if (x.directive) continue;
+      if (std::size_t n = assignment_size(k)) {
+        const std::size_t base = lvalue_base(k);
+        std::size_t end = k + n;
+        while (end < kernel.close && !is_punct(t[end], ";") && !is_punct(t[end], ",") &&
+               !is_punct(t[end], ")") && !is_punct(t[end], "}")) {
+          if (is_punct(t[end], "(") || is_punct(t[end], "[") || is_punct(t[end], "{"))
+            end = std::min(match[end], kernel.close);
+          ++end;
+        }
+        // (a store through a pointer, `p[i] = v` or `*p = v`, leaves the pointer as it was)
+        if (base != kNone && (whole_variable(base, k) || arrays.count(t[base].text))) {
+          assignments_.push_back({t[base].text, base, end});
+          assigned.insert(t[base].text);
+        }
+        continue;
+      }
+      if (x.kind != Token::ident || member(k)) continue;
+      const Token& prev = t[k - 1];
+      static const std::set<std::string> not_types{"return", "else",   "case",     "do",
+                                                   "goto",   "sizeof", "new",      "delete",
+                                                   "throw",  "typeid", "co_return"};
+      const bool after_type = (prev.kind == Token::ident && !not_types.count(prev.text)) ||
+                              ((is_punct(prev, "*") || is_punct(prev, "&")) &&
+                               t[k - 2].kind == Token::ident && !not_types.count(t[k - 2].text));
+      static const std::set<std::string> ends{"=", ";", ",", ")", "[", ":", "{"};
+      if (after_type && ends.count(t[k + 1].text)) declared.insert(x.text);
+      if (after_type && is_punct(t[k + 1], "[")) arrays.insert(x.text);  // a local array
+      const Token& before = t[k - 2];  // (`&v`, not `a & v` nor `a && v`)
+      const bool address =
+          is_punct(prev, "&") &&
+          !(before.kind == Token::ident || before.kind == Token::number || is_punct(before, ")") ||
+            is_punct(before, "]") || (is_punct(before, "&") && before.end == prev.begin));
+      const bool argument =
+          !parens.empty() && parens.back() > 0 && t[parens.back() - 1].kind == Token::ident &&
+          !is_keyword(t[parens.back() - 1].text) && !is_math(t[parens.back() - 1].text) &&
+          (is_punct(prev, "(") || is_punct(prev, ",")) &&
+          (is_punct(t[k + 1], ")") || is_punct(t[k + 1], ","));
+      if (address || (argument && !after_type)) varying_.insert(x.text);
+    }
+    for (const std::string& d : declared)
+      if (!assigned.count(d)) varying_.insert(d);
+    // A __shared__ variable is one for the block: every thread reads the same.
+    for (std::size_t k = kernel.open + 1; k < kernel.close; ++k) {
+      if (!is_ident(t[k], "__shared__")) continue;
+      std::size_t name = kNone;
+      for (; k < kernel.close && !is_punct(t[k], ";"); ++k)
+        if (t[k].kind == Token::ident &&
+            (is_punct(t[k + 1], "[") || is_punct(t[k + 1], ";") || is_punct(t[k + 1], "=")))
+          name = name == kNone ? k : name;
+      if (name != kNone) shared_.insert(t[name].text);
+    }
+    for (const std::string& s : shared_) varying_.erase(s);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const Assignment& a : assignments_)
+        if (!varying_.count(a.name) && !shared_.count(a.name) &&
+            !same_in_threads(a.begin + 1, a.end))
+          changed = varying_.insert(a.name).second || changed;
+    }
+  }
+
+  // Whether tokens [b, e) compute the same value in every thread of a block.
+  bool same_in_threads(std::size_t b, std::size_t e) const {
+    for (std::size_t k = b; k < e; ++k) {
+      const Token& x = t_[k];
+      if (is_punct(x, "(") && k > b &&
+          (is_punct(t_[k - 1], ">") || is_punct(t_[k - 1], ")") || is_punct(t_[k - 1], "]")))
+        return false;  // (a call through a template, a pointer or an array)
+      if (x.kind != Token::ident || member(k)) continue;
+      if (x.text == "threadIdx" || varying_.count(x.text)) return false;
+      if (is_punct(t_[k + 1], "(") && !is_keyword(x.text) && !is_math(x.text))
+        return false;  // a call
+    }
+    return true;
+  }
+
+  bool varies(const std::string& name) const { return varying_.count(name) != 0; }
+
+ private:
+  struct Assignment {
+    std::string name;
+    std::size_t begin, end;  // the lvalue's first token, one past the value's last
+  };
+
+  // Keywords and keyword types, which are neither calls nor callees (`int(x)`, `if (`).
+  static bool is_keyword(const std::string& s) {
+    static const std::set<std::string> words{"if",     "for",     "while",    "switch",   "return",
+                                             "sizeof", "alignof", "int",      "unsigned", "signed",
+                                             "char",   "short",   "long",     "float",    "double",
+                                             "bool",   "size_t",  "decltype", "catch",    "void"};
+    return words.count(s) != 0;
+  }
+  // A math function of its arguments alone, which it takes by value.
+  static bool is_math(const std::string& s) {
+    static const std::set<std::string> words{"min",   "max",   "abs",     "fabs",    "fabsf",
+                                             "fminf", "fmaxf", "__mul24", "__umul24"};
+    return words.count(s) != 0;
+  }
+  // Whether the identifier at k is a member's name (after . -> or ::).
+  bool member(std::size_t k) const {
+    const Token& p = t_[k - 1];
+    return is_punct(p, ".") || is_punct(p, "::") || (is_punct(p, ">") && is_punct(t_[k - 2], "-"));
+  }
+  // The length of an assignment operator at k (`=`, `+=`, `<<=`), 0 for none.
+  std::size_t assignment_size(std::size_t k) const {
+    const Token& p = t_[k - 1];  // (the `=` of `<=`, `==`, `+=`: part of the operator before)
+    if (is_punct(t_[k], "=") && p.kind == Token::punct && p.end == t_[k].begin &&
+        std::string_view("+-*/%&|^<>!=").find(p.text) != std::string_view::npos)
+      return 0;
+    if (!assigns_at(t_, k) || is_punct(t_[k + 1], "+") || is_punct(t_[k + 1], "-") ||
+        (is_punct(t_[k], "+") && is_punct(t_[k + 1], "+")))
+      return 0;  // (increments keep a value as it was)
+    if (is_punct(t_[k], "=")) return 1;
+    return is_punct(t_[k + 1], "=") ? 2 : 3;
+  }
+  // Whether the lvalue from name to operator k is the variable itself or its member (`v`,
+  // `v.x`), not an element or what it points to.
+  bool whole_variable(std::size_t name, std::size_t k) const {
+    if (name > 1 && is_punct(t_[name - 1], "*") && t_[name - 2].kind != Token::ident)
+      return false;  // (`*p = v`; `int* p = v` declares p)
+    for (std::size_t j = name + 1; j < k; ++j)
+      if (is_punct(t_[j], "[") || (is_punct(t_[j], "-") && is_punct(t_[j + 1], ">"))) return false;
+    return true;
+  }
+  // The variable an assignment at operator k writes: the first name of its lvalue (`v`,
+  // `a[i].x`, `*p`), or kNone.
+  std::size_t lvalue_base(std::size_t k) const {
+    std::size_t j = k;
+    while (j > 0) {
+      const Token& p = t_[j - 1];
+      if (is_punct(p, ";") || is_punct(p, "{") || is_punct(p, "}") || is_punct(p, ",") ||
+          is_punct(p, "(") || is_punct(p, "?") || is_punct(p, ":") || is_punct(p, "=") ||
+          p.directive)
+        break;
+      --j;
+    }
+    for (; j < k; ++j)
+      if (t_[j].kind == Token::ident && !member(j) && !is_keyword(t_[j].text) &&
+          !(j + 1 < k && t_[j + 1].kind == Token::ident))
+        return j;
+    return kNone;
+  }
+
+  const std::vector<Token>& t_;
+  std::vector<Assignment> assignments_;
+  std::set<std::string> varying_, shared_;
+};
+
 }  // namespace
 
 std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
@@ -511,6 +711,17 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
     }
     if (!array) first = v > 0 && is_ident(t[v - 1], "const") ? v - 1 : v;
     const std::size_t end = scope_end(t, match, n, &body);
+    // In a kernel, through a pointer the same in every thread (`volatile int* flags =
+    // flags_p;`), stores and reads whose subscripts are the same in every thread (`flags[tile]
+    // = 1; ... f = flags[look];`) go between blocks, not between a warp's lanes: they need no
+    // lockstep. (A device function's parameters may be anything.)
+    std::optional<ThreadValues> values;
+    if (auto kernel = enclosing_kernel(t, match, n, body)) values.emplace(t, match, *kernel);
+    const bool uniform_pointer = values && !values->varies(t[n].text);
+    auto same_in_threads = [&](std::size_t b, std::size_t e) {
+      return uniform_pointer && values->same_in_threads(b, e);
+    };
+    bool stored_varying = false;  // a store since the last barrier whose subscript varies
     // A read after a store, before a barrier, of an element other than those stored (`s[t] +=
     // s[t + 16]; s[t] += s[t + 8];`, not `s[t] = v; ... return s[t];`: the subscripts' text)
     // finds one. Read in the statement of the store, it finds one unless a barrier comes before
@@ -527,6 +738,7 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
       if (std::find(std::begin(kBarriers), std::end(kBarriers), t[k].text) != std::end(kBarriers) ||
           (t[k].text == "sync" && k + 1 < t.size() && is_punct(t[k + 1], "("))) {  // cg's too
         stored.clear();
+        stored_varying = false;
         pending = 0;
       }
       if (t[k].text != t[n].text || is_punct(t[k - 1], ".") || is_punct(t[k - 1], "::") ||
@@ -552,12 +764,14 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
       if (!subscript && !deref) continue;  // (the pointer itself: passed on, compared)
       std::string index;
       for (std::size_t j = k + 2; subscript && j + 1 < after; ++j) index += t[j].text + " ";
+      const bool varying = !same_in_threads(subscript ? k + 2 : k, subscript ? after - 1 : k);
       if (pending) {
         line = pending;
       } else if (assigns_at(t, after)) {
         stored.insert(index);
         stored_in = statement;
-      } else if (!stored.empty() && !stored.count(index)) {
+        stored_varying = stored_varying || varying;
+      } else if (!stored.empty() && !stored.count(index) && (varying || stored_varying)) {
         (stored_in == statement ? pending : line) = t[k].line;
       }
     }

@@ -88,11 +88,13 @@ bool uses_barriers(std::string_view source);
 // and then reads another element with no barrier between (`s[t] += s[t + 16];`, `b[w][0] = x;
 // y = b[w][1];`): legacy warp-synchronous code, which relies on a warp's lanes running each
 // statement together, every lane reading before any lane writes (the cpu backend's lockstep
-// pointers, scan_sync's other_sync). Indices into toks: the declaration's first token (a
-// pointer's `const` or `volatile`, an array's first word), its last token before the name (a
-// pointer's '*') or an array's last ']', its name; the line of the access found after a store.
-// An array's inner: its first token after the first extent's ']' (last + 1 with one extent). A
-// parameter's body: its function body's '{' (0 for a local).
+// pointers, scan_sync's other_sync). Not in a __global__ function whose head toks hold, through
+// a pointer the same in every thread, accesses whose subscripts are all the same in every thread
+// of a block (flags between blocks: `flags[tile] = 1; f = flags[look];`). Indices into toks: the
+// declaration's first token (a pointer's `const` or `volatile`, an array's first word), its last
+// token before the name (a pointer's '*') or an array's last ']', its name; the line of the access
+// found after a store. An array's inner: its first token after the first extent's ']' (last + 1
+// with one extent). A parameter's body: its function body's '{' (0 for a local).
 struct LockstepPointer {
   std::size_t first, last, name;
   int line;

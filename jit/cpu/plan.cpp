@@ -296,7 +296,8 @@ std::string reached_why(const std::vector<jit::Token>& body, const OutsideCode& 
 // lockstep (jit/cpu/regions.h: shuffles, votes, __activemask, __match_any_sync and __syncwarp,
 // called by name): its first construct and line, or nullopt when nothing does. Cooperative
 // groups, CUB and the rest stay with fibers. (Lambdas do not matter: regions keep a lambda's
-// `return` its own.)
+// `return` its own. Lockstep pointers, which regions take too, thread_plans finds in the whole
+// source.)
 std::optional<jit::SyncUse> beyond_region_warp_ops(std::string_view body) {
   std::string rest(body);  // the body, those blanked: nothing else may synchronise
   const std::vector<jit::Token> tokens = jit::lex(body);
@@ -304,7 +305,6 @@ std::optional<jit::SyncUse> beyond_region_warp_ops(std::string_view body) {
     if (t.kind == jit::Token::ident && region_warp_operation(t.text))
       std::fill(rest.begin() + t.begin, rest.begin() + t.end, ' ');
   if (jit::SyncUse other = jit::scan_sync(rest, false); other.other_sync) return other;
-  if (jit::SyncUse lockstep = jit::lockstep_sync(tokens); lockstep.other_sync) return lockstep;
   return std::nullopt;
 }
 
@@ -324,16 +324,20 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
   std::vector<jit::KernelBody> bodies = jit::find_kernel_bodies(source);
   std::vector<jit::SyncUse> uses;
   for (const auto& k : bodies)
-    uses.push_back(jit::scan_sync(source.substr(k.open, k.close - k.open)));
-  // A kernel's own parameter as a lockstep pointer (`volatile int* flags`, declared before the
-  // body scan_sync reads): its warp-synchronous code, as the body's (lines the body's).
-  std::vector<std::optional<jit::SyncUse>> param_lockstep(bodies.size());
+    uses.push_back(jit::scan_sync(source.substr(k.open, k.close - k.open), false));
+  // A kernel's lockstep pointers (`volatile int* flags`, a parameter or in the body), found in
+  // the whole source, where a kernel's parameters tell its values the same in every thread
+  // from a device function's: its warp-synchronous code, as the body's (lines the body's).
+  std::vector<std::optional<jit::SyncUse>> lockstep(bodies.size());
   if (source.find("volatile") != std::string_view::npos) {
     const std::vector<jit::Token> t = jit::lex(source);
     for (const jit::LockstepPointer& p : jit::lockstep_pointers(t))
-      for (std::size_t i = 0; p.body && i < bodies.size(); ++i) {
-        if (t[p.body].begin != bodies[i].open || param_lockstep[i]) continue;
-        jit::SyncUse& use = param_lockstep[i].emplace();
+      for (std::size_t i = 0; i < bodies.size(); ++i) {
+        const std::size_t at = t[p.name].begin;
+        const bool in_kernel = p.body ? t[p.body].begin == bodies[i].open
+                                      : at > bodies[i].open && at < bodies[i].close;
+        if (!in_kernel || lockstep[i]) continue;
+        jit::SyncUse& use = lockstep[i].emplace();
         use.other_sync = use.other_used = true;
         use.first_other = "warp-synchronous code through volatile '" + t[p.name].text + "'";
         use.first_other_line = p.line - (line_at(source, bodies[i].open) - 1);
@@ -377,7 +381,7 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
       // (what regions cannot take, when something: `__match_all_sync`, not the `__ballot_sync`
       // before it)
       std::optional<jit::SyncUse> kept = beyond_region_warp_ops(body);
-      if (!kept) kept = param_lockstep[i];
+      if (!kept) kept = lockstep[i];
       body_why[i] = fiber_reason(kept ? *kept : uses[i], filename, offset);
       regions_take[i] = !kept;
     } else if (uses[i].block_barriers && uses[i].lambda) {  // not coroutines; regions may

@@ -42,8 +42,21 @@ three[{ 1, 32 }](o3)
 local h3 = o3:copy_to_host()
 for t = 0, 31 do assert(h3[t + 1] == 30 + 1 + t % 2, ("three: thread %d: %d"):format(t, h3[t + 1])) end
 
--- A volatile kernel parameter written and then read at another element (a flag array): it stays
--- `volatile int*` in the kernel's signature, so a launch can pass a device array to it.
+-- A volatile kernel parameter written and then read at another element: it stays `volatile
+-- int*` in the kernel's signature, so a launch can pass a device array to it. Read at another
+-- lane's element, it is warp-synchronous code (fibers); at another block's (a flag array, its
+-- subscripts the same in every thread of a block), it is not (a thread loop).
+local lanes = cuda.jit([[
+__global__ void lanes(volatile int* flags, int* out) {
+  flags[threadIdx.x] = threadIdx.x;
+  out[threadIdx.x] = flags[threadIdx.x ^ 1];
+}]])
+local flags, out = cuda.to_device(array.zeros(32, "int32")), cuda.device_array(32, "int32")
+lanes[{ 1, 32 }](flags, out)
+local got = out:copy_to_host()
+for t = 0, 31 do assert(got[t + 1] == t ~ 1, ("lanes: thread %d: %d"):format(t, got[t + 1])) end
+assert(lanes:info().threads == "fibers", lanes:info().why)
+assert(lanes:info().why:find("volatile 'flags'", 1, true), lanes:info().why)
 local publish = cuda.jit([[
 __global__ void publish(volatile int* flags, int* out) {
   int b = blockIdx.x;
@@ -52,11 +65,10 @@ __global__ void publish(volatile int* flags, int* out) {
     out[b] = b > 0 ? flags[b - 1] : 0;
   }
 }]])
-local flags, out = cuda.to_device(array.zeros(4, "int32")), cuda.device_array(4, "int32")
+flags, out = cuda.to_device(array.zeros(4, "int32")), cuda.device_array(4, "int32")
 publish[{ 1, 32 }](flags, out)
 assert(flags:copy_to_host()[1] == 1 and out:copy_to_host()[1] == 0)
-assert(publish:info().threads == "fibers", publish:info().why)
-assert(publish:info().why:find("volatile 'flags'", 1, true), publish:info().why)
+assert(publish:info().threads == "loop", publish:info().why)
 
 -- Harris's warpReduce on a two-extent volatile array (one row per warp).
 local reduce = cuda.jit([[

@@ -620,6 +620,55 @@ __global__ void k(const int* in, int* out) {
   }
 }
 
+// Volatile pointers that carry flags between blocks (a chained scan's look-back: thread 0 of
+// each tile publishes its sum and spins on its predecessor's flag), their subscripts the same in
+// every thread of the block, are no warp-synchronous code: the kernel runs as regions. Tiles
+// are taken in launch order by an atomic ticket, so a predecessor always runs or has run.
+TEST(CpuWarpRegions, VolatileFlagsBetweenBlocksRunAsRegions) {
+  const std::string src = R"(
+__global__ void k(const int* in, int* out, unsigned* ticket, int* flags_p, int* sums_p) {
+  volatile int* flags = flags_p;
+  volatile int* sums = sums_p;
+  __shared__ int s[64];
+  __shared__ int tile_s;
+  if (threadIdx.x == 0) tile_s = atomicAdd(ticket, 1u);
+  __syncthreads();
+  const int tile = tile_s;
+  s[threadIdx.x] = in[tile * 64 + threadIdx.x];
+  __syncthreads();
+  for (int half = 32; half > 0; half /= 2) {
+    if (threadIdx.x < half) s[threadIdx.x] += s[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    int before = 0;
+    if (tile > 0) {
+      while (flags[tile - 1] == 0) {}
+      __threadfence();
+      before = sums[tile - 1];
+    }
+    sums[tile] = before + s[0];
+    __threadfence();
+    flags[tile] = 1;
+    out[tile] = before + s[0];
+  }
+})";
+  const int tiles = 96;
+  std::vector<int> in(64 * tiles);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = int(i * 7 % 23) - 9;
+  Built b = build(src, "k");
+  EXPECT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
+  Buffer<int> din(in), out(tiles, -1), flags(tiles, 0), sums(tiles, 0);
+  Buffer<unsigned> ticket(1, 0u);
+  launch(*b.kernel, {unsigned(tiles)}, {64}, 0, din.p, out.p, ticket.p, flags.p, sums.p);
+  const std::vector<int> got = out.host();
+  int prefix = 0;
+  for (int t = 0; t < tiles; ++t) {
+    prefix = std::accumulate(in.begin() + 64 * t, in.begin() + 64 * t + 64, prefix);
+    ASSERT_EQ(got[t], prefix) << t;
+  }
+}
+
 // `peers &= bits;` at barrier level (a radix sort's peers by ballot, one bit at a time) is an
 // assignment: the rewrite took `peers &` for a reference's declaration and declined the kernel
 // (fibers). Against the host: each lane counts the lanes whose low 4 bits equal its own.

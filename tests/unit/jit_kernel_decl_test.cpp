@@ -361,7 +361,7 @@ TEST(JitScanSync, FindsWarpSynchronousVolatilePointers) {
             L{2});
   // A local; `*p =` stores; a store then a read on later lines.
   EXPECT_EQ(lines("__global__ void k(int* x) {\n  const volatile int* c = x;\n  volatile int* p = "
-                  "x;\n  *p = 1;\n  int v = x[0];\n  x[1] = p[1];\n}"),
+                  "x + threadIdx.x;\n  *p = 1;\n  int v = x[0];\n  x[1] = p[1];\n}"),
             L{6});
   // A shared array (one extent), volatile in any word order.
   const auto shared =
@@ -384,11 +384,48 @@ TEST(JitScanSync, FindsWarpSynchronousVolatilePointers) {
   EXPECT_EQ(two_d[0].body, 0u);
   // A parameter: its function body's '{'.
   const std::vector<Token> param =
-      lex("__global__ void k(volatile int* f, int* o) { f[b] = 1; "
-          "o[b] = f[b - 1]; }");
+      lex("__global__ void k(volatile int* f, int* o) { f[threadIdx.x] = 1; "
+          "o[b] = f[threadIdx.x - 1]; }");
   const auto in_param = lockstep_pointers(param);
   ASSERT_EQ(in_param.size(), 1u);
   EXPECT_TRUE(is_punct(param[in_param[0].body], "{"));
+  // In a kernel, a pointer the same in every thread whose stores and reads name elements the
+  // same in every thread (a decoupled look-back's flags) goes between blocks: not lockstep. A
+  // subscript or pointer computed from threadIdx, a call or a name passed to a call, a name
+  // declared without a value (a lambda's parameter), or a device function's parameter is
+  // one of each thread.
+  const std::string look_back = R"(__global__ void k(int* flags_p, int* agg_p, unsigned* c) {
+  volatile int* flags = flags_p;
+  volatile int* agg = agg_p;
+  __shared__ int tile_s;
+  if (threadIdx.x == 0) tile_s = atomicAdd(c, 1u);
+  __syncthreads();
+  const int tile = tile_s, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) {
+    agg[tile] = 5;
+    flags[tile] = 1;
+    int look = tile - 1, sum = 0;
+    while (look >= 0 && flags[look] != 0) { sum += agg[look]; --look; }
+    agg[tile] = sum;
+  }
+  WHERE
+})";
+  auto with = [&](const std::string& where) {
+    std::string s = look_back;
+    return lines(s.replace(s.find("WHERE"), 5, where));
+  };
+  EXPECT_EQ(with(""), L{});
+  EXPECT_EQ(with("int m = min(tile - 1, 3); flags[tile] = 1; agg[0] = flags[m];"), L{});
+  EXPECT_EQ(with("flags[lane] = 1; agg[0] = flags[lane + 1];"), L{15});
+  EXPECT_EQ(with("flags[lane] = 1; agg[0] = flags[0];"), L{15});  // (read after a varying store)
+  EXPECT_EQ(with("int m = lane / 2; flags[tile] = 1; agg[0] = flags[m];"), L{15});
+  EXPECT_EQ(with("int m = pick(3); flags[tile] = 1; agg[0] = flags[m];"), L{15});
+  EXPECT_EQ(with("int m = tile; bump(m); flags[tile] = 1; agg[0] = flags[m];"), L{15});
+  EXPECT_EQ(with("int m = tile; bump(&m); flags[tile] = 1; agg[0] = flags[m];"), L{15});
+  EXPECT_EQ(with("auto f = [&](int m) { flags[tile] = 1; return flags[m]; };"), L{15});
+  EXPECT_EQ(with("volatile int* p = flags + lane; p[0] = 1; agg[0] = p[1];"), L{15});
+  EXPECT_EQ(lines("__device__ void d(volatile int* f, int t) { f[t] = 1; f[0] = f[t + 1]; }"),
+            L{1});
   // Read in the statement of the store, and no barrier before the end (or the next access).
   EXPECT_EQ(lines("{\n  volatile int* s = x;\n  for (int d = 1; d < 32; d *= 2)\n    if (l >= d) "
                   "s[l] += s[l - d];\n}"),
