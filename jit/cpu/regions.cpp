@@ -877,8 +877,9 @@ class BodyWriter {
   }
 
   // Whether tokens [b, e) are pure() and the same in every thread of the block: no threadIdx,
-  // no replicated variable but uniform ones.
-  bool uniform_expr(std::size_t b, std::size_t e) const {
+  // no replicated variable but uniform ones. (loop_variables: the barrier loops' variables too,
+  // the same in every thread, which differ between regions.)
+  bool uniform_expr(std::size_t b, std::size_t e, bool loop_variables = false) const {
     if (b >= e) return false;
     for (std::size_t k = b; k < e; ++k) {
       const Token& t = t_[k];
@@ -888,7 +889,7 @@ class BodyWriter {
       if (auto l = local_inits_.find(t.text); l != local_inits_.end() && !l->second.uniform)
         return false;
     }
-    return pure(b, e);
+    return pure(b, e, loop_variables);
   }
   // The replicated variable visible by that name (innermost first), or null.
   const Replica* replica(const std::string& name) const {
@@ -1632,27 +1633,68 @@ class BodyWriter {
     if (!step_writes.empty()) edits_.push_back({t_[close].begin, t_[close].begin, copy});
   }
 
-  // Whether var, seen last before token before, was there declared with a uniform initialiser
-  // (`unsigned int n = THREADS / 2;`), in the same block and not named since: every thread's
-  // copy then holds the same value.
+  // Whether var, declared before token before in the same block with a uniform initialiser
+  // (`unsigned int n = THREADS / 2;`), holds the same value in every thread there: since, it is
+  // only read, or updated by statements of its own that every thread runs with uniform values
+  // (`n >>= 1;`, `n += STEP;`, also in a plain `{ }` block: NVIDIA's odd-even merge sort), not
+  // in a branch or a loop, not passed anywhere.
   bool uniform_since_declaration(const std::string& var, std::size_t before) const {
-    for (std::size_t k = before; k > open_; --k) {
-      if (is_punct(t_[k], "{") || is_punct(t_[k], "}")) return false;
-      if (!is_ident(t_[k], var) || member_name(k)) continue;
-      if (!is_punct(t_[k + 1], "=") || is_punct(t_[k + 2], "=")) return false;
-      const Token& type = t_[k - 1];  // `T var = ...`: a declaration, not an assignment
-      if (type.kind != Token::ident ||
-          !(is_keyword_type(type.text) || replica(type.text) == nullptr))
-        return false;
-      std::size_t end = k + 2;
-      while (end < before && !is_punct(t_[end], ";")) {
-        if (is_punct(t_[end], "(") || is_punct(t_[end], "[") || is_punct(t_[end], "{"))
-          end = match_[end];
-        ++end;
+    std::size_t decl = 0;
+    for (std::size_t k = before; k > open_ && decl == 0; --k) {
+      if (is_punct(t_[k], "}")) {
+        k = match_[k];  // (a whole block, which the scan below checks)
+        continue;
       }
-      return end < before && uniform_expr(k + 2, end);
+      if (is_punct(t_[k], "{")) return false;
+      if (is_ident(t_[k], var) && !member_name(k) && is_punct(t_[k + 1], "=") &&
+          !is_punct(t_[k + 2], "="))
+        decl = k;
     }
-    return false;
+    const Token& type = t_[decl - 1];  // `T var = ...`: a declaration, not an assignment
+    if (decl == 0 || type.kind != Token::ident ||
+        !(is_keyword_type(type.text) || replica(type.text) == nullptr))
+      return false;
+    const std::size_t end = expression_end(decl + 2, before);
+    if (end >= before || !uniform_expr(decl + 2, end, true)) return false;
+    std::vector<bool> plain;  // the blocks open since the declaration: plain `{ }` ones?
+    for (std::size_t k = end + 1; k < before; ++k) {
+      const Token& t = t_[k];
+      if (is_punct(t, "{")) {
+        const Token& p = t_[k - 1];
+        plain.push_back(is_punct(p, ";") || is_punct(p, "{") || is_punct(p, "}"));
+      } else if (is_punct(t, "}") && !plain.empty()) {
+        plain.pop_back();
+      }
+      if (!is_ident(t, var) || member_name(k) || in_type_query(k)) continue;
+      if (!writes(k) && !call_argument(k)) continue;  // a read
+      // `var op= E;` or `var++;` as a statement of its own, every block around it plain
+      const Token& p = t_[k - 1];
+      if (!(is_punct(p, ";") || is_punct(p, "{") || is_punct(p, "}")) ||
+          std::find(plain.begin(), plain.end(), false) != plain.end())
+        return false;
+      std::size_t op = k + 1;
+      while (op < before && t_[op].kind == Token::punct && !is_punct(t_[op], "=") &&
+             !is_punct(t_[op], ";"))
+        ++op;
+      const bool step = op == k + 3 && is_punct(t_[op], ";") &&
+                        (is_punct(t_[k + 1], "+") || is_punct(t_[k + 1], "-"));
+      const std::size_t value_end = expression_end(op + 1, before);
+      const bool assign = is_punct(t_[op], "=") && op > k + 1 && value_end < before &&
+                          uniform_expr(op + 1, value_end, true);
+      if (!step && !assign) return false;
+    }
+    return true;
+  }
+
+  // The first top-level ';' from b, brackets skipped (limit when none before it).
+  std::size_t expression_end(std::size_t b, std::size_t limit) const {
+    std::size_t end = b;
+    while (end < limit && !is_punct(t_[end], ";")) {
+      if (is_punct(t_[end], "(") || is_punct(t_[end], "[") || is_punct(t_[end], "{"))
+        end = match_[end];
+      ++end;
+    }
+    return std::min(end, limit);
   }
 
   // A barrier loop `for (T v = ...; ...; v++)` (or ++v, v--, --v, v += s, v -= s, s uniform):

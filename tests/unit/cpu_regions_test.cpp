@@ -496,6 +496,14 @@ __global__ void k(int* x) {
   x[threadIdx.x] = n;
 })";
   EXPECT_NE(declined(named_between), "");
+  const std::string in_branch = R"(
+__global__ void k(int* x) {
+  unsigned int n = 32;
+  if (x[0] > 0) n >>= 1;
+  for (; n > 0; n /= 2) __syncthreads();
+  x[threadIdx.x] = n;
+})";
+  EXPECT_NE(declined(in_branch), "");
   Built b = build(src, "k");
   ASSERT_EQ(b.kernel->attributes().threads, "regions");
   std::vector<int> in(64);
@@ -505,6 +513,56 @@ __global__ void k(int* x) {
   int sum = 0;
   for (int x : in) sum += x;
   for (int t = 0; t < 64; ++t) ASSERT_EQ(out.host()[t], sum) << t;
+}
+
+// Updated with uniform values between its declaration and the loop, by statements every thread
+// runs (NVIDIA's odd-even merge sort: `uint stride = size / 2; { ...; stride >>= 1; } for (;
+// stride > 0; stride >>= 1)`, size an outer barrier loop's variable), the variable still holds
+// the same value in every thread. Against the host: a bitonic-style exchange of pairs.
+TEST(CpuRegions, EmptyInitLoopsAfterUniformUpdates) {
+  const std::string src = R"(
+__global__ void k(const int* in, int* out) {
+  __shared__ int s[64];
+  s[threadIdx.x] = in[threadIdx.x];
+  for (unsigned size = 2; size <= 64; size <<= 1) {
+    unsigned stride = size / 2;
+    {
+      __syncthreads();
+      const unsigned lo = 2 * threadIdx.x - (threadIdx.x & (stride - 1));
+      if (threadIdx.x < 32 && s[lo] > s[lo + stride]) {
+        const int t = s[lo]; s[lo] = s[lo + stride]; s[lo + stride] = t;
+      }
+      stride >>= 1;
+    }
+    stride += 0;
+    for (; stride > 0; stride >>= 1) {
+      __syncthreads();
+      const unsigned lo = 2 * threadIdx.x - (threadIdx.x & (stride - 1));
+      if (threadIdx.x < 32 && s[lo] > s[lo + stride]) {
+        const int t = s[lo]; s[lo] = s[lo + stride]; s[lo + stride] = t;
+      }
+    }
+  }
+  __syncthreads();
+  out[threadIdx.x] = s[threadIdx.x];
+})";
+  auto r = cpu::form_regions(src);
+  ASSERT_TRUE(r) << declined(src);
+  std::vector<int> in(64);
+  for (int x = 0; x < 64; ++x) in[x] = x * 37 % 64;
+  // The same network on the host.
+  std::vector<int> s = in;
+  for (unsigned size = 2; size <= 64; size <<= 1)
+    for (unsigned stride = size / 2; stride > 0; stride >>= 1)
+      for (unsigned t = 0; t < 32; ++t) {
+        const unsigned lo = 2 * t - (t & (stride - 1));
+        if (s[lo] > s[lo + stride]) std::swap(s[lo], s[lo + stride]);
+      }
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
+  Buffer<int> din(in), out(64, -1);
+  launch(*b.kernel, {1}, {64}, 0, din.p, out.p);
+  EXPECT_EQ(out.host(), s);
 }
 
 // A parameter the kernel writes (`src += blockIdx.x * 64 + threadIdx.x;`, as CUDA's samples
