@@ -119,6 +119,14 @@ local lim = cuda.device_array(7, "float64")
 implicit[{ 1, 1 }](lim)
 local want_lim = { 2147483647, -2147483648, 4294967295, math.pi, 1, 1, 8 }
 for i, w in ipairs(want_lim) do assert(lim:copy_to_host()[i] == w, "implicit macro " .. i) end
+-- With libcu++'s <cuda/std/climits> too, which defines them again: no warning of an
+-- "incompatible redefinition" buries a compile error (the shim spells them as libcu++ does).
+local ok_lim, err_lim = pcall(function()
+  local k = cuda.jit("#include <cuda/std/climits>\n__global__ void k(int* y) { y[0] = INT_MAX }")
+  k[{ 1, 1 }](cuda.device_array(1, "int32"))
+end)
+assert(not ok_lim and err_lim:find("kernel.cu%(?:?2"), err_lim)
+assert(not err_lim:find("redefinition", 1, true), err_lim)
 -- A generic lambda in a kernel: NVRTC asks for -default-device, which is allowed.
 local generic = cuda.jit([[
 __global__ void twice(float* x, int n) {

@@ -1,4 +1,6 @@
 // <limits.h> for NVRTC: the LP64 limits of the host side of a CUDA program (x86-64, AArch64).
+// Spelled as libcu++'s <cuda/std/climits> spells them under NVRTC, token for token, so that a
+// kernel including both (kiln pre-includes this one) gets no "incompatible redefinition".
 #pragma once
 #ifndef CHAR_BIT
 #define CHAR_BIT 8
@@ -7,17 +9,17 @@
 #define UCHAR_MAX 255
 #define CHAR_MIN SCHAR_MIN
 #define CHAR_MAX SCHAR_MAX
-#define SHRT_MIN (-32768)
-#define SHRT_MAX 32767
-#define USHRT_MAX 65535
+#define SHRT_MIN (-SHRT_MAX - 1)
+#define SHRT_MAX 0x7fff
+#define USHRT_MAX 0xffff
 #define INT_MIN (-INT_MAX - 1)
-#define INT_MAX 2147483647
-#define UINT_MAX 4294967295U
-#define LONG_MIN (-LONG_MAX - 1L)
-#define LONG_MAX 9223372036854775807L
-#define ULONG_MAX 18446744073709551615UL
-#define LLONG_MIN (-LLONG_MAX - 1LL)
-#define LLONG_MAX 9223372036854775807LL
-#define ULLONG_MAX 18446744073709551615ULL
+#define INT_MAX 0x7fffffff
+#define UINT_MAX 0xffffffff
+#define LONG_MIN (-LONG_MAX - 1)
+#define LONG_MAX LLONG_MAX
+#define ULONG_MAX ULLONG_MAX
+#define LLONG_MIN (-LLONG_MAX - 1)
+#define LLONG_MAX 0x7fffffffffffffffLL
+#define ULLONG_MAX 0xffffffffffffffffUL
 #define MB_LEN_MAX 16
 #endif
