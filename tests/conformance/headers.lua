@@ -92,6 +92,24 @@ for i = 1, 3 do
   assert(hw[i] == want_nv[i], ("nv/target result %d: %d, expected %d"):format(i, hw[i], want_nv[i]))
 end
 
+-- The toolkit's headers that kernels include for what they declare (make_float4, the atomics,
+-- the math functions), which nvcc's cuda_runtime.h brings anyway.
+local vt = cuda.jit([[
+#include <vector_types.h>
+#include <vector_functions.h>
+#include <driver_types.h>
+#include <crt/math_functions.h>
+#include <device_atomic_functions.h>
+#include <sm_60_atomic_functions.h>
+__global__ void pack(float* out, int* count) {
+  reinterpret_cast<float4*>(out)[0] = make_float4(1.0f, 2.0f, 3.0f, sqrtf(16.0f));
+  atomicAdd_block(count, 2);
+}]])
+local packed, count = cuda.device_array(4, "float32"), cuda.to_device(array.zeros(1, "int32"))
+vt[{ 1, 1 }](packed, count)
+local hv = packed:copy_to_host()
+assert(hv[1] == 1 and hv[2] == 2 and hv[3] == 3 and hv[4] == 4 and count:copy_to_host()[1] == 2)
+
 -- A false assert stops the kernel with an error that names the assertion, on either backend.
 -- (Last: on a GPU it breaks the context for good, as CUDA's driver refuses a new one after a
 -- device-side assert; cuda.reset() says to restart the process.)
