@@ -553,12 +553,38 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
   return plan;
 }
 
+// Whether source needs C++20, which the host compiler is not given by default (its headers
+// cost every module ~15% more compile time) though NVRTC compiles C++20: a C++20 keyword
+// (`concept`, `requires`, `consteval`, `constinit`, `char8_t`), `<=>`, or an #include of a
+// header only C++20 has, or its libcu++ twin (<bit>, <cuda/std/span>).
+bool needs_cpp20(std::string_view source) {
+  static const std::set<std::string, std::less<>> words{"concept", "requires", "consteval",
+                                                        "constinit", "char8_t"};
+  static const std::regex include(
+      R"(\s*#\s*include\s*<(cuda/std/)?(bit|span|numbers|concepts|ranges|compare|source_location)>.*)");
+  const std::vector<jit::Token> t = jit::lex(source);
+  for (std::size_t k = 0; k < t.size(); ++k) {
+    if (t[k].directive) continue;
+    if (t[k].kind == jit::Token::ident && words.count(t[k].text)) return true;
+    if (k + 2 < t.size() && jit::is_punct(t[k], "<") && jit::is_punct(t[k + 1], "=") &&
+        jit::is_punct(t[k + 2], ">") && t[k].end == t[k + 1].begin && t[k + 1].end == t[k + 2].begin)
+      return true;
+  }
+  std::istringstream lines{std::string(source)};
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("include") != std::string::npos && std::regex_match(line, include)) return true;
+  return false;
+}
+
 // The plan of source (the request's, or it with synchronising device functions inlined).
 CpuCompiler::Plan CpuCompiler::plan_source(const CompileRequest& request, const std::string& source,
                                            std::vector<std::string> user) const {
   std::vector<std::string> include_dirs{kernels_dir_};
   for (const auto& o : user)
     if (o.rfind("-I", 0) == 0) include_dirs.push_back(o.substr(2));
+  if (std::none_of(user.begin(), user.end(), [](const auto& o) { return o.starts_with("-std="); }) &&
+      needs_cpp20(source))
+    user.push_back("-std=c++20");
   // (legacy warp-synchronous pointers, which send their kernels to fibers, become lockstep
   // pointers before the region rewrite, whose thread loops drop the barriers they were read by)
   Plan plan{request,

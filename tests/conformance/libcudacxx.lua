@@ -21,4 +21,26 @@ for i = 1, n do
   assert(hp[2 * i - 1] == whole and math.abs(hp[2 * i] - (x[i] - whole)) < 1e-6, "tuple at " .. i)
 end
 assert(hp[2 * n + 1] == (2 - 2 ^ -23) * 2 ^ 127, "numeric_limits<float>::max()")
+
+-- C++20's headers and a concept, as NVRTC compiles them (C++20): the cpu backend's host
+-- compiler is given C++20 for such a source.
+local cpp20 = cuda.jit([[
+#include <cuda/std/bit>
+#include <cuda/std/numbers>
+#include <cuda/std/span>
+template <class T> concept Small = sizeof(T) <= 4;
+template <Small T> __device__ T twice(T v) { return v + v; }
+__global__ void cpp20(unsigned* out, float* f) {
+  out[0] = cuda::std::popcount(0xf0f0u);
+  out[1] = cuda::std::countl_zero(1u);
+  cuda::std::span<unsigned> s(out, 4);
+  s[2] = (unsigned)s.size();
+  out[3] = twice(7u);
+  f[0] = cuda::std::numbers::pi_v<float>;
+}]])
+local o20, f20 = cuda.device_array(4, "uint32"), cuda.device_array(1, "float32")
+cpp20[{ 1, 1 }](o20, f20)
+local h20 = o20:copy_to_host()
+assert(h20[1] == 8 and h20[2] == 31 and h20[3] == 4 and h20[4] == 14, tostring(h20))
+assert(math.abs(f20:copy_to_host()[1] - math.pi) < 1e-6, "numbers::pi_v")
 print("ok")
