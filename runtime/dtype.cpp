@@ -39,6 +39,14 @@ constexpr std::array<DTypeInfo, kDTypeCount + kVectorDTypeCount> kInfo = {{
     {"bfloat16", "bf16", "__nv_bfloat16", 2, false, true, bfloat16, 1, 2},
     {"half2", "", "__half2", 4, false, true, float16, 2, 4},
     {"bfloat162", "", "__nv_bfloat162", 4, false, true, bfloat16, 2, 4},
+    {"char2", "", "char2", 2, true, true, int8, 2, 2},
+    {"char3", "", "char3", 3, true, true, int8, 3, 1},
+    {"uchar2", "", "uchar2", 2, true, false, uint8, 2, 2},
+    {"uchar3", "", "uchar3", 3, true, false, uint8, 3, 1},
+    {"short3", "", "short3", 6, true, true, int16, 3, 2},
+    {"short4", "", "short4", 8, true, true, int16, 4, 8},
+    {"ushort3", "", "ushort3", 6, true, false, uint16, 3, 2},
+    {"ushort4", "", "ushort4", 8, true, false, uint16, 4, 8},
 }};
 
 // Collapses runs of blanks and drops "std::" and a trailing " int" of multi-word integer names.

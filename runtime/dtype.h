@@ -41,10 +41,19 @@ enum class DType : std::uint8_t {
   float16,   // IEEE binary16, CUDA's __half
   bfloat16,  // CUDA's __nv_bfloat16
   half2,     // CUDA's __half2: two float16 lanes
-  bfloat162  // CUDA's __nv_bfloat162
+  bfloat162,  // CUDA's __nv_bfloat162
+  // Vectors of narrow lanes added later (interleaved RGB as uchar3)
+  char2,
+  char3,
+  uchar2,
+  uchar3,
+  short3,
+  short4,
+  ushort3,
+  ushort4
 };
 inline constexpr int kDTypeCount = 13;        // scalars
-inline constexpr int kVectorDTypeCount = 18;  // vectors
+inline constexpr int kVectorDTypeCount = 26;  // vectors
 
 struct DTypeInfo {
   std::string_view name;   // the long name, as a.dtype returns it ("float32")
@@ -77,7 +86,9 @@ inline constexpr DType kAllDTypes[kDTypeCount] = {
 inline constexpr DType kVectorDTypes[kVectorDTypeCount] = {
     DType::float2, DType::float3,  DType::float4,  DType::double2, DType::int2,  DType::int3,
     DType::int4,   DType::uint2,   DType::uint3,   DType::uint4,   DType::char4, DType::uchar4,
-    DType::short2, DType::ushort2, DType::double3, DType::double4, DType::half2, DType::bfloat162};
+    DType::short2, DType::ushort2, DType::double3, DType::double4, DType::half2, DType::bfloat162,
+    DType::char2,  DType::char3,   DType::uchar2,  DType::uchar3,  DType::short3, DType::short4,
+    DType::ushort3, DType::ushort4};
 
 // Whether t is a vector type (float4, ...).
 inline bool is_vector(DType t) { return dtype_info(t).lanes > 1; }

@@ -5,7 +5,8 @@ local m = cuda.module({ file = here .. "/kernels/vectors.cu" })
 
 -- Each vector dtype has the size the compiler gives its type; arrays of it are aligned for it.
 local names = { "float2", "float3", "float4", "double2", "int2", "int3", "int4", "uint2", "uint3",
-                "uint4", "char4", "uchar4", "short2", "ushort2", "double3", "double4" }
+                "uint4", "char4", "uchar4", "short2", "ushort2", "double3", "double4", "char2",
+                "char3", "uchar2", "uchar3", "short3", "short4", "ushort3", "ushort4" }
 local layout = cuda.device_array(2 * #names, "int32")
 m.layouts[{ 1, 1 }](layout)
 local l = layout:copy_to_host()
@@ -75,7 +76,6 @@ refused("expects a float2: a table {x, y}", function()
   m.complex_mul[{ 1, 1 }](cuda.to_device(a:view("float2")), cuda.to_device(b:view("float2")), c, 2, 1) end)
 refused("not a whole number of float3", function() return array.zeros(4, "float32"):view("float3") end)
 refused("work on the lanes", function() return px:sum() end)
-print("ok")
 
 -- double4 and double3 arrays by pointer, their lanes a float64 array's elements.
 local nb = 300
@@ -119,5 +119,15 @@ for _, t in ipairs({ { "float", "float32", "float4" }, { "double", "float64", "d
     local want = p0[i] + (i % 4 == 0 and 0 or 1)
     assert(hp[i] == want, ("drift<%s> lane %d: %g, expected %g"):format(T, i, hp[i], want))
   end
+end
+-- Interleaved RGB bytes read as uchar3 (a {n, 3} uint8 array's view).
+local npx = 1000
+local rgb = array.random.integers(0, 256, 3 * npx, { dtype = "uint8", seed = 5 })
+local luma = cuda.device_array(npx, "uint8")
+m.gray[{ (npx + 127) // 128, 128 }](cuda.to_device(rgb:view("uchar3")), luma, npx)
+local hl = luma:copy_to_host()
+for i = 1, npx do
+  local r, g, b = rgb[3 * i - 2], rgb[3 * i - 1], rgb[3 * i]
+  assert(hl[i] == (299 * r + 587 * g + 114 * b) // 1000, "gray " .. i)
 end
 print("ok")

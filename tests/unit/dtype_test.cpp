@@ -73,7 +73,11 @@ TEST(DType, VectorsAreTheirLanes) {
       {DType::char4, DType::int8, 4, 4, 4},       {DType::uchar4, DType::uint8, 4, 4, 4},
       {DType::short2, DType::int16, 2, 4, 4},     {DType::ushort2, DType::uint16, 2, 4, 4},
       {DType::double3, DType::float64, 3, 24, 8}, {DType::double4, DType::float64, 4, 32, 16},
-      {DType::half2, DType::float16, 2, 4, 4},    {DType::bfloat162, DType::bfloat16, 2, 4, 4}};
+      {DType::half2, DType::float16, 2, 4, 4},    {DType::bfloat162, DType::bfloat16, 2, 4, 4},
+      {DType::char2, DType::int8, 2, 2, 2},       {DType::char3, DType::int8, 3, 3, 1},
+      {DType::uchar2, DType::uint8, 2, 2, 2},     {DType::uchar3, DType::uint8, 3, 3, 1},
+      {DType::short3, DType::int16, 3, 6, 2},     {DType::short4, DType::int16, 4, 8, 8},
+      {DType::ushort3, DType::uint16, 3, 6, 2},   {DType::ushort4, DType::uint16, 4, 8, 8}};
   ASSERT_EQ(std::size(expected), std::size(kVectorDTypes));
   for (const Expected& e : expected) {
     const DTypeInfo& i = dtype_info(e.t);

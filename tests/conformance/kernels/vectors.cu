@@ -4,7 +4,8 @@
 #define VECTOR_TYPES(X)                                                                      \
   X(float2)                                                                                  \
   X(float3) X(float4) X(double2) X(int2) X(int3) X(int4) X(uint2) X(uint3) X(uint4) X(char4) \
-      X(uchar4) X(short2) X(ushort2) X(double3) X(double4)
+      X(uchar4) X(short2) X(ushort2) X(double3) X(double4) X(char2) X(char3) X(uchar2)       \
+          X(uchar3) X(short3) X(short4) X(ushort3) X(ushort4)
 
 __global__ void layouts(int* out) {
   int k = 0;
@@ -59,4 +60,12 @@ __global__ void bodies(double4* b, const double3* v, int n) {
   p.y += v[i].y;
   p.z += v[i].z;
   b[i] = p;
+}
+
+// Interleaved RGB (the layout of tutorials and OpenCV) read as uchar3: luma per pixel.
+__global__ void gray(const uchar3* rgb, unsigned char* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const uchar3 p = rgb[i];
+  out[i] = (unsigned char)((299 * p.x + 587 * p.y + 114 * p.z) / 1000);
 }
