@@ -220,11 +220,116 @@ inline unsigned __dp4a(unsigned a, unsigned b, unsigned c) {
   for (int i = 0; i < 4; ++i) c += ((a >> (8 * i)) & 0xffu) * ((b >> (8 * i)) & 0xffu);
   return c;
 }
+inline int __dp4a(char4 a, char4 b, int c) {
+  return c + a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
+}
+inline unsigned __dp4a(uchar4 a, uchar4 b, unsigned c) {
+  return c + unsigned(a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w);
+}
 inline int __dp2a_lo(int a, int b, int c) {
   return c + int(short(a)) * int((signed char)(b)) + int(short(a >> 16)) * int((signed char)(b >> 8));
 }
 inline int __dp2a_hi(int a, int b, int c) {
   return c + int(short(a)) * int((signed char)(b >> 16)) + int(short(a >> 16)) * int((signed char)(b >> 24));
+}
+// The SIMD video intrinsics (__vadd4, __vcmpgtu2, ...): f(x, y) on each lane of W bits (8: four
+// bytes, 16: two halfwords), the lanes read as signed (S) or unsigned, each result's low W bits
+// kept.
+namespace kiln_cpu {
+template <int W, bool S, class F>
+inline unsigned simd(unsigned a, unsigned b, F f) {
+  constexpr unsigned m = (1u << W) - 1;
+  unsigned r = 0;
+  for (int i = 0; i < 32; i += W) {
+    long long x = (a >> i) & m, y = (b >> i) & m;
+    if (S) {
+      x = x > (m >> 1) ? x - (1ll << W) : x;
+      y = y > (m >> 1) ? y - (1ll << W) : y;
+    }
+    r |= (unsigned(f(x, y)) & m) << i;
+  }
+  return r;
+}
+// v clamped to a lane of W bits, signed (S) or unsigned.
+template <int W, bool S>
+inline long long saturate(long long v) {
+  const long long lo = S ? -(1ll << (W - 1)) : 0, hi = S ? (1ll << (W - 1)) - 1 : (1ll << W) - 1;
+  return v < lo ? lo : v > hi ? hi : v;
+}
+// The sum of |x - y| over the lanes.
+template <int W, bool S>
+inline unsigned simd_sad(unsigned a, unsigned b) {
+  unsigned sum = 0;
+  simd<W, S>(a, b, [&](long long x, long long y) { return sum += unsigned(x > y ? x - y : y - x), 0; });
+  return sum;
+}
+}  // namespace kiln_cpu
+// (in value: x and y, the lanes; sat(v), v saturated to a lane)
+#define KILN_SIMD(name, W, S, value)                                                        \
+  inline unsigned name(unsigned a, unsigned b) {                                            \
+    return ::kiln_cpu::simd<W, S>(a, b, [](long long x, long long y) {                      \
+      [[maybe_unused]] auto sat = [](long long v) { return ::kiln_cpu::saturate<W, S>(v); }; \
+      return value;                                                                         \
+    });                                                                                     \
+  }
+#define KILN_SIMD_PAIR(name, S, value) KILN_SIMD(name##2, 16, S, value) KILN_SIMD(name##4, 8, S, value)
+KILN_SIMD_PAIR(__vadd, false, x + y)
+KILN_SIMD_PAIR(__vsub, false, x - y)
+KILN_SIMD_PAIR(__vaddss, true, sat(x + y))
+KILN_SIMD_PAIR(__vaddus, false, sat(x + y))
+KILN_SIMD_PAIR(__vsubss, true, sat(x - y))
+KILN_SIMD_PAIR(__vsubus, false, sat(x - y))
+KILN_SIMD_PAIR(__vabsdiffs, true, x > y ? x - y : y - x)
+KILN_SIMD_PAIR(__vabsdiffu, false, x > y ? x - y : y - x)
+KILN_SIMD_PAIR(__vavgs, true, (x + y + 1) >> 1)
+KILN_SIMD_PAIR(__vavgu, false, (x + y + 1) >> 1)
+KILN_SIMD_PAIR(__vhaddu, false, (x + y) >> 1)
+KILN_SIMD_PAIR(__vmaxs, true, x > y ? x : y)
+KILN_SIMD_PAIR(__vmaxu, false, x > y ? x : y)
+KILN_SIMD_PAIR(__vmins, true, x < y ? x : y)
+KILN_SIMD_PAIR(__vminu, false, x < y ? x : y)
+// Comparisons: __vcmp* give a lane of ones where true, __vset* a lane holding 1.
+#define KILN_SIMD_COMPARE(op, S, test) \
+  KILN_SIMD_PAIR(__vcmp##op, S, (test) ? -1 : 0) KILN_SIMD_PAIR(__vset##op, S, (test) ? 1 : 0)
+KILN_SIMD_COMPARE(eq, false, x == y)
+KILN_SIMD_COMPARE(ne, false, x != y)
+KILN_SIMD_COMPARE(ges, true, x >= y)
+KILN_SIMD_COMPARE(geu, false, x >= y)
+KILN_SIMD_COMPARE(gts, true, x > y)
+KILN_SIMD_COMPARE(gtu, false, x > y)
+KILN_SIMD_COMPARE(les, true, x <= y)
+KILN_SIMD_COMPARE(leu, false, x <= y)
+KILN_SIMD_COMPARE(lts, true, x < y)
+KILN_SIMD_COMPARE(ltu, false, x < y)
+// One operand: the lane's absolute value or negation, wrapping or saturated (-128 -> 127).
+KILN_SIMD_PAIR(__kiln_vabs_of, true, x < 0 ? -x : x)
+KILN_SIMD_PAIR(__kiln_vabsss_of, true, sat(x < 0 ? -x : x))
+KILN_SIMD_PAIR(__kiln_vneg_of, true, -x)
+KILN_SIMD_PAIR(__kiln_vnegss_of, true, sat(-x))
+inline unsigned __vabs2(unsigned a) { return __kiln_vabs_of2(a, 0); }
+inline unsigned __vabs4(unsigned a) { return __kiln_vabs_of4(a, 0); }
+inline unsigned __vabsss2(unsigned a) { return __kiln_vabsss_of2(a, 0); }
+inline unsigned __vabsss4(unsigned a) { return __kiln_vabsss_of4(a, 0); }
+inline unsigned __vneg2(unsigned a) { return __kiln_vneg_of2(a, 0); }
+inline unsigned __vneg4(unsigned a) { return __kiln_vneg_of4(a, 0); }
+inline unsigned __vnegss2(unsigned a) { return __kiln_vnegss_of2(a, 0); }
+inline unsigned __vnegss4(unsigned a) { return __kiln_vnegss_of4(a, 0); }
+inline unsigned __vsads2(unsigned a, unsigned b) { return ::kiln_cpu::simd_sad<16, true>(a, b); }
+inline unsigned __vsads4(unsigned a, unsigned b) { return ::kiln_cpu::simd_sad<8, true>(a, b); }
+inline unsigned __vsadu2(unsigned a, unsigned b) { return ::kiln_cpu::simd_sad<16, false>(a, b); }
+inline unsigned __vsadu4(unsigned a, unsigned b) { return ::kiln_cpu::simd_sad<8, false>(a, b); }
+#undef KILN_SIMD_COMPARE
+#undef KILN_SIMD_PAIR
+#undef KILN_SIMD
+// The position of the offset-th set bit of mask from bit base, forward (offset > 0) or back
+// (offset < 0); offset 0: base itself if set. 0xffffffff when there is none (PTX fns).
+inline unsigned __fns(unsigned mask, unsigned base, int offset) {
+  if (offset == 0) return base < 32 && (mask >> base & 1) ? base : 0xffffffffu;
+  const int step = offset > 0 ? 1 : -1;
+  int count = (offset > 0 ? offset : -offset) - 1;
+  for (int pos = int(base); pos >= 0 && pos < 32; pos += step)
+    if ((mask >> pos & 1) && count-- == 0) return unsigned(pos);
+  return 0xffffffffu;
 }
 inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) {
   return unsigned(((((unsigned long long)hi << 32) | lo) << (s & 31)) >> 32);

@@ -93,4 +93,39 @@ for i = 1, n do
   end
 end
 assert(bad == 0, bad .. " float results differ")
+
+-- The SIMD video intrinsics (lanes of bytes or halfwords, wrapping or saturated, signed or
+-- not), __fns (the n-th set bit from a base, as PTX's fns) and __dp4a on char4, against values
+-- worked out by hand from their definitions.
+local simd = cuda.jit([[
+__global__ void simd(unsigned* o, int* d) {
+  o[0] = __vadd4(0x01ff7f80u, 0x01010101u);
+  o[1] = __vaddss4(0x7f80017fu, 0x01ff0101u);
+  o[2] = __vaddus4(0xff01fe00u, 0x01010101u);
+  o[3] = __vsubus2(0x00050010u, 0x00060001u);
+  o[4] = __vabsdiffu4(0x10200030u, 0x20100040u);
+  o[5] = __vcmpgtu4(0x10200030u, 0x20100040u);
+  o[6] = __vsetlts2(0xffff0001u, 0x00000002u);
+  o[7] = __vsadu4(0x10200030u, 0x20100040u);
+  o[8] = __vabsss4(0x80ff7f01u);
+  o[9] = __vneg2(0x00018000u);
+  o[10] = __vmaxs4(0x80ff7f01u, 0x01010101u);
+  o[11] = __vavgu4(0x01030507u, 0x02020202u);
+  o[12] = __fns(0xaaaaaaaau, 2, -1);
+  o[13] = __fns(0xaaaaaaaau, 2, 1);
+  o[14] = __fns(0xaaaaaaaau, 3, 0);
+  o[15] = __fns(0xaaaaaaaau, 2, 0);
+  o[16] = __fns(0x1u, 5, 1);
+  d[0] = __dp4a(make_char4(1, -2, 3, -4), make_char4(5, 6, -7, 8), 10);
+}]])
+local so, sd = cuda.device_array(17, "uint32"), cuda.device_array(1, "int32")
+simd[{ 1, 1 }](so, sd)
+local want_simd = { 0x02008081, 0x7f80027f, 0xff02ff01, 0x0000000f, 0x10100010, 0x00ff0000,
+                    0x00010001, 0x30, 0x7f017f01, 0xffff8000, 0x01017f01, 0x02030405, 1, 3, 3,
+                    0xffffffff, 0xffffffff }
+local hs = so:copy_to_host()
+for j, w in ipairs(want_simd) do
+  assert(hs[j] == w, ("simd result %d: %08x, expected %08x"):format(j - 1, hs[j], w))
+end
+assert(sd:copy_to_host()[1] == -50, "__dp4a(char4, char4, int)")
 print("ok")
