@@ -38,9 +38,9 @@ enum class DType : std::uint8_t {
   double3,
   double4,
   // Scalars added after the vectors, so that the numbers of the others (in cache keys) stay.
-  float16,   // IEEE binary16, CUDA's __half
-  bfloat16,  // CUDA's __nv_bfloat16
-  half2,     // CUDA's __half2: two float16 lanes
+  float16,    // IEEE binary16, CUDA's __half
+  bfloat16,   // CUDA's __nv_bfloat16
+  half2,      // CUDA's __half2: two float16 lanes
   bfloat162,  // CUDA's __nv_bfloat162
   // Vectors of narrow lanes added later (interleaved RGB as uchar3)
   char2,
@@ -84,10 +84,10 @@ inline constexpr DType kAllDTypes[kDTypeCount] = {
     DType::boolean, DType::float16, DType::bfloat16};
 // All vector dtypes.
 inline constexpr DType kVectorDTypes[kVectorDTypeCount] = {
-    DType::float2, DType::float3,  DType::float4,  DType::double2, DType::int2,  DType::int3,
-    DType::int4,   DType::uint2,   DType::uint3,   DType::uint4,   DType::char4, DType::uchar4,
-    DType::short2, DType::ushort2, DType::double3, DType::double4, DType::half2, DType::bfloat162,
-    DType::char2,  DType::char3,   DType::uchar2,  DType::uchar3,  DType::short3, DType::short4,
+    DType::float2,  DType::float3,  DType::float4,  DType::double2, DType::int2,   DType::int3,
+    DType::int4,    DType::uint2,   DType::uint3,   DType::uint4,   DType::char4,  DType::uchar4,
+    DType::short2,  DType::ushort2, DType::double3, DType::double4, DType::half2,  DType::bfloat162,
+    DType::char2,   DType::char3,   DType::uchar2,  DType::uchar3,  DType::short3, DType::short4,
     DType::ushort3, DType::ushort4};
 
 // Whether t is a vector type (float4, ...).

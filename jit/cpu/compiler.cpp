@@ -567,7 +567,8 @@ bool needs_cpp20(std::string_view source) {
     if (t[k].directive) continue;
     if (t[k].kind == jit::Token::ident && words.count(t[k].text)) return true;
     if (k + 2 < t.size() && jit::is_punct(t[k], "<") && jit::is_punct(t[k + 1], "=") &&
-        jit::is_punct(t[k + 2], ">") && t[k].end == t[k + 1].begin && t[k + 1].end == t[k + 2].begin)
+        jit::is_punct(t[k + 2], ">") && t[k].end == t[k + 1].begin &&
+        t[k + 1].end == t[k + 2].begin)
       return true;
   }
   std::istringstream lines{std::string(source)};
@@ -582,7 +583,8 @@ CpuCompiler::Plan CpuCompiler::plan_source(const CompileRequest& request, const 
   std::vector<std::string> include_dirs{kernels_dir_};
   for (const auto& o : user)
     if (o.rfind("-I", 0) == 0) include_dirs.push_back(o.substr(2));
-  if (std::none_of(user.begin(), user.end(), [](const auto& o) { return o.starts_with("-std="); }) &&
+  if (std::none_of(user.begin(), user.end(),
+                   [](const auto& o) { return o.starts_with("-std="); }) &&
       needs_cpp20(source))
     user.push_back("-std=c++20");
   // (legacy warp-synchronous pointers, which send their kernels to fibers, become lockstep

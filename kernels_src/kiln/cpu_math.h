@@ -260,19 +260,21 @@ inline long long saturate(long long v) {
 template <int W, bool S>
 inline unsigned simd_sad(unsigned a, unsigned b) {
   unsigned sum = 0;
-  simd<W, S>(a, b, [&](long long x, long long y) { return sum += unsigned(x > y ? x - y : y - x), 0; });
+  simd<W, S>(a, b,
+             [&](long long x, long long y) { return sum += unsigned(x > y ? x - y : y - x), 0; });
   return sum;
 }
 }  // namespace kiln_cpu
 // (in value: x and y, the lanes; sat(v), v saturated to a lane)
-#define KILN_SIMD(name, W, S, value)                                                        \
-  inline unsigned name(unsigned a, unsigned b) {                                            \
-    return ::kiln_cpu::simd<W, S>(a, b, [](long long x, long long y) {                      \
+#define KILN_SIMD(name, W, S, value)                                                         \
+  inline unsigned name(unsigned a, unsigned b) {                                             \
+    return ::kiln_cpu::simd<W, S>(a, b, [](long long x, long long y) {                       \
       [[maybe_unused]] auto sat = [](long long v) { return ::kiln_cpu::saturate<W, S>(v); }; \
-      return value;                                                                         \
-    });                                                                                     \
+      return value;                                                                          \
+    });                                                                                      \
   }
-#define KILN_SIMD_PAIR(name, S, value) KILN_SIMD(name##2, 16, S, value) KILN_SIMD(name##4, 8, S, value)
+#define KILN_SIMD_PAIR(name, S, value) \
+  KILN_SIMD(name##2, 16, S, value) KILN_SIMD(name##4, 8, S, value)
 KILN_SIMD_PAIR(__vadd, false, x + y)
 KILN_SIMD_PAIR(__vsub, false, x - y)
 KILN_SIMD_PAIR(__vaddss, true, sat(x + y))
@@ -306,18 +308,42 @@ KILN_SIMD_PAIR(__kiln_vabs_of, true, x < 0 ? -x : x)
 KILN_SIMD_PAIR(__kiln_vabsss_of, true, sat(x < 0 ? -x : x))
 KILN_SIMD_PAIR(__kiln_vneg_of, true, -x)
 KILN_SIMD_PAIR(__kiln_vnegss_of, true, sat(-x))
-inline unsigned __vabs2(unsigned a) { return __kiln_vabs_of2(a, 0); }
-inline unsigned __vabs4(unsigned a) { return __kiln_vabs_of4(a, 0); }
-inline unsigned __vabsss2(unsigned a) { return __kiln_vabsss_of2(a, 0); }
-inline unsigned __vabsss4(unsigned a) { return __kiln_vabsss_of4(a, 0); }
-inline unsigned __vneg2(unsigned a) { return __kiln_vneg_of2(a, 0); }
-inline unsigned __vneg4(unsigned a) { return __kiln_vneg_of4(a, 0); }
-inline unsigned __vnegss2(unsigned a) { return __kiln_vnegss_of2(a, 0); }
-inline unsigned __vnegss4(unsigned a) { return __kiln_vnegss_of4(a, 0); }
-inline unsigned __vsads2(unsigned a, unsigned b) { return ::kiln_cpu::simd_sad<16, true>(a, b); }
-inline unsigned __vsads4(unsigned a, unsigned b) { return ::kiln_cpu::simd_sad<8, true>(a, b); }
-inline unsigned __vsadu2(unsigned a, unsigned b) { return ::kiln_cpu::simd_sad<16, false>(a, b); }
-inline unsigned __vsadu4(unsigned a, unsigned b) { return ::kiln_cpu::simd_sad<8, false>(a, b); }
+inline unsigned __vabs2(unsigned a) {
+  return __kiln_vabs_of2(a, 0);
+}
+inline unsigned __vabs4(unsigned a) {
+  return __kiln_vabs_of4(a, 0);
+}
+inline unsigned __vabsss2(unsigned a) {
+  return __kiln_vabsss_of2(a, 0);
+}
+inline unsigned __vabsss4(unsigned a) {
+  return __kiln_vabsss_of4(a, 0);
+}
+inline unsigned __vneg2(unsigned a) {
+  return __kiln_vneg_of2(a, 0);
+}
+inline unsigned __vneg4(unsigned a) {
+  return __kiln_vneg_of4(a, 0);
+}
+inline unsigned __vnegss2(unsigned a) {
+  return __kiln_vnegss_of2(a, 0);
+}
+inline unsigned __vnegss4(unsigned a) {
+  return __kiln_vnegss_of4(a, 0);
+}
+inline unsigned __vsads2(unsigned a, unsigned b) {
+  return ::kiln_cpu::simd_sad<16, true>(a, b);
+}
+inline unsigned __vsads4(unsigned a, unsigned b) {
+  return ::kiln_cpu::simd_sad<8, true>(a, b);
+}
+inline unsigned __vsadu2(unsigned a, unsigned b) {
+  return ::kiln_cpu::simd_sad<16, false>(a, b);
+}
+inline unsigned __vsadu4(unsigned a, unsigned b) {
+  return ::kiln_cpu::simd_sad<8, false>(a, b);
+}
 #undef KILN_SIMD_COMPARE
 #undef KILN_SIMD_PAIR
 #undef KILN_SIMD

@@ -1,11 +1,12 @@
 // Conformance: CUDA's vector types as kernels in the samples use them: float4 loads and stores
 // for bandwidth, a uchar4 pixel kernel, a float2 complex multiply, vectors by value, and the
 // sizes and alignments the host must lay arrays out with.
-#define VECTOR_TYPES(X)                                                                      \
-  X(float2)                                                                                  \
-  X(float3) X(float4) X(double2) X(int2) X(int3) X(int4) X(uint2) X(uint3) X(uint4) X(char4) \
-      X(uchar4) X(short2) X(ushort2) X(double3) X(double4) X(char2) X(char3) X(uchar2)       \
-          X(uchar3) X(short3) X(short4) X(ushort3) X(ushort4)
+#define VECTOR_TYPES(X)                                                                          \
+  X(float2)                                                                                      \
+  X(float3)                                                                                      \
+  X(float4) X(double2) X(int2) X(int3) X(int4) X(uint2) X(uint3) X(uint4) X(char4) X(uchar4)     \
+      X(short2) X(ushort2) X(double3) X(double4) X(char2) X(char3) X(uchar2) X(uchar3) X(short3) \
+          X(short4) X(ushort3) X(ushort4)
 
 __global__ void layouts(int* out) {
   int k = 0;
