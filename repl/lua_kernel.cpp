@@ -17,6 +17,7 @@
 #include "repl/lua_host.h"
 #include "repl/lua_util.h"
 #include "runtime/error.h"
+#include "runtime/interrupt.h"
 #include "runtime/process.h"
 #ifdef KILN_HAVE_CUDA
 #include "runtime/cuda/backend.h"
@@ -294,7 +295,16 @@ LaunchConfig check_config(lua_State* L, int idx, const char* kernel) {
 // Runs one launch with the arguments from first to the top of the stack.
 void launch(lua_State* L, jit::Kernel& k, const LaunchConfig& config, int first) {
   std::vector<Staged> staged;
-  std::vector<jit::ArgValue> args = collect_args(L, first, &staged);
+  std::vector<jit::ArgValue> args;
+  try {
+    args = collect_args(L, first, &staged);
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const ArgError& e) {
+    throw ArgError(e.arg, "kernel '" + k.decl().name + "': " + e.what());
+  } catch (const Error& e) {  // (a freed array, say: name the kernel it was passed to)
+    throw Error("kernel '" + k.decl().name + "': " + e.what());
+  }
   if (args.size() < k.decl().params.size()) args = k.with_defaults(std::move(args));
   jit::Kernel::Specialisation& spec = k.specialise(args);
   k.launch(spec, config, args);
@@ -629,16 +639,25 @@ int cuda_module(lua_State* L) {
   });
 }
 
-// m.kernel_name, or a method. [-0, +1]
+// m.kernel_name, or a method; a name that is neither is an error naming the module's kernels
+// (not a nil that `m.typo[...]` would index). [-0, +1]
 int module_index(lua_State* L) {
-  luaL_checkudata(L, 1, kModuleMeta);
+  const ModuleBox* m = static_cast<const ModuleBox*>(luaL_checkudata(L, 1, kModuleMeta));
   lua_getiuservalue(L, 1, 1);
   lua_pushvalue(L, 2);
   if (lua_rawget(L, -2) != LUA_TNIL) return 1;
   luaL_getmetafield(L, 1, "__methods");
   lua_pushvalue(L, 2);
-  lua_rawget(L, -2);
-  return 1;
+  if (lua_rawget(L, -2) != LUA_TNIL || lua_type(L, 2) != LUA_TSTRING) return 1;
+  luaL_where(L, 1);
+  {  // (no C++ object alive at lua_error's longjmp)
+    std::string names;
+    for (const KernelRef& k : m->kernels) names += (names.empty() ? "" : ", ") + k->name();
+    lua_pushfstring(L, "module has no kernel '%s' (its kernels: %s)", lua_tostring(L, 2),
+                    names.c_str());
+  }
+  lua_concat(L, 2);
+  return lua_error(L);
 }
 
 // The element type and element count of a global named in source:

@@ -553,6 +553,19 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
   return plan;
 }
 
+// The line of the first inline assembly statement in source (`asm("...")`, `asm volatile`,
+// `__asm__`), or nullopt.
+std::optional<int> inline_assembly_line(std::string_view source) {
+  const std::vector<jit::Token> t = jit::lex(source);
+  for (std::size_t k = 0; k + 1 < t.size(); ++k)
+    if (!t[k].directive &&
+        (jit::is_ident(t[k], "asm") || jit::is_ident(t[k], "__asm__") ||
+         jit::is_ident(t[k], "__asm")) &&
+        (jit::is_punct(t[k + 1], "(") || t[k + 1].kind == jit::Token::ident))
+      return t[k].line;
+  return std::nullopt;
+}
+
 // Whether source needs C++20, which the host compiler is not given by default (its headers
 // cost every module ~15% more compile time) though NVRTC compiles C++20: a C++20 keyword
 // (`concept`, `requires`, `consteval`, `constinit`, `char8_t`), `<=>`, or an #include of a
@@ -697,6 +710,13 @@ CompileResult CpuCompiler::compile_once(const Plan& plan) {
         throw CompileError(file + ":" + std::to_string(*line) +
                                ": error: this '{' is never closed (the source ends inside it)",
                            log);
+    // Inline PTX fails in the host's assembler, with its registers: say what it is.
+    if (std::optional<int> line = inline_assembly_line(request.source))
+      throw CompileError(file + ":" + std::to_string(*line) +
+                             ": error: inline PTX assembly (`asm`) runs only on a GPU; the cpu "
+                             "backend cannot compile it (kernels: " +
+                             names + "; `#ifdef KILN_CPU` can give it a C++ equivalent)",
+                         log);
     throw CompileError("cpu backend: cannot compile " +
                            (request.filename.empty() ? std::string("kernel source") : file) +
                            " (kernels: " + names + ") with " + compiler_,

@@ -279,8 +279,11 @@ CompileResult Nvrtc::compile(const CompileRequest& request,
   options.insert(options.end(), request.options.begin(), request.options.end());
   std::string option_text;
   for (const std::string& o : options) option_text += (option_text.empty() ? "" : " ") + o;
-  std::string what = "kernel source " + filename + " did not compile (NVRTC " + version() +
-                     ", options: " + option_text + ")";
+  std::string kernels;
+  for (const std::string& n : request.name_expressions)
+    kernels += (kernels.empty() ? "" : ", ") + n;
+  std::string what = "kernel source " + filename + " (kernels: " + kernels +
+                     ") did not compile (NVRTC " + version() + ", options: " + option_text + ")";
 
   nvrtcProgram prog = nullptr;
   nvrtcResult r =

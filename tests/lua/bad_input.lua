@@ -182,7 +182,13 @@ local freed = cuda.device_array(3, "float32")
 freed:free()
 bad("the device array was freed", function() return freed:copy_to_host() end)
 bad("the device array was freed", function() freed:copy_to_device(array.zeros(3, "float32")) end)
-bad("freed", function() add[{1, 3}](freed, db, dout, 3) end)
+bad("kernel 'add': argument 1: the device array was freed", function() add[{1, 3}](freed, db, dout, 3) end)
+-- A module's kernel misspelt, and a compile error: the error names the kernels.
+local two = cuda.module("__global__ void aa(int* p) { p[0] = 1; }\n__global__ void ab(int* p) { p[0] = 2; }")
+bad("module has no kernel 'bb' (its kernels: aa, ab)", function() two.bb[{1, 1}](dout) end)
+bad("(kernels: broken)", function()
+  cuda.jit("__global__ void broken(float* y) { y[0] = undefined_thing; }")[{1, 1}](dout)
+end)
 
 -- kiln:: without #include <kiln.cuh>: the compile error says what is missing.
 bad("does not #include <kiln.cuh>", function()
@@ -217,5 +223,18 @@ end)
 assert(counter:copy_to_host():sum() == 8 * 8, "three more launches before the bad one")
 inc[{1, 8}](counter, 8)
 assert(counter:copy_to_host():sum() == 9 * 8)
+
+-- Inline PTX: a GPU runs it; the cpu backend says what it is, not the host assembler's errors.
+local lane_asm = cuda.jit([[
+__global__ void lane_asm(int* out) {
+  unsigned lane; asm("mov.u32 %0, %%laneid;" : "=r"(lane)); out[threadIdx.x] = lane; }]])
+local lanes = cuda.device_array(32, "int32")
+if cuda.backend() == "cpu" then
+  bad("kernel.cu:2: error: inline PTX assembly (`asm`) runs only on a GPU", function()
+    lane_asm[{ 1, 32 }](lanes) end)
+else
+  lane_asm[{ 1, 32 }](lanes)
+  assert(lanes:copy_to_host()[32] == 31)
+end
 
 print("bad_input: ok (" .. checks .. " good launches after bad input)")
