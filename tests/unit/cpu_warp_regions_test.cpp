@@ -620,6 +620,39 @@ __global__ void k(const int* in, int* out) {
   }
 }
 
+// A warp reduction through volatile shared memory with `__syncwarp()` after each step (the
+// samples' warpReduce as CUDA 9 fixed it): each step reads a higher lane's element in the
+// statement that lanes store it. A GPU's warp in step reads before it stores; as regions the
+// lanes run in lane order, and as fibers the last lane to reach a __syncwarp lets the lower ones
+// go first, so both give the warp's sum. Against the host.
+TEST(CpuWarpRegions, SyncwarpAfterEachVolatileStepGivesTheSum) {
+  const std::string src = R"(
+__global__ void k(const int* in, int* out) {
+  __shared__ volatile int s[64];
+  const unsigned t = threadIdx.x, i = blockIdx.x * 64 + t;
+  int sum = in[i];
+  s[t] = sum;
+  __syncthreads();
+  if (t < 32) {
+    s[t] = sum = sum + s[t + 32]; __syncwarp();
+    s[t] = sum = sum + s[t + 16]; __syncwarp();
+    s[t] = sum = sum + s[t + 8]; __syncwarp();
+    s[t] = sum = sum + s[t + 4]; __syncwarp();
+    s[t] = sum = sum + s[t + 2]; __syncwarp();
+    s[t] = sum = sum + s[t + 1]; __syncwarp();
+  }
+  if (t == 0) out[blockIdx.x] = s[0];
+})";
+  std::vector<int> in(256);
+  for (int i = 0; i < 256; ++i) in[i] = (i * 29) % 31 - 12;
+  auto [regions, fibers] = both_ways(src, in, 64);
+  for (int b = 0; b < 4; ++b) {
+    const int sum = std::accumulate(in.begin() + 64 * b, in.begin() + 64 * b + 64, 0);
+    EXPECT_EQ(regions[b], sum) << b;
+    EXPECT_EQ(fibers[b], sum) << b;
+  }
+}
+
 // Volatile pointers that carry flags between blocks (a chained scan's look-back: thread 0 of
 // each tile publishes its sum and spins on its predecessor's flag), their subscripts the same in
 // every thread of the block, are no warp-synchronous code: the kernel runs as regions. Tiles
