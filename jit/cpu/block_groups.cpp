@@ -575,7 +575,8 @@ class Lowering {
       if (t_[j].directive) return t_.size();
       if (is_punct(t_[j], "(")) ++depth;
       if (is_punct(t_[j], ")") && --depth == 0) return j;
-      if (is_punct(t_[j], ";") || is_punct(t_[j], "{") || is_punct(t_[j], "}")) return t_.size();
+      if (is_punct(t_[j], ";") || ((is_punct(t_[j], "{") || is_punct(t_[j], "}")) && depth == 0))
+        return t_.size();  // (braces inside: `cg::plus<float>{}`)
     }
     return t_.size();
   }
@@ -655,8 +656,9 @@ class Lowering {
       if (is_ident(t_[comma + 3], op)) combine = text;
     std::size_t angle = comma + 5;
     while (angle < close && t_[angle].kind == Token::ident) ++angle;  // `unsigned int`
-    if (!combine || angle == comma + 5 || !is_punct(t_[angle], ">") || angle + 3 != close ||
-        !is_punct(t_[angle + 1], "(") || !is_punct(t_[angle + 2], ")"))
+    const bool made = (is_punct(t_[angle + 1], "(") && is_punct(t_[angle + 2], ")")) ||
+                      (is_punct(t_[angle + 1], "{") && is_punct(t_[angle + 2], "}"));  // (llm.c)
+    if (!combine || angle == comma + 5 || !is_punct(t_[angle], ">") || angle + 3 != close || !made)
       return false;
     // the statement: `name =` or `type... name =` after a statement's start
     std::size_t start = returned ? k - 1 : k - 2;
@@ -681,13 +683,12 @@ class Lowering {
     std::string step = combine;
     for (std::size_t at; (at = step.find('A')) != std::string::npos;) step.replace(at, 1, g);
     for (std::size_t at; (at = step.find('B')) != std::string::npos;) step.replace(at, 1, x);
-    std::string value(src_.substr(t_[k + 6].begin, t_[comma - 1].end - t_[k + 6].begin));
-    std::replace(value.begin(), value.end(), '\n', ' ');  // (edited() keeps the lines)
-    take(start, close + 1,
-         type + " " + g + " = (" + value + "); for (int " + o + " = " + std::to_string(width / 2) +
-             "; " + o + " > 0; " + o + " /= 2) { " + type + " " + x +
-             " = __shfl_xor_sync(0xffffffffu, " + g + ", " + o + ", " + std::to_string(width) +
-             "); " + g + " = " + step + "; } " +
+    // (the value's tokens stay, to be lowered themselves: `int(t.thread_rank())`)
+    take(start, k + 5, type + " " + g + " = (");
+    take(comma, close + 1,
+         "); for (int " + o + " = " + std::to_string(width / 2) + "; " + o + " > 0; " + o +
+             " /= 2) { " + type + " " + x + " = __shfl_xor_sync(0xffffffffu, " + g + ", " + o +
+             ", " + std::to_string(width) + "); " + g + " = " + step + "; } " +
              (returned ? "return " + g : text(start, k - 1) + " = " + g) + ";");
     return true;
   }

@@ -620,6 +620,32 @@ __global__ void k(const int* in, int* out) {
   }
 }
 
+// llm.c's style: a warp per row through cooperative groups, `cg::reduce(warp, s,
+// cg::plus<float>{})` with the op made by braces: lowered to shuffles, run as regions.
+TEST(CpuWarpRegions, GroupReduceWithABracedOp) {
+  const std::string src = R"(
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+__global__ void k(const int* in, int* out) {
+  cg::thread_block block = cg::this_thread_block();
+  cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
+  const int row = blockIdx.x * warp.meta_group_size() + warp.meta_group_rank();
+  int s = in[row * 32 + warp.thread_rank()];
+  s = cg::reduce(warp, s, cg::plus<int>{});
+  const int m = cg::reduce(warp, s + int(warp.thread_rank()), cg::greater<int>{});
+  out[row * 32 + warp.thread_rank()] = s * 100 + m;
+})";
+  std::vector<int> in(256);
+  for (int i = 0; i < 256; ++i) in[i] = (i * 17) % 23 - 11;
+  auto [regions, fibers] = both_ways(src, in, 64);
+  for (int r = 0; r < 8; ++r) {
+    const int sum = std::accumulate(in.begin() + 32 * r, in.begin() + 32 * r + 32, 0);
+    for (int l = 0; l < 32; ++l) ASSERT_EQ(regions[32 * r + l], sum * 100 + sum + 31) << r;
+  }
+  EXPECT_EQ(regions, fibers);
+}
+
 // A warp reduction through volatile shared memory with `__syncwarp()` after each step (the
 // samples' warpReduce as CUDA 9 fixed it): each step reads a higher lane's element in the
 // statement that lanes store it. A GPU's warp in step reads before it stores; as regions the
