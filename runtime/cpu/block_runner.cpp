@@ -496,12 +496,13 @@ unsigned long long BlockRunner::warp(int op, unsigned mask, unsigned long long v
     fibers_[me].state = State::warp;
     wait();
   } else if (const unsigned group = mask & w.live; (group & ((1u << lane) - 1)) != 0) {
-    // The last lane to arrive lets the lower ones go first: the lanes then run on in lane
-    // order, as region mode runs them, so that warp-synchronous code that reads a higher
-    // lane's element before that lane stores it (`s[t] += s[t + 16]; __syncwarp();`) reads it
-    // as a GPU's warp in step does, whichever lane arrived last.
+    // The last lane to arrive hands over to the lowest: the lanes then run on in lane order
+    // (each, at its next wait, hands over to the next ready fiber), as region mode runs them,
+    // so that warp-synchronous code that reads a higher lane's element before that lane
+    // stores it (`s[t] += s[t + 16]; __syncwarp();`) reads it as a GPU's warp in step does,
+    // whichever lane arrived last.
     fibers_[me].state = State::ready;
-    wait();
+    switch_to(&fibers_[me].ctx, me - lane + unsigned(__builtin_ctz(group)));
   }
   // A shuffle from a lane outside the mask, or one that returned: the GPU's value is undefined,
   // kiln's the caller's own. An error in check mode, else a note (once, by the JIT).

@@ -652,12 +652,20 @@ __global__ void k(const int* in, int* out) {
 // lanes run in lane order, and as fibers the last lane to reach a __syncwarp lets the lower ones
 // go first, so both give the warp's sum. Against the host.
 TEST(CpuWarpRegions, SyncwarpAfterEachVolatileStepGivesTheSum) {
-  const std::string src = R"(
+  // (twice: as fibers, the second time a lane other than 31 reaches the first __syncwarp last)
+  std::string src = R"(
 __global__ void k(const int* in, int* out) {
   __shared__ volatile int s[64];
   const unsigned t = threadIdx.x, i = blockIdx.x * 64 + t;
   int sum = in[i];
-  s[t] = sum;
+  STEPS
+  if (t == 0) out[2 * blockIdx.x] = s[0];
+  __syncthreads();
+  sum = t < 40 ? in[i] * 2 : 0;
+  STEPS
+  if (t == 0) out[2 * blockIdx.x + 1] = s[0];
+})";
+  const std::string steps = R"(s[t] = sum;
   __syncthreads();
   if (t < 32) {
     s[t] = sum = sum + s[t + 32]; __syncwarp();
@@ -666,17 +674,49 @@ __global__ void k(const int* in, int* out) {
     s[t] = sum = sum + s[t + 4]; __syncwarp();
     s[t] = sum = sum + s[t + 2]; __syncwarp();
     s[t] = sum = sum + s[t + 1]; __syncwarp();
-  }
-  if (t == 0) out[blockIdx.x] = s[0];
-})";
+  })";
+  for (std::size_t at; (at = src.find("STEPS")) != std::string::npos;) src.replace(at, 5, steps);
   std::vector<int> in(256);
   for (int i = 0; i < 256; ++i) in[i] = (i * 29) % 31 - 12;
   auto [regions, fibers] = both_ways(src, in, 64);
   for (int b = 0; b < 4; ++b) {
     const int sum = std::accumulate(in.begin() + 64 * b, in.begin() + 64 * b + 64, 0);
-    EXPECT_EQ(regions[b], sum) << b;
-    EXPECT_EQ(fibers[b], sum) << b;
+    const int first40 = std::accumulate(in.begin() + 64 * b, in.begin() + 64 * b + 40, 0);
+    EXPECT_EQ(regions[2 * b], sum) << b;
+    EXPECT_EQ(fibers[2 * b], sum) << b;
+    EXPECT_EQ(regions[2 * b + 1], 2 * first40) << b;
+    EXPECT_EQ(fibers[2 * b + 1], 2 * first40) << b;
   }
+  // The steps in a device function called twice (fibers, where that device function is not
+  // inlined): the second time lane 28 reaches the first __syncwarp last, and the lanes above it
+  // must not run on first (the Threadfence Reduction sample's reduceBlock, in check mode).
+  const std::string called = R"(
+__device__ void steps(volatile float* s, float sum, unsigned t) {
+  s[t] = sum;
+  __syncthreads();
+  if (t < 64) s[t] = sum = sum + s[t + 64]; __syncthreads();
+  if (t < 32) {
+    s[t] = sum = sum + s[t + 32]; __syncwarp();
+    s[t] = sum = sum + s[t + 16]; __syncwarp();
+    s[t] = sum = sum + s[t + 8]; __syncwarp();
+    s[t] = sum = sum + s[t + 4]; __syncwarp();
+    s[t] = sum = sum + s[t + 2]; __syncwarp();
+    s[t] = sum = sum + s[t + 1]; __syncwarp();
+  }
+}
+__global__ void k(float* out) {
+  __shared__ float s[128];
+  steps(s, 1.0f, threadIdx.x);
+  if (threadIdx.x == 0) out[0] = s[0];
+  __syncthreads();
+  steps(s, threadIdx.x < 64 ? 1.0f : 0.0f, threadIdx.x);
+  if (threadIdx.x == 0) out[1] = s[0];
+})";
+  Built f = build(called, "k", {}, without_regions());
+  EXPECT_EQ(f.kernel->attributes().threads, "fibers");
+  Buffer<float> sums(2, -1.0f);
+  launch(*f.kernel, {1}, {128}, 0, sums.p);
+  EXPECT_EQ(sums.host(), (std::vector<float>{128.0f, 64.0f}));
 }
 
 // Volatile pointers that carry flags between blocks (a chained scan's look-back: thread 0 of
