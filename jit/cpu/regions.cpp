@@ -123,7 +123,13 @@ const std::map<std::string, int, std::less<>>& warp_steps() {
                                                            {"__any_sync", warp_any},
                                                            {"__all_sync", warp_all},
                                                            {"__activemask", warp_activemask},
-                                                           {"__match_any_sync", warp_match_any}};
+                                                           {"__match_any_sync", warp_match_any},
+                                                           {"__reduce_add_sync", warp_reduce_add},
+                                                           {"__reduce_min_sync", warp_reduce_min},
+                                                           {"__reduce_max_sync", warp_reduce_max},
+                                                           {"__reduce_and_sync", warp_reduce_and},
+                                                           {"__reduce_or_sync", warp_reduce_or},
+                                                           {"__reduce_xor_sync", warp_reduce_xor}};
   return ops;
 }
 
@@ -1309,6 +1315,7 @@ class BodyWriter {
       const bool shuffle = op <= kiln_cpu::warp_shfl_xor;
       const bool vote =
           op == kiln_cpu::warp_ballot || op == kiln_cpu::warp_any || op == kiln_cpu::warp_all;
+      const bool reduce = op >= kiln_cpu::warp_reduce_add && op <= kiln_cpu::warp_reduce_xor;
       const std::size_t want = shuffle ? 3 : op == kiln_cpu::warp_activemask ? 0 : 2;
       if (args.size() != want && !(shuffle && args.size() == 4))
         throw Refused(t_[k].text + " with " + std::to_string(args.size()) + " operands");
@@ -1332,6 +1339,10 @@ class BodyWriter {
         value = "(unsigned long long)(" + arg(1) + " != 0)";
       } else if (op == kiln_cpu::warp_match_any) {
         value = "::kiln_cpu::to_bits(" + arg(1) + ")";
+      } else if (reduce) {  // (the value's bits, and whether min and max compare it signed)
+        value = "(unsigned long long)(unsigned)(" + arg(1) + ")";
+        param =
+            "std::is_signed_v<std::remove_cv_t<std::remove_reference_t<decltype(" + arg(1) + ")>>>";
       }
       operands +=
           " " + slot + "[kiln_t_] = {" + value + ", " + param + ", " + width + ", " + mask + "};";
@@ -1341,8 +1352,9 @@ class BodyWriter {
           shuffle
               ? "::kiln_cpu::shuffle_result<std::remove_cv_t<std::remove_reference_t<decltype(" +
                     arg(1) + ")>>>(" + slot + "r[kiln_t_], " + slot + "v)"
-          : vote ? "int(" + slot + "r[kiln_t_])"
-                 : "unsigned(" + slot + "r[kiln_t_])";
+          : vote   ? "int(" + slot + "r[kiln_t_])"
+          : reduce ? "::kiln_cpu::reduce_result<decltype(" + arg(1) + ")>(" + slot + "r[kiln_t_])"
+                   : "unsigned(" + slot + "r[kiln_t_])";
       blank(t_[k].begin, t_[close].end, result);
       k = close;
     }

@@ -47,6 +47,13 @@ enum WarpOp {
   warp_activemask = 8,
   warp_match_any = 9,
   warp_match_all = 10,
+  // __reduce_*_sync, which only region mode's warp steps take (fibers run cpu_sync.h's)
+  warp_reduce_add = 11,
+  warp_reduce_min = 12,
+  warp_reduce_max = 13,
+  warp_reduce_and = 14,
+  warp_reduce_or = 15,
+  warp_reduce_xor = 16,
 };
 // The param of a warp_activemask that a lockstep pointer's read waits at (cpu_sync.h
 // lockstep_ref): the lanes of the warp waiting at another warp operation (a lockstep store's)

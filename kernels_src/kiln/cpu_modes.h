@@ -361,6 +361,34 @@ inline unsigned shuffle_source(int op, unsigned lane, int param, int width) {
 }
 // The step of warp operation op (cpu_abi.h WarpOp): out[t] for every running thread t of a
 // block of n from the slots of all of them.
+// A __reduce_*_sync's result as its overload gives it: int for an int value, else unsigned.
+template <class T>
+inline auto reduce_result(unsigned long long bits) {
+  using V = std::remove_cv_t<std::remove_reference_t<T>>;
+  if constexpr (std::is_integral_v<V> && std::is_signed_v<V>)
+    return int(unsigned(bits));
+  else
+    return unsigned(bits);
+}
+// __reduce_<op>_sync over the 32-bit values of the lanes named by group (a lane's slot: the
+// value's bits, and in param whether it is signed, which min and max compare as).
+inline unsigned long long reduce_lanes(int op, const WarpSlot* lane, unsigned group) {
+  unsigned r = 0;
+  for (unsigned l = 0, first = 1; l < 32; ++l) {
+    if (!(group >> l & 1)) continue;
+    const unsigned v = unsigned(lane[l].value);
+    const bool less = lane[l].param ? int(v) < int(r) : v < r;
+    r = first                   ? v
+        : op == warp_reduce_add ? r + v
+        : op == warp_reduce_min ? (less ? v : r)
+        : op == warp_reduce_max ? (less || v == r ? r : v)
+        : op == warp_reduce_and ? (r & v)
+        : op == warp_reduce_or  ? (r | v)
+                                : (r ^ v);
+    first = 0;
+  }
+  return r;
+}
 inline void warp_step(int op, const WarpSlot* in, unsigned long long* out, unsigned n,
                       const bool* done, const bool* act) {
   bool unjoined = false;
@@ -368,6 +396,8 @@ inline void warp_step(int op, const WarpSlot* in, unsigned long long* out, unsig
     const unsigned lanes = running_lanes(w, n, done, act), base = 32 * w;
     if (!lanes) continue;
     unsigned votes = 0;  // ballot, any, all: the running lanes whose predicate holds
+    unsigned reduced_group = 0;  // __reduce_*_sync: the lanes of the last result (none yet)
+    unsigned long long reduced = 0;
     if (op == warp_ballot || op == warp_any || op == warp_all)
       for (unsigned l = 0; l < 32; ++l)
         if (lanes >> l & 1) votes |= unsigned(in[base + l].value != 0) << l;
@@ -398,6 +428,18 @@ inline void warp_step(int op, const WarpSlot* in, unsigned long long* out, unsig
           break;
         case warp_activemask:
           out[t] = lanes;
+          break;
+        case warp_reduce_add:
+        case warp_reduce_min:
+        case warp_reduce_max:
+        case warp_reduce_and:
+        case warp_reduce_or:
+        case warp_reduce_xor:
+          if (const unsigned group = lanes & in[t].mask; group != reduced_group) {
+            reduced = reduce_lanes(op, in + base, group);  // (once per warp, as a rule)
+            reduced_group = group;
+          }
+          out[t] = reduced;
           break;
         case warp_match_any: {
           unsigned same = 0;

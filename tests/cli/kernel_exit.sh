@@ -12,7 +12,7 @@ out=$(KILN_NVRTC_CHECK=0 KILN_CACHE_DIR="$work/cache" KILN_NOTES=0 KILN_COMPILE_
 local bodies = {
   loop = "if (threadIdx.x == 3) { if (how == 0) abort(); else std::exit(3); } x[threadIdx.x] = 1;",
   regions = "__shared__ int s[32]; s[threadIdx.x] = 1; __syncthreads(); if (threadIdx.x == 3) { if (how == 0) std::abort(); else exit(3); } x[threadIdx.x] = s[0];",
-  fibers = "int v = __reduce_add_sync(0xffffffffu, 1); if (threadIdx.x == 3) { if (how == 0) abort(); else exit(3); } x[threadIdx.x] = v;",
+  fibers = "int p; int v = __match_all_sync(0xffffffffu, 1, &p); if (threadIdx.x == 3) { if (how == 0) abort(); else exit(3); } x[threadIdx.x] = v;",
 }
 for mode, body in pairs(bodies) do
   local k = cuda.jit("#include <cstdlib>\n__global__ void boom(int* x, int how) { " .. body .. " }")

@@ -342,7 +342,7 @@ __global__ void t(int* x) { __syncthreads(); x[0] = 1; }
             "warp or group operation __syncwarp at kernel.cu:2");
   for (const char* body : {"auto g = coalesced_threads(); x[0] = g.size();",
                            "x[0] = __uni_sync(~0u, x[0]);", "grid.sync(); x[0] = 1;",
-                           "x[0] = __reduce_add_sync(~0u, x[0]) + __shfl_sync(~0u, 1, 0);"}) {
+                           "x[0] = __match_all_sync(~0u, x[0], x) + __shfl_sync(~0u, 1, 0);"}) {
     std::string src = std::string("__global__ void k(int* x) { ") + body + " }";
     EXPECT_EQ(thread_modes(src, "", {}, {"k"}), (M{fibers})) << body;
   }

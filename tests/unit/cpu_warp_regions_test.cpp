@@ -620,6 +620,40 @@ __global__ void k(const int* in, int* out) {
   }
 }
 
+// __reduce_*_sync (sm_80) as warp steps: int values compare signed, unsigned ones not; the sum
+// wraps; in a branch, over __activemask() (the lanes that took it). Against the host and fibers.
+TEST(CpuWarpRegions, ReduceSyncOperations) {
+  const std::string src = R"(
+__global__ void k(const int* in, int* out) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  const int v = in[t];
+  const unsigned u = unsigned(v);
+  int r = __reduce_add_sync(0xffffffffu, v) + 3 * __reduce_min_sync(0xffffffffu, v);
+  r += 5 * __reduce_max_sync(0xffffffffu, v);
+  r += 7 * int(__reduce_max_sync(0xffffffffu, u) & 0xff);
+  r += 11 * int(__reduce_xor_sync(0xffffffffu, u) & 0xff);
+  if (v > 0) r += 13 * __reduce_add_sync(__activemask(), v);
+  out[t] = r;
+})";
+  std::vector<int> in(128);
+  for (int i = 0; i < 128; ++i) in[i] = (i * 37) % 41 - 20;
+  auto [regions, fibers] = both_ways(src, in, 64);
+  for (int t = 0; t < 128; ++t) {
+    const int* w = &in[t - t % 32];
+    int sum = 0, mn = w[0], mx = w[0], positive = 0;
+    unsigned umax = 0, x = 0;
+    for (int l = 0; l < 32; ++l) {
+      sum += w[l], mn = std::min(mn, w[l]), mx = std::max(mx, w[l]);
+      umax = std::max(umax, unsigned(w[l])), x ^= unsigned(w[l]);
+      positive += w[l] > 0 ? w[l] : 0;
+    }
+    int r = sum + 3 * mn + 5 * mx + 7 * int(umax & 0xff) + 11 * int(x & 0xff);
+    if (in[t] > 0) r += 13 * positive;
+    ASSERT_EQ(regions[t], r) << t;
+  }
+  EXPECT_EQ(regions, fibers);
+}
+
 // llm.c's style: a warp per row through cooperative groups, `cg::reduce(warp, s,
 // cg::plus<float>{})` with the op made by braces: lowered to shuffles, run as regions.
 TEST(CpuWarpRegions, GroupReduceWithABracedOp) {
