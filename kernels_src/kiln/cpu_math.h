@@ -304,46 +304,32 @@ KILN_SIMD_COMPARE(leu, false, x <= y)
 KILN_SIMD_COMPARE(lts, true, x < y)
 KILN_SIMD_COMPARE(ltu, false, x < y)
 // One operand: the lane's absolute value or negation, wrapping or saturated (-128 -> 127).
-KILN_SIMD_PAIR(__kiln_vabs_of, true, x < 0 ? -x : x)
-KILN_SIMD_PAIR(__kiln_vabsss_of, true, sat(x < 0 ? -x : x))
-KILN_SIMD_PAIR(__kiln_vneg_of, true, -x)
-KILN_SIMD_PAIR(__kiln_vnegss_of, true, sat(-x))
-inline unsigned __vabs2(unsigned a) {
-  return __kiln_vabs_of2(a, 0);
-}
-inline unsigned __vabs4(unsigned a) {
-  return __kiln_vabs_of4(a, 0);
-}
-inline unsigned __vabsss2(unsigned a) {
-  return __kiln_vabsss_of2(a, 0);
-}
-inline unsigned __vabsss4(unsigned a) {
-  return __kiln_vabsss_of4(a, 0);
-}
-inline unsigned __vneg2(unsigned a) {
-  return __kiln_vneg_of2(a, 0);
-}
-inline unsigned __vneg4(unsigned a) {
-  return __kiln_vneg_of4(a, 0);
-}
-inline unsigned __vnegss2(unsigned a) {
-  return __kiln_vnegss_of2(a, 0);
-}
-inline unsigned __vnegss4(unsigned a) {
-  return __kiln_vnegss_of4(a, 0);
-}
-inline unsigned __vsads2(unsigned a, unsigned b) {
-  return ::kiln_cpu::simd_sad<16, true>(a, b);
-}
-inline unsigned __vsads4(unsigned a, unsigned b) {
-  return ::kiln_cpu::simd_sad<8, true>(a, b);
-}
-inline unsigned __vsadu2(unsigned a, unsigned b) {
-  return ::kiln_cpu::simd_sad<16, false>(a, b);
-}
-inline unsigned __vsadu4(unsigned a, unsigned b) {
-  return ::kiln_cpu::simd_sad<8, false>(a, b);
-}
+#define KILN_SIMD_UNARY(name, W, value)                                                         \
+  inline unsigned name(unsigned a) {                                                            \
+    return ::kiln_cpu::simd<W, true>(a, 0u, [](long long x, long long) {                        \
+      [[maybe_unused]] auto sat = [](long long v) { return ::kiln_cpu::saturate<W, true>(v); }; \
+      return value;                                                                             \
+    });                                                                                         \
+  }
+#define KILN_SIMD_UNARY_PAIR(name, value) \
+  KILN_SIMD_UNARY(name##2, 16, value) KILN_SIMD_UNARY(name##4, 8, value)
+KILN_SIMD_UNARY_PAIR(__vabs, x < 0 ? -x : x)
+KILN_SIMD_UNARY_PAIR(__vabsss, sat(x < 0 ? -x : x))
+KILN_SIMD_UNARY_PAIR(__vneg, -x)
+KILN_SIMD_UNARY_PAIR(__vnegss, sat(-x))
+// The sum of the lanes' absolute differences.
+#define KILN_SIMD_SAD(name, S)                      \
+  inline unsigned name##2(unsigned a, unsigned b) { \
+    return ::kiln_cpu::simd_sad<16, S>(a, b);       \
+  }                                                 \
+  inline unsigned name##4(unsigned a, unsigned b) { \
+    return ::kiln_cpu::simd_sad<8, S>(a, b);        \
+  }
+KILN_SIMD_SAD(__vsads, true)
+KILN_SIMD_SAD(__vsadu, false)
+#undef KILN_SIMD_SAD
+#undef KILN_SIMD_UNARY_PAIR
+#undef KILN_SIMD_UNARY
 #undef KILN_SIMD_COMPARE
 #undef KILN_SIMD_PAIR
 #undef KILN_SIMD
