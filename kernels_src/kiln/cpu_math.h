@@ -122,6 +122,101 @@ inline double normcdfinv(double p) { return -M_SQRT2 * erfcinv(2.0 * p); }
 inline float normcdfinvf(float p) { return float(normcdfinv(p)); }
 inline double __dsqrt_rn(double a) { return sqrt(a); }
 inline double __drcp_rn(double a) { return 1.0 / a; }
+// Arithmetic rounded toward zero (_rz), up (_ru) or down (_rd): the host's round-to-nearest
+// result, moved one step where the operation's exact error (from an error-free transformation:
+// TwoSum, fma residuals) says the exact value lies the other way. No rounding mode is changed.
+namespace kiln_cpu {
+enum Direction { toward_zero, upward, downward };
+// The result in direction d of an exact value near, in the direction of error (its sign
+// alone counts), from nearest. a and b: finite operands (an overflow to infinity that another
+// direction would have kept finite).
+template <class T, class E>
+inline T directed(T nearest, E error, Direction d, bool finite_operands) {
+  const T up = std::numeric_limits<T>::infinity();
+  if (std::isinf(nearest) && finite_operands) {  // an overflow: only its own direction goes on
+    const bool away = d == upward ? nearest > 0 : d == downward ? nearest < 0 : false;
+    return away ? nearest : std::copysign(std::numeric_limits<T>::max(), nearest);
+  }
+  if (!(error != 0) || std::isnan(nearest)) return nearest;
+  if (d == upward) return error > 0 ? std::nextafter(nearest, up) : nearest;
+  if (d == downward) return error < 0 ? std::nextafter(nearest, -up) : nearest;
+  return (nearest > 0) != (error > 0) ? std::nextafter(nearest, T(0)) : nearest;
+}
+template <class T>
+inline T add(T a, T b, Direction d) {
+  const T s = a + b, bb = s - a, error = (a - (s - bb)) + (b - bb);  // TwoSum: exact
+  if (s == 0 && error == 0 && d == downward)  // (an exact zero is -0 downward, but +0 + +0)
+    return a == 0 && b == 0 && !std::signbit(a) && !std::signbit(b) ? T(0) : T(-0.0);
+  return directed(s, error, d, std::isfinite(a) && std::isfinite(b));
+}
+template <class T>
+inline T mul(T a, T b, Direction d) {
+  const T p = a * b;
+  return directed(p, std::fma(a, b, -p), d, std::isfinite(a) && std::isfinite(b));
+}
+template <class T>
+inline T div(T a, T b, Direction d) {
+  const T q = a / b, remainder = std::fma(-q, b, a);  // a - q * b, exactly
+  return directed(q, b > 0 ? remainder : -remainder, d, std::isfinite(a) && b != 0);
+}
+template <class T>
+inline T root(T a, Direction d) {
+  const T r = std::sqrt(a);
+  return directed(r, std::fma(-r, r, a), d, true);
+}
+// fmaf: a * b is exact in double; the sum with c rounds there, its error by TwoSum, so the
+// exact value is s + e, and its side of the float nearest it is the sign of (s - f) + e.
+inline float fmaf_directed(float a, float b, float c, Direction d) {
+  const double p = double(a) * b, s = p + c, bb = s - p, e = (p - (s - bb)) + (c - bb);
+  const float f = float(s);
+  return directed(f, (s - double(f)) + e, d,
+                  std::isfinite(a) && std::isfinite(b) && std::isfinite(c));
+}
+}  // namespace kiln_cpu
+#define KILN_DIRECTED(suffix, d)                              \
+  inline float __fadd_##suffix(float a, float b) {            \
+    return ::kiln_cpu::add(a, b, ::kiln_cpu::d);              \
+  }                                                           \
+  inline float __fsub_##suffix(float a, float b) {            \
+    return ::kiln_cpu::add(a, -b, ::kiln_cpu::d);             \
+  }                                                           \
+  inline float __fmul_##suffix(float a, float b) {            \
+    return ::kiln_cpu::mul(a, b, ::kiln_cpu::d);              \
+  }                                                           \
+  inline float __fdiv_##suffix(float a, float b) {            \
+    return ::kiln_cpu::div(a, b, ::kiln_cpu::d);              \
+  }                                                           \
+  inline float __frcp_##suffix(float a) {                     \
+    return ::kiln_cpu::div(1.0f, a, ::kiln_cpu::d);           \
+  }                                                           \
+  inline float __fsqrt_##suffix(float a) {                    \
+    return ::kiln_cpu::root(a, ::kiln_cpu::d);                \
+  }                                                           \
+  inline float __fmaf_##suffix(float a, float b, float c) {   \
+    return ::kiln_cpu::fmaf_directed(a, b, c, ::kiln_cpu::d); \
+  }                                                           \
+  inline double __dadd_##suffix(double a, double b) {         \
+    return ::kiln_cpu::add(a, b, ::kiln_cpu::d);              \
+  }                                                           \
+  inline double __dsub_##suffix(double a, double b) {         \
+    return ::kiln_cpu::add(a, -b, ::kiln_cpu::d);             \
+  }                                                           \
+  inline double __dmul_##suffix(double a, double b) {         \
+    return ::kiln_cpu::mul(a, b, ::kiln_cpu::d);              \
+  }                                                           \
+  inline double __ddiv_##suffix(double a, double b) {         \
+    return ::kiln_cpu::div(a, b, ::kiln_cpu::d);              \
+  }                                                           \
+  inline double __drcp_##suffix(double a) {                   \
+    return ::kiln_cpu::div(1.0, a, ::kiln_cpu::d);            \
+  }                                                           \
+  inline double __dsqrt_##suffix(double a) {                  \
+    return ::kiln_cpu::root(a, ::kiln_cpu::d);                \
+  }
+KILN_DIRECTED(rz, toward_zero)
+KILN_DIRECTED(ru, upward)
+KILN_DIRECTED(rd, downward)
+#undef KILN_DIRECTED
 
 // ---- Type conversion and bit casts -----------------------------------------------------------
 namespace kiln_cpu {

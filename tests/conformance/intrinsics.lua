@@ -128,4 +128,26 @@ for j, w in ipairs(want_simd) do
   assert(hs[j] == w, ("simd result %d: %08x, expected %08x"):format(j - 1, hs[j], w))
 end
 assert(sd:copy_to_host()[1] == -50, "__dp4a(char4, char4, int)")
+
+-- Arithmetic in a rounding direction (_rz, _ru, _rd), against the neighbours of the exact
+-- values: 1 + 2^-23 is the float after 1, 1/3 lies between 0x3eaaaaaa and 0x3eaaaaab.
+local dr = cuda.jit([[
+__global__ void dr(float* f, double* d) {
+  f[0] = __fadd_ru(1.0f, 1e-9f); f[1] = __fadd_rd(1.0f, 1e-9f); f[2] = __fadd_rz(-1.0f, -1e-9f);
+  f[3] = __fadd_rd(-1.0f, -1e-9f); f[4] = __fdiv_rd(1.0f, 3.0f); f[5] = __fdiv_ru(1.0f, 3.0f);
+  f[6] = __fsqrt_ru(2.0f); f[7] = __fsqrt_rd(2.0f); f[8] = __fmul_rz(3.4e38f, 10.0f);
+  f[9] = __fmaf_ru(1.0f, 1.0f, 1e-30f); f[10] = __frcp_rd(3.0f); f[11] = __fsub_rd(1.0f, 1.0f);
+  d[0] = __dadd_ru(1.0, 1e-30); d[1] = __ddiv_rz(-1.0, 3.0); d[2] = __dsqrt_ru(2.0);
+  d[3] = __dmul_rd(0.1, 3.0);
+}]])
+local df, dd = cuda.device_array(12, "float32"), cuda.device_array(4, "float64")
+dr[{ 1, 1 }](df, dd)
+local third_lo, third_hi = 0xaaaaaa / 2 ^ 25, 0xaaaaab / 2 ^ 25
+local want_f = { 1 + 2 ^ -23, 1, -1, -(1 + 2 ^ -23), third_lo, third_hi, 0xb504f4 / 2 ^ 23,
+                 0xb504f3 / 2 ^ 23, (2 - 2 ^ -23) * 2 ^ 127, 1 + 2 ^ -23, third_lo, 0 }
+local hf, hd = df:copy_to_host(), dd:copy_to_host()
+for i, w in ipairs(want_f) do assert(hf[i] == w, ("directed float %d: %.9g, expected %.9g"):format(i - 1, hf[i], w)) end
+assert(1 / hf[12] < 0, "__fsub_rd(1, 1) is -0")
+local want_d = { 1 + 2 ^ -52, -1 / 3, math.sqrt(2), 0.3 }
+for i, w in ipairs(want_d) do assert(hd[i] == w, ("directed double %d: %.17g"):format(i - 1, hd[i])) end
 print("ok")
