@@ -172,46 +172,66 @@ inline float fmaf_directed(float a, float b, float c, Direction d) {
   return directed(f, (s - double(f)) + e, d,
                   std::isfinite(a) && std::isfinite(b) && std::isfinite(c));
 }
+// fma in double: the same in binary128 (__float128 on x86-64, long double where that is it),
+// whose 113 bits hold a * b exactly.
+#if defined(__x86_64__)
+using quad = __float128;
+#else
+using quad = long double;
+#endif
+inline double fma_directed(double a, double b, double c, Direction d) {
+  const quad p = quad(a) * b, s = p + c, bb = s - p, e = (p - (s - bb)) + (c - bb);
+  const double f = double(s);
+  const quad error = (s - quad(f)) + e;
+  return directed(f,
+                  error > 0   ? 1.0
+                  : error < 0 ? -1.0
+                              : 0.0,
+                  d, std::isfinite(a) && std::isfinite(b) && std::isfinite(c));
+}
 }  // namespace kiln_cpu
-#define KILN_DIRECTED(suffix, d)                              \
-  inline float __fadd_##suffix(float a, float b) {            \
-    return ::kiln_cpu::add(a, b, ::kiln_cpu::d);              \
-  }                                                           \
-  inline float __fsub_##suffix(float a, float b) {            \
-    return ::kiln_cpu::add(a, -b, ::kiln_cpu::d);             \
-  }                                                           \
-  inline float __fmul_##suffix(float a, float b) {            \
-    return ::kiln_cpu::mul(a, b, ::kiln_cpu::d);              \
-  }                                                           \
-  inline float __fdiv_##suffix(float a, float b) {            \
-    return ::kiln_cpu::div(a, b, ::kiln_cpu::d);              \
-  }                                                           \
-  inline float __frcp_##suffix(float a) {                     \
-    return ::kiln_cpu::div(1.0f, a, ::kiln_cpu::d);           \
-  }                                                           \
-  inline float __fsqrt_##suffix(float a) {                    \
-    return ::kiln_cpu::root(a, ::kiln_cpu::d);                \
-  }                                                           \
-  inline float __fmaf_##suffix(float a, float b, float c) {   \
-    return ::kiln_cpu::fmaf_directed(a, b, c, ::kiln_cpu::d); \
-  }                                                           \
-  inline double __dadd_##suffix(double a, double b) {         \
-    return ::kiln_cpu::add(a, b, ::kiln_cpu::d);              \
-  }                                                           \
-  inline double __dsub_##suffix(double a, double b) {         \
-    return ::kiln_cpu::add(a, -b, ::kiln_cpu::d);             \
-  }                                                           \
-  inline double __dmul_##suffix(double a, double b) {         \
-    return ::kiln_cpu::mul(a, b, ::kiln_cpu::d);              \
-  }                                                           \
-  inline double __ddiv_##suffix(double a, double b) {         \
-    return ::kiln_cpu::div(a, b, ::kiln_cpu::d);              \
-  }                                                           \
-  inline double __drcp_##suffix(double a) {                   \
-    return ::kiln_cpu::div(1.0, a, ::kiln_cpu::d);            \
-  }                                                           \
-  inline double __dsqrt_##suffix(double a) {                  \
-    return ::kiln_cpu::root(a, ::kiln_cpu::d);                \
+#define KILN_DIRECTED(suffix, d)                               \
+  inline float __fadd_##suffix(float a, float b) {             \
+    return ::kiln_cpu::add(a, b, ::kiln_cpu::d);               \
+  }                                                            \
+  inline float __fsub_##suffix(float a, float b) {             \
+    return ::kiln_cpu::add(a, -b, ::kiln_cpu::d);              \
+  }                                                            \
+  inline float __fmul_##suffix(float a, float b) {             \
+    return ::kiln_cpu::mul(a, b, ::kiln_cpu::d);               \
+  }                                                            \
+  inline float __fdiv_##suffix(float a, float b) {             \
+    return ::kiln_cpu::div(a, b, ::kiln_cpu::d);               \
+  }                                                            \
+  inline float __frcp_##suffix(float a) {                      \
+    return ::kiln_cpu::div(1.0f, a, ::kiln_cpu::d);            \
+  }                                                            \
+  inline float __fsqrt_##suffix(float a) {                     \
+    return ::kiln_cpu::root(a, ::kiln_cpu::d);                 \
+  }                                                            \
+  inline float __fmaf_##suffix(float a, float b, float c) {    \
+    return ::kiln_cpu::fmaf_directed(a, b, c, ::kiln_cpu::d);  \
+  }                                                            \
+  inline double __dadd_##suffix(double a, double b) {          \
+    return ::kiln_cpu::add(a, b, ::kiln_cpu::d);               \
+  }                                                            \
+  inline double __dsub_##suffix(double a, double b) {          \
+    return ::kiln_cpu::add(a, -b, ::kiln_cpu::d);              \
+  }                                                            \
+  inline double __dmul_##suffix(double a, double b) {          \
+    return ::kiln_cpu::mul(a, b, ::kiln_cpu::d);               \
+  }                                                            \
+  inline double __ddiv_##suffix(double a, double b) {          \
+    return ::kiln_cpu::div(a, b, ::kiln_cpu::d);               \
+  }                                                            \
+  inline double __drcp_##suffix(double a) {                    \
+    return ::kiln_cpu::div(1.0, a, ::kiln_cpu::d);             \
+  }                                                            \
+  inline double __dsqrt_##suffix(double a) {                   \
+    return ::kiln_cpu::root(a, ::kiln_cpu::d);                 \
+  }                                                            \
+  inline double __fma_##suffix(double a, double b, double c) { \
+    return ::kiln_cpu::fma_directed(a, b, c, ::kiln_cpu::d);   \
   }
 KILN_DIRECTED(rz, toward_zero)
 KILN_DIRECTED(ru, upward)

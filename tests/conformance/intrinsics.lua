@@ -138,9 +138,10 @@ __global__ void dr(float* f, double* d) {
   f[6] = __fsqrt_ru(2.0f); f[7] = __fsqrt_rd(2.0f); f[8] = __fmul_rz(3.4e38f, 10.0f);
   f[9] = __fmaf_ru(1.0f, 1.0f, 1e-30f); f[10] = __frcp_rd(3.0f); f[11] = __fsub_rd(1.0f, 1.0f);
   d[0] = __dadd_ru(1.0, 1e-30); d[1] = __ddiv_rz(-1.0, 3.0); d[2] = __dsqrt_ru(2.0);
-  d[3] = __dmul_rd(0.1, 3.0);
+  d[3] = __dmul_rd(0.1, 3.0); d[4] = __fma_ru(1.0, 1.0, 1e-300); d[5] = __fma_rz(-1.0, 1.0, -1e-300);
+  d[6] = __fma_rd(0.1, 3.0, 0.0);
 }]])
-local df, dd = cuda.device_array(12, "float32"), cuda.device_array(4, "float64")
+local df, dd = cuda.device_array(12, "float32"), cuda.device_array(7, "float64")
 dr[{ 1, 1 }](df, dd)
 local third_lo, third_hi = 0xaaaaaa / 2 ^ 25, 0xaaaaab / 2 ^ 25
 local want_f = { 1 + 2 ^ -23, 1, -1, -(1 + 2 ^ -23), third_lo, third_hi, 0xb504f4 / 2 ^ 23,
@@ -148,6 +149,6 @@ local want_f = { 1 + 2 ^ -23, 1, -1, -(1 + 2 ^ -23), third_lo, third_hi, 0xb504f
 local hf, hd = df:copy_to_host(), dd:copy_to_host()
 for i, w in ipairs(want_f) do assert(hf[i] == w, ("directed float %d: %.9g, expected %.9g"):format(i - 1, hf[i], w)) end
 assert(1 / hf[12] < 0, "__fsub_rd(1, 1) is -0")
-local want_d = { 1 + 2 ^ -52, -1 / 3, math.sqrt(2), 0.3 }
+local want_d = { 1 + 2 ^ -52, -1 / 3, math.sqrt(2), 0.3, 1 + 2 ^ -52, -1, 0.3 }
 for i, w in ipairs(want_d) do assert(hd[i] == w, ("directed double %d: %.17g"):format(i - 1, hd[i])) end
 print("ok")
