@@ -151,4 +151,19 @@ for i, w in ipairs(want_f) do assert(hf[i] == w, ("directed float %d: %.9g, expe
 assert(1 / hf[12] < 0, "__fsub_rd(1, 1) is -0")
 local want_d = { 1 + 2 ^ -52, -1 / 3, math.sqrt(2), 0.3, 1 + 2 ^ -52, -1, 0.3 }
 for i, w in ipairs(want_d) do assert(hd[i] == w, ("directed double %d: %.17g"):format(i - 1, hd[i])) end
+
+-- The scaled complementary error function and the modified Bessel functions of orders 0, 1,
+-- against values from mpmath at 30 digits.
+local special = cuda.jit([[
+__global__ void special(double* d, float* f) {
+  d[0] = erfcx(0.5); d[1] = erfcx(30.0); d[2] = cyl_bessel_i0(1.0); d[3] = cyl_bessel_i1(-1.0);
+  f[0] = erfcxf(2.0f); f[1] = cyl_bessel_i0f(2.0f); f[2] = cyl_bessel_i1f(0.5f);
+}]])
+local sd, sf = cuda.device_array(4, "float64"), cuda.device_array(3, "float32")
+special[{ 1, 1 }](sd, sf)
+local want_sd = { 0.615690344192925875, 0.0187958888614167515, 1.26606587775200834, -0.565159103992485027 }
+local want_sf = { 0.255395676310505744, 2.27958530233606727, 0.257894305390896316 }
+local hsd, hsf = sd:copy_to_host(), sf:copy_to_host()
+for i, w in ipairs(want_sd) do assert(math.abs(hsd[i] - w) <= 1e-13 * math.abs(w), "special " .. i) end
+for i, w in ipairs(want_sf) do assert(math.abs(hsf[i] - w) <= 1e-6 * math.abs(w), "special float " .. i) end
 print("ok")
