@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstddef>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -507,17 +508,29 @@ std::optional<KernelSpan> enclosing_kernel(const std::vector<Token>& t,
   return std::nullopt;
 }
 
-// The names of a kernel whose values may differ between its threads: those assigned (or
-// declared with) a value that names threadIdx, such a name or a call; those declared and never
-// given a value (a lambda's parameter); those whose address is taken or that are passed to a
-// call (which may write them). Every other name (the kernel's parameters, what is computed from
-// them, blockIdx, macros, globals) is the same in each thread of a block. Names, not scopes: a
-// name of each thread anywhere is one everywhere.
+// Which values of a kernel may differ between its threads. A name varies when it is assigned
+// (or declared with, or stepped by ++/--) a value that names threadIdx, a call or a varying
+// name, or is assigned inside a branch or loop whose header varies; when it is declared and
+// never given a value (a lambda's parameter); when its address is taken, a reference is bound
+// to it, or it is passed to a call (which may write it). The kernel's parameters, what is
+// computed from them alone, blockIdx & co., its __shared__ variables (one per block) and the
+// source's object-like macros of such things are the same in every thread. Any other name (a
+// header's macro, a template parameter) counts as varying. Names, not scopes: a name of each
+// thread anywhere is one everywhere.
 class ThreadValues {
  public:
   ThreadValues(const std::vector<Token>& t, const std::vector<std::size_t>& match,
                const KernelSpan& kernel)
-      : t_(t) {
+      : t_(t), match_(match) {
+    read_macros();
+    // The parameters: each declarator's last name, before its ',' or ')' (or its '[').
+    for (std::size_t k = kernel.params + 1, depth = 0; k + 1 < kernel.open; ++k) {
+      if (is_punct(t[k], "(") || is_punct(t[k], "<") || is_punct(t[k], "[")) ++depth;
+      if (is_punct(t[k], ")") || is_punct(t[k], ">") || is_punct(t[k], "]")) --depth;
+      if (depth == 0 && t[k].kind == Token::ident &&
+          (is_punct(t[k + 1], ",") || is_punct(t[k + 1], ")") || is_punct(t[k + 1], "[")))
+        known_.insert(t[k].text);
+    }
     std::set<std::string> declared, assigned, arrays;
     std::vector<std::size_t> parens;  // the '(' around the token at hand
     for (std::size_t k = kernel.open + 1; k < kernel.close; ++k) {
@@ -525,6 +538,9 @@ class ThreadValues {
       if (is_punct(x, "(")) parens.push_back(k);
       if (is_punct(x, ")") && !parens.empty()) parens.pop_back();
       if (x.directive) continue;
+      if (is_control(k))
+        controls_.push_back(
+            {k + 2, match[k + 1], match[k + 1] + 1, statement_end(match[k + 1] + 1, kernel.close)});
       if (std::size_t n = assignment_size(k)) {
         const std::size_t base = lvalue_base(k);
         std::size_t end = k + n;
@@ -538,11 +554,16 @@ class ThreadValues {
         if (base != kNone && (whole_variable(base, k) || arrays.count(t[base].text))) {
           assignments_.push_back({t[base].text, base, end});
           assigned.insert(t[base].text);
+          // `T& r = x;`: r is x by another name
+          if (base > 1 && is_punct(t[base - 1], "&") && t[base - 2].kind == Token::ident)
+            for (std::size_t j = k + 1; j < end; ++j)
+              if (t[j].kind == Token::ident) varying_.insert(t[j].text);
         }
         continue;
       }
       if (x.kind != Token::ident || member(k)) continue;
       const Token& prev = t[k - 1];
+      if (stepped(k)) assignments_.push_back({x.text, k, k + 1});  // (++v: only where it runs)
       static const std::set<std::string> not_types{"return", "else",   "case",     "do",
                                                    "goto",   "sizeof", "new",      "delete",
                                                    "throw",  "typeid", "co_return"};
@@ -550,7 +571,10 @@ class ThreadValues {
                               ((is_punct(prev, "*") || is_punct(prev, "&")) &&
                                t[k - 2].kind == Token::ident && !not_types.count(t[k - 2].text));
       static const std::set<std::string> ends{"=", ";", ",", ")", "[", ":", "{"};
-      if (after_type && ends.count(t[k + 1].text)) declared.insert(x.text);
+      if (after_type && ends.count(t[k + 1].text)) {
+        declared.insert(x.text);
+        declarations_.emplace(x.text, k);
+      }
       if (after_type && is_punct(t[k + 1], "[")) arrays.insert(x.text);  // a local array
       const Token& before = t[k - 2];  // (`&v`, not `a & v` nor `a && v`)
       const bool address =
@@ -566,6 +590,7 @@ class ThreadValues {
     }
     for (const std::string& d : declared)
       if (!assigned.count(d)) varying_.insert(d);
+    known_.insert(declared.begin(), declared.end());
     // A __shared__ variable is one for the block: every thread reads the same.
     for (std::size_t k = kernel.open + 1; k < kernel.close; ++k) {
       if (!is_ident(t[k], "__shared__")) continue;
@@ -576,45 +601,134 @@ class ThreadValues {
           name = name == kNone ? k : name;
       if (name != kNone) shared_.insert(t[name].text);
     }
-    for (const std::string& s : shared_) varying_.erase(s);
+    for (const std::string& s : shared_) varying_.erase(s), known_.insert(s);
     for (bool changed = true; changed;) {
       changed = false;
       for (const Assignment& a : assignments_)
         if (!varying_.count(a.name) && !shared_.count(a.name) &&
-            !same_in_threads(a.begin + 1, a.end))
+            (!same_in_threads(a.begin + 1, a.end) || in_varying_control(a)))
           changed = varying_.insert(a.name).second || changed;
     }
   }
 
   // Whether tokens [b, e) compute the same value in every thread of a block.
   bool same_in_threads(std::size_t b, std::size_t e) const {
+    static const std::set<std::string> block_wide{"blockIdx", "blockDim", "gridDim", "warpSize",
+                                                  "true",     "false",    "nullptr"};
     for (std::size_t k = b; k < e; ++k) {
       const Token& x = t_[k];
       if (is_punct(x, "(") && k > b &&
           (is_punct(t_[k - 1], ">") || is_punct(t_[k - 1], ")") || is_punct(t_[k - 1], "]")))
         return false;  // (a call through a template, a pointer or an array)
       if (x.kind != Token::ident || member(k)) continue;
-      if (x.text == "threadIdx" || varying_.count(x.text)) return false;
       if (is_punct(t_[k + 1], "(") && !is_keyword(x.text) && !is_math(x.text))
         return false;  // a call
+      if (varying_.count(x.text)) return false;
+      if (!(known_.count(x.text) || uniform_macros_.count(x.text) || block_wide.count(x.text) ||
+            is_keyword(x.text) || is_math(x.text)))
+        return false;  // (threadIdx, a macro of it, anything not known)
     }
     return true;
   }
 
-  bool varies(const std::string& name) const { return varying_.count(name) != 0; }
+  bool varies(const std::string& name) const {
+    return varying_.count(name) != 0 || !known_.count(name);
+  }
 
  private:
   struct Assignment {
     std::string name;
     std::size_t begin, end;  // the lvalue's first token, one past the value's last
   };
+  // A branch or loop: its header's tokens, and the statement(s) it controls.
+  struct Control {
+    std::size_t header_begin, header_end, body_begin, body_end;
+  };
 
+  // The source's object-like macros whose replacement names no thread index and calls nothing
+  // (`#define FLAG_A 1`, `#define BLOCK 256`): the same in every thread.
+  void read_macros() {
+    for (std::size_t k = 0; k + 1 < t_.size(); ++k) {  // (the lexer drops the '#')
+      if (!t_[k].directive || !is_ident(t_[k], "define")) continue;
+      const std::size_t name = k + 1;
+      if (!t_[name].directive || t_[name].line != t_[k].line || t_[name].kind != Token::ident ||
+          (is_punct(t_[name + 1], "(") && t_[name + 1].begin == t_[name].end))
+        continue;  // (a function-like macro: its uses are calls)
+      bool uniform = true;
+      std::size_t j = name + 1;
+      for (; j < t_.size() && t_[j].directive && t_[j].line == t_[name].line; ++j)
+        uniform = uniform && !is_ident(t_[j], "threadIdx") &&
+                  !(is_punct(t_[j], "(") && t_[j - 1].kind == Token::ident &&
+                    !is_keyword(t_[j - 1].text));
+      // (a body continued on the next line, `\`, is not read: not taken as uniform)
+      static const std::set<std::string> directives{"define", "undef",  "include", "if",
+                                                    "ifdef",  "ifndef", "elif",    "else",
+                                                    "endif",  "pragma", "error",   "line"};
+      const bool continued = j < t_.size() && t_[j].directive && !directives.count(t_[j].text);
+      if (uniform && !continued) uniform_macros_.insert(t_[name].text);
+      k = j - 1;
+    }
+  }
+  // Whether token k starts a branch or loop with a header: `if (`, `for (`, `while (`,
+  // `switch (` (a do loop's `while` follows its body: it controls nothing after it).
+  bool is_control(std::size_t k) const {
+    return (is_ident(t_[k], "if") || is_ident(t_[k], "for") || is_ident(t_[k], "while") ||
+            is_ident(t_[k], "switch")) &&
+           is_punct(t_[k + 1], "(") && match_[k + 1] < t_.size() &&
+           !(is_ident(t_[k], "while") && is_punct(t_[match_[k + 1] + 1], ";"));
+  }
+  // One past the statement starting at k (a block, a branch with its else, a loop, or up to
+  // its ';'), at most limit.
+  std::size_t statement_end(std::size_t k, std::size_t limit) const {
+    if (k >= limit) return limit;
+    if (is_punct(t_[k], "{")) return std::min(match_[k] + 1, limit);
+    if (is_control(k)) {
+      std::size_t e = statement_end(match_[k + 1] + 1, limit);
+      if (is_ident(t_[k], "if") && e < limit && is_ident(t_[e], "else"))
+        e = statement_end(e + 1, limit);
+      return e;
+    }
+    if (is_ident(t_[k], "do")) {  // do body while (...);
+      const std::size_t e = statement_end(k + 1, limit);
+      return e + 1 < limit && is_punct(t_[e + 1], "(") ? std::min(match_[e + 1] + 2, limit) : e;
+    }
+    for (std::size_t j = k; j < limit; ++j) {
+      if ((is_punct(t_[j], "(") || is_punct(t_[j], "[") || is_punct(t_[j], "{")) &&
+          match_[j] < limit)
+        j = match_[j];
+      else if (is_punct(t_[j], ";"))
+        return j + 1;
+    }
+    return limit;
+  }
+  // Whether assignment a runs under a branch or loop whose header varies between threads, to
+  // a variable declared outside it: the threads that skip it keep another value. (One
+  // declared inside is read only by the threads that take it, which all assign it alike:
+  // `if (threadIdx.x == 0) { int look = tile - 1; ... }`.)
+  bool in_varying_control(const Assignment& a) const {
+    for (const Control& c : controls_) {
+      if (a.begin < c.body_begin || a.begin >= c.body_end) continue;
+      bool inside = false;
+      for (auto [d, e] = declarations_.equal_range(a.name); d != e && !inside; ++d)
+        inside = d->second >= c.body_begin && d->second <= a.begin;
+      if (!inside && !same_in_threads(c.header_begin, c.header_end)) return true;
+    }
+    return false;
+  }
+  // Whether the identifier at k is stepped: `++v`, `v++`, `--v`, `v--`.
+  bool stepped(std::size_t k) const {
+    auto twice = [&](std::size_t a) {
+      return (is_punct(t_[a], "+") || is_punct(t_[a], "-")) && is_punct(t_[a + 1], t_[a].text) &&
+             t_[a].end == t_[a + 1].begin;
+    };
+    return (k >= 2 && twice(k - 2)) || twice(k + 1);
+  }
   // Keywords and keyword types, which are neither calls nor callees (`int(x)`, `if (`).
   static bool is_keyword(const std::string& s) {
-    static const std::set<std::string> words{"if",     "for",     "while",    "switch",   "return",
-                                             "sizeof", "alignof", "int",      "unsigned", "signed",
-                                             "char",   "short",   "long",     "float",    "double",
-                                             "bool",   "size_t",  "decltype", "catch",    "void"};
+    static const std::set<std::string> words{
+        "if",       "for",      "while", "switch", "return", "sizeof",   "alignof",     "int",
+        "unsigned", "signed",   "char",  "short",  "long",   "float",    "double",      "bool",
+        "size_t",   "decltype", "catch", "void",   "const",  "volatile", "static_cast", "uint"};
     return words.count(s) != 0;
   }
   // A math function of its arguments alone, which it takes by value.
@@ -634,9 +748,9 @@ class ThreadValues {
     if (is_punct(t_[k], "=") && p.kind == Token::punct && p.end == t_[k].begin &&
         std::string_view("+-*/%&|^<>!=").find(p.text) != std::string_view::npos)
       return 0;
-    if (!assigns_at(t_, k) || is_punct(t_[k + 1], "+") || is_punct(t_[k + 1], "-") ||
-        (is_punct(t_[k], "+") && is_punct(t_[k + 1], "+")))
-      return 0;  // (increments keep a value as it was)
+    if (!assigns_at(t_, k) || (is_punct(t_[k], "+") && is_punct(t_[k + 1], "+")) ||
+        (is_punct(t_[k], "-") && is_punct(t_[k + 1], "-")))
+      return 0;  // (increments: stepped)
     if (is_punct(t_[k], "=")) return 1;
     return is_punct(t_[k + 1], "=") ? 2 : 3;
   }
@@ -656,9 +770,9 @@ class ThreadValues {
     while (j > 0) {
       const Token& p = t_[j - 1];
       if (is_punct(p, ";") || is_punct(p, "{") || is_punct(p, "}") || is_punct(p, ",") ||
-          is_punct(p, "(") || is_punct(p, "?") || is_punct(p, ":") || is_punct(p, "=") ||
-          p.directive)
-        break;
+          is_punct(p, "(") || is_punct(p, ")") || is_punct(p, "?") || is_punct(p, ":") ||
+          is_punct(p, "=") || is_ident(p, "else") || is_ident(p, "do") || p.directive)
+        break;  // (`if (c) v = 1;`: the lvalue starts after the header)
       --j;
     }
     for (; j < k; ++j)
@@ -669,8 +783,11 @@ class ThreadValues {
   }
 
   const std::vector<Token>& t_;
+  const std::vector<std::size_t>& match_;
   std::vector<Assignment> assignments_;
-  std::set<std::string> varying_, shared_;
+  std::vector<Control> controls_;
+  std::multimap<std::string, std::size_t> declarations_;  // each name's declarations' tokens
+  std::set<std::string> varying_, shared_, known_, uniform_macros_;
 };
 
 }  // namespace

@@ -649,14 +649,16 @@ int module_index(lua_State* L) {
   luaL_getmetafield(L, 1, "__methods");
   lua_pushvalue(L, 2);
   if (lua_rawget(L, -2) != LUA_TNIL || lua_type(L, 2) != LUA_TSTRING) return 1;
+  // (made on the Lua stack alone: a memory error there longjmps past no C++ object)
   luaL_where(L, 1);
-  {  // (no C++ object alive at lua_error's longjmp)
-    std::string names;
-    for (const KernelRef& k : m->kernels) names += (names.empty() ? "" : ", ") + k->name();
-    lua_pushfstring(L, "module has no kernel '%s' (its kernels: %s)", lua_tostring(L, 2),
-                    names.c_str());
+  lua_pushfstring(L, "module has no kernel '%s' (its kernels: ", lua_tostring(L, 2));
+  int parts = 2;
+  for (const KernelRef& k : m->kernels) {
+    if (parts > 2) lua_pushliteral(L, ", "), ++parts;
+    lua_pushstring(L, k->name().c_str()), ++parts;
   }
-  lua_concat(L, 2);
+  lua_pushliteral(L, ")");
+  lua_concat(L, parts + 1);
   return lua_error(L);
 }
 

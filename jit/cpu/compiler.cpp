@@ -585,8 +585,10 @@ bool needs_cpp20(std::string_view source) {
       return true;
   }
   std::istringstream lines{std::string(source)};
-  for (std::string line; std::getline(lines, line);)
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // (CRLF line ends)
     if (line.find("include") != std::string::npos && std::regex_match(line, include)) return true;
+  }
   return false;
 }
 
@@ -711,7 +713,9 @@ CompileResult CpuCompiler::compile_once(const Plan& plan) {
                                ": error: this '{' is never closed (the source ends inside it)",
                            log);
     // Inline PTX fails in the host's assembler, with its registers: say what it is.
-    if (std::optional<int> line = inline_assembly_line(request.source))
+    std::optional<int> line;
+    if (log.find("Assembler messages") != std::string::npos &&
+        (line = inline_assembly_line(request.source)))
       throw CompileError(file + ":" + std::to_string(*line) +
                              ": error: inline PTX assembly (`asm`) runs only on a GPU; the cpu "
                              "backend cannot compile it (kernels: " +

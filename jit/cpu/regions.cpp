@@ -1339,10 +1339,9 @@ class BodyWriter {
         value = "(unsigned long long)(" + arg(1) + " != 0)";
       } else if (op == kiln_cpu::warp_match_any) {
         value = "::kiln_cpu::to_bits(" + arg(1) + ")";
-      } else if (reduce) {  // (the value's bits, and whether min and max compare it signed)
+      } else if (reduce) {  // (the value's bits, and whether it is taken as int)
         value = "(unsigned long long)(unsigned)(" + arg(1) + ")";
-        param =
-            "std::is_signed_v<std::remove_cv_t<std::remove_reference_t<decltype(" + arg(1) + ")>>>";
+        param = "::kiln_cpu::reduces_as_int<decltype(" + arg(1) + ")>";
       }
       operands +=
           " " + slot + "[kiln_t_] = {" + value + ", " + param + ", " + width + ", " + mask + "};";
@@ -1352,9 +1351,10 @@ class BodyWriter {
           shuffle
               ? "::kiln_cpu::shuffle_result<std::remove_cv_t<std::remove_reference_t<decltype(" +
                     arg(1) + ")>>>(" + slot + "r[kiln_t_], " + slot + "v)"
-          : vote   ? "int(" + slot + "r[kiln_t_])"
-          : reduce ? "::kiln_cpu::reduce_result<decltype(" + arg(1) + ")>(" + slot + "r[kiln_t_])"
-                   : "unsigned(" + slot + "r[kiln_t_])";
+          : vote ? "int(" + slot + "r[kiln_t_])"
+          : reduce && op <= kiln_cpu::warp_reduce_max  // (and, or, xor: unsigned alone)
+              ? "::kiln_cpu::reduce_result<decltype(" + arg(1) + ")>(" + slot + "r[kiln_t_])"
+              : "unsigned(" + slot + "r[kiln_t_])";
       blank(t_[k].begin, t_[close].end, result);
       k = close;
     }
@@ -1662,9 +1662,9 @@ class BodyWriter {
           !is_punct(t_[k + 2], "="))
         decl = k;
     }
+    if (decl == 0) return false;
     const Token& type = t_[decl - 1];  // `T var = ...`: a declaration, not an assignment
-    if (decl == 0 || type.kind != Token::ident ||
-        !(is_keyword_type(type.text) || replica(type.text) == nullptr))
+    if (type.kind != Token::ident || !(is_keyword_type(type.text) || replica(type.text) == nullptr))
       return false;
     const std::size_t end = expression_end(decl + 2, before);
     if (end >= before || !uniform_expr(decl + 2, end, true)) return false;

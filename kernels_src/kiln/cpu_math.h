@@ -63,7 +63,9 @@ inline double erfcx(double x) {
 inline float erfcxf(float x) {
   return float(erfcx(x));
 }
-// The modified Bessel functions of the first kind, orders 0 and 1 (I0 even, I1 odd).
+// The modified Bessel functions of the first kind, orders 0 and 1 (I0 even, I1 odd), from the
+// standard library's special functions (libstdc++ has them; libc++ does not).
+#ifdef __cpp_lib_math_special_functions
 inline double cyl_bessel_i0(double x) {
   return std::cyl_bessel_i(0.0, fabs(x));
 }
@@ -76,6 +78,7 @@ inline float cyl_bessel_i0f(float x) {
 inline float cyl_bessel_i1f(float x) {
   return float(cyl_bessel_i1(x));
 }
+#endif
 inline float rhypotf(float x, float y) { return 1.0f / hypotf(x, y); }
 inline double rhypot(double x, double y) { return 1.0 / hypot(x, y); }
 inline float norm3df(float a, float b, float c) { return float(sqrt(double(a) * a + double(b) * b + double(c) * c)); }
@@ -150,67 +153,96 @@ inline double __drcp_rn(double a) { return 1.0 / a; }
 // TwoSum, fma residuals) says the exact value lies the other way. No rounding mode is changed.
 namespace kiln_cpu {
 enum Direction { toward_zero, upward, downward };
-// The result in direction d of an exact value near, in the direction of error (its sign
-// alone counts), from nearest. a and b: finite operands (an overflow to infinity that another
-// direction would have kept finite).
-template <class T, class E>
-inline T directed(T nearest, E error, Direction d, bool finite_operands) {
-  const T up = std::numeric_limits<T>::infinity();
-  if (std::isinf(nearest) && finite_operands) {  // an overflow: only its own direction goes on
+// -1, 0 or 1: the sign of x (0 for NaN).
+template <class T>
+inline int sign(T x) {
+  return x > 0 ? 1 : x < 0 ? -1 : 0;
+}
+// An exact value rounded in direction d, told by nearest (it rounded to nearest) and side (the
+// sign of exact - nearest). An overflow (nearest infinite, the exact value finite) stays
+// infinite only in its own direction; NaN and infinite results stay as they are.
+template <class T>
+inline T directed(T nearest, int side, Direction d, bool exact_finite) {
+  const T inf = std::numeric_limits<T>::infinity();
+  if (std::isinf(nearest) && exact_finite) {
     const bool away = d == upward ? nearest > 0 : d == downward ? nearest < 0 : false;
     return away ? nearest : std::copysign(std::numeric_limits<T>::max(), nearest);
   }
-  if (!(error != 0) || std::isnan(nearest)) return nearest;
-  if (d == upward) return error > 0 ? std::nextafter(nearest, up) : nearest;
-  if (d == downward) return error < 0 ? std::nextafter(nearest, -up) : nearest;
-  return (nearest > 0) != (error > 0) ? std::nextafter(nearest, T(0)) : nearest;
+  if (side == 0 || !std::isfinite(nearest)) return nearest;
+  if (d == upward) return side > 0 ? std::nextafter(nearest, inf) : nearest;
+  if (d == downward) return side < 0 ? std::nextafter(nearest, -inf) : nearest;
+  return (nearest > 0) != (side > 0) ? std::nextafter(nearest, T(0)) : nearest;
 }
+// A float result from its double rounding wide (to nearest, with side the sign of exact -
+// wide): the float nearest to wide, and which side of it the exact value lies. (A float
+// between the exact value and wide would be nearer to the exact value than wide: none is, so
+// where wide is not that float, wide's own side tells.)
+inline float narrowed(double wide, int side, Direction d, bool exact_finite) {
+  const float f = float(wide);
+  return directed(f, double(f) != wide ? sign(wide - double(f)) : side, d, exact_finite);
+}
+// x + y == 0 exactly: -0 downward (but +0 + +0 is +0 and -0 + -0 is -0 in every direction).
 template <class T>
-inline T add(T a, T b, Direction d) {
-  const T s = a + b, bb = s - a, error = (a - (s - bb)) + (b - bb);  // TwoSum: exact
-  if (s == 0 && error == 0 && d == downward)  // (an exact zero is -0 downward, but +0 + +0)
-    return a == 0 && b == 0 && !std::signbit(a) && !std::signbit(b) ? T(0) : T(-0.0);
-  return directed(s, error, d, std::isfinite(a) && std::isfinite(b));
+inline T exact_zero_sum(T x, T y, Direction d) {
+  if (std::signbit(x) == std::signbit(y)) return x;
+  return d == downward ? T(-0.0) : T(0);
 }
-template <class T>
-inline T mul(T a, T b, Direction d) {
-  const T p = a * b;
-  return directed(p, std::fma(a, b, -p), d, std::isfinite(a) && std::isfinite(b));
-}
-template <class T>
-inline T div(T a, T b, Direction d) {
-  const T q = a / b, remainder = std::fma(-q, b, a);  // a - q * b, exactly
-  return directed(q, b > 0 ? remainder : -remainder, d, std::isfinite(a) && b != 0);
-}
-template <class T>
-inline T root(T a, Direction d) {
-  const T r = std::sqrt(a);
-  return directed(r, std::fma(-r, r, a), d, true);
-}
-// fmaf: a * b is exact in double; the sum with c rounds there, its error by TwoSum, so the
-// exact value is s + e, and its side of the float nearest it is the sign of (s - f) + e.
-inline float fmaf_directed(float a, float b, float c, Direction d) {
-  const double p = double(a) * b, s = p + c, bb = s - p, e = (p - (s - bb)) + (c - bb);
-  const float f = float(s);
-  return directed(f, (s - double(f)) + e, d,
-                  std::isfinite(a) && std::isfinite(b) && std::isfinite(c));
-}
-// fma in double: the same in binary128 (__float128 on x86-64, long double where that is it),
-// whose 113 bits hold a * b exactly.
+// Each operation's nearest result and the sign of its exact error, from error-free
+// transformations: TwoSum for sums; for floats the double product, and the double quotient's
+// and root's fma residuals, all exact in double's range; for doubles the same residuals in
+// binary128 (__float128 on x86-64, long double where that is it), which holds a * b exactly
+// and cannot underflow, where double's fma residuals can.
 #if defined(__x86_64__)
 using quad = __float128;
 #else
 using quad = long double;
+static_assert(std::numeric_limits<long double>::digits >= 106, "long double is no binary128");
 #endif
+inline float add(float a, float b, Direction d) {
+  const double s = double(a) + b, bb = s - a, e = (a - (s - bb)) + (b - bb);  // TwoSum
+  if (s == 0 && e == 0) return exact_zero_sum(a, b, d);
+  return narrowed(s, sign(e), d, std::isfinite(a) && std::isfinite(b));
+}
+inline double add(double a, double b, Direction d) {
+  const double s = a + b, bb = s - a, e = (a - (s - bb)) + (b - bb);  // TwoSum
+  if (s == 0 && e == 0) return exact_zero_sum(a, b, d);
+  return directed(s, sign(e), d, std::isfinite(a) && std::isfinite(b));
+}
+inline float mul(float a, float b, Direction d) {
+  return narrowed(double(a) * b, 0, d, std::isfinite(a) && std::isfinite(b));  // (exact)
+}
+inline double mul(double a, double b, Direction d) {
+  const double p = a * b;
+  return directed(p, sign(quad(a) * b - p), d, std::isfinite(a) && std::isfinite(b));
+}
+inline float div(float a, float b, Direction d) {
+  const double q = double(a) / b, remainder = std::fma(-q, double(b), double(a));
+  return narrowed(q, sign(remainder) * sign(b), d, std::isfinite(a) && b != 0);
+}
+inline double div(double a, double b, Direction d) {
+  const double q = a / b;
+  return directed(q, sign(quad(a) - quad(q) * b) * sign(b), d, std::isfinite(a) && b != 0);
+}
+inline float root(float a, Direction d) {
+  const double r = std::sqrt(double(a));
+  return narrowed(r, sign(std::fma(-r, r, double(a))), d, std::isfinite(a));
+}
+inline double root(double a, Direction d) {
+  const double r = std::sqrt(a);
+  return directed(r, sign(quad(a) - quad(r) * r), d, std::isfinite(a));
+}
+// fma: a * b is exact in the wider type; its sum with c rounds there, the error by TwoSum.
+inline float fmaf_directed(float a, float b, float c, Direction d) {
+  const double p = double(a) * b, s = p + c, bb = s - p, e = (p - (s - bb)) + (c - bb);
+  if (s == 0 && e == 0) return exact_zero_sum(float(p), c, d);
+  return narrowed(s, sign(e), d, std::isfinite(a) && std::isfinite(b) && std::isfinite(c));
+}
 inline double fma_directed(double a, double b, double c, Direction d) {
   const quad p = quad(a) * b, s = p + c, bb = s - p, e = (p - (s - bb)) + (c - bb);
   const double f = double(s);
-  const quad error = (s - quad(f)) + e;
-  return directed(f,
-                  error > 0   ? 1.0
-                  : error < 0 ? -1.0
-                              : 0.0,
-                  d, std::isfinite(a) && std::isfinite(b) && std::isfinite(c));
+  if (s == 0 && e == 0) return exact_zero_sum(double(p), c, d);
+  return directed(f, quad(f) != s ? sign(s - quad(f)) : sign(e), d,
+                  std::isfinite(a) && std::isfinite(b) && std::isfinite(c));
 }
 }  // namespace kiln_cpu
 #define KILN_DIRECTED(suffix, d)                               \
@@ -421,7 +453,7 @@ KILN_SIMD_PAIR(__vsubss, true, sat(x - y))
 KILN_SIMD_PAIR(__vsubus, false, sat(x - y))
 KILN_SIMD_PAIR(__vabsdiffs, true, x > y ? x - y : y - x)
 KILN_SIMD_PAIR(__vabsdiffu, false, x > y ? x - y : y - x)
-KILN_SIMD_PAIR(__vavgs, true, (x + y + 1) >> 1)
+KILN_SIMD_PAIR(__vavgs, true, (x + y + (x + y >= 0)) >> 1)  // (halves away from zero)
 KILN_SIMD_PAIR(__vavgu, false, (x + y + 1) >> 1)
 KILN_SIMD_PAIR(__vhaddu, false, (x + y) >> 1)
 KILN_SIMD_PAIR(__vmaxs, true, x > y ? x : y)

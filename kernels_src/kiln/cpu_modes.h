@@ -359,20 +359,25 @@ inline unsigned shuffle_source(int op, unsigned lane, int param, int width) {
     }
   }
 }
-// The step of warp operation op (cpu_abi.h WarpOp): out[t] for every running thread t of a
-// block of n from the slots of all of them.
-// A __reduce_*_sync's result as its overload gives it: int for an int value, else unsigned.
+// Whether __reduce_add/min/max_sync take a value of type T as int (the overload a value that
+// promotes to int picks: bool, char, short, int) rather than unsigned; and/or/xor have only
+// the unsigned one.
+template <class T>
+inline constexpr bool reduces_as_int =
+    std::is_integral_v<std::remove_cv_t<std::remove_reference_t<T>>> &&
+    sizeof(std::remove_cv_t<std::remove_reference_t<T>>) <= sizeof(int) &&
+    !std::is_same_v<std::remove_cv_t<std::remove_reference_t<T>>, unsigned>;
+// __reduce_add/min/max_sync's result for a value of type T, as the overload it picks gives it.
 template <class T>
 inline auto reduce_result(unsigned long long bits) {
-  using V = std::remove_cv_t<std::remove_reference_t<T>>;
-  if constexpr (std::is_integral_v<V> && std::is_signed_v<V>)
+  if constexpr (reduces_as_int<T>)
     return int(unsigned(bits));
   else
     return unsigned(bits);
 }
 // __reduce_<op>_sync over the 32-bit values of the lanes named by group (a lane's slot: the
-// value's bits, and in param whether it is signed, which min and max compare as).
-inline unsigned long long reduce_lanes(int op, const WarpSlot* lane, unsigned group) {
+// value's bits, and in param whether min and max compare them as int).
+inline unsigned long long reduce_slots(int op, const WarpSlot* lane, unsigned group) {
   unsigned r = 0;
   for (unsigned l = 0, first = 1; l < 32; ++l) {
     if (!(group >> l & 1)) continue;
@@ -389,6 +394,8 @@ inline unsigned long long reduce_lanes(int op, const WarpSlot* lane, unsigned gr
   }
   return r;
 }
+// The step of warp operation op (cpu_abi.h WarpOp): out[t] for every running thread t of a
+// block of n from the slots of all of them.
 inline void warp_step(int op, const WarpSlot* in, unsigned long long* out, unsigned n,
                       const bool* done, const bool* act) {
   bool unjoined = false;
@@ -436,7 +443,7 @@ inline void warp_step(int op, const WarpSlot* in, unsigned long long* out, unsig
         case warp_reduce_or:
         case warp_reduce_xor:
           if (const unsigned group = lanes & in[t].mask; group != reduced_group) {
-            reduced = reduce_lanes(op, in + base, group);  // (once per warp, as a rule)
+            reduced = reduce_slots(op, in + base, group);  // (once per warp, as a rule)
             reduced_group = group;
           }
           out[t] = reduced;

@@ -501,8 +501,12 @@ unsigned long long BlockRunner::warp(int op, unsigned mask, unsigned long long v
     // so that warp-synchronous code that reads a higher lane's element before that lane
     // stores it (`s[t] += s[t + 16]; __syncwarp();`) reads it as a GPU's warp in step does,
     // whichever lane arrived last.
+    // (A lane at a lockstep pointer's read may wait on while the stores complete: the lowest
+    // lane that can run.)
     fibers_[me].state = State::ready;
-    switch_to(&fibers_[me].ctx, me - lane + unsigned(__builtin_ctz(group)));
+    unsigned first = me - lane;
+    while (!ready(first)) ++first;  // (me itself can)
+    switch_to(&fibers_[me].ctx, first);
   }
   // A shuffle from a lane outside the mask, or one that returned: the GPU's value is undefined,
   // kiln's the caller's own. An error in check mode, else a note (once, by the JIT).

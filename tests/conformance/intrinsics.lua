@@ -116,13 +116,14 @@ __global__ void simd(unsigned* o, int* d) {
   o[14] = __fns(0xaaaaaaaau, 3, 0);
   o[15] = __fns(0xaaaaaaaau, 2, 0);
   o[16] = __fns(0x1u, 5, 1);
+  o[17] = __vavgs4(0x7f0201ffu, 0x7f0102feu);
   d[0] = __dp4a(make_char4(1, -2, 3, -4), make_char4(5, 6, -7, 8), 10);
 }]])
-local so, sd = cuda.device_array(17, "uint32"), cuda.device_array(1, "int32")
+local so, sd = cuda.device_array(18, "uint32"), cuda.device_array(1, "int32")
 simd[{ 1, 1 }](so, sd)
 local want_simd = { 0x02008081, 0x7f80027f, 0xff02ff01, 0x0000000f, 0x10100010, 0x00ff0000,
                     0x00010001, 0x30, 0x7f017f01, 0xffff8000, 0x01017f01, 0x02030405, 1, 3, 3,
-                    0xffffffff, 0xffffffff }
+                    0xffffffff, 0xffffffff, 0x7f0202fe }
 local hs = so:copy_to_host()
 for j, w in ipairs(want_simd) do
   assert(hs[j] == w, ("simd result %d: %08x, expected %08x"):format(j - 1, hs[j], w))
@@ -151,6 +152,24 @@ for i, w in ipairs(want_f) do assert(hf[i] == w, ("directed float %d: %.9g, expe
 assert(1 / hf[12] < 0, "__fsub_rd(1, 1) is -0")
 local want_d = { 1 + 2 ^ -52, -1 / 3, math.sqrt(2), 0.3, 1 + 2 ^ -52, -1, 0.3 }
 for i, w in ipairs(want_d) do assert(hd[i] == w, ("directed double %d: %.17g"):format(i - 1, hd[i])) end
+-- Infinities stay infinite (but an overflow toward zero does not), and results in the
+-- subnormal range round as the rest.
+local edges = cuda.jit([[
+__global__ void edges(float* o, double* d) {
+  const float inf = __int_as_float(0x7f800000), dm = __int_as_float(1);
+  o[0] = __fadd_rz(inf, 1.0f); o[1] = __fmul_rz(inf, 2.0f); o[2] = __frcp_rz(0.0f);
+  o[3] = __fsqrt_rd(inf); o[4] = __fmaf_rz(1.0f, 1.0f, inf);
+  o[5] = __fmul_ru(1e-30f, 1e-30f) / dm; o[6] = __fmul_rz(1.5f, dm) / dm;
+  o[7] = __fdiv_ru(2.0f * dm, 1.5f) / dm; o[8] = __fsqrt_ru(dm) > __fsqrt_rd(dm) ? 1.0f : 0.0f;
+  d[0] = __dmul_ru(1e-200, 1e-200) / __longlong_as_double(1ll);
+  d[1] = __dadd_rz(__longlong_as_double(0x7ff0000000000000ll), 1.0);
+}]])
+local eo, ed = cuda.device_array(9, "float32"), cuda.device_array(2, "float64")
+edges[{ 1, 1 }](eo, ed)
+local he, hed = eo:copy_to_host(), ed:copy_to_host()
+local want_e = { math.huge, math.huge, math.huge, math.huge, math.huge, 1, 1, 2, 1 }
+for i, w in ipairs(want_e) do assert(he[i] == w, ("directed edge %d: %.9g"):format(i - 1, he[i])) end
+assert(hed[1] == 1 and hed[2] == math.huge, "directed double edges")
 
 -- The scaled complementary error function and the modified Bessel functions of orders 0, 1,
 -- against values from mpmath at 30 digits.

@@ -632,6 +632,7 @@ __global__ void k(const int* in, int* out) {
   r += 5 * __reduce_max_sync(0xffffffffu, v);
   r += 7 * int(__reduce_max_sync(0xffffffffu, u) & 0xff);
   r += 11 * int(__reduce_xor_sync(0xffffffffu, u) & 0xff);
+  r += 17 * (__reduce_or_sync(0xffffffffu, v) > 0);  // (unsigned: no sign to compare)
   if (v > 0) r += 13 * __reduce_add_sync(__activemask(), v);
   out[t] = r;
 })";
@@ -647,7 +648,9 @@ __global__ void k(const int* in, int* out) {
       umax = std::max(umax, unsigned(w[l])), x ^= unsigned(w[l]);
       positive += w[l] > 0 ? w[l] : 0;
     }
-    int r = sum + 3 * mn + 5 * mx + 7 * int(umax & 0xff) + 11 * int(x & 0xff);
+    unsigned any_bits = 0;
+    for (int l = 0; l < 32; ++l) any_bits |= unsigned(w[l]);
+    int r = sum + 3 * mn + 5 * mx + 7 * int(umax & 0xff) + 11 * int(x & 0xff) + 17 * (any_bits > 0);
     if (in[t] > 0) r += 13 * positive;
     ASSERT_EQ(regions[t], r) << t;
   }

@@ -424,6 +424,19 @@ TEST(JitScanSync, FindsWarpSynchronousVolatilePointers) {
   EXPECT_EQ(with("int m = tile; bump(&m); flags[tile] = 1; agg[0] = flags[m];"), L{15});
   EXPECT_EQ(with("auto f = [&](int m) { flags[tile] = 1; return flags[m]; };"), L{15});
   EXPECT_EQ(with("volatile int* p = flags + lane; p[0] = 1; agg[0] = p[1];"), L{15});
+  // (a value negated; one set in a branch that only some threads take; one through a
+  // reference; threadIdx through a macro)
+  EXPECT_EQ(with("int m = 0; m = -lane; flags[tile] = 1; agg[0] = flags[m + 40];"), L{15});
+  EXPECT_EQ(with("int m = tile; if (lane == 1) m = 0; flags[tile] = 1; agg[0] = flags[m];"), L{15});
+  EXPECT_EQ(with("int m = tile; if (lane == 1) { m++; } flags[tile] = 1; agg[0] = flags[m];"),
+            L{15});
+  EXPECT_EQ(with("int m = tile; int& r = m; r = lane; flags[tile] = 1; agg[0] = flags[m];"), L{15});
+  EXPECT_EQ(lines("#define TID threadIdx.x\n#define HALF 16\n__global__ void k(int* o) {\n  "
+                  "__shared__ volatile int s[64];\n  s[TID] += s[TID + HALF];\n}"),
+            L{5});
+  EXPECT_EQ(lines("#define NEXT 1\n__global__ void k(volatile int* f) {\n  __shared__ int t_s;\n  "
+                  "const int t = t_s;\n  f[t] = 1; f[0] = f[t + NEXT];\n}"),
+            L{});  // (a macro of a constant is the same in every thread)
   EXPECT_EQ(lines("__device__ void d(volatile int* f, int t) { f[t] = 1; f[0] = f[t + 1]; }"),
             L{1});
   // Read in the statement of the store, and no barrier before the end (or the next access).
