@@ -70,6 +70,21 @@ publish[{ 1, 32 }](flags, out)
 assert(flags:copy_to_host()[1] == 1 and out:copy_to_host()[1] == 0)
 assert(publish:info().threads == "loop", publish:info().why)
 
+-- Lanes that skip a store read after it, whichever lane completes the warp's step last (the
+-- readers wait on while the stores complete: none of them runs on early).
+local skip = cuda.jit([[
+__global__ void skip(int* out) {
+  __shared__ volatile int b[32];
+  const unsigned lane = threadIdx.x;
+  b[lane] = 0;
+  if (lane >= 2) b[lane] = lane;
+  out[lane] = b[5];
+}]])
+local skipped = cuda.device_array(32, "int32")
+skip[{ 1, 32 }](skipped)
+local hs = skipped:copy_to_host()
+for t = 1, 32 do assert(hs[t] == 5, ("skip: thread %d read %d"):format(t - 1, hs[t])) end
+
 -- Harris's warpReduce on a two-extent volatile array (one row per warp).
 local reduce = cuda.jit([[
 __global__ void k(const int* in, int* out) {
