@@ -800,6 +800,7 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
   if (std::none_of(t.begin(), t.end(), [](const Token& x) { return is_ident(x, "volatile"); }))
     return found;
   const std::vector<std::size_t> match = pair_brackets(t);
+  std::map<std::size_t, ThreadValues> kernel_values;  // by body '{': read once per kernel
   for (std::size_t v = 0; v < t.size(); ++v) {
     if (!is_ident(t[v], "volatile") || t[v].directive) continue;
     std::size_t first = v;  // (`const`, and an array's `__shared__` or `static`, before it)
@@ -832,8 +833,9 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
     // flags_p;`), stores and reads whose subscripts are the same in every thread (`flags[tile]
     // = 1; ... f = flags[look];`) go between blocks, not between a warp's lanes: they need no
     // lockstep. (A device function's parameters may be anything.)
-    std::optional<ThreadValues> values;
-    if (auto kernel = enclosing_kernel(t, match, n, body)) values.emplace(t, match, *kernel);
+    const ThreadValues* values = nullptr;
+    if (auto kernel = enclosing_kernel(t, match, n, body))
+      values = &kernel_values.try_emplace(kernel->open, t, match, *kernel).first->second;
     const bool uniform_pointer = values && !values->varies(t[n].text);
     auto same_in_threads = [&](std::size_t b, std::size_t e) {
       return uniform_pointer && values->same_in_threads(b, e);
