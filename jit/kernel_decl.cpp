@@ -422,7 +422,9 @@ SyncUse scan_sync(std::string_view source, bool lockstep) {
       if (std::string_view(t.text).starts_with(p)) other(t, t.text, declaration(k));
     if (t.text == "cub") other(t, "cub", declaration(k));  // its collectives synchronise inside
     // libcu++'s barriers (<cuda/barrier>, <cuda/std/barrier>) wait inside their members.
+    // A block's cuda::pipeline (made over a pipeline_shared_state) waits in its members too.
     if (t.text == "arrive_and_wait" || t.text == "arrive_and_drop" ||
+        t.text == "pipeline_shared_state" ||
         (t.text == "barrier" && k > 0 && is_punct(toks[k - 1], "::")))
       other(t, t.text);
     if (t.text == "sync" && k > 0 && is_punct(toks[k - 1], ".") && punct_at(k + 1, "("))

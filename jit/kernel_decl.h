@@ -63,7 +63,8 @@ struct SyncUse {
                                 // __match_*, __reduce_*, __barrier_sync, cooperative groups
                                 // (cooperative_groups, tiled_partition, this_thread_block,
                                 // coalesced_threads, g.sync()), CUB (`cub`), libcu++
-                                // barriers (cuda::barrier, arrive_and_wait, arrive_and_drop)
+                                // barriers (cuda::barrier, arrive_and_wait, arrive_and_drop,
+                                // a block's cuda::pipeline_shared_state)
   bool lambda = false;          // a lambda expression (a `return` there is the lambda's own)
   // other_sync by a use, not only by an #include of the library or a namespace declaration
   // (`namespace cg = cooperative_groups;`, `using namespace cooperative_groups;`)

@@ -1,10 +1,14 @@
-// libcu++ (<cuda/std/...>, <cuda/atomic>, <cuda/barrier>) for the cpu backend. CCCL's own headers take their
-// device paths whenever __CUDA_ARCH__ is defined, as it is here, so the cpu backend does not use
-// them: cuda::std is the host's standard library (the shims <cuda/std/X> include <X>), and
-// cuda::atomic / cuda::atomic_ref are the host's atomics, whatever the thread scope (a
-// system-scope atomic is correct at every narrower scope). Reached through those shims.
+// libcu++ (<cuda/std/...>, <cuda/atomic>, <cuda/barrier>, <cuda/pipeline>) for the cpu backend.
+// CCCL's own headers take their device paths whenever __CUDA_ARCH__ is defined, as it is here,
+// so the cpu backend does not use them: cuda::std is the host's standard library (the shims
+// <cuda/std/X> include <X>), and cuda::atomic / cuda::atomic_ref are the host's atomics,
+// whatever the thread scope (a system-scope atomic is correct at every narrower scope). Reached
+// through those shims.
 #pragma once
 #include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 namespace cuda {
@@ -152,6 +156,16 @@ class barrier {
   ::std::ptrdiff_t expected_ = 0;
 };
 
+namespace detail {
+// The calling thread's share (bytes rank, rank + size, ...) of a copy by the threads of g.
+template <class Group>
+void group_copy(const Group& g, void* dst, const void* src, ::std::size_t bytes) {
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  for (::std::size_t i = g.thread_rank(); i < bytes; i += g.size()) d[i] = s[i];
+}
+}  // namespace detail
+
 // cuda::memcpy_async: the copy happens at once (the cpu backend has no asynchronous copy
 // engine), so it is complete when the barrier it names completes, as CUDA promises. The group
 // form splits the bytes among the group's threads.
@@ -162,9 +176,102 @@ inline void memcpy_async(void* dst, const void* src, ::std::size_t bytes, barrie
 template <class Group, thread_scope Scope>
 inline void memcpy_async(const Group& g, void* dst, const void* src, ::std::size_t bytes,
                          barrier<Scope>&) {
-  auto* d = static_cast<unsigned char*>(dst);
-  const auto* s = static_cast<const unsigned char*>(src);
-  for (::std::size_t i = g.thread_rank(); i < bytes; i += g.size()) d[i] = s[i];
+  detail::group_copy(g, dst, src, bytes);
+}
+
+// cuda::pipeline, as <cuda/pipeline> has it. Copies happen at once here, so what is left of a
+// pipeline is its ordering between threads. One a thread makes for itself (make_pipeline())
+// orders nothing. A block's unified pipeline (make_pipeline(block, &shared_state), every thread
+// both producer and consumer) becomes the block's barrier at producer_acquire (the stage's
+// readers have released it) and at consumer_wait (every thread's copies into it are done), which
+// is exact because each thread calls them in the same sequence; a partitioned pipeline (a role,
+// or producers fewer than the group) stops the kernel with an error that says so.
+enum class pipeline_role { producer, consumer };
+
+template <thread_scope Scope, unsigned char StagesCount>
+struct pipeline_shared_state {
+  pipeline_shared_state() = default;
+  pipeline_shared_state(const pipeline_shared_state&) = delete;
+  pipeline_shared_state& operator=(const pipeline_shared_state&) = delete;
+};
+
+template <thread_scope Scope>
+class pipeline {
+ public:
+  pipeline& operator=(const pipeline&) = delete;
+  void producer_acquire() { block_wait(); }
+  void producer_commit() {}
+  void consumer_wait() { block_wait(); }
+  template <class Rep, class Period>
+  bool consumer_wait_for(const ::std::chrono::duration<Rep, Period>&) {
+    consumer_wait();
+    return true;
+  }
+  template <class Clock, class Duration>
+  bool consumer_wait_until(const ::std::chrono::time_point<Clock, Duration>&) {
+    consumer_wait();
+    return true;
+  }
+  void consumer_release() {}
+  bool quit() { return true; }
+
+  // make_pipeline's forms; a block pipeline checks that it is unified.
+  explicit pipeline(bool block) : block_(block) {}
+  template <class Group>
+  static pipeline unified(const Group& g, bool partitioned) {
+    if (partitioned ||
+        ::std::ptrdiff_t(g.size()) != ::std::ptrdiff_t(blockDim.x) * blockDim.y * blockDim.z)
+      kiln_cpu::trap(
+          "cuda::pipeline: the cpu backend supports a pipeline shared by the whole block whose "
+          "every thread produces and consumes (make_pipeline(this_thread_block(), "
+          "&shared_state)); this one is partitioned or made for part of the block");
+    return pipeline(Scope != thread_scope_thread);
+  }
+
+ private:
+  void block_wait() const {
+    if (block_) __syncthreads();
+  }
+  bool block_;
+};
+
+inline pipeline<thread_scope_thread> make_pipeline() {
+  return pipeline<thread_scope_thread>(false);
+}
+template <class Group, thread_scope Scope, unsigned char Stages>
+pipeline<Scope> make_pipeline(const Group& g, pipeline_shared_state<Scope, Stages>*) {
+  return pipeline<Scope>::unified(g, false);
+}
+template <class Group, thread_scope Scope, unsigned char Stages>
+pipeline<Scope> make_pipeline(const Group& g, pipeline_shared_state<Scope, Stages>*,
+                              ::std::size_t producer_count) {
+  return pipeline<Scope>::unified(g, producer_count != g.size());
+}
+template <class Group, thread_scope Scope, unsigned char Stages>
+pipeline<Scope> make_pipeline(const Group& g, pipeline_shared_state<Scope, Stages>*,
+                              pipeline_role) {
+  return pipeline<Scope>::unified(g, true);
+}
+
+// pipeline_consumer_wait_prior<N>(p): every stage but the newest N is complete (all of them here).
+template <::std::uint8_t Prior, thread_scope Scope>
+void pipeline_consumer_wait_prior(pipeline<Scope>& p) {
+  p.consumer_wait();
+}
+template <thread_scope Scope>
+void pipeline_producer_commit(pipeline<thread_scope_thread>& p, barrier<Scope>&) {
+  p.producer_commit();
+}
+
+// cuda::memcpy_async into a pipeline's stage: done at once, as with a barrier.
+template <thread_scope Scope>
+inline void memcpy_async(void* dst, const void* src, ::std::size_t bytes, pipeline<Scope>&) {
+  memcpy(dst, src, bytes);
+}
+template <class Group, thread_scope Scope>
+inline void memcpy_async(const Group& g, void* dst, const void* src, ::std::size_t bytes,
+                         pipeline<Scope>&) {
+  detail::group_copy(g, dst, src, bytes);
 }
 
 // cuda::aligned_size_t<N>(bytes): a byte count known to be a multiple of N.
