@@ -540,9 +540,23 @@ class ThreadValues {
       if (is_punct(x, "(")) parens.push_back(k);
       if (is_punct(x, ")") && !parens.empty()) parens.pop_back();
       if (x.directive) continue;
-      if (is_control(k))
-        controls_.push_back(
-            {k + 2, match[k + 1], match[k + 1] + 1, statement_end(match[k + 1] + 1, kernel.close)});
+      if (is_control(k)) {
+        // (a for loop's step runs under its condition: the header counts as controlled too)
+        const bool for_loop = is_ident(x, "for");
+        const Kind kind = is_ident(x, "if")       ? Kind::branch
+                          : is_ident(x, "switch") ? Kind::selection
+                                                  : Kind::loop;
+        controls_.push_back({k + 2, match[k + 1], for_loop ? k + 2 : match[k + 1] + 1,
+                             statement_end(match[k + 1] + 1, kernel.close), kind});
+      }
+      if (is_ident(x, "do")) {  // do body while (header);
+        const std::size_t end = statement_end(k + 1, kernel.close);
+        if (end + 1 < kernel.close && is_ident(t[end], "while") && is_punct(t[end + 1], "("))
+          controls_.push_back({end + 2, match[end + 1], k + 1, end, Kind::loop});
+      }
+      if (is_ident(x, "break") || is_ident(x, "continue") || is_ident(x, "return") ||
+          is_ident(x, "goto"))
+        exits_.push_back(k);
       if (std::size_t n = assignment_size(k)) {
         const std::size_t base = lvalue_base(k);
         std::size_t end = k + n;
@@ -593,7 +607,9 @@ class ThreadValues {
     for (const std::string& d : declared)
       if (!assigned.count(d)) varying_.insert(d);
     known_.insert(declared.begin(), declared.end());
-    // A __shared__ variable is one for the block: every thread reads the same.
+    // A __shared__ variable is one for the block: every thread reads the same (unless a
+    // thread's own variable elsewhere in the kernel has its name).
+    std::set<std::size_t> shared_names;
     for (std::size_t k = kernel.open + 1; k < kernel.close; ++k) {
       if (!is_ident(t[k], "__shared__")) continue;
       std::size_t name = kNone;
@@ -601,9 +617,17 @@ class ThreadValues {
         if (t[k].kind == Token::ident &&
             (is_punct(t[k + 1], "[") || is_punct(t[k + 1], ";") || is_punct(t[k + 1], "=")))
           name = name == kNone ? k : name;
-      if (name != kNone) shared_.insert(t[name].text);
+      if (name != kNone) shared_.insert(t[name].text), shared_names.insert(name);
     }
-    for (const std::string& s : shared_) varying_.erase(s), known_.insert(s);
+    for (auto s = shared_.begin(); s != shared_.end();) {
+      bool only_shared = true;
+      for (auto [d, e] = declarations_.equal_range(*s); d != e; ++d)
+        only_shared = only_shared && shared_names.count(d->second);
+      if (only_shared)
+        varying_.erase(*s), known_.insert(*s), ++s;
+      else
+        s = shared_.erase(s);
+    }
     for (bool changed = true; changed;) {
       changed = false;
       for (const Assignment& a : assignments_)
@@ -614,7 +638,7 @@ class ThreadValues {
   }
 
   // Whether tokens [b, e) compute the same value in every thread of a block.
-  bool same_in_threads(std::size_t b, std::size_t e) const {
+  bool same_in_threads(std::size_t b, std::size_t e, int depth = 0) const {
     static const std::set<std::string> block_wide{"blockIdx", "blockDim", "gridDim", "warpSize",
                                                   "true",     "false",    "nullptr"};
     for (std::size_t k = b; k < e; ++k) {
@@ -623,12 +647,16 @@ class ThreadValues {
           (is_punct(t_[k - 1], ">") || is_punct(t_[k - 1], ")") || is_punct(t_[k - 1], "]")))
         return false;  // (a call through a template, a pointer or an array)
       if (x.kind != Token::ident || member(k)) continue;
-      if (is_punct(t_[k + 1], "(") && !is_keyword(x.text) && !is_math(x.text))
+      if (k + 1 < e && is_punct(t_[k + 1], "(") && !is_keyword(x.text) && !is_math(x.text))
         return false;  // a call
+      if (macros_.count(x.text)) {
+        if (!macro_same(x.text, depth)) return false;
+        continue;
+      }
       if (varying_.count(x.text)) return false;
-      if (!(known_.count(x.text) || uniform_macros_.count(x.text) || block_wide.count(x.text) ||
-            is_keyword(x.text) || is_math(x.text)))
-        return false;  // (threadIdx, a macro of it, anything not known)
+      if (!(known_.count(x.text) || block_wide.count(x.text) || is_keyword(x.text) ||
+            is_math(x.text)))
+        return false;  // (threadIdx, anything not known)
     }
     return true;
   }
@@ -637,39 +665,63 @@ class ThreadValues {
     return varying_.count(name) != 0 || !known_.count(name);
   }
 
+  // The tokens [begin, end) of the innermost branch, loop or switch holding token k whose
+  // header varies between threads (what only some threads run), or {0, 0} where none does.
+  std::pair<std::size_t, std::size_t> varying_control(std::size_t k) const {
+    std::pair<std::size_t, std::size_t> inner{0, 0};
+    for (const Control& c : controls_)
+      if (c.holds(k) && c.body_begin >= inner.first &&
+          !same_in_threads(c.header_begin, c.header_end))
+        inner = {c.body_begin, c.body_end};
+    return inner;
+  }
+
  private:
   struct Assignment {
     std::string name;
     std::size_t begin, end;  // the lvalue's first token, one past the value's last
   };
-  // A branch or loop: its header's tokens, and the statement(s) it controls.
+  // A branch, loop or switch: its header's tokens, and the tokens it controls (a for loop's
+  // header among them).
+  enum class Kind { branch, loop, selection };
   struct Control {
     std::size_t header_begin, header_end, body_begin, body_end;
+    Kind kind;
+    bool holds(std::size_t k) const { return k >= body_begin && k < body_end; }
   };
 
-  // The source's object-like macros whose replacement names no thread index and calls nothing
-  // (`#define FLAG_A 1`, `#define BLOCK 256`): the same in every thread.
+  // The source's #defines: each object-like macro's replacement, read where it is used as
+  // the kernel's own tokens would be (`#define BLOCK 256` is the same in every thread,
+  // `#define IDX tid` is what tid is). A function-like macro's uses are calls.
   void read_macros() {
     for (std::size_t k = 0; k + 1 < t_.size(); ++k) {  // (the lexer drops the '#')
       if (!t_[k].directive || !is_ident(t_[k], "define")) continue;
       const std::size_t name = k + 1;
-      if (!t_[name].directive || t_[name].line != t_[k].line || t_[name].kind != Token::ident ||
-          (is_punct(t_[name + 1], "(") && t_[name + 1].begin == t_[name].end))
-        continue;  // (a function-like macro: its uses are calls)
-      bool uniform = true;
+      if (!t_[name].directive || t_[name].line != t_[k].line || t_[name].kind != Token::ident)
+        continue;
       std::size_t j = name + 1;
-      for (; j < t_.size() && t_[j].directive && t_[j].line == t_[name].line; ++j)
-        uniform = uniform && !is_ident(t_[j], "threadIdx") &&
-                  !(is_punct(t_[j], "(") && t_[j - 1].kind == Token::ident &&
-                    !is_keyword(t_[j - 1].text));
+      while (j < t_.size() && t_[j].directive && t_[j].line == t_[name].line) ++j;
       // (a body continued on the next line, `\`, is not read: not taken as uniform)
       static const std::set<std::string> directives{"define", "undef",  "include", "if",
                                                     "ifdef",  "ifndef", "elif",    "else",
                                                     "endif",  "pragma", "error",   "line"};
       const bool continued = j < t_.size() && t_[j].directive && !directives.count(t_[j].text);
-      if (uniform && !continued) uniform_macros_.insert(t_[name].text);
+      const bool function_like = is_punct(t_[name + 1], "(") && t_[name + 1].begin == t_[name].end;
+      macros_.emplace(t_[name].text, continued || function_like || j == name + 1
+                                         ? std::pair{name, name}
+                                         : std::pair{name + 1, j});
       k = j - 1;
     }
+  }
+  // Whether macro name's every definition is the same in every thread (depth: how many
+  // macros deep this use is, to stop at a macro that names itself).
+  bool macro_same(const std::string& name, int depth) const {
+    if (depth > 8) return false;
+    for (auto [d, e] = macros_.equal_range(name); d != e; ++d)
+      if (d->second.first == d->second.second ||
+          !same_in_threads(d->second.first, d->second.second, depth + 1))
+        return false;
+    return true;
   }
   // Whether token k starts a branch or loop with a header: `if (`, `for (`, `while (`,
   // `switch (` (a do loop's `while` follows its body: it controls nothing after it).
@@ -707,13 +759,40 @@ class ThreadValues {
   // a variable declared outside it: the threads that skip it keep another value. (One
   // declared inside is read only by the threads that take it, which all assign it alike:
   // `if (threadIdx.x == 0) { int look = tile - 1; ... }`.)
+  // A loop that some threads leave early or skip an iteration of (a `break`, `continue`,
+  // `return` or `goto` under a varying header inside it) runs its assignments a different
+  // number of times in different threads, as if its own header varied.
   bool in_varying_control(const Assignment& a) const {
     for (const Control& c : controls_) {
-      if (a.begin < c.body_begin || a.begin >= c.body_end) continue;
+      if (!c.holds(a.begin)) continue;
       bool inside = false;
       for (auto [d, e] = declarations_.equal_range(a.name); d != e && !inside; ++d)
         inside = d->second >= c.body_begin && d->second <= a.begin;
-      if (!inside && !same_in_threads(c.header_begin, c.header_end)) return true;
+      if (inside) continue;
+      if (!same_in_threads(c.header_begin, c.header_end)) return true;
+      if (c.kind == Kind::loop && exits_unevenly(c)) return true;
+    }
+    return false;
+  }
+  // Whether some thread may leave loop l early or skip an iteration of it: an exit that ends
+  // it (a `break` or `continue` whose innermost loop or switch it is; any `return` or `goto`)
+  // under a varying header inside it.
+  bool exits_unevenly(const Control& l) const {
+    for (std::size_t x : exits_) {
+      if (!l.holds(x)) continue;
+      if (is_ident(t_[x], "break") || is_ident(t_[x], "continue")) {
+        const Control* target = nullptr;  // the innermost loop (or switch, for break)
+        for (const Control& c : controls_)
+          if (c.holds(x) &&
+              (c.kind == Kind::loop || (c.kind == Kind::selection && is_ident(t_[x], "break"))) &&
+              (!target || c.body_begin > target->body_begin))
+            target = &c;
+        if (target != &l) continue;
+      }
+      for (const Control& c : controls_)
+        if (&c != &l && c.holds(x) && c.body_begin > l.body_begin && c.body_end <= l.body_end &&
+            !same_in_threads(c.header_begin, c.header_end))
+          return true;
     }
     return false;
   }
@@ -788,8 +867,12 @@ class ThreadValues {
   const std::vector<std::size_t>& match_;
   std::vector<Assignment> assignments_;
   std::vector<Control> controls_;
+  std::vector<std::size_t> exits_;                        // break, continue, return, goto
   std::multimap<std::string, std::size_t> declarations_;  // each name's declarations' tokens
-  std::set<std::string> varying_, shared_, known_, uniform_macros_;
+  // Each object-like macro's replacements (one per #define), as token ranges; a definition
+  // the scan cannot read (continued with `\`, function-like) as an empty range.
+  std::multimap<std::string, std::pair<std::size_t, std::size_t>> macros_;
+  std::set<std::string> varying_, shared_, known_;
 };
 
 }  // namespace
@@ -850,6 +933,10 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
     // access (`s[i].x`, which a lockstep pointer cannot give) or another declaration of the name
     // leaves it alone.
     std::set<std::string> stored;  // the subscripts stored through since the last barrier
+    // Subscripts the same in every thread stored through by only some threads (`if (lane ==
+    // 5) s[0] = v;`), each with the branch that stores: read outside it, the element goes from
+    // those lanes to the others (a broadcast), which only lockstep gives.
+    std::map<std::string, std::pair<std::size_t, std::size_t>> stored_by_some;
     std::size_t statement = 0, stored_in = 0;
     bool member = false;
     int line = 0, pending = 0;
@@ -859,6 +946,7 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
       if (std::find(std::begin(kBarriers), std::end(kBarriers), t[k].text) != std::end(kBarriers) ||
           (t[k].text == "sync" && k + 1 < t.size() && is_punct(t[k + 1], "("))) {  // cg's too
         stored.clear();
+        stored_by_some.clear();
         stored_varying = false;
         pending = 0;
       }
@@ -892,8 +980,14 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
         stored.insert(index);
         stored_in = statement;
         stored_varying = stored_varying || varying;
+        if (!varying)  // (so values is the kernel's)
+          if (const auto branch = values->varying_control(k); branch.second != 0)
+            stored_by_some[index] = branch;
       } else if (!stored.empty() && !stored.count(index) && (varying || stored_varying)) {
         (stored_in == statement ? pending : line) = t[k].line;
+      } else if (const auto by = stored_by_some.find(index);
+                 by != stored_by_some.end() && (k < by->second.first || k >= by->second.second)) {
+        line = t[k].line;
       }
     }
     if (line == 0) line = pending;

@@ -502,11 +502,13 @@ unsigned long long BlockRunner::warp(int op, unsigned mask, unsigned long long v
     // stores it (`s[t] += s[t + 16]; __syncwarp();`) reads it as a GPU's warp in step does,
     // whichever lane arrived last.
     // (A lane at a lockstep pointer's read may wait on while the stores complete: the lowest
-    // lane that can run.)
-    fibers_[me].state = State::ready;
+    // lane that can run, which may be none below this one; a fiber never switches to itself.)
     unsigned first = me - lane;
-    while (!ready(first)) ++first;  // (me itself can)
-    switch_to(&fibers_[me].ctx, first);
+    while (first < me && !ready(first)) ++first;
+    if (first != me) {
+      fibers_[me].state = State::ready;
+      switch_to(&fibers_[me].ctx, first);
+    }
   }
   // A shuffle from a lane outside the mask, or one that returned: the GPU's value is undefined,
   // kiln's the caller's own. An error in check mode, else a note (once, by the JIT).

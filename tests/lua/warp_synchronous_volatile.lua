@@ -30,17 +30,23 @@ __global__ void k(const int* in, int* out) {
   assert(k:info().why:find("volatile 'bounds'", 1, true), k:info().why)
 end
 
--- One lane stores three elements, the others read the last: they wait for all three.
+-- One lane stores three elements, the others read the last: they wait for all three, whether
+-- the storer is the warp's first lane, one between, or its last (which then finds no lower lane
+-- ready to hand over to: every one waits on its read).
 local three = cuda.jit([[
-__global__ void k(int* out) {
+__global__ void k(int* out, int storer) {
   __shared__ volatile int s[3];
-  if (threadIdx.x == 0) { s[0] = 1; s[1] = 2; s[2] = 3; }
+  if (threadIdx.x == storer) { s[0] = 1; s[1] = 2; s[2] = 3; }
   out[threadIdx.x] = s[2] * 10 + s[threadIdx.x % 2];
 }]])
-local o3 = cuda.device_array(32, "int32")
-three[{ 1, 32 }](o3)
-local h3 = o3:copy_to_host()
-for t = 0, 31 do assert(h3[t + 1] == 30 + 1 + t % 2, ("three: thread %d: %d"):format(t, h3[t + 1])) end
+for _, storer in ipairs({ 0, 17, 31 }) do
+  local o3 = cuda.device_array(32, "int32")
+  three[{ 1, 32 }](o3, storer)
+  local h3 = o3:copy_to_host()
+  for t = 0, 31 do
+    assert(h3[t + 1] == 30 + 1 + t % 2, ("three, storer %d: thread %d: %d"):format(storer, t, h3[t + 1]))
+  end
+end
 
 -- A volatile kernel parameter written and then read at another element: it stays `volatile
 -- int*` in the kernel's signature, so a launch can pass a device array to it. Read at another
@@ -109,4 +115,62 @@ for w = 0, 1 do
   for i = w * 32 + 1, w * 32 + 32 do want = want + h[i] end
   assert(s[w + 1] == want, ("reduce: warp %d: %d vs %d"):format(w, s[w + 1], want))
 end
+
+-- A warp reduction whose subscript is the thread's index however it is computed: through a
+-- loop that threads leave or skip unevenly, a for header's step, a do loop, or a macro of a
+-- thread's value. Each is warp-synchronous code (every lane reads another's element), never a
+-- subscript the same in every thread (which would run the lanes one after another: 63).
+local ways = {
+  continued = "int t = 0; for (int j = 0; j < 64; ++j) { if (j >= (int)threadIdx.x) continue; t++; }",
+  broken = "int t = 0; for (; t < 64; t++) if (t == (int)threadIdx.x) break;",
+  stepped = "int t = 0; for (; t < (int)threadIdx.x; t++) {}",
+  done = "int t = -1; do { t++; } while (t < (int)threadIdx.x);",
+  returned = "int t = 0; while (true) { if (t == (int)threadIdx.x) break; if (t > 64) return; ++t; }",
+  local_macro = "int tid = threadIdx.x; int t = OF_LOCAL;",
+  chained_macro = "int t = CHAINED;",
+  either_macro = "int t = EITHER;",
+  shadowed = "int t = threadIdx.x; { __shared__ int t; (void)t; }",
+}
+local source = { "#define THREAD threadIdx.x\n#define CHAINED THREAD\n#define OF_LOCAL tid\n",
+                 "#ifdef SOMETIMES\n#define EITHER 0\n#else\n#define EITHER threadIdx.x\n#endif\n" }
+local names = {}
+for name, pre in pairs(ways) do
+  names[#names + 1] = name
+  source[#source + 1] = ([[
+extern "C" __global__ void %s(const float* in, float* out) {
+  __shared__ volatile float s[64];
+  %s
+  s[t] = in[t];
+  __syncthreads();
+  if (t < 32) {
+    s[t] += s[t + 32]; s[t] += s[t + 16]; s[t] += s[t + 8];
+    s[t] += s[t + 4]; s[t] += s[t + 2]; s[t] += s[t + 1];
+  }
+  if (t == 0) out[0] = s[0];
+}
+]]):format(name, pre)
+end
+local reductions = cuda.module(table.concat(source))
+local values = cuda.to_device(array.arange(64, "float32"))
+for _, name in ipairs(names) do
+  local total = cuda.device_array(1, "float32")
+  reductions[name][{ 1, 64 }](values, total)
+  local got = total:copy_to_host()[1]
+  assert(got == 2016, ("%s: %s (%s), expected 2016"):format(name, got, reductions[name]:info().threads))
+end
+
+-- A lane's store at an element every lane then reads: the others read it (lockstep), not their
+-- own earlier store.
+local broadcast = cuda.jit([[
+__global__ void k(int* out) {
+  __shared__ volatile int s[1];
+  int lane = threadIdx.x & 31;
+  s[0] = -1;
+  if (lane == 5) s[0] = 42;
+  out[threadIdx.x] = s[0];
+}]])
+local heard = cuda.device_array(32, "int32")
+broadcast[{ 1, 32 }](heard)
+local hh = heard:copy_to_host()
+for t = 1, 32 do assert(hh[t] == 42, ("broadcast: lane %d read %d"):format(t - 1, hh[t])) end
 print("warp_synchronous_volatile: ok")
