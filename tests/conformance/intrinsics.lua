@@ -185,4 +185,19 @@ local want_sf = { 0.255395676310505744, 2.27958530233606727, 0.25789430539089631
 local hsd, hsf = sd:copy_to_host(), sf:copy_to_host()
 for i, w in ipairs(want_sd) do assert(math.abs(hsd[i] - w) <= 1e-13 * math.abs(w), "special " .. i) end
 for i, w in ipairs(want_sf) do assert(math.abs(hsf[i] - w) <= 1e-6 * math.abs(w), "special float " .. i) end
+
+-- erfcx within 4 ulp (CUDA's bound) on both sides of x = 26, where its formula changes: x^2's
+-- rounding, exp(x^2) amplified, and the asymptotic series' last terms both matter there.
+local xs = { 18.7, 25.99, 26.0, 27.0, 40.0 }
+local want_x = { 0.0301276106833040747135, 0.0216919155962841744831, 0.0216835848505629066162,
+                 0.0208816079904209406741, 0.0141003359833778136247 }
+local scaled = cuda.jit([[
+__global__ void scaled(const double* x, double* y) { y[threadIdx.x] = erfcx(x[threadIdx.x]); }]])
+local ey = cuda.device_array(#xs, "float64")
+scaled[{ 1, #xs }](cuda.to_device(array.from(xs, "float64")), ey)
+local hey = ey:copy_to_host()
+for i, w in ipairs(want_x) do
+  assert(math.abs(hey[i] - w) <= 4 * 2 ^ -52 * w, ("erfcx(%g): %.17g, want %.17g"):format(xs[i], hey[i], w))
+end
+
 print("ok")
