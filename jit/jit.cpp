@@ -379,6 +379,31 @@ std::string pointee_struct_of(const std::string& type) {
   return struct_name_of(before);
 }
 
+// The layout of a by-value `cuda::std::array<T, N>` / `std::array<T, N>` of a dtype T, however
+// the compiler spells it ("std::array<float, 4ul>", "cuda::std::__4::array<float, 4ul>"): N
+// elements from offset 0 (the standard's one-member aggregate), one unnamed field that a Lua
+// table of N values sets; nullptr for any other type.
+std::shared_ptr<const StructLayout> std_array_layout(const std::string& type) {
+  static const std::regex array_type(
+      R"(^\s*(?:const\s+)?(?:::)?(?:cuda::)?std::(?:__\w+::)?array<\s*([\w: ]+?)\s*,\s*(\d+)[uUlL]*\s*>\s*(?:const)?\s*$)");
+  std::smatch m;
+  if (!std::regex_match(type, m, array_type)) return nullptr;
+  const std::optional<DType> element = dtype_of_cpp(m[1].str());
+  const std::size_t count = std::stoul(m[2].str());
+  if (!element || count == 0) return nullptr;
+  auto layout = std::make_shared<StructLayout>();
+  layout->name = "cuda::std::array<" + m[1].str() + ", " + m[2].str() + ">";
+  layout->size = count * dtype_info(*element).size;
+  layout->align = dtype_info(*element).align;
+  StructLayout::Field f;
+  f.type = m[1].str() + "[" + m[2].str() + "]";
+  f.dtype = *element;
+  f.count = count;
+  f.settable = true;
+  layout->fields.push_back(std::move(f));
+  return layout;
+}
+
 // The global a struct's layout probe fills: its size, alignment, and each member's offset and
 // size, as the compiler laid them out.
 std::string layout_symbol(const std::string& struct_name) {
@@ -614,7 +639,9 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
     const std::string& expr = spec->name_expression;
     for (const std::string& type :
          {types[i], i < decl_.params.size() ? declared_type(i, expr) : ""}) {
-      if (auto layout = struct_layout(*spec->build.build, type, expr)) {  // a struct by value
+      auto layout = std_array_layout(type);
+      if (!layout) layout = struct_layout(*spec->build.build, type, expr);
+      if (layout) {  // a struct by value
         param.kind = ParamKind::structure;
         param.layout = std::move(layout);
       } else if ((param.layout =

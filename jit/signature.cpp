@@ -295,13 +295,20 @@ void convert_scalar(const Where& where, const ParamType& p, const ArgValue& v,
 
 // Lays a Lua table out as a struct: each field by name (every field given, no other key), each
 // converted to its declared type at the offset the compiler chose; arrays from a table of
-// count values.
+// count values. A layout of one unnamed field (a cuda::std::array) takes that table itself.
 template <typename Where>
 void convert_struct(const Where& where, const StructLayout& layout, const ArgValue& v,
                     std::byte* out) {
+  const bool elements = layout.fields.size() == 1 && layout.fields[0].name.empty();
   if (v.kind != ArgValue::Kind::table)
-    throw Error(where() + " expects a " + layout.name + ", a table of its fields, got " +
+    throw Error(where() + " expects a " + layout.name +
+                (elements ? ", a table of its elements" : ", a table of its fields") + ", got " +
                 describe(v));
+  if (elements && !v.fields.empty())
+    throw Error(where() + " expects a " + layout.name +
+                ", a table of its elements, got a table "
+                "with key '" +
+                v.fields.front().first + "'");
   for (const auto& [key, value] : v.fields) {
     bool known = false;
     for (const StructLayout::Field& f : layout.fields) known = known || f.name == key;
@@ -313,10 +320,12 @@ void convert_struct(const Where& where, const StructLayout& layout, const ArgVal
     }
   }
   for (const StructLayout::Field& f : layout.fields) {
-    const ArgValue* value = nullptr;
+    const ArgValue* value = elements ? &v : nullptr;
     for (const auto& [key, given] : v.fields)
-      if (key == f.name) value = &given;
-    const std::function<std::string()> field_where = [&] { return where() + ", field '" + f.name + "'"; };
+      if (!elements && key == f.name) value = &given;
+    const std::function<std::string()> field_where = [&] {
+      return elements ? where() : where() + ", field '" + f.name + "'";
+    };
     if (!value) throw Error(field_where() + " (" + f.type + ") is not given");
     if (f.pointer) {  // (a device array's address; a host array would need staging)
       const std::string_view dtype = dtype_info(f.dtype).name;
@@ -334,7 +343,7 @@ void convert_struct(const Where& where, const StructLayout& layout, const ArgVal
     element.kind = ParamKind::scalar;
     element.dtype = f.dtype;
     const std::size_t size = dtype_info(f.dtype).size;
-    if (f.count == 1) {
+    if (f.count == 1 && !elements) {
       convert_scalar(field_where, element, *value, out + f.offset);
       continue;
     }

@@ -43,4 +43,29 @@ cpp20[{ 1, 1 }](o20, f20)
 local h20 = o20:copy_to_host()
 assert(h20[1] == 8 and h20[2] == 31 and h20[3] == 4 and h20[4] == 14, tostring(h20))
 assert(math.abs(f20:copy_to_host()[1] - math.pi) < 1e-6, "numbers::pi_v")
+
+-- A cuda::std::array by value takes a Lua table of its elements (a weighted sum of four taps).
+local taps = cuda.jit([[
+#include <cuda/std/array>
+__global__ void taps(cuda::std::array<float, 4> w, const cuda::std::array<int, 2> shift,
+                     const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float acc = 0.0f;
+  for (int k = 0; k < (int)w.size(); ++k) acc += w[k] * x[(i + k) % n];
+  y[i] = acc * shift[0] + shift[1];
+}]])
+local tn = 100
+local tx = array.random.uniform(tn, { dtype = "float32", seed = 43 })
+local ty = cuda.device_array(tn, "float32")
+taps[{ 1, 128 }]({ 0.5, -1, 2, 0.25 }, { 3, -7 }, cuda.to_device(tx), ty, tn)
+local hy = ty:copy_to_host()
+for i = 0, tn - 1 do
+  local acc = 0.5 * tx[i + 1] - tx[(i + 1) % tn + 1] + 2 * tx[(i + 2) % tn + 1] + 0.25 * tx[(i + 3) % tn + 1]
+  assert(math.abs(hy[i + 1] - (3 * acc - 7)) < 1e-4, ("taps %d: %s, want %s"):format(i, hy[i + 1], 3 * acc - 7))
+end
+local ok, err = pcall(function() taps[{ 1, 128 }]({ 1, 2, 3 }, { 3, -7 }, cuda.to_device(tx), ty, tn) end)
+assert(not ok and tostring(err):find("parameter 1 'w'", 1, true) and tostring(err):find("table of 4 values", 1, true), tostring(err))
+ok, err = pcall(function() taps[{ 1, 128 }]({ 1, 2, 3, 4 }, { a = 1 }, cuda.to_device(tx), ty, tn) end)
+assert(not ok and tostring(err):find("parameter 2 'shift'", 1, true) and tostring(err):find("table of its elements", 1, true), tostring(err))
 print("ok")
