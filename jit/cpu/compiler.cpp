@@ -21,6 +21,7 @@
 #include "jit/cpu/barrier_macros.h"
 #include "jit/cpu/block_groups.h"
 #include "jit/cpu/conditionals.h"
+#include "jit/cpu/gpu_casts.h"
 #include "jit/cpu/host_compiler.h"
 #include "jit/cpu/inline_sync.h"
 #include "jit/cpu/plan.h"
@@ -137,7 +138,7 @@ std::string c_string_body(std::string_view text) {
 // Part of the compiler identity: bump it whenever translation_unit() or the plan (plan.cpp's
 // thread_plans, the scans it rests on) changes what it generates, so that modules cached by an
 // older kiln are built anew.
-constexpr int kTranslationUnitVersion = 10;
+constexpr int kTranslationUnitVersion = 11;
 
 // The GPU architecture device code sees as __CUDA_ARCH__: the one asked for ("sm_90",
 // "compute_86", "90" -> 900, 860, 900), else sm_80's 800 (NVRTC's check compiles for sm_80 too).
@@ -548,6 +549,8 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
     p.source = std::move(wide);
     return p;
   }();
+  // (in every mode: a GPU's conversions are the kernel's meaning, not an optimisation)
+  plan.source = cpu::gpu_integer_casts(plan.source);
   if (std::string internal = cpu::internal_kernels(plan.source); internal != plan.source)
     plan.external_source = std::exchange(plan.source, std::move(internal));
   return plan;

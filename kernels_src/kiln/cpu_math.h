@@ -321,6 +321,31 @@ inline I f2i(double v) {
   if (v >= double(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
   return I(v);
 }
+// A cast to an integer type as a GPU converts (jit/cpu/gpu_casts.h rewrites a source's explicit
+// casts into it): a float or double truncated to 32 or 64 bits with cvt.rzi's saturation (NaN
+// -> 0, out of range -> the nearest bound), then, for a narrower type, that value's low bits,
+// as NVRTC converts to s32 or u32 and keeps the low bits; any other value as C's cast converts.
+template <class To, class From>
+constexpr To gpu_cast(From v) {
+  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To> &&
+                !std::is_same_v<To, bool>) {
+    using Wide =
+        std::conditional_t<(sizeof(To) > 4),
+                           std::conditional_t<std::is_signed_v<To>, long long, unsigned long long>,
+                           std::conditional_t<std::is_signed_v<To>, int, unsigned>>;
+    constexpr From bound = From(std::numeric_limits<Wide>::max() / 2 + 1) * From(2);  // 2^31, ...
+    if (!(v == v)) return To(0);
+    if (v >= bound) return To(std::numeric_limits<Wide>::max());
+    if constexpr (std::is_signed_v<Wide>) {
+      if (v < -bound) return To(std::numeric_limits<Wide>::min());
+    } else if (v <= From(-1)) {
+      return To(0);
+    }
+    return To(Wide(v));
+  } else {
+    return (To)v;
+  }
+}
 }  // namespace kiln_cpu
 inline int __float_as_int(float x) { return kiln_cpu::bit_cast<int>(x); }
 inline unsigned __float_as_uint(float x) { return kiln_cpu::bit_cast<unsigned>(x); }

@@ -200,4 +200,42 @@ for i, w in ipairs(want_x) do
   assert(math.abs(hey[i] - w) <= 4 * 2 ^ -52 * w, ("erfcx(%g): %.17g, want %.17g"):format(xs[i], hey[i], w))
 end
 
+-- Explicit casts of floats to integer types convert as a GPU's cvt.rzi: out of range saturates
+-- to 32 or 64 bits, NaN gives 0, and a narrower type keeps the low bits of the 32-bit result
+-- (NVRTC converts to s32 / u32 and stores the low bits). x86's own conversion gives INT_MIN for
+-- each of these, or wraps.
+local casts = cuda.jit([[
+__global__ void casts(const float* x, const double* d, unsigned char* c, int* i, unsigned* u,
+                      short* s, long long* l, unsigned long long* ul) {
+  int k = threadIdx.x;
+  c[k] = (unsigned char)x[k];
+  i[k] = (int)x[k];
+  u[k] = unsigned(x[k]);
+  s[k] = static_cast<short>(x[k]);
+  l[k] = (long long)d[k];
+  ul[k] = (unsigned long long)d[k];
+}]])
+local nan = 0 / 0
+local xs = { 300, -5.5, 1e10, nan, 70000, -1e20 }
+local outs = { c = "uint8", i = "int32", u = "uint32", s = "int16", l = "int64", ul = "uint64" }
+local dev = {}
+for name, dtype in pairs(outs) do dev[name] = cuda.device_array(#xs, dtype) end
+casts[{ 1, #xs }](cuda.to_device(array.from(xs, "float32")),
+                  cuda.to_device(array.from({ 300, -5.5, 1e19, nan, 1e30, -1e20 }, "float64")),
+                  dev.c, dev.i, dev.u, dev.s, dev.l, dev.ul)
+local want = {
+  c = { 44, 0, 255, 0, 112, 0 },
+  i = { 300, -5, 2147483647, 0, 70000, -2147483648 },
+  u = { 300, 0, 4294967295, 0, 70000, 0 },
+  s = { 300, -5, -1, 0, 4464, 0 },
+  l = { 300, -5, math.maxinteger, 0, math.maxinteger, math.mininteger },
+  ul = { 300, 0, 10000000000000000000, 0, 18446744073709551615, 0 },
+}
+for name, w in pairs(want) do
+  local h = dev[name]:copy_to_host()
+  for k = 1, #xs do
+    assert(h[k] == w[k] or tostring(h[k]) == tostring(w[k]),
+           ("cast to %s of element %d: %s, want %s"):format(outs[name], k - 1, tostring(h[k]), tostring(w[k])))
+  end
+end
 print("ok")

@@ -1,0 +1,217 @@
+// Casts to integer types as a GPU converts (gpu_casts.h), over jit/lexer.h's tokens: find each
+// explicit cast to an integer type, find its operand's end, and edit the cast's spelling.
+#include "jit/cpu/gpu_casts.h"
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "jit/cpu/edits.h"
+#include "jit/cpu/region_words.h"
+#include "jit/lexer.h"
+
+namespace kiln::cpu {
+namespace {
+
+using jit::is_ident;
+using jit::is_punct;
+using jit::Token;
+constexpr std::size_t kNone = std::string::npos;
+
+struct Edit {
+  std::size_t begin, end;
+  std::string text;
+};
+
+// Whether tokens [b, e) spell an integer type: `int`, `unsigned long long`, `const short`,
+// `size_t`, `std::uint32_t`, `::int64_t`.
+bool integer_type(const std::vector<Token>& t, std::size_t b, std::size_t e) {
+  static const std::set<std::string> words{"unsigned", "signed", "short", "long", "int", "char"};
+  static const std::set<std::string> names{
+      "size_t",  "ptrdiff_t", "intptr_t", "uintptr_t", "int8_t",   "int16_t", "int32_t",
+      "int64_t", "uint8_t",   "uint16_t", "uint32_t",  "uint64_t", "uint",    "ushort",
+      "uchar",   "ulong",     "longlong", "ulonglong", "ssize_t"};
+  if (b < e && is_ident(t[b], "const")) ++b;
+  if (b + 1 < e && is_punct(t[b], "::")) ++b;
+  if (b + 2 < e && is_ident(t[b], "std") && is_punct(t[b + 1], "::")) b += 2;
+  if (b + 1 == e && t[b].kind == Token::ident && names.count(t[b].text)) return true;
+  if (b >= e) return false;
+  for (std::size_t k = b; k < e; ++k)
+    if (t[k].kind != Token::ident || !words.count(t[k].text)) return false;
+  return true;
+}
+
+// Whether tokens [b, e) spell a floating-point type a cast may name in an operand: `(float)x`.
+bool float_type(const std::vector<Token>& t, std::size_t b, std::size_t e) {
+  return b + 1 == e && (is_ident(t[b], "float") || is_ident(t[b], "double"));
+}
+
+// The index of the bracket closing the one at k, or kNone.
+std::size_t group_end(const std::vector<Token>& t, std::size_t k) {
+  int depth = 0;
+  for (std::size_t j = k; j < t.size(); ++j) {
+    if (t[j].directive) return kNone;
+    if (is_punct(t[j], "(") || is_punct(t[j], "[") || is_punct(t[j], "{")) ++depth;
+    if (is_punct(t[j], ")") || is_punct(t[j], "]") || is_punct(t[j], "}"))
+      if (--depth == 0) return j;
+  }
+  return kNone;
+}
+
+// Whether tokens k and k + 1 are the punctuators a and b written together (`++`, `->`).
+bool pair_at(const std::vector<Token>& t, std::size_t k, std::string_view a, std::string_view b) {
+  return k + 1 < t.size() && is_punct(t[k], a) && is_punct(t[k + 1], b) &&
+         t[k].end == t[k + 1].begin;
+}
+
+// One past a postfix expression's suffixes from k: [..], (..), .m, ->m, ++, --.
+std::size_t postfix_end(const std::vector<Token>& t, std::size_t k) {
+  while (k < t.size() && !t[k].directive) {
+    if (is_punct(t[k], "[") || is_punct(t[k], "(")) {
+      const std::size_t close = group_end(t, k);
+      if (close == kNone) return kNone;
+      k = close + 1;
+    } else if (is_punct(t[k], ".") && k + 1 < t.size() && t[k + 1].kind == Token::ident) {
+      k += 2;
+    } else if (pair_at(t, k, "-", ">") && k + 2 < t.size() && t[k + 2].kind == Token::ident) {
+      k += 3;
+    } else if (pair_at(t, k, "+", "+") || pair_at(t, k, "-", "-")) {
+      k += 2;
+    } else {
+      break;
+    }
+  }
+  return k;
+}
+
+// Whether the `<` at k opens a template's arguments (`foo<3>(x)`, `A<int>::v`) rather than
+// compares (`a < b`): a `>` closes it, within the statement, before a call or a `::`.
+bool template_arguments(const std::vector<Token>& t, std::size_t k) {
+  for (std::size_t j = k + 1, depth = 1; j < t.size() && j < k + 32; ++j) {
+    if (t[j].directive || is_punct(t[j], ";") || is_punct(t[j], "{") || is_punct(t[j], "}"))
+      return false;
+    if (is_punct(t[j], "<")) ++depth;
+    if (is_punct(t[j], ">") && --depth == 0)
+      return j + 1 < t.size() && (is_punct(t[j + 1], "(") || is_punct(t[j + 1], "::"));
+  }
+  return false;
+}
+
+// One past the unary expression (a cast's operand) starting at k, or kNone where it is not one
+// the rewrite reads: a template name, a string, `new`.
+std::size_t operand_end(const std::vector<Token>& t, std::size_t k) {
+  if (k >= t.size() || t[k].directive) return kNone;
+  const Token& x = t[k];
+  if (pair_at(t, k, "+", "+") || pair_at(t, k, "-", "-")) return operand_end(t, k + 2);
+  if (x.kind == Token::punct) {
+    if (x.text == "-" || x.text == "+" || x.text == "!" || x.text == "~" || x.text == "*" ||
+        x.text == "&")
+      return operand_end(t, k + 1);
+    if (x.text != "(") return kNone;
+    const std::size_t close = group_end(t, k);
+    if (close == kNone) return kNone;
+    if (integer_type(t, k + 1, close) || float_type(t, k + 1, close))
+      return operand_end(t, close + 1);  // another cast: (int)(float)x
+    return postfix_end(t, close + 1);
+  }
+  if (x.kind == Token::number) return k + 1;
+  if (x.kind != Token::ident) return kNone;
+  if (x.text == "sizeof" || x.text == "alignof")
+    return k + 1 < t.size() && is_punct(t[k + 1], "(") ? postfix_end(t, k + 1)
+                                                       : operand_end(t, k + 1);
+  if (x.text == "static_cast" || x.text == "reinterpret_cast" || x.text == "const_cast") {
+    if (k + 1 >= t.size() || !is_punct(t[k + 1], "<")) return kNone;
+    std::size_t j = k + 2;
+    for (int depth = 1; j < t.size() && depth > 0; ++j) {
+      if (is_punct(t[j], "<")) ++depth;
+      if (is_punct(t[j], ">")) --depth;
+      if (is_punct(t[j], ";") || t[j].directive) return kNone;
+    }
+    return j < t.size() && is_punct(t[j], "(") ? postfix_end(t, j) : kNone;
+  }
+  static const std::set<std::string> refused{"new", "delete", "throw", "operator", "return"};
+  if (refused.count(x.text)) return kNone;
+  std::size_t j = k + 1;
+  while (j + 1 < t.size() && is_punct(t[j], "::") && t[j + 1].kind == Token::ident) j += 2;
+  if (j < t.size() && is_punct(t[j], "<") && template_arguments(t, j)) return kNone;
+  return postfix_end(t, j);
+}
+
+// Whether an expression may start after token k - 1: a cast there is an expression's, not a
+// declaration's (`void f(int)`) or an operator's operand (`sizeof(int)`, `decltype(x)`).
+bool expression_before(const std::vector<Token>& t, std::size_t k, bool statement_start_ok) {
+  if (k == 0) return statement_start_ok;
+  const Token& p = t[k - 1];
+  if (p.directive) return false;
+  if (p.kind == Token::ident)
+    return p.text == "return" || p.text == "case" || p.text == "co_return" ||
+           p.text == "co_yield" || p.text == "throw";
+  if (p.kind != Token::punct) return false;
+  if (p.text == ")" || p.text == "]" || p.text == "::" || p.text == ".") return false;
+  if (p.text == ";" || p.text == "{" || p.text == "}") return statement_start_ok;
+  return true;
+}
+
+// Whether an operand is one whose cast needs no conversion of a float: an integer literal or a
+// thread or block index.
+bool integer_operand(const std::vector<Token>& t, std::size_t b, std::size_t e) {
+  if (e == b + 1) return t[b].kind == Token::number && regions::is_integer_literal(t[b]);
+  static const std::set<std::string> builtins{"threadIdx", "blockIdx", "blockDim", "gridDim"};
+  return e == b + 3 && t[b].kind == Token::ident && builtins.count(t[b].text) &&
+         is_punct(t[b + 1], ".");
+}
+
+// The text of tokens [b, e), as the source spells it.
+std::string text_of(std::string_view source, const std::vector<Token>& t, std::size_t b,
+                    std::size_t e) {
+  return std::string(source.substr(t[b].begin, t[e - 1].end - t[b].begin));
+}
+
+}  // namespace
+
+std::string gpu_integer_casts(std::string_view source) {
+  const std::vector<Token> t = jit::lex(source);
+  std::vector<Edit> edits;
+  for (std::size_t k = 0; k < t.size(); ++k) {
+    if (t[k].directive) continue;
+    // (T)e: `(T)` becomes `kiln_cpu::gpu_cast<T>(`, and `)` follows e.
+    if (is_punct(t[k], "(") && expression_before(t, k, true)) {
+      const std::size_t close = group_end(t, k);
+      if (close == kNone || !integer_type(t, k + 1, close)) continue;
+      const std::size_t end = operand_end(t, close + 1);
+      if (end == kNone || end == close + 1 || integer_operand(t, close + 1, end)) continue;
+      edits.push_back({t[k].begin, t[close].end,
+                       "kiln_cpu::gpu_cast<" + text_of(source, t, k + 1, close) + ">("});
+      edits.push_back({t[end - 1].end, t[end - 1].end, ")"});
+      continue;
+    }
+    // T(e), std::size_t(e): the type's name becomes `kiln_cpu::gpu_cast<T>`.
+    if (t[k].kind == Token::ident && expression_before(t, k, false)) {
+      std::size_t name_end = k + 1;
+      if (is_ident(t[k], "std") && k + 2 < t.size() && is_punct(t[k + 1], "::")) name_end = k + 3;
+      if (name_end < t.size() && is_punct(t[name_end], "(") && integer_type(t, k, name_end)) {
+        const std::size_t close = group_end(t, name_end);
+        if (close == kNone || close == name_end + 1 || is_punct(t[name_end + 1], "*") ||
+            integer_operand(t, name_end + 1, close))
+          continue;
+        edits.push_back({t[k].begin, t[name_end - 1].end,
+                         "kiln_cpu::gpu_cast<" + text_of(source, t, k, name_end) + ">"});
+        k = name_end - 1;
+        continue;
+      }
+    }
+    // static_cast<T>(e): `static_cast` becomes `kiln_cpu::gpu_cast`.
+    if (is_ident(t[k], "static_cast") && k + 1 < t.size() && is_punct(t[k + 1], "<")) {
+      std::size_t close = k + 2;
+      while (close < t.size() && !is_punct(t[close], ">") && !is_punct(t[close], ";")) ++close;
+      if (close < t.size() && is_punct(t[close], ">") && integer_type(t, k + 2, close))
+        edits.push_back({t[k].begin, t[k].end, "kiln_cpu::gpu_cast"});
+    }
+  }
+  if (edits.empty()) return std::string(source);
+  std::stable_sort(edits.begin(), edits.end(),
+                   [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
+  return apply_edits(source, edits);
+}
+
+}  // namespace kiln::cpu

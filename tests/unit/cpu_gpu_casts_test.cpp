@@ -1,0 +1,54 @@
+// Casts to integer types as a GPU converts (jit/cpu/gpu_casts.h): which casts the rewrite takes,
+// where it ends each operand, and what it leaves alone.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+
+#include "jit/cpu/gpu_casts.h"
+
+namespace kiln {
+namespace {
+
+TEST(CpuGpuCasts, ExplicitIntegerCastsConvertAsAGpu) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"int b = (int)(x * n);", "int b = kiln_cpu::gpu_cast<int>((x * n));"},
+      {"c[i] = (unsigned char)v[i] + 1;", "c[i] = kiln_cpu::gpu_cast<unsigned char>(v[i]) + 1;"},
+      {"y = (int)a < b;", "y = kiln_cpu::gpu_cast<int>(a) < b;"},
+      {"y = (long long)-p->x.y;", "y = kiln_cpu::gpu_cast<long long>(-p->x.y);"},
+      {"return (int)std::floor(v)[2];", "return kiln_cpu::gpu_cast<int>(std::floor(v)[2]);"},
+      {"y = (int)(float)x;", "y = kiln_cpu::gpu_cast<int>((float)x);"},
+      {"y = (int)((int)x * 2);", "y = kiln_cpu::gpu_cast<int>((kiln_cpu::gpu_cast<int>(x) * 2));"},
+      {"f((unsigned)s, (std::size_t)t);",
+       "f(kiln_cpu::gpu_cast<unsigned>(s), kiln_cpu::gpu_cast<std::size_t>(t));"},
+      {"y = size_t(x) + unsigned(z);",
+       "y = kiln_cpu::gpu_cast<size_t>(x) + kiln_cpu::gpu_cast<unsigned>(z);"},
+      {"y = std::int64_t(d);", "y = kiln_cpu::gpu_cast<std::int64_t>(d);"},
+      {"y = static_cast<short>(d);", "y = kiln_cpu::gpu_cast<short>(d);"},
+      {"y = (int)x++;", "y = kiln_cpu::gpu_cast<int>(x++);"},
+      // Left alone: no operand (declarations, sizeof), integer operands, templates, other
+      // types, directives, declarations that look like casts.
+      {"void f(int);", ""},
+      {"n = sizeof(int) * k;", ""},
+      {"y = (int)threadIdx.x;", ""},
+      {"y = (int)3 + int(7);", ""},
+      {"y = (int)foo<3>(x);", ""},
+      {"y = (float)x + static_cast<float>(z);", ""},
+      {"#define BIN(x) (int)(x)", ""},
+      {"int(x);", ""},
+      {"y = int(*p);", ""},
+      {"y = (MyInt)x;", ""},
+      {"operator int() const;", ""},
+  };
+  for (const auto& [code, expected] : cases)
+    EXPECT_EQ(cpu::gpu_integer_casts(code), expected.empty() ? code : expected) << code;
+}
+
+TEST(CpuGpuCasts, KeepsLines) {
+  const std::string code = "int a = (int)(x +\n  y);\nint b = 1;\n";
+  const std::string out = cpu::gpu_integer_casts(code);
+  EXPECT_EQ(out, "int a = kiln_cpu::gpu_cast<int>((x +\n  y));\nint b = 1;\n");
+}
+
+}  // namespace
+}  // namespace kiln
