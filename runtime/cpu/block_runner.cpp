@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <coroutine>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 
@@ -20,8 +21,12 @@ namespace {
                           "block that never ends?)");
 }
 
-// What a kernel's invalid access (a fault outside any guard page) is reported as.
-std::string bad_access_text(const void* addr) {
+// What a kernel's fault (outside any guard page) is reported as: an invalid access, or an
+// integer division by zero (or INT_MIN / -1, which x86 traps alike; a GPU gives some value).
+std::string fault_text(int sig, const void* addr) {
+  if (sig == SIGFPE)
+    return "integer division by zero (or INT_MIN / -1, which overflows): a GPU gives an "
+           "undefined value, the cpu backend stops the launch";
   char hex[32];
   std::snprintf(hex, sizeof hex, "0x%llx",
                 static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(addr)));
@@ -122,7 +127,7 @@ void BlockRunner::run(const KernelEntry& k, const kiln_cpu::Tls& launch, void** 
     in_fibers_ = false;
     set_overflow_catcher(nullptr);
     frames_.clear();  // a frame that was running cannot be destroyed; the arena is reused
-    if (jumped == 2) throw Error(where(cur_) + ": " + bad_access_text(fault_addr_));
+    if (jumped == 2) throw Error(where(cur_) + ": " + fault_text(fault_signal_, fault_addr_));
     if (jumped == 3) abandoned(where(cur_));
     throw Error(where(cur_) + ": overflowed its " + std::to_string(kFiberStackBytes / 1024) +
                 " KiB fiber stack (deep recursion or large local arrays)");
@@ -183,7 +188,8 @@ void BlockRunner::run_on_block_stack(const KernelEntry& k, const kiln_cpu::Tls& 
     // Loop and region modes run a block's threads as the module's own loops, whose index the
     // compiler need not have stored when the access faults: the thread is not named.
     if (jumped == 2)
-      throw Error("kernel '" + k.name + "': one of its threads: " + bad_access_text(fault_addr_));
+      throw Error("kernel '" + k.name +
+                  "': one of its threads: " + fault_text(fault_signal_, fault_addr_));
     if (jumped == 3) abandoned("kernel '" + k.name + "'");
     throw Error("kernel '" + k.name + "': thread " + dims(now.thread_idx) + " of block " +
                 dims(now.block_idx) + ": overflowed its block's " +

@@ -53,8 +53,9 @@ class BlockRunner final : public OverflowCatcher {
     siglongjmp(overflow_jmp_, 1);
   }
   bool running_kernel() const override { return in_fibers_ || on_block_stack_; }
-  [[noreturn]] void fault_jump(const void* addr) override {
+  [[noreturn]] void fault_jump(int sig, const void* addr) override {
     fault_addr_ = addr;
+    fault_signal_ = sig;
     asan_start_switch(nullptr, sched_bottom_, sched_size_);
     siglongjmp(overflow_jmp_, 2);
   }
@@ -141,7 +142,8 @@ class BlockRunner final : public OverflowCatcher {
   std::size_t arena_chunk_ = 0, arena_used_ = 0;
   std::exception_ptr error_;
   sigjmp_buf overflow_jmp_;
-  const void* volatile fault_addr_ = nullptr;  // fault_jump's address, for the message
+  const void* volatile fault_addr_ = nullptr;  // fault_jump's address and signal, for the message
+  volatile int fault_signal_ = 0;
 };
 
 }  // namespace kiln::cpu

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <string>
 
@@ -21,15 +22,21 @@ constexpr std::size_t kGuardBytes = 4096;
 
 thread_local OverflowCatcher* t_catcher = nullptr;  // what runs on guarded stacks on this thread
 thread_local void* t_altstack = nullptr;            // the alternate signal stack use_altstack set
-struct sigaction g_previous_segv;                   // chained to for faults that are not ours
+// The faults kernel code may raise, and the handlers that were there before kiln's (chained to
+// for faults that are not ours).
+constexpr int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGFPE};
+struct sigaction g_previous[std::size(kFaultSignals)];
 
-// SIGSEGV/SIGBUS on the alternate stack: a fault in a fiber's guard page, or any fault of kernel
-// code, aborts the block with an error; other faults go to the handler that was there before.
+// SIGSEGV/SIGBUS/SIGFPE on the alternate stack: a fault in a fiber's guard page, or any fault of
+// kernel code (a bad access, an integer division by zero), aborts the block with an error;
+// other faults go to the handler that was there before.
 void on_fault(int sig, siginfo_t* info, void* uctx) {
   OverflowCatcher* r = t_catcher;
-  if (r && r->stack_overflowed(info->si_addr)) r->overflow_jump();
-  if (r && r->running_kernel()) r->fault_jump(info->si_addr);
-  const struct sigaction& prev = g_previous_segv;
+  if (r && sig != SIGFPE && r->stack_overflowed(info->si_addr)) r->overflow_jump();
+  if (r && r->running_kernel()) r->fault_jump(sig, info->si_addr);
+  std::size_t which = 0;
+  while (which + 1 < std::size(kFaultSignals) && kFaultSignals[which] != sig) ++which;
+  const struct sigaction& prev = g_previous[which];
   if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction) {
     prev.sa_sigaction(sig, info, uctx);
   } else if (prev.sa_handler != SIG_IGN && prev.sa_handler != SIG_DFL && prev.sa_handler) {
@@ -122,7 +129,8 @@ void install_fault_handler() {
     sa.sa_sigaction = on_fault;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
-    ::sigaction(SIGSEGV, &sa, &g_previous_segv);
+    for (std::size_t i = 0; i < std::size(kFaultSignals); ++i)
+      ::sigaction(kFaultSignals[i], &sa, &g_previous[i]);
 #ifdef KILN_ASAN_FIBERS
     sigemptyset(&g_interrupt_signals);
     sigaddset(&g_interrupt_signals, SIGINT);

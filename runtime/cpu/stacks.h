@@ -57,9 +57,10 @@ class OverflowCatcher {
   virtual bool stack_overflowed(const void* addr) const = 0;  // async-signal-safe
   [[noreturn]] virtual void overflow_jump() = 0;
   // Whether kernel code runs on this thread now (async-signal-safe): any other fault there is a
-  // kernel's bad access, which fault_jump turns into an error for its launch.
+  // kernel's bad access (SIGSEGV, SIGBUS) or integer division by zero (SIGFPE), which fault_jump
+  // turns into an error for its launch.
   virtual bool running_kernel() const = 0;
-  [[noreturn]] virtual void fault_jump(const void* addr) = 0;
+  [[noreturn]] virtual void fault_jump(int sig, const void* addr) = 0;
   // Leaves the kernel code running on this thread at the second Ctrl-C (abandon_running_kernels).
   [[noreturn]] virtual void abandon_jump() = 0;
 

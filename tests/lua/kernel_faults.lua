@@ -78,4 +78,29 @@ collectgarbage()
 local keep = cuda.device_array(256, "float32")
 poke[{ 1, 1 }](keep, 255)
 assert(keep:copy_to_host()[256] == 1)
+
+-- An integer division by zero, or INT_MIN / -1 (both trap on x86; a GPU gives some value), is an
+-- error for its launch, in a thread loop and in fibers (cooperative groups), and the process goes
+-- on.
+local divide = cuda.module([[
+#include <cooperative_groups.h>
+extern "C" __global__ void looped(const int* a, const int* b, int* q) {
+  q[threadIdx.x] = a[threadIdx.x] / b[threadIdx.x];
+}
+extern "C" __global__ void grouped(const int* a, const int* b, int* q) {
+  auto tile = cooperative_groups::tiled_partition<32>(cooperative_groups::this_thread_block());
+  q[threadIdx.x] = tile.shfl(a[threadIdx.x], tile.thread_rank()) % b[threadIdx.x];
+}]])
+local num = cuda.to_device(array.from({ 7, 5, -2147483648, 9 }, "int32"))
+local q = cuda.device_array(4, "int32")
+for _, den in ipairs({ { 2, 0, 1, 3 }, { 2, 1, -1, 3 } }) do
+  local d_den = cuda.to_device(array.from(den, "int32"))
+  for _, name in ipairs({ "looped", "grouped" }) do
+    local err = expect.error("kernel '" .. name .. "'", function() divide[name][{ 1, 4 }](num, d_den, q) end)
+    assert(err:find("integer division by zero", 1, true), err)
+  end
+end
+divide.looped[{ 1, 4 }](num, cuda.to_device(array.from({ 2, 5, 2, 3 }, "int32")), q)
+local hq = q:copy_to_host()
+assert(hq[1] == 3 and hq[2] == 1 and hq[3] == -1073741824 and hq[4] == 3, tostring(hq))
 print("ok")
