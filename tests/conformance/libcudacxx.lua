@@ -68,4 +68,14 @@ local ok, err = pcall(function() taps[{ 1, 128 }]({ 1, 2, 3 }, { 3, -7 }, cuda.t
 assert(not ok and tostring(err):find("parameter 1 'w'", 1, true) and tostring(err):find("table of 4 values", 1, true), tostring(err))
 ok, err = pcall(function() taps[{ 1, 128 }]({ 1, 2, 3, 4 }, { a = 1 }, cuda.to_device(tx), ty, tn) end)
 assert(not ok and tostring(err):find("parameter 2 'shift'", 1, true) and tostring(err):find("table of its elements", 1, true), tostring(err))
+
+-- A compile error in a source that includes both <cstdint> and libcu++'s limits shows the error
+-- alone: kiln's NVRTC <stdint.h> spells its macros as libcu++ does, so neither redefinition warns.
+local broken = cuda.jit([[
+#include <cstdint>
+#include <cuda/std/limits>
+__global__ void f(float* x) { x[0] = ::cuda::std::no_such_thing(x[0]); }]])
+local ok2, err2 = pcall(function() broken[{ 1, 1 }](cuda.device_array(1, "float32")) end)
+assert(not ok2 and tostring(err2):find("no_such_thing", 1, true), tostring(err2))
+assert(not tostring(err2):find("redefinition", 1, true), tostring(err2))
 print("ok")

@@ -1,5 +1,6 @@
 // <stdint.h> for NVRTC. The same types libcu++ declares under NVRTC (<cuda/std/cstdint>), so
-// code may include both; macros only where libcu++ has not defined them.
+// code may include both; macros only where libcu++ has not defined them, spelled as libcu++
+// spells them (a redefinition must be the same to the parameter's name).
 #pragma once
 #include <limits.h>
 using int8_t = signed char;
@@ -77,14 +78,14 @@ using uintmax_t = uint64_t;
 #define PTRDIFF_MIN INT64_MIN
 #define PTRDIFF_MAX INT64_MAX
 #define SIZE_MAX UINT64_MAX
-#define INT8_C(x) ((::int_least8_t)(x))
-#define INT16_C(x) ((::int_least16_t)(x))
-#define INT32_C(x) ((::int_least32_t)(x))
-#define INT64_C(x) ((::int_least64_t)(x))
-#define UINT8_C(x) ((::uint_least8_t)(x))
-#define UINT16_C(x) ((::uint_least16_t)(x))
-#define UINT32_C(x) ((::uint_least32_t)(x))
-#define UINT64_C(x) ((::uint_least64_t)(x))
-#define INTMAX_C(x) ((::intmax_t)(x))
-#define UINTMAX_C(x) ((::uintmax_t)(x))
+#define INT8_C(X) ((::int_least8_t)(X))
+#define INT16_C(X) ((::int_least16_t)(X))
+#define INT32_C(X) ((::int_least32_t)(X))
+#define INT64_C(X) ((::int_least64_t)(X))
+#define UINT8_C(X) ((::uint_least8_t)(X))
+#define UINT16_C(X) ((::uint_least16_t)(X))
+#define UINT32_C(X) ((::uint_least32_t)(X))
+#define UINT64_C(X) ((::uint_least64_t)(X))
+#define INTMAX_C(X) ((::intmax_t)(X))
+#define UINTMAX_C(X) ((::uintmax_t)(X))
 #endif
