@@ -43,12 +43,41 @@ inline float __sinf(float x) { return sinf(x); }
 inline float __cosf(float x) { return cosf(x); }
 inline float __tanf(float x) { return tanf(x); }
 inline void __sincosf(float x, float* s, float* c) { sincosf(x, s, c); }
-inline float __fdividef(float x, float y) { return x / y; }
+// CUDA's fast division: 0 for 2^126 < |y| < 2^128 (its reciprocal is flushed), NaN there for an
+// infinite x.
+inline float __fdividef(float x, float y) {
+  if (fabsf(y) > 0x1p126f && fabsf(y) <= 0x1.fffffep127f) return isinf(x) ? NAN : 0.0f;
+  return x / y;
+}
 inline float fdividef(float x, float y) { return x / y; }
-inline float sinpif(float x) { return float(sin(M_PI * double(x))); }
-inline float cospif(float x) { return float(cos(M_PI * double(x))); }
-inline double sinpi(double x) { return sin(M_PI * x); }
-inline double cospi(double x) { return cos(M_PI * x); }
+namespace kiln_cpu {
+// sin(pi x) and cos(pi x) exact where they are 0 or +-1, as CUDA's are (sin(M_PI * x) is not:
+// sinpi(1) would be 1.2e-16): x = n/2 + r exactly, |r| <= 1/4, then the quadrant n picks sin or
+// cos of pi r. IEEE's signs: sinpi(n) is +-0 with x's sign, cospi(n + 1/2) is +0.
+inline double pi_quadrant(double x, bool cosine) {
+  if (!isfinite(x)) return x - x;  // NaN
+  if (fabs(x) >= 0x1p52) return cosine ? (fmod(x, 2.0) == 0 ? 1.0 : -1.0) : copysign(0.0, x);
+  const double n = nearbyint(2.0 * x), r = x - 0.5 * n;
+  const int quadrant = int((long long)n & 3) + (cosine ? 1 : 0);
+  const double s = sin(M_PI * r), c = cos(M_PI * r);
+  double v = (quadrant & 1) ? c : s;
+  if (quadrant & 2) v = -v;
+  if (v == 0) return cosine ? 0.0 : copysign(0.0, x);
+  return v;
+}
+}  // namespace kiln_cpu
+inline double sinpi(double x) {
+  return kiln_cpu::pi_quadrant(x, false);
+}
+inline double cospi(double x) {
+  return kiln_cpu::pi_quadrant(x, true);
+}
+inline float sinpif(float x) {
+  return float(sinpi(x));
+}
+inline float cospif(float x) {
+  return float(cospi(x));
+}
 inline void sincospif(float x, float* s, float* c) { *s = sinpif(x); *c = cospif(x); }
 inline void sincospi(double x, double* s, double* c) { *s = sinpi(x); *c = cospi(x); }
 inline float normcdff(float x) { return 0.5f * erfcf(-x * float(M_SQRT1_2)); }
@@ -92,10 +121,59 @@ inline float cyl_bessel_i1f(float x) {
 #endif
 inline float rhypotf(float x, float y) { return 1.0f / hypotf(x, y); }
 inline double rhypot(double x, double y) { return 1.0 / hypot(x, y); }
-inline float norm3df(float a, float b, float c) { return float(sqrt(double(a) * a + double(b) * b + double(c) * c)); }
+namespace kiln_cpu {
+// The Euclidean norm of v[0..n), as CUDA's norm* functions: +inf where any element is infinite,
+// even beside a NaN; floats summed in double, doubles through hypot (no overflow).
+inline float norm_of(int n, const float* v) {
+  double sum = 0;
+  for (int i = 0; i < n; ++i) {
+    if (isinf(v[i])) return INFINITY;
+    sum += double(v[i]) * v[i];
+  }
+  return float(sqrt(sum));
+}
+inline double norm_of(int n, const double* v) {
+  double norm = 0;
+  for (int i = 0; i < n; ++i) norm = hypot(norm, v[i]);  // (hypot(inf, NaN) is inf)
+  return norm;
+}
+}  // namespace kiln_cpu
+inline float normf(int dim, const float* p) {
+  return kiln_cpu::norm_of(dim, p);
+}
+inline float rnormf(int dim, const float* p) {
+  return 1.0f / normf(dim, p);
+}
+inline double norm(int dim, const double* p) {
+  return kiln_cpu::norm_of(dim, p);
+}
+inline double rnorm(int dim, const double* p) {
+  return 1.0 / norm(dim, p);
+}
+inline float norm3df(float a, float b, float c) {
+  const float v[] = {a, b, c};
+  return normf(3, v);
+}
 inline float rnorm3df(float a, float b, float c) { return 1.0f / norm3df(a, b, c); }
-inline double norm3d(double a, double b, double c) { return sqrt(a * a + b * b + c * c); }
+inline float norm4df(float a, float b, float c, float d) {
+  const float v[] = {a, b, c, d};
+  return normf(4, v);
+}
+inline float rnorm4df(float a, float b, float c, float d) {
+  return 1.0f / norm4df(a, b, c, d);
+}
+inline double norm3d(double a, double b, double c) {
+  const double v[] = {a, b, c};
+  return norm(3, v);
+}
 inline double rnorm3d(double a, double b, double c) { return 1.0 / norm3d(a, b, c); }
+inline double norm4d(double a, double b, double c, double d) {
+  const double v[] = {a, b, c, d};
+  return norm(4, v);
+}
+inline double rnorm4d(double a, double b, double c, double d) {
+  return 1.0 / norm4d(a, b, c, d);
+}
 // Correctly rounded arithmetic with an explicit rounding mode: round-to-nearest is the host's.
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fsub_rn(float a, float b) { return a - b; }

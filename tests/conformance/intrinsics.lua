@@ -238,4 +238,32 @@ for name, w in pairs(want) do
            ("cast to %s of element %d: %s, want %s"):format(outs[name], k - 1, tostring(h[k]), tostring(w[k])))
   end
 end
+
+-- sinpi/cospi exact at their zeros and ones (sin(M_PI * x) is not), __fdividef's flushed range,
+-- and the norm family (an infinite element makes +inf even beside a NaN).
+local exact = cuda.jit([[
+__global__ void exact(float* f, double* d) {
+  const float inf = __int_as_float(0x7f800000), nan = __int_as_float(0x7fc00000);
+  f[0] = sinpif(1.0f); f[1] = cospif(0.5f); f[2] = sinpif(8388609.0f); f[3] = cospif(-3.0f);
+  sincospif(2.5f, &f[4], &f[5]);
+  f[6] = __fdividef(1.0f, 0x1p127f); f[7] = __fdividef(inf, 0x1p127f); f[8] = __fdividef(6.0f, 3.0f);
+  f[9] = norm3df(inf, nan, 1.0f); f[10] = rnorm3df(inf, nan, 1.0f); f[11] = norm4df(1, 2, 2, 4);
+  const float v[5] = {3, 4, 12, 84, 0};
+  f[12] = normf(5, v); f[13] = rnormf(2, v); f[14] = rnorm4df(2, 2, 2, 2);
+  d[0] = sinpi(-4.0); d[1] = cospi(7.5); d[2] = sinpi(0.25); d[3] = norm4d(1e200, 1e200, 1e200, 1e200);
+  const double w[3] = {2, 3, 6};
+  d[4] = norm(3, w); d[5] = rnorm(3, w); d[6] = rnorm4d(1, 1, 1, 1); d[7] = norm3d(nan, -inf, 0);
+}]])
+local ef, ed = cuda.device_array(15, "float32"), cuda.device_array(8, "float64")
+exact[{ 1, 1 }](ef, ed)
+local hf, hd = ef:copy_to_host(), ed:copy_to_host()
+local want_f = { 0, 0, 0, -1, 1, 0, 0, "nan", 2, math.huge, 0, 5, 85, 0.2, 0.25 }
+for i, w in ipairs(want_f) do
+  local ok = w == "nan" and hf[i] ~= hf[i] or hf[i] == w or math.abs(hf[i] - w) <= 1e-7 * math.abs(w)
+  assert(ok, ("exact float %d: %.9g, want %s"):format(i - 1, hf[i], tostring(w)))
+end
+local want_d = { 0, 0, math.sqrt(0.5), 2e200, 7, 1 / 7, 0.5, math.huge }
+for i, w in ipairs(want_d) do
+  assert(hd[i] == w or math.abs(hd[i] - w) <= 4e-16 * math.abs(w), ("exact double %d: %.17g, want %.17g"):format(i - 1, hd[i], w))
+end
 print("ok")
