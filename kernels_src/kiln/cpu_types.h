@@ -31,11 +31,19 @@ static thread_local Tls tls{};  // constant-initialised: no TLS init guard
   __builtin_unreachable();
 }
 
-// assert() inside kernels: a GPU reports the failed assertion and stops the kernel.
+// assert() inside kernels: a GPU reports the failed assertion and stops the kernel. function
+// is __PRETTY_FUNCTION__, which names the kernel even where the cpu backend runs its body in a
+// lambda ("void k(float*)::<lambda(unsigned)>", whose __func__ is "operator()"): the message
+// gives the name before its first '('.
 [[noreturn]] inline void assert_fail(const char* expr, const char* file, int line,
-                                     const char* func) {
+                                     const char* function) {
+  const char* open = strchr(function, '(');
+  const char* name = function;
+  for (const char* p = function; open && p < open; ++p)
+    if (*p == ' ' || (*p == ':' && p + 1 < open && p[1] == ':')) name = *p == ' ' ? p + 1 : p + 2;
+  const int length = open ? int(open - name) : int(strlen(name));
   char buf[512];
-  snprintf(buf, sizeof buf, "%s:%d: %s: assertion '%s' failed", file, line, func, expr);
+  snprintf(buf, sizeof buf, "%s:%d: %.*s: assertion '%s' failed", file, line, length, name, expr);
   trap(buf);
 }
 
@@ -51,7 +59,7 @@ inline unsigned lane_id() { return linear_tid() & 31u; }
 #define assert(e) ((void)0)
 #else
 #define assert(e) \
-  ((e) ? (void)0 : ::kiln_cpu::assert_fail(#e, __FILE__, __LINE__, __func__))
+  ((e) ? (void)0 : ::kiln_cpu::assert_fail(#e, __FILE__, __LINE__, __PRETTY_FUNCTION__))
 #endif
 
 // ---- Built-in variables ----------------------------------------------------------------------

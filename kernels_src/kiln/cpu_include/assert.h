@@ -7,5 +7,6 @@
 namespace kiln_cpu {
 [[noreturn]] inline void assert_fail(const char* expr, const char* file, int line, const char* func);
 }
-#define assert(e) ((e) ? (void)0 : ::kiln_cpu::assert_fail(#e, __FILE__, __LINE__, __func__))
+#define assert(e) \
+  ((e) ? (void)0 : ::kiln_cpu::assert_fail(#e, __FILE__, __LINE__, __PRETTY_FUNCTION__))
 #endif
