@@ -117,15 +117,22 @@ std::string rewrite_texture_references(std::string_view source) {
 }
 
 std::string texture_hint(std::string_view log) {
-  // NVRTC's words, and GCC's (its quotes typographic, or plain under LANG=C).
-  if (log.find("texture is not a template") == std::string_view::npos &&
-      log.find("texture\u2019 does not name a type") == std::string_view::npos &&
-      log.find("texture' does not name a type") == std::string_view::npos)
-    return "";
-  return "texture references were removed in CUDA 12: kiln reads 1-D ones, `texture<T, 1> name;` "
-         "or `texture<T, 1, cudaReadModeElementType> name;` read with tex1Dfetch(name, i) and "
-         "bound with m:bind_texture(\"name\", array); others (2-D, 3-D, normalised reads) need a "
-         "pointer parameter or a texture object";
+  // A texture reference: NVRTC's words, and GCC's (its quotes typographic, or plain under LANG=C).
+  if (log.find("texture is not a template") != std::string_view::npos ||
+      log.find("texture\u2019 does not name a type") != std::string_view::npos ||
+      log.find("texture' does not name a type") != std::string_view::npos)
+    return "texture references were removed in CUDA 12: kiln reads 1-D ones, `texture<T, 1> "
+           "name;` or `texture<T, 1, cudaReadModeElementType> name;` read with tex1Dfetch(name, "
+           "i) and bound with m:bind_texture(\"name\", array); others (2-D, 3-D, normalised "
+           "reads) need a pointer parameter";
+  // A texture or surface object: the cpu backend's prelude has no such type.
+  for (std::string_view word : {"cudaTextureObject_t", "cudaSurfaceObject_t"})
+    if (log.find(word) != std::string_view::npos)
+      return "texture and surface objects (cudaTextureObject_t, tex2D<T>(t, x, y), "
+             "surf2Dwrite) are not supported by kiln: the cpu backend has no texture unit and "
+             "no Lua function makes one; pass the array as a pointer and read it by index "
+             "(clamping or wrapping the coordinates as the texture's address mode would)";
+  return "";
 }
 
 }  // namespace kiln::jit
