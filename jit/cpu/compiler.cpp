@@ -784,10 +784,14 @@ std::vector<std::string> translate_options(const std::vector<std::string>& optio
     } else if (o == "-lineinfo" || o == "--generate-line-info" || o == "-G" ||
                o == "--device-debug" || o == "--use_fast_math" || o == "-use_fast_math" ||
                o == "-default-device" || o == "--fmad=true" || o == "-fmad=true" ||
-               starts(o, "-arch") || starts(o, "--gpu-architecture") || starts(o, "-rdc") ||
-               starts(o, "--relocatable-device-code") || o == "--extra-device-vectorization" ||
-               starts(o, "-maxrregcount") || starts(o, "--maxrregcount") || o == "-dopt=on") {
-      // GPU code generation options: nothing to do on the host.
+               starts(o, "-arch") || starts(o, "--gpu-architecture") ||
+               o == "--extra-device-vectorization" || starts(o, "-maxrregcount") ||
+               starts(o, "--maxrregcount") || o == "-dopt=on" || starts(o, "--ftz=") ||
+               starts(o, "--prec-div=") || starts(o, "--prec-sqrt=") || o == "--restrict" ||
+               o == "-restrict" || o == "--device-as-default-execution-space") {
+      // GPU code generation options: nothing to do on the host. (--ftz=true flushes
+      // subnormal floats on a GPU; the host keeps them, as --prec-div/sqrt=false's
+      // approximations are the host's exact results.)
     } else {
       throw Error("compiler option '" + o +
                   "' is not accepted by the cpu backend (accepted: -D -U -I -O -g -W -std= and the "

@@ -10,6 +10,7 @@
 #include "cpu_test_util.h"
 #include "jit/cpu/host_compiler.h"
 #include "jit/cpu/plan.h"
+#include "jit/jit.h"
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
 
@@ -174,6 +175,14 @@ TEST(CpuBackend, RejectsUnknownOptions) {
   EXPECT_THROW(cpu::translate_options({"-o", "x"}), Error);
   EXPECT_EQ(cpu::translate_options({"-D", "R=4", "-O3", "-arch=sm_80", "--std=c++20"}),
             (std::vector<std::string>{"-DR=4", "-O3", "-std=c++20"}));
+  // Every option kiln's own allow-list (jit.cpp validate_options) lets through is one the cpu
+  // backend takes.
+  for (const char* o : {"--ftz=true", "--prec-div=false", "--prec-sqrt=false", "--restrict",
+                        "-restrict", "--device-as-default-execution-space", "-default-device",
+                        "--extra-device-vectorization", "--maxrregcount=32", "-lineinfo", "-G"}) {
+    EXPECT_NO_THROW(jit::validate_options({o})) << o;
+    EXPECT_EQ(cpu::translate_options({o}), std::vector<std::string>{}) << o;
+  }
 }
 
 TEST(CpuBackend, LaunchValidation) {
