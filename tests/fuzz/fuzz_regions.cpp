@@ -1,9 +1,10 @@
 // libFuzzer target: cpu::form_regions, and cpu::expand_barrier_macros,
 // cpu::resolve_kernel_conditionals, cpu::lower_block_groups, cpu::signed_index_arithmetic,
-// cpu::inline_sync_functions and cpu::thread_plans before it and cpu::wide_subscripts after it (as
-// the cpu compiler runs them), on arbitrary source text. They must never crash, hang or read out of
-// bounds, what they return keeps the source's line count (compiler messages and check-mode reports
-// name the user's lines), and each kernel's plan says why (scripts/fuzz.sh runs it).
+// cpu::inline_sync_functions and cpu::thread_plans before it and cpu::wide_subscripts and
+// cpu::gpu_integer_casts after it (as the cpu compiler runs them), on arbitrary source text. They
+// must never crash, hang or read out of bounds, what they return keeps the source's line count
+// (compiler messages and check-mode reports name the user's lines), and each kernel's plan says why
+// (scripts/fuzz.sh runs it).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include "jit/cpu/barrier_macros.h"
 #include "jit/cpu/block_groups.h"
 #include "jit/cpu/conditionals.h"
+#include "jit/cpu/gpu_casts.h"
 #include "jit/cpu/inline_sync.h"
 #include "jit/cpu/plan.h"
 #include "jit/cpu/regions.h"
@@ -59,6 +61,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!same_lines(r.source, source)) __builtin_trap();
   for (const std::string& name : r.lockstep)
     if (!loops.count(name)) __builtin_trap();
-  if (!same_lines(kiln::cpu::wide_subscripts(r.source), source)) __builtin_trap();
+  const std::string wide = kiln::cpu::wide_subscripts(r.source);
+  if (!same_lines(wide, source)) __builtin_trap();
+  if (!same_lines(kiln::cpu::gpu_integer_casts(wide), source)) __builtin_trap();
   return 0;
 }
