@@ -432,6 +432,9 @@ SyncUse scan_sync(std::string_view source, bool lockstep) {
   }
   if (const SyncUse l = lockstep ? lockstep_sync(toks) : SyncUse{}; l.other_sync)
     other(Token{Token::ident, "", 0, 0, l.first_other_line, false}, l.first_other);
+  if (const std::vector<SpinWait> spins = shared_spin_waits(toks); !spins.empty())
+    other(toks[spins.front().condition],
+          "a spin-wait on __shared__ '" + spins.front().name + "' (another thread sets it)");
   return use;
 }
 
@@ -992,6 +995,97 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
     }
     if (line == 0) line = pending;
     if (line != 0 && !member) found.push_back({first, last, n, line, array, inner, body});
+  }
+  return found;
+}
+
+std::vector<SpinWait> shared_spin_waits(const std::vector<Token>& t) {
+  std::vector<SpinWait> found;
+  // The volatile __shared__ variables: each declarator's name (before '[', ';', '=' or ',').
+  std::set<std::string> flags;
+  for (std::size_t k = 0; k < t.size(); ++k) {
+    if (!is_ident(t[k], "__shared__") || t[k].directive) continue;
+    std::size_t j = k;
+    while (j > 0 && t[j - 1].kind == Token::ident && !t[j - 1].directive) --j;
+    bool is_volatile = false;
+    std::vector<std::string> names;
+    for (int depth = 0; j < t.size() && !is_punct(t[j], ";") && !is_punct(t[j], "{"); ++j) {
+      is_volatile = is_volatile || is_ident(t[j], "volatile");
+      if (is_punct(t[j], "[") || is_punct(t[j], "(")) ++depth;
+      if (is_punct(t[j], "]") || is_punct(t[j], ")")) --depth;
+      if (depth == 0 && t[j].kind == Token::ident && j + 1 < t.size() &&
+          (is_punct(t[j + 1], "[") || is_punct(t[j + 1], ";") || is_punct(t[j + 1], "=") ||
+           is_punct(t[j + 1], ",")))
+        names.push_back(t[j].text);
+    }
+    if (is_volatile) flags.insert(names.begin(), names.end());
+    k = j;
+  }
+  if (flags.empty()) return found;
+  const std::vector<std::size_t> match = pair_brackets(t);
+  // Whether [b, e) assigns or synchronises (a waiting body does neither).
+  auto acts = [&](std::size_t b, std::size_t e) {
+    for (std::size_t k = b; k < e; ++k) {
+      if (t[k].kind == Token::ident &&
+          (t[k].text.starts_with("__sync") || t[k].text.starts_with("__shfl") ||
+           t[k].text.find("_sync") != std::string::npos || t[k].text.starts_with("atomic")))
+        return true;
+      if (k > b && (assigns_at(t, k) || (is_punct(t[k], "+") && is_punct(t[k - 1], "+")) ||
+                    (is_punct(t[k], "-") && is_punct(t[k - 1], "-"))))
+        if (!(is_punct(t[k], "=") &&
+              (is_punct(t[k - 1], "=") || is_punct(t[k - 1], "!") || is_punct(t[k - 1], "<") ||
+               is_punct(t[k - 1], ">") || is_punct(t[k + 1], "="))))
+          return true;
+    }
+    return false;
+  };
+  // The flag a condition [b, e) reads, or "".
+  auto reads_flag = [&](std::size_t b, std::size_t e) -> std::string {
+    for (std::size_t k = b; k < e; ++k)
+      if (t[k].kind == Token::ident && flags.count(t[k].text) &&
+          !(k > 0 && (is_punct(t[k - 1], ".") || is_punct(t[k - 1], "::"))))
+        return t[k].text;
+    return "";
+  };
+  auto body_end = [&](std::size_t k) {  // one past the statement at k
+    if (k >= t.size()) return k;
+    if (is_punct(t[k], "{")) return match[k] < t.size() ? match[k] + 1 : t.size();
+    while (k < t.size() && !is_punct(t[k], ";")) ++k;
+    return k + 1;
+  };
+  for (std::size_t k = 0; k + 1 < t.size(); ++k) {
+    if (t[k].directive || !is_punct(t[k + 1], "(") || match[k + 1] >= t.size()) continue;
+    const std::size_t open = k + 1, close = match[open];
+    std::size_t cond = open + 1, cond_end = close, body = close + 1, body_stop = kNone;
+    if (is_ident(t[k], "while")) {
+      if (close + 1 < t.size() && is_punct(t[close + 1], ";") && k > 0 &&
+          is_punct(t[k - 1], "}")) {  // do { ... } while (c);
+        std::size_t brace = k - 1;
+        while (brace > 0 && match[brace] != k - 1) --brace;
+        if (match[brace] != k - 1 || brace == 0 || !is_ident(t[brace - 1], "do")) {
+          body_stop = close + 1;  // `while (c);` after a block: an empty loop of its own
+        } else {
+          body = brace;
+          body_stop = k;
+        }
+      }
+    } else if (is_ident(t[k], "for")) {
+      std::size_t semi = open + 1;
+      while (semi < close && !is_punct(t[semi], ";"))
+        semi = is_punct(t[semi], "(") ? match[semi] + 1 : semi + 1;
+      if (semi >= close) continue;
+      cond = semi + 1;
+      cond_end = cond;
+      while (cond_end < close && !is_punct(t[cond_end], ";")) ++cond_end;
+    } else {
+      continue;
+    }
+    if (body_stop == kNone) body_stop = body_end(body);
+    const std::string flag = reads_flag(cond, cond_end);
+    if (flag.empty() || cond == cond_end || acts(body, std::min(body_stop, t.size())) ||
+        acts(cond, cond_end))
+      continue;
+    found.push_back({cond, flag});
   }
   return found;
 }

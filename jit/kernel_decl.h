@@ -107,6 +107,19 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& toks);
 // 's'" and its line), or nothing.
 SyncUse lockstep_sync(const std::vector<Token>& toks);
 
+// Loops that wait for another thread of the block: `while (flag == 0) {}`, `do { __nanosleep(32); }
+// while (!ready);`, `for (; s_done < n;) ;`, whose condition reads a `volatile __shared__`
+// variable the text declares and whose body assigns nothing and does not synchronise. A GPU's
+// warps run at once, so the thread that sets the flag runs while the waiter spins; the cpu
+// backend runs such a kernel as fibers and yields in each test of the condition (scan_sync's
+// other_sync, "a spin-wait on __shared__ 'flag'"). Each as the index of its condition's first
+// token in toks, and that variable's name.
+struct SpinWait {
+  std::size_t condition;
+  std::string name;
+};
+std::vector<SpinWait> shared_spin_waits(const std::vector<Token>& toks);
+
 // A __constant__ or __device__ variable at namespace scope: `__constant__ float w[9][K];`.
 struct GlobalDecl {
   std::string type;                  // its element type's words, qualifiers dropped: "float"

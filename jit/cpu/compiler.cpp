@@ -486,7 +486,8 @@ CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e)
   // (the reason first: the plan's, which it follows, says how the kernel would have run)
   const std::string what =
       "the " + plan.rewrite_name() + " rewrite did not compile: " + first_error(e.log());
-  plan.source = cpu::rewrite_lockstep_pointers(request.source);
+  plan.source = cpu::gpu_integer_casts(
+      cpu::rewrite_lockstep_pointers(cpu::yield_in_spin_waits(request.source)));
   plan.checked_pointers = plan.inlined = plan.lowered = plan.widened = plan.chosen_loads = false;
   plan.external_source.clear();
   for (cpu::ThreadPlan& k : plan.kernels)
@@ -529,11 +530,14 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
   // kernel bodies resolved where their macros are known (conditionals.h) let the rewrite read
   // them.
   // Barrier macros expanded (barrier_macros.h) let the plan see those barriers as the kernels'.
+  // Spin-waits on shared memory yield to the block's other threads in every mode (a GPU runs
+  // the thread that sets the flag meanwhile).
+  const std::string yielded = cpu::yield_in_spin_waits(request.source);
   Plan plan = [&] {
-    const std::string expanded = cpu::expand_barrier_macros(request.source);
+    const std::string expanded = cpu::expand_barrier_macros(yielded);
     if (!regions_ || check_) {
       Plan p = plan_source(request, expanded, std::move(user));
-      p.lowered = expanded != request.source;
+      p.lowered = expanded != yielded;
       return p;
     }
     const std::string source =
@@ -542,7 +546,7 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
     const std::string inlined = cpu::inline_sync_functions(source);
     Plan p = plan_source(request, inlined, std::move(user));
     p.inlined = inlined != source;
-    p.lowered = source != request.source;
+    p.lowered = source != yielded;
     // (after the region rewrite, which would take the helper's calls for the user's)
     std::string wide = cpu::wide_subscripts(p.source);
     p.widened = wide != p.source;

@@ -36,9 +36,9 @@ std::string place(const std::string& file, int line) {
 
 // Why a synchronising construct found by use at lines of file forces fibers, or "" if none does.
 std::string fiber_reason(const jit::SyncUse& use, const std::string& file, int line_offset) {
-  if (use.other_sync)
-    return "warp or group operation " + use.first_other + " at " +
-           place(file, use.first_other_line + line_offset);
+  if (use.other_sync)  // (a construct's name, or a description: "warp-synchronous code ...")
+    return (use.first_other.find(' ') == std::string::npos ? "warp or group operation " : "") +
+           use.first_other + " at " + place(file, use.first_other_line + line_offset);
   if (use.block_barriers)
     return "a barrier outside a __global__ body, at " +
            place(file, use.first_barrier_line + line_offset);
@@ -447,6 +447,16 @@ std::string rewrite_coroutine_returns(std::string_view source) {
     std::vector<std::size_t> at = jit::find_identifier(body, "return");
     for (auto p = at.rbegin(); p != at.rend(); ++p) out.insert(k->open + *p, "co_");
   }
+  return out;
+}
+
+std::string yield_in_spin_waits(std::string_view source) {
+  if (source.find("volatile") == std::string_view::npos) return std::string(source);
+  const std::vector<jit::Token> t = jit::lex(source);
+  std::string out(source);
+  const std::vector<jit::SpinWait> spins = jit::shared_spin_waits(t);
+  for (auto s = spins.rbegin(); s != spins.rend(); ++s)  // last first: offsets stay valid
+    out.insert(t[s->condition].begin, "::kiln_cpu::spin_yield(), ");
   return out;
 }
 

@@ -4,7 +4,7 @@
 // stale cached module is refused instead of misread.
 #pragma once
 
-#define KILN_CPU_ABI_VERSION 10
+#define KILN_CPU_ABI_VERSION 11
 
 namespace kiln_cpu {
 
@@ -28,12 +28,15 @@ enum ThreadMode { mode_loop = 0, mode_fibers = 1, mode_coroutines = 2, mode_regi
 
 // Operations a kernel thread asks of the runtime's block scheduler.
 // barrier_grid: the block's barrier, then every block's (a cooperative launch's grid.sync()).
+// barrier_yield: no barrier; a spin-wait's turn, which lets the block's other ready threads run
+// first (fibers; elsewhere nothing).
 enum BarrierOp {
   barrier_plain = 0,
   barrier_count = 1,
   barrier_and = 2,
   barrier_or = 3,
-  barrier_grid = 4
+  barrier_grid = 4,
+  barrier_yield = 5
 };
 enum WarpOp {
   warp_shfl_idx = 0,

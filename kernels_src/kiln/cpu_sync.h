@@ -4,6 +4,13 @@
 
 // ---- Block barriers --------------------------------------------------------------------------
 inline void __syncthreads() { kiln_cpu::tls.api->barrier(kiln_cpu::tls.exec, kiln_cpu::barrier_plain, 0); }
+namespace kiln_cpu {
+// Each test of a spin-wait's condition on shared memory (plan.h yield_in_spin_waits): the other
+// threads of the block run first, one of which sets what it waits for.
+inline void spin_yield() {
+  tls.api->barrier(tls.exec, barrier_yield, 0);
+}
+}  // namespace kiln_cpu
 inline int __syncthreads_count(int p) {
   return kiln_cpu::tls.api->barrier(kiln_cpu::tls.exec, kiln_cpu::barrier_count, p != 0);
 }

@@ -454,6 +454,10 @@ void BlockRunner::release_barrier() {
 }
 
 int BlockRunner::barrier(int op, int predicate) {
+  if (op == kiln_cpu::barrier_yield) {
+    spin_yield();
+    return 0;
+  }
   if (coroutines_) not_in_coroutines("__syncthreads");
   acc_count_ += predicate;
   acc_and_ &= predicate;
@@ -479,6 +483,20 @@ int BlockRunner::barrier(int op, int predicate) {
     wait();
   }
   return barrier_value(op);
+}
+
+// A spin-wait's turn: the fiber stays ready and the others that are run first, in order. When
+// no other thread of the block can run, nothing can set what it waits for: a deadlock, on a GPU
+// too, which is an error rather than a hang.
+void BlockRunner::spin_yield() {
+  if (!in_fibers_ || coroutines_) return;
+  const unsigned me = cur_, next = find_ready(me + 1);
+  if (next == n_ && find_ready(0) == n_)
+    throw Error(where(me) +
+                ": spins on shared memory that no other thread of its block can set (each is "
+                "at a barrier, at a warp operation or done): a deadlock on a GPU too");
+  fibers_[me].state = State::ready;
+  switch_to(&fibers_[me].ctx, next);
 }
 
 unsigned long long BlockRunner::warp(int op, unsigned mask, unsigned long long value, int param,

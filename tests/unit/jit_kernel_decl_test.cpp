@@ -632,4 +632,40 @@ __global__ void k(Params p, Packed q) {})";
   EXPECT_FALSE(find_struct(src, "Missing"));
 }
 
+// Spin-waits on a volatile __shared__ variable: loops whose condition reads it and whose body
+// assigns nothing and does not synchronise, in each loop form; nothing else.
+TEST(JitSpinWaits, LoopsWaitingOnSharedFlags) {
+  auto waits = [](const std::string& body) {
+    const std::string src =
+        "__global__ void k(int* o) {\n  __shared__ volatile int flag, s[4];\n"
+        "  __shared__ int plain;\n  volatile int* g = o;\n" +
+        body + "\n}";
+    const std::vector<Token> t = lex(src);
+    std::vector<std::string> found;
+    for (const SpinWait& w : shared_spin_waits(t))
+      found.push_back(w.name + "@" + t[w.condition].text);
+    return found;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(waits("while (flag == 0) { }"), V{"flag@flag"});
+  EXPECT_EQ(waits("while (!s[1]);"), V{"s@!"});
+  EXPECT_EQ(waits("do { __nanosleep(32); __threadfence_block(); } while (flag != 2);"),
+            V{"flag@flag"});
+  EXPECT_EQ(waits("for (int i = 0; flag < 3;) ;"), V{"flag@flag"});
+  EXPECT_EQ(waits("if (o[0]) { while (flag <= 0) {} }"), V{"flag@flag"});
+  // Not: a body that assigns or synchronises, a flag that is not volatile or not shared, a
+  // condition without the flag, a for loop without a condition.
+  for (const char* body :
+       {"while (flag == 0) { o[0]++; }", "while (flag == 0) { o[1] = 2; }",
+        "do { __syncthreads(); } while (flag == 0);", "while (plain == 0) {}",
+        "while (g[0] == 0) {}", "while (o[0] == 0) {}", "for (;;) { if (flag) break; }",
+        "while (flag == 0) { o[0] += 1; }", "while (__shfl_sync(~0u, flag, 0) == 0) {}"})
+    EXPECT_EQ(waits(body), V{}) << body;
+  // scan_sync counts one as synchronisation, naming the flag and the condition's line.
+  const SyncUse u = scan_sync("{\n  __shared__ volatile int ready;\n  while (!ready) {}\n}");
+  EXPECT_TRUE(u.other_sync);
+  EXPECT_EQ(u.first_other, "a spin-wait on __shared__ 'ready' (another thread sets it)");
+  EXPECT_EQ(u.first_other_line, 3);
+}
+
 }  // namespace kiln::jit
