@@ -344,14 +344,20 @@ std::string Kernel::name_expression(const std::vector<ArgValue>& args) const {
 
 namespace {
 
-// The struct a parameter type names ("Params", "const Params", "struct Params"), or "".
+// The struct a parameter type names ("Params", "const Params", "struct Params", a template's
+// "TensorInfo<float, long long>"), or "".
 std::string struct_name_of(const std::string& type) {
-  std::string name;
+  std::string name, rest = type;
+  if (const std::size_t open = type.find('<'); open != std::string::npos) {
+    // A template-id: its arguments kept whole (they may hold spaces), the rest read as words.
+    if (type.rfind('>') == std::string::npos || type.rfind('>') < open) return "";
+    rest = type.substr(0, open) + "@" + type.substr(type.rfind('>') + 1);
+  }
   std::size_t at = 0;
-  while (at < type.size()) {
-    std::size_t end = type.find(' ', at);
-    if (end == std::string::npos) end = type.size();
-    std::string word = type.substr(at, end - at);
+  while (at < rest.size()) {
+    std::size_t end = rest.find(' ', at);
+    if (end == std::string::npos) end = rest.size();
+    std::string word = rest.substr(at, end - at);
     at = end + 1;
     if (word.empty() || word == "const" || word == "volatile" || word == "struct" ||
         word == "class" || word == "__grid_constant__")
@@ -359,9 +365,41 @@ std::string struct_name_of(const std::string& type) {
     if (!name.empty()) return "";  // two names: not one struct
     name = word;
   }
-  for (char c : name)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return "";
-  return name;
+  const std::size_t template_at = name.find('@');
+  for (std::size_t i = 0; i < name.size(); ++i)
+    if (i != template_at && !(std::isalnum(static_cast<unsigned char>(name[i])) || name[i] == '_'))
+      return "";
+  if (template_at == std::string::npos) return name;
+  if (template_at != name.size() - 1 || template_at == 0) return "";
+  const std::size_t open = type.find('<');
+  return name.substr(0, template_at) + type.substr(open, type.rfind('>') - open + 1);
+}
+
+// A struct type's template name: "TensorInfo" of "TensorInfo<float, long long>".
+std::string template_name_of(const std::string& struct_type) {
+  return struct_type.substr(0, struct_type.find('<'));
+}
+
+// type with each whole word params[i] read as args[i]: `T*` of `TensorInfo<float, int>` is
+// `float*`.
+std::string substitute_words(std::string type, const std::vector<std::string>& params,
+                             const std::vector<std::string>& args) {
+  for (std::size_t t = 0; t < params.size() && t < args.size(); ++t) {
+    const std::string& word = params[t];
+    for (std::size_t at = 0; (at = type.find(word, at)) != std::string::npos;) {
+      auto part_of_word = [&](std::size_t k) {
+        return k < type.size() &&
+               (std::isalnum(static_cast<unsigned char>(type[k])) || type[k] == '_');
+      };
+      if ((at > 0 && part_of_word(at - 1)) || part_of_word(at + word.size())) {
+        at += word.size();
+        continue;
+      }
+      type.replace(at, word.size(), args[t]);
+      at += args[t].size();
+    }
+  }
+  return type;
 }
 
 // The struct a pointer parameter type points to ("Node*", "const Node *", "Node* __restrict__"),
@@ -407,7 +445,10 @@ std::shared_ptr<const StructLayout> std_array_layout(const std::string& type) {
 // The global a struct's layout probe fills: its size, alignment, and each member's offset and
 // size, as the compiler laid them out.
 std::string layout_symbol(const std::string& struct_name) {
-  return "kiln_layout_" + struct_name;
+  std::string symbol = "kiln_layout_" + struct_name;  // (a template's: `<`, `,`, ` ` as `_`)
+  for (char& c : symbol)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) c = '_';
+  return symbol;
 }
 
 // The first declaration find(text, name) finds in the kernel's source, then in its local
@@ -465,24 +506,9 @@ std::vector<std::string> template_arguments(const std::string& name_expression) 
 }  // namespace
 
 std::string Kernel::declared_type(std::size_t i, const std::string& name_expression) const {
-  std::string type = decl_.params.at(i).type;
-  const std::vector<std::string> args = template_arguments(name_expression);
-  for (std::size_t t = 0; t < decl_.template_params.size() && t < args.size(); ++t) {
-    const std::string& word = decl_.template_params[t].name;
-    for (std::size_t at = 0; (at = type.find(word, at)) != std::string::npos;) {
-      auto part_of_word = [&](std::size_t k) {
-        return k < type.size() &&
-               (std::isalnum(static_cast<unsigned char>(type[k])) || type[k] == '_');
-      };
-      if ((at > 0 && part_of_word(at - 1)) || part_of_word(at + word.size())) {
-        at += word.size();
-        continue;
-      }
-      type.replace(at, word.size(), args[t]);
-      at += args[t].size();
-    }
-  }
-  return type;
+  std::vector<std::string> params;
+  for (const auto& p : decl_.template_params) params.push_back(p.name);
+  return substitute_words(decl_.params.at(i).type, params, template_arguments(name_expression));
 }
 
 std::vector<std::string> Kernel::probed_structs(const std::string& name_expression) const {
@@ -492,7 +518,7 @@ std::vector<std::string> Kernel::probed_structs(const std::string& name_expressi
     std::string name = struct_name_of(type);
     if (name.empty()) name = pointee_struct_of(type);
     if (name.empty() || std::find(names.begin(), names.end(), name) != names.end()) continue;
-    if (probed_decl(*source_, name)) names.push_back(name);
+    if (probed_decl(*source_, template_name_of(name))) names.push_back(name);
   }
   return names;
 }
@@ -500,12 +526,14 @@ std::vector<std::string> Kernel::probed_structs(const std::string& name_expressi
 std::string Kernel::layout_probes(const std::string& name_expression) const {
   std::string probes;
   for (const std::string& name : probed_structs(name_expression)) {
-    const StructDecl d = *probed_decl(*source_, name);
-    probes += "__device__ unsigned long long " + layout_symbol(name) + "[] = {sizeof(" + name +
-              "), alignof(" + name + ")";
+    const StructDecl d = *probed_decl(*source_, template_name_of(name));
+    // (through a typedef: a template's arguments would split offsetof's macro arguments)
+    const std::string symbol = layout_symbol(name), type = symbol + "_type";
+    probes += "typedef " + name + " " + type + ";\n__device__ unsigned long long " + symbol +
+              "[] = {sizeof(" + type + "), alignof(" + type + ")";
     for (const StructDecl::Member& m : d.members)
       probes +=
-          ", offsetof(" + name + ", " + m.name + "), sizeof(((" + name + "*)0)->" + m.name + ")";
+          ", offsetof(" + type + ", " + m.name + "), sizeof(((" + type + "*)0)->" + m.name + ")";
     probes += "};\n";
   }
   // After the user's source, so that its lines keep their numbers.
@@ -517,8 +545,9 @@ std::shared_ptr<const StructLayout> Kernel::struct_layout(
   std::string name = struct_name_of(type);
   const std::vector<std::string> probed = probed_structs(name_expression);
   if (std::find(probed.begin(), probed.end(), name) == probed.end()) return nullptr;
-  std::optional<StructDecl> d = probed_decl(*source_, name);
+  std::optional<StructDecl> d = probed_decl(*source_, template_name_of(name));
   if (!d) return nullptr;
+  const std::vector<std::string> args = template_arguments(name);
   std::vector<unsigned long long> words(2 + 2 * d->members.size());
   build.module->get_global(layout_symbol(name), words.data(), words.size() * sizeof words[0]);
   auto layout = std::make_shared<StructLayout>();
@@ -531,7 +560,8 @@ std::shared_ptr<const StructLayout> Kernel::struct_layout(
     f.type = d->members[i].type;
     f.offset = words[2 + 2 * i];
     const std::size_t bytes = words[3 + 2 * i];
-    std::string type = f.type;  // (f.type stays as declared, for messages)
+    // (f.type stays as declared, for messages; a template's parameters read as its arguments)
+    std::string type = substitute_words(f.type, d->template_params, args);
     std::optional<DType> t = dtype_of_cpp(type);
     // A field's type may be an alias: `#define fp double`, `typedef double fp;`.
     for (int hops = 0; !t && hops < 4; ++hops)

@@ -1300,7 +1300,25 @@ std::optional<StructDecl> find_struct(std::string_view source, std::string_view 
     if (!named && k > 0 && is_ident(toks[k - 1], "typedef") && close + 1 < toks.size() &&
         is_ident(toks[close + 1], name))
       named = true;
-    if (named) return StructDecl{std::string(name), struct_members(toks, open + 1, close)};
+    if (!named) continue;
+    StructDecl d{std::string(name), struct_members(toks, open + 1, close), {}};
+    // template <typename T, int N = 4> struct ...: each parameter's name, before ',' '=' '>'
+    if (k > 0 && is_punct(toks[k - 1], ">")) {
+      std::size_t b = k - 1;
+      for (int depth = 0; b > 0; --b) {
+        if (is_punct(toks[b], ">")) ++depth;
+        if (is_punct(toks[b], "<") && --depth == 0) break;
+      }
+      if (b > 0 && is_ident(toks[b - 1], "template"))
+        for (std::size_t j = b + 1, depth = 0; j < k - 1; ++j) {
+          if (is_punct(toks[j], "<") || is_punct(toks[j], "(")) ++depth;
+          if (is_punct(toks[j], ">") || is_punct(toks[j], ")")) --depth;
+          if (depth == 0 && toks[j].kind == Token::ident &&
+              (is_punct(toks[j + 1], ",") || is_punct(toks[j + 1], "=") || j + 1 == k - 1))
+            d.template_params.push_back(toks[j].text);
+        }
+    }
+    return d;
   }
   return std::nullopt;
 }

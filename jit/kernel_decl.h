@@ -145,9 +145,11 @@ struct StructDecl {
   };
   std::string name;
   std::vector<Member> members;
+  std::vector<std::string> template_params;  // `template <class T, int N> struct`: T, N
 };
 // The definition of `struct name { ... };` / `class name { ... };` / `typedef struct { ... }
-// name;` in source; member functions, static members, types and access labels are skipped.
+// name;` in source, with its template's parameters; member functions, static members, types
+// and access labels are skipped.
 std::optional<StructDecl> find_struct(std::string_view source, std::string_view name);
 
 // What the type alias name stands for in source, as words: `#define fp double`, `typedef

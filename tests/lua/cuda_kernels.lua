@@ -210,4 +210,31 @@ local pout = cuda.device_array(4, "float64")
 aliased[{1, 1}]({ alpha = 1.5, beta = 2.25, n = 7, gamma = { 1, 2 } }, pout)
 local hp = pout:copy_to_host()
 assert(hp[1] == 1.5 and hp[2] == 2.25 and hp[3] == 7 and hp[4] == 3, "aliased struct fields")
+
+-- A class template's specialisation by value (PyTorch's TensorInfo<T, IndexType>: a pointer with
+-- sizes and strides), or by pointer; a non-type parameter sizes a field. A kernel template's own
+-- argument reaches the struct's.
+local templated = cuda.module [==[
+template <typename T, typename IndexType>
+struct TensorInfo { T* data; IndexType sizes[2]; IndexType strides[2]; };
+template <int N> struct Taps { float w[N]; int shift; };
+template <typename T>
+__global__ void gather(TensorInfo<T, long long> in, T* out) {
+  const long long r = threadIdx.x / in.sizes[1], c = threadIdx.x % in.sizes[1];
+  out[threadIdx.x] = in.data[r * in.strides[0] + c * in.strides[1]];
+}
+__global__ void weigh(Taps<3> taps, const Taps<3>* more, float* out) {
+  out[0] = taps.w[0] + taps.w[1] * 10 + taps.w[2] * 100 + taps.shift + more->w[2];
+}
+]==]
+local column = cuda.to_device(array.arange(6, "float32"))  -- a 3x2 matrix, read transposed
+local moved = cuda.device_array(6, "float32")
+local gather = templated.gather  -- (T from out: float)
+gather[{ 1, 6 }]({ data = column, sizes = { 2, 3 }, strides = { 1, 2 } }, moved)
+local hm = moved:copy_to_host()
+for i, want in ipairs({ 0, 2, 4, 1, 3, 5 }) do assert(hm[i] == want, ("gather %d: %g"):format(i, hm[i])) end
+local one = cuda.device_array(1, "float32")
+local more = cuda.to_device(array.from({ 0, 0, 5, 0 }, "float32"))  -- one Taps<3>: w[2] = 5
+templated.weigh[{ 1, 1 }]({ w = { 1, 2, 3 }, shift = 1000 }, more, one)
+assert(one:copy_to_host()[1] == 1326, "templated struct " .. one:copy_to_host()[1])
 print("cuda_kernels: ok")

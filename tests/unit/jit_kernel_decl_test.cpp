@@ -629,7 +629,15 @@ __global__ void k(Params p, Packed q) {})";
   ASSERT_EQ(q->members.size(), 2u);
   EXPECT_EQ(q->members[1].name, "b");
   EXPECT_EQ(q->members[1].type, "char");
+  EXPECT_TRUE(q->template_params.empty());
   EXPECT_FALSE(find_struct(src, "Missing"));
+  // A class template's parameters, defaults and nested template arguments aside.
+  std::optional<StructDecl> t = find_struct(
+      "template <typename T, int N = 4, class Less = less<T, 2>> struct Info { T* d; int s[N]; };",
+      "Info");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->template_params, (std::vector<std::string>{"T", "N", "Less"}));
+  EXPECT_EQ(t->members[0].type, "T *");
 }
 
 // Spin-waits on a volatile __shared__ variable: loops whose condition reads it and whose body
