@@ -110,7 +110,7 @@ class Lowering {
       if (taken_[k] || t_[k].kind != Token::ident) continue;
       bool lowered = true;
       if (names_.count(t_[k].text))
-        lowered = include_line(k) || group_sync(k) || group_reduce(k);
+        lowered = include_line(k) || group_sync(k) || group_reduce(k) || group_copy(k);
       else if (block(k) && !member(k))
         lowered = block_member_call(k) || block_argument(k);
       else if (tile(k) && !member(k))
@@ -619,6 +619,29 @@ class Lowering {
     return false;
   }
 
+  // `NS::memcpy_async(b, ...)` with b a block variable: the block's threads' strided shares of
+  // the copy, done at once (`::kiln_cpu::block_memcpy(...)`, both of its forms); `NS::wait(b)`
+  // and `NS::wait_prior<N>(b)`: the barrier after which every thread sees the whole copy.
+  bool group_copy(std::size_t k) {
+    if (qualified(k, "memcpy_async") && is_punct(t_[k + 3], "(") && block(k + 4) &&
+        is_punct(t_[k + 5], ",")) {
+      take(k, k + 5, "::kiln_cpu::block_memcpy(");
+      return true;
+    }
+    if (qualified(k, "wait") && is_punct(t_[k + 3], "(") && block(k + 4) &&
+        is_punct(t_[k + 5], ")")) {
+      take(k, k + 5, kSync);
+      return true;
+    }
+    if (qualified(k, "wait_prior") && is_punct(t_[k + 3], "<") && k + 8 < t_.size() &&
+        is_punct(t_[k + 5], ">") && is_punct(t_[k + 6], "(") && block(k + 7) &&
+        is_punct(t_[k + 8], ")")) {
+      take(k, k + 8, kSync);
+      return true;
+    }
+    return false;
+  }
+
   // `NS::reduce(t, value, NS::op<T>())` at k, t a tile of W lanes and op plus, less, greater,
   // bit_and, bit_or or bit_xor, as a whole statement `[type] name = ...;` after a statement's
   // start: a butterfly of xor shuffles over the tile, which leaves every lane the whole
@@ -829,6 +852,9 @@ const std::set<std::string>& lowered_group_names() {
                                            "tiled_partition",
                                            "sync",
                                            "reduce",
+                                           "memcpy_async",
+                                           "wait",
+                                           "wait_prior",
                                            "plus",
                                            "less",
                                            "greater",

@@ -13,7 +13,9 @@
 // d, W)`), which the region rewrite runs as warp steps, its votes the warp's (masked to its
 // lanes), its sync __syncwarp(), its ranks indices; a statement `[T] r = cg::reduce(tile, v,
 // cg::plus<U>());` (or less, greater, bit_and, bit_or, bit_xor) a loop of xor shuffles in U
-// that leaves every lane the tile's result.
+// that leaves every lane the tile's result; `cg::memcpy_async(block, ...)` a copy by the block's
+// threads' strided shares (done at once), and `cg::wait(block)` / `wait_prior<N>(block)`
+// __syncthreads().
 // In each kernel body whose every use of cooperative groups is of those kinds (`thread_block`
 // or `auto` variables initialised from this_thread_block(), `thread_block_tile<W>` or `auto`
 // ones from tiled_partition<W>, their members, such reductions), they are rewritten, lines

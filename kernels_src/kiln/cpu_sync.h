@@ -10,6 +10,23 @@ namespace kiln_cpu {
 inline void spin_yield() {
   tls.api->barrier(tls.exec, barrier_yield, 0);
 }
+// cooperative_groups::memcpy_async(block, ...) as the lowering of block-level groups writes it
+// (jit/cpu/block_groups.h): the calling thread's strided share of the block's copy, of `size`
+// bytes (a count, or cuda::aligned_size_t<N>), or of dst_count elements of src_count.
+template <class Size>
+inline void block_memcpy(void* dst, const void* src, Size size) {
+  const unsigned long bytes = static_cast<unsigned long>(size);
+  const unsigned long step = (unsigned long)tls.block_dim.x * tls.block_dim.y * tls.block_dim.z;
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  for (unsigned long i = linear_tid(); i < bytes; i += step) d[i] = s[i];
+}
+template <class T>
+inline void block_memcpy(T* dst, unsigned long dst_count, const T* src, unsigned long src_count) {
+  const unsigned long n = dst_count < src_count ? dst_count : src_count;
+  const unsigned long step = (unsigned long)tls.block_dim.x * tls.block_dim.y * tls.block_dim.z;
+  for (unsigned long i = linear_tid(); i < n; i += step) dst[i] = src[i];
+}
 }  // namespace kiln_cpu
 inline int __syncthreads_count(int p) {
   return kiln_cpu::tls.api->barrier(kiln_cpu::tls.exec, kiln_cpu::barrier_count, p != 0);

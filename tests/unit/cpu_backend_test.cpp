@@ -364,10 +364,10 @@ __global__ void t(int* x) { __syncthreads(); x[0] = 1; }
             "warp or group operation __match_all_sync at kernel.cu:3");
   EXPECT_EQ(cpu::thread_plans("namespace cg = cooperative_groups;\n__global__ void k(int* s) {\n "
                               "cg::thread_block b = cg::this_thread_block();\n "
-                              "cg::memcpy_async(b, s, s + 32, 128); cg::wait(b);\n}",
+                              "b.sync(); cg::this_grid().sync();\n}",
                               "", {}, {"k"})[0]
                 .why,
-            "warp or group operation cg::memcpy_async at kernel.cu:4");
+            "warp or group operation cg::this_grid at kernel.cu:4");
 
   // Each `return` of a synchronising kernel body becomes co_return; nothing else changes.
   const char* returns = R"(__device__ int f(int v) { return v; }

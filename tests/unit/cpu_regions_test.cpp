@@ -964,6 +964,31 @@ __global__ void tile_sums(const int* in, int* out, unsigned* positive) {
                            other + "\n  cta.sync();\n}";
     EXPECT_EQ(cpu::lower_block_groups(s2), s2) << other;
   }
+  // A block's asynchronous copy into shared memory and its wait (cg::memcpy_async in both forms,
+  // cg::wait, cg::wait_prior): each thread's share of the copy, then a barrier.
+  const std::string staged = R"(#include <cooperative_groups.h>
+#include <cooperative_groups/memcpy_async.h>
+namespace cg = cooperative_groups;
+__global__ void staged(const float* in, float* out) {
+  __shared__ float a[96], b[96];
+  auto block = cg::this_thread_block();
+  cg::memcpy_async(block, a, in + blockIdx.x * 96, sizeof(float) * 96);
+  cg::memcpy_async(block, b, 96, in + (blockIdx.x ^ 1) * 96, 96);
+  cg::wait(block);
+  out[blockIdx.x * 96 + block.thread_rank()] = a[95 - block.thread_rank()] + b[block.thread_rank()];
+  cg::wait_prior<0>(block);
+})";
+  Built bs = build(staged, "staged");
+  ASSERT_EQ(bs.kernel->attributes().threads, "regions") << cpu::lower_block_groups(staged);
+  std::vector<float> sin(192);
+  for (int i = 0; i < 192; ++i) sin[i] = float(i * 3 % 17);
+  Buffer<float> sinput(sin), sout(192, -1.0f);
+  launch(*bs.kernel, {2}, {96}, 0, sinput.p, sout.p);
+  auto so = sout.host();
+  for (int blk = 0; blk < 2; ++blk)
+    for (int t = 0; t < 96; ++t)
+      ASSERT_EQ(so[blk * 96 + t], sin[blk * 96 + 95 - t] + sin[(blk ^ 1) * 96 + t])
+          << blk << "," << t;
   const std::string unqualified =
       "#include <cooperative_groups.h>\nusing namespace cooperative_groups;\n__global__ void k() "
       "{ thread_block b = this_thread_block(); b.sync(); }";
