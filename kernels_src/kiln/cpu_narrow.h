@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <cmath>
+#include <type_traits>
 
 namespace kiln_cpu {
 
@@ -99,6 +100,17 @@ struct narrow {
   narrow(long i) : narrow((long double)i) {}
   narrow(unsigned long i) : narrow((long double)i) {}
   operator float() const { return Format::to_float(bits); }
+  // From and to the raw structs (__half_raw, __nv_bfloat16_raw: one unsigned short x).
+  template <class Raw,
+            std::enable_if_t<sizeof(Raw) == 2 && std::is_same_v<decltype(Raw::x), unsigned short>,
+                             int> = 0>
+  narrow(const Raw& raw) : bits(raw.x) {}
+  template <class Raw,
+            std::enable_if_t<sizeof(Raw) == 2 && std::is_same_v<decltype(Raw::x), unsigned short>,
+                             int> = 0>
+  operator Raw() const {
+    return Raw{bits};
+  }
   static narrow from_bits(unsigned short b) {
     narrow n;
     n.bits = b;
