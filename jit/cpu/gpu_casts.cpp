@@ -64,26 +64,6 @@ bool pair_at(const std::vector<Token>& t, std::size_t k, std::string_view a, std
          t[k].end == t[k + 1].begin;
 }
 
-// One past a postfix expression's suffixes from k: [..], (..), .m, ->m, ++, --.
-std::size_t postfix_end(const std::vector<Token>& t, std::size_t k) {
-  while (k < t.size() && !t[k].directive) {
-    if (is_punct(t[k], "[") || is_punct(t[k], "(")) {
-      const std::size_t close = group_end(t, k);
-      if (close == kNone) return kNone;
-      k = close + 1;
-    } else if (is_punct(t[k], ".") && k + 1 < t.size() && t[k + 1].kind == Token::ident) {
-      k += 2;
-    } else if (pair_at(t, k, "-", ">") && k + 2 < t.size() && t[k + 2].kind == Token::ident) {
-      k += 3;
-    } else if (pair_at(t, k, "+", "+") || pair_at(t, k, "-", "-")) {
-      k += 2;
-    } else {
-      break;
-    }
-  }
-  return k;
-}
-
 // Whether the `<` at k opens a template's arguments (`foo<3>(x)`, `A<int>::v`) rather than
 // compares (`a < b`): a `>` closes it, within the statement, before a call or a `::`.
 bool template_arguments(const std::vector<Token>& t, std::size_t k) {
@@ -95,6 +75,35 @@ bool template_arguments(const std::vector<Token>& t, std::size_t k) {
       return j + 1 < t.size() && (is_punct(t[j + 1], "(") || is_punct(t[j + 1], "::"));
   }
   return false;
+}
+
+// One past a postfix expression's suffixes from k: [..], (..), .m, ->m, ++, --.
+std::size_t postfix_end(const std::vector<Token>& t, std::size_t k) {
+  while (k < t.size() && !t[k].directive) {
+    if (is_punct(t[k], "[") || is_punct(t[k], "(")) {
+      const std::size_t close = group_end(t, k);
+      if (close == kNone) return kNone;
+      k = close + 1;
+    } else if (is_punct(t[k], ".") || pair_at(t, k, "-", ">")) {  // .m, ->m, .template m<..>
+      std::size_t m = k + (is_punct(t[k], ".") ? 1 : 2);
+      if (m < t.size() && is_ident(t[m], "template")) ++m;
+      if (m >= t.size() || t[m].kind != Token::ident) return kNone;
+      k = m + 1;
+      if (k < t.size() && is_punct(t[k], "<")) {  // a member template's arguments, or `<`
+        if (!template_arguments(t, k)) break;
+        for (int depth = 0; k < t.size(); ++k) {
+          if (is_punct(t[k], "<")) ++depth;
+          if (is_punct(t[k], ">") && --depth == 0) break;
+        }
+        ++k;
+      }
+    } else if (pair_at(t, k, "+", "+") || pair_at(t, k, "-", "-")) {
+      k += 2;
+    } else {
+      break;
+    }
+  }
+  return k;
 }
 
 // One past the unary expression (a cast's operand) starting at k, or kNone where it is not one
@@ -152,6 +161,21 @@ bool expression_before(const std::vector<Token>& t, std::size_t k, bool statemen
   return true;
 }
 
+// Whether the parentheses [open, close] after an integer type's name declare rather than
+// convert: `int (*p)[4]`, `int (&a)[4]`, `int (S::*m)`, a function type `int(float)`, or
+// are followed by what no value can be (`int(x)[2]`, `int(f)(y)`).
+bool declarator(const std::vector<Token>& t, std::size_t open, std::size_t close) {
+  const Token& first = t[open + 1];
+  if (is_punct(first, "*") || is_punct(first, "&") || is_punct(first, "^")) return true;
+  const bool called = open + 2 < t.size() && is_punct(t[open + 2], "(");  // `int(float(x))`
+  if (first.kind == Token::ident && !called &&
+      (regions::is_keyword_type(first.text) || first.text == "const" || first.text == "volatile"))
+    return true;
+  for (std::size_t k = open + 1; k + 1 < close; ++k)
+    if (is_punct(t[k], "::") && is_punct(t[k + 1], "*")) return true;
+  return close + 1 < t.size() && (is_punct(t[close + 1], "(") || is_punct(t[close + 1], "["));
+}
+
 // Whether an operand is one whose cast needs no conversion of a float: an integer literal or a
 // thread or block index.
 bool integer_operand(const std::vector<Token>& t, std::size_t b, std::size_t e) {
@@ -173,7 +197,31 @@ std::string gpu_integer_casts(std::string_view source) {
   const std::vector<Token> t = jit::lex(source);
   std::vector<Edit> edits;
   for (std::size_t k = 0; k < t.size(); ++k) {
-    if (t[k].directive) continue;
+    if (t[k].directive) {
+      // A one-line #define's body, read as code of its own: `#define BIN(x) ((int)(x))`.
+      const std::size_t name = k + 1;
+      if (!is_ident(t[k], "define") ||
+          (k > 0 && t[k - 1].directive && t[k - 1].line == t[k].line) || name >= t.size() ||
+          t[name].line != t[k].line)
+        continue;
+      std::size_t body = name + 1;
+      if (body < t.size() && is_punct(t[body], "(") && t[body].begin == t[name].end) {
+        while (body < t.size() && t[body].line == t[k].line && !is_punct(t[body], ")")) ++body;
+        ++body;  // (past its parameters)
+      }
+      std::size_t end = body;
+      while (end < t.size() && t[end].directive && t[end].line == t[k].line) ++end;
+      if (body >= end) continue;
+      const std::size_t from = t[body].begin, to = t[end - 1].end;
+      const std::size_t line_end = std::min(source.find('\n', to), source.size());
+      if (source.substr(to, line_end - to).find('\\') != std::string_view::npos)
+        continue;  // (continued on the next line: left as it is)
+      if (std::string cast = gpu_integer_casts(source.substr(from, to - from));
+          cast != source.substr(from, to - from))
+        edits.push_back({from, to, std::move(cast)});
+      k = end - 1;
+      continue;
+    }
     // (T)e: `(T)` becomes `kiln_cpu::gpu_cast<T>(`, and `)` follows e.
     if (is_punct(t[k], "(") && expression_before(t, k, true)) {
       const std::size_t close = group_end(t, k);
@@ -191,7 +239,7 @@ std::string gpu_integer_casts(std::string_view source) {
       if (is_ident(t[k], "std") && k + 2 < t.size() && is_punct(t[k + 1], "::")) name_end = k + 3;
       if (name_end < t.size() && is_punct(t[name_end], "(") && integer_type(t, k, name_end)) {
         const std::size_t close = group_end(t, name_end);
-        if (close == kNone || close == name_end + 1 || is_punct(t[name_end + 1], "*") ||
+        if (close == kNone || close == name_end + 1 || declarator(t, name_end, close) ||
             integer_operand(t, name_end + 1, close))
           continue;
         edits.push_back({t[k].begin, t[name_end - 1].end,

@@ -403,7 +403,9 @@ inline I f2i(double v) {
 // casts into it): a float or double truncated to 32 or 64 bits with cvt.rzi's saturation (NaN
 // -> 0, out of range -> the nearest bound), then, for a narrower type, that value's low bits,
 // as NVRTC converts to s32 or u32 and keeps the low bits; any other value as C's cast converts.
-template <class To, class From>
+// Numbers and pointers go by value (a bit-field too), objects by reference (a cuda::std::atomic
+// cannot be copied).
+template <class To, class From, std::enable_if_t<!std::is_class_v<From>, int> = 0>
 constexpr To gpu_cast(From v) {
   if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To> &&
                 !std::is_same_v<To, bool>) {
@@ -423,6 +425,10 @@ constexpr To gpu_cast(From v) {
   } else {
     return (To)v;
   }
+}
+template <class To, class From, std::enable_if_t<std::is_class_v<From>, int> = 0>
+constexpr To gpu_cast(const From& v) {
+  return (To)v;
 }
 }  // namespace kiln_cpu
 inline int __float_as_int(float x) { return kiln_cpu::bit_cast<int>(x); }
