@@ -1001,10 +1001,31 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
 
 std::vector<SpinWait> shared_spin_waits(const std::vector<Token>& t) {
   std::vector<SpinWait> found;
-  // The volatile __shared__ variables: each declarator's name (before '[', ';', '=' or ',').
-  std::set<std::string> flags;
+  // Each token's function body: the '{' of the outermost function body around it (a '{' after
+  // a ')', or the text's first token: the plan reads a kernel's body alone), or kNone.
+  const std::vector<std::size_t> match = pair_brackets(t);
+  std::vector<std::size_t> function_of(t.size(), kNone);
+  {
+    std::vector<std::size_t> braces;  // open braces; the outermost function body's first
+    std::size_t function = kNone;
+    for (std::size_t k = 0; k < t.size(); ++k) {
+      if (t[k].directive) continue;
+      if (is_punct(t[k], "{")) {
+        braces.push_back(k);
+        if (function == kNone && (k == 0 || is_punct(t[k - 1], ")"))) function = k;
+      } else if (is_punct(t[k], "}") && !braces.empty()) {
+        if (braces.back() == function) function = kNone;
+        braces.pop_back();
+      }
+      function_of[k] = function;
+    }
+  }
+  // The volatile __shared__ variables function bodies declare: each declarator's name (before
+  // '[', ';', '=' or ','), with those bodies (one at file scope is not followed).
+  std::map<std::string, std::set<std::size_t>> flags;
   for (std::size_t k = 0; k < t.size(); ++k) {
-    if (!is_ident(t[k], "__shared__") || t[k].directive) continue;
+    if (!is_ident(t[k], "__shared__") || t[k].directive || function_of[k] == kNone) continue;
+    const std::size_t function = function_of[k];
     std::size_t j = k;
     while (j > 0 && t[j - 1].kind == Token::ident && !t[j - 1].directive) --j;
     bool is_volatile = false;
@@ -1018,17 +1039,33 @@ std::vector<SpinWait> shared_spin_waits(const std::vector<Token>& t) {
            is_punct(t[j + 1], ",")))
         names.push_back(t[j].text);
     }
-    if (is_volatile) flags.insert(names.begin(), names.end());
+    if (is_volatile)
+      for (const std::string& n : names) flags[n].insert(function);
     k = j;
   }
   if (flags.empty()) return found;
-  const std::vector<std::size_t> match = pair_brackets(t);
-  // Whether [b, e) assigns or synchronises (a waiting body does neither).
+  // Whether [b, e) assigns, synchronises or calls a function that might (a waiting body does
+  // none of these; it may pause or fence).
   auto acts = [&](std::size_t b, std::size_t e) {
+    static const std::set<std::string> no_calls{
+        "__nanosleep",
+        "__threadfence",
+        "__threadfence_block",
+        "__threadfence_system",
+        "clock",
+        "clock64",
+        "if",
+        "while",
+        "sizeof",
+        "int",
+        "unsigned",
+        "bool",
+        "float",
+        "double",
+        "spin_yield"};  // (kiln's own, once yield_in_spin_waits has run)
     for (std::size_t k = b; k < e; ++k) {
-      if (t[k].kind == Token::ident &&
-          (t[k].text.starts_with("__sync") || t[k].text.starts_with("__shfl") ||
-           t[k].text.find("_sync") != std::string::npos || t[k].text.starts_with("atomic")))
+      if (t[k].kind == Token::ident && k + 1 < e && is_punct(t[k + 1], "(") &&
+          !no_calls.count(t[k].text))
         return true;
       if (k > b && (assigns_at(t, k) || (is_punct(t[k], "+") && is_punct(t[k - 1], "+")) ||
                     (is_punct(t[k], "-") && is_punct(t[k - 1], "-"))))
@@ -1039,10 +1076,11 @@ std::vector<SpinWait> shared_spin_waits(const std::vector<Token>& t) {
     }
     return false;
   };
-  // The flag a condition [b, e) reads, or "".
-  auto reads_flag = [&](std::size_t b, std::size_t e) -> std::string {
+  // The flag a condition [b, e) reads, declared in the function body whose '{' is at body, or
+  // "".
+  auto reads_flag = [&](std::size_t b, std::size_t e, std::size_t body) -> std::string {
     for (std::size_t k = b; k < e; ++k)
-      if (t[k].kind == Token::ident && flags.count(t[k].text) &&
+      if (t[k].kind == Token::ident && flags.count(t[k].text) && flags.at(t[k].text).count(body) &&
           !(k > 0 && (is_punct(t[k - 1], ".") || is_punct(t[k - 1], "::"))))
         return t[k].text;
     return "";
@@ -1077,11 +1115,12 @@ std::vector<SpinWait> shared_spin_waits(const std::vector<Token>& t) {
       cond = semi + 1;
       cond_end = cond;
       while (cond_end < close && !is_punct(t[cond_end], ";")) ++cond_end;
+      if (acts(cond_end, close)) continue;  // (its step: `i++`)
     } else {
       continue;
     }
     if (body_stop == kNone) body_stop = body_end(body);
-    const std::string flag = reads_flag(cond, cond_end);
+    const std::string flag = reads_flag(cond, cond_end, function_of[k]);
     if (flag.empty() || cond == cond_end || acts(body, std::min(body_stop, t.size())) ||
         acts(cond, cond_end))
       continue;

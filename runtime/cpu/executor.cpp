@@ -36,7 +36,8 @@ kiln_cpu::Tls loop_tls(void* exec) {
               "source and runs its threads one after another; write the call in the kernel's own "
               "source (or a header it includes with quotes)");
 }
-int loop_barrier(void* exec, int, int pred) {
+int loop_barrier(void* exec, int op, int pred) {
+  if (op == kiln_cpu::barrier_yield) return 0;  // (a spin-wait's turn: nothing else runs)
   if (!single_thread(loop_tls(exec))) loop_unsupported(exec, "__syncthreads");
   return pred;
 }

@@ -667,8 +667,18 @@ TEST(JitSpinWaits, LoopsWaitingOnSharedFlags) {
        {"while (flag == 0) { o[0]++; }", "while (flag == 0) { o[1] = 2; }",
         "do { __syncthreads(); } while (flag == 0);", "while (plain == 0) {}",
         "while (g[0] == 0) {}", "while (o[0] == 0) {}", "for (;;) { if (flag) break; }",
-        "while (flag == 0) { o[0] += 1; }", "while (__shfl_sync(~0u, flag, 0) == 0) {}"})
+        "while (flag == 0) { o[0] += 1; }", "while (__shfl_sync(~0u, flag, 0) == 0) {}",
+        "for (int i = 0; i < flag; i++) put(o, i);", "while (flag == 0) { step(o); }"})
     EXPECT_EQ(waits(body), V{}) << body;
+  // Still one with kiln's yield in its condition (the plan reads the source after the rewrite).
+  EXPECT_EQ(waits("while (::kiln_cpu::spin_yield(), flag == 0) { }"), V{"flag@::"});
+  // A flag is the function body's that declares it: another kernel's loop over a parameter of
+  // the same name waits for nothing; one declared at file scope is not followed.
+  const std::string two =
+      "__global__ void a(int* o) { __shared__ volatile int n; n = 1; o[0] = n; }\n"
+      "__global__ void b(int* o, int n) { while (n > o[0]) {} }\n"
+      "__shared__ volatile int g;\n__global__ void c() { while (g == 0) {} }";
+  EXPECT_TRUE(shared_spin_waits(lex(two)).empty());
   // scan_sync counts one as synchronisation, naming the flag and the condition's line.
   const SyncUse u = scan_sync("{\n  __shared__ volatile int ready;\n  while (!ready) {}\n}");
   EXPECT_TRUE(u.other_sync);
