@@ -138,7 +138,7 @@ std::string c_string_body(std::string_view text) {
 // Part of the compiler identity: bump it whenever translation_unit() or the plan (plan.cpp's
 // thread_plans, the scans it rests on) changes what it generates, so that modules cached by an
 // older kiln are built anew.
-constexpr int kTranslationUnitVersion = 11;
+constexpr int kTranslationUnitVersion = 12;
 
 // The GPU architecture device code sees as __CUDA_ARCH__: the one asked for ("sm_90",
 // "compute_86", "90" -> 900, 860, 900), else sm_80's 800 (NVRTC's check compiles for sm_80 too).
@@ -486,8 +486,8 @@ CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e)
   // (the reason first: the plan's, which it follows, says how the kernel would have run)
   const std::string what =
       "the " + plan.rewrite_name() + " rewrite did not compile: " + first_error(e.log());
-  plan.source = cpu::gpu_integer_casts(
-      cpu::rewrite_lockstep_pointers(cpu::yield_in_spin_waits(request.source)));
+  const std::string yielded = cpu::yield_in_spin_waits(request.source);
+  plan.source = cpu::gpu_integer_casts(cpu::rewrite_lockstep_pointers(yielded));
   plan.checked_pointers = plan.inlined = plan.lowered = plan.widened = plan.chosen_loads = false;
   plan.external_source.clear();
   for (cpu::ThreadPlan& k : plan.kernels)
@@ -499,19 +499,34 @@ CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e)
       k.why = what + " (planned: " + k.why + ")";
     }
   plan.pch_dir = prelude_folder(plan, nullptr);
-  if (plan.source == request.source) return compile_once(plan);
+  if (plan.source == yielded) return compile_once(plan);
+  // Then without the lockstep pointers (a use kiln_cpu::lockstep_ptr lacks), whose
+  // warp-synchronous code then runs thread by thread, as the reason says; last, without the
+  // GPU's integer casts too (a cast the rewrite misread). Spin-waits keep their yields.
+  const std::string without_lockstep = cpu::gpu_integer_casts(yielded);
   try {
     return compile_once(plan);
   } catch (const CompileError& again) {
-    // The lockstep pointers themselves (a use kiln_cpu::lockstep_ptr lacks): the source as
-    // written, whose warp-synchronous code then runs thread by thread, as the reason says.
-    plan.source = request.source;
+    if (plan.source != without_lockstep) {
+      for (cpu::ThreadPlan& k : plan.kernels)
+        if (k.why.find("warp-synchronous code") != std::string::npos)
+          k.why = "the lockstep-pointer rewrite did not compile: " + first_error(again.log()) +
+                  "; its warp-synchronous code runs thread by thread, which may not give a "
+                  "GPU's results (planned: " +
+                  k.why + ")";
+      plan.source = without_lockstep;
+      try {
+        return compile_once(plan);
+      } catch (const CompileError&) {
+        if (without_lockstep == yielded) throw;
+      }
+    }
     for (cpu::ThreadPlan& k : plan.kernels)
-      if (k.why.find("warp-synchronous code") != std::string::npos)
-        k.why = "the lockstep-pointer rewrite did not compile: " + first_error(again.log()) +
-                "; its warp-synchronous code runs thread by thread, which may not give a GPU's "
-                "results (planned: " +
-                k.why + ")";
+      k.why =
+          "the integer-cast rewrite did not compile: explicit casts of floats convert as the "
+          "host does, not as a GPU (" +
+          k.why + ")";
+    plan.source = yielded;
     return compile_once(plan);
   }
 }
