@@ -343,8 +343,10 @@ void convert_struct(const Where& where, const StructLayout& layout, const ArgVal
     element.kind = ParamKind::scalar;
     element.dtype = f.dtype;
     const std::size_t size = dtype_info(f.dtype).size;
-    if (f.count == 1 && !elements) {
-      convert_scalar(field_where, element, *value, out + f.offset);
+    if (f.count == 1 && !elements) {  // (`double v[1]` may be given as a table of one)
+      const bool one = value->kind == ArgValue::Kind::table && value->lanes.size() == 1 &&
+                       value->fields.empty() && dtype_info(f.dtype).lanes == 1;
+      convert_scalar(field_where, element, one ? value->lanes[0] : *value, out + f.offset);
       continue;
     }
     if (value->kind != ArgValue::Kind::table || value->lanes.size() != f.count)

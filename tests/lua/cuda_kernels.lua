@@ -223,6 +223,8 @@ __global__ void gather(TensorInfo<T, long long> in, T* out) {
   const long long r = threadIdx.x / in.sizes[1], c = threadIdx.x % in.sizes[1];
   out[threadIdx.x] = in.data[r * in.strides[0] + c * in.strides[1]];
 }
+struct One { double v[1]; };
+__global__ void single(One o, double* out) { out[0] = o.v[0]; }
 __global__ void weigh(Taps<3> taps, const Taps<3>* more, float* out) {
   out[0] = taps.w[0] + taps.w[1] * 10 + taps.w[2] * 100 + taps.shift + more->w[2];
 }
@@ -237,4 +239,10 @@ local one = cuda.device_array(1, "float32")
 local more = cuda.to_device(array.from({ 0, 0, 5, 0 }, "float32"))  -- one Taps<3>: w[2] = 5
 templated.weigh[{ 1, 1 }]({ w = { 1, 2, 3 }, shift = 1000 }, more, one)
 assert(one:copy_to_host()[1] == 1326, "templated struct " .. one:copy_to_host()[1])
+-- An array field of one element takes a table of one, or the number.
+local alone = cuda.device_array(1, "float64")
+templated.single[{ 1, 1 }]({ v = { 2.5 } }, alone)
+assert(alone:copy_to_host()[1] == 2.5, "one-element array field")
+templated.single[{ 1, 1 }]({ v = 4.5 }, alone)
+assert(alone:copy_to_host()[1] == 4.5, "one-element array field, as a number")
 print("cuda_kernels: ok")
