@@ -441,7 +441,7 @@ bool users_own_error(const std::string& log) {
 std::string first_error(const std::string& log) {
   std::istringstream lines(log);
   for (std::string line; std::getline(lines, line);)
-    if (line.find("error") != std::string::npos)
+    if (line.find("error") != std::string::npos || line.find("Error") != std::string::npos)
       return line.size() > 200 ? line.substr(0, 200) + "..." : line;
   return "no message";
 }

@@ -440,6 +440,20 @@ bool casts_pointers(std::string_view source, const std::string& filename,
 
 std::string rewrite_coroutine_returns(std::string_view source) {
   std::string out(source);
+  // `extern "C" [...] __global__` (up to the declaration's name): blanked, columns kept.
+  if (source.find("extern") != std::string_view::npos) {
+    const std::vector<jit::Token> t = jit::lex(source);
+    for (std::size_t k = 0; k + 2 < t.size(); ++k) {
+      if (!jit::is_ident(t[k], "extern") || t[k + 1].kind != jit::Token::string ||
+          t[k + 1].text != "C" || t[k].directive)
+        continue;
+      for (std::size_t j = k + 2; j < t.size() && j < k + 8 && t[j].kind == jit::Token::ident; ++j)
+        if (jit::is_ident(t[j], "__global__")) {
+          std::fill(out.begin() + t[k].begin, out.begin() + t[k + 1].end, ' ');
+          break;
+        }
+    }
+  }
   std::vector<jit::KernelBody> bodies = jit::find_kernel_bodies(source);
   for (auto k = bodies.rbegin(); k != bodies.rend(); ++k) {  // last first: offsets stay valid
     std::string_view body = source.substr(k->open, k->close - k->open);

@@ -49,7 +49,9 @@ bool casts_pointers(std::string_view source, const std::string& filename,
                     const std::vector<std::string>& include_dirs);
 
 // Coroutine mode: each `return` in a __global__ body that names a barrier becomes `co_return`
-// (columns shift; lines stay).
+// (columns shift; lines stay), and a kernel's `extern "C"` goes (GCC names a C coroutine's
+// clones as the function itself, which the assembler refuses; kiln calls kernels by their C++
+// names, not their symbols).
 std::string rewrite_coroutine_returns(std::string_view source);
 
 // Rewrites each `extern __shared__ T name[];` (its words in any legal order, __align__ and

@@ -381,6 +381,10 @@ __global__ void __launch_bounds__(64) s(int* x) { /* return */ if (!x) return; _
   expected.replace(expected.find(">= n) return"), 12, ">= n) co_return");
   expected.replace(expected.rfind("return;"), 6, "co_return");
   EXPECT_EQ(rewritten, expected);
+  // A kernel's extern "C" goes (GCC's coroutine clones would take its C name); columns stay.
+  EXPECT_EQ(cpu::rewrite_coroutine_returns(
+                "extern \"C\" __global__ void k() { __syncthreads(); }\nextern \"C\" int g();"),
+            "           __global__ void k() { __syncthreads(); }\nextern \"C\" int g();");
   std::string src = "extern __shared__ __align__(16) float\n  buf[];\nint y;";
   std::string out = cpu::rewrite_extern_shared(src);
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2);
