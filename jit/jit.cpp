@@ -423,7 +423,7 @@ std::string pointee_struct_of(const std::string& type) {
 // table of N values sets; nullptr for any other type.
 std::shared_ptr<const StructLayout> std_array_layout(const std::string& type) {
   static const std::regex array_type(
-      R"(^\s*(?:const\s+)?(?:::)?(?:cuda::)?std::(?:__\w+::)?array<\s*([\w: ]+?)\s*,\s*(\d+)[uUlL]*\s*>\s*(?:const)?\s*$)");
+      R"(^\s*(?:const\s+)?(?:::)?(?:cuda::)?std::(?:__\w+::)?array\s*<\s*([\w: ]+?)\s*,\s*(\d+)[uUlL]*\s*>\s*(?:const)?\s*$)");
   std::smatch m;
   if (!std::regex_match(type, m, array_type)) return nullptr;
   const std::optional<DType> element = dtype_of_cpp(m[1].str());
@@ -574,6 +574,10 @@ std::shared_ptr<const StructLayout> Kernel::struct_layout(
       f.dtype = *t;
       f.count = bytes / element;
       f.settable = f.count >= 1 && bytes % element == 0;
+    } else if (auto array = std_array_layout(type)) {  // a cuda::std::array<T, N> field
+      f.dtype = array->fields[0].dtype;
+      f.count = array->fields[0].count;
+      f.settable = bytes == array->size;
     } else if (const ParamType p = classify_param(type);
                p.kind == ParamKind::pointer && bytes == sizeof(void*)) {
       f.dtype = p.dtype;  // (a functor's `const float* table`, a parameter block's pointers)

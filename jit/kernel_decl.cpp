@@ -1253,8 +1253,12 @@ std::vector<StructDecl::Member> struct_members(const std::vector<Token>& toks, s
       std::string type;
       std::size_t j = start;
       std::vector<std::string> names;
+      int angles = 0;  // (a template's arguments: `cuda::std::array<float, 3> w;`)
       for (std::size_t d = start; d <= k; ++d) {
-        if (d < k && !is_punct(toks[d], ",")) continue;
+        if (d < k && is_punct(toks[d], "<") && d > start && toks[d - 1].kind == Token::ident)
+          ++angles;
+        if (d < k && is_punct(toks[d], ">") && angles > 0) --angles;
+        if (d < k && (!is_punct(toks[d], ",") || angles > 0)) continue;
         std::size_t end = d;  // back over [..] to the declarator's name
         int brackets = 0;
         std::size_t n = end;

@@ -126,6 +126,9 @@ std::optional<DType> dtype_of_cpp(std::string_view spelling) {
       {"nv_bfloat162", DType::bfloat162},
   };
   std::string s = normalise(spelling);
+  // (the standard's names in their namespaces: std::int8_t, ::cuda::std::size_t)
+  for (std::string_view space : {"::", "cuda::", "std::"})
+    if (s.starts_with(space)) s.erase(0, space.size());
   for (const Alias& a : kAliases)
     if (s == a.cpp) return a.t;
   for (DType t : kVectorDTypes)  // "float4", "struct float4" as some demanglers print it

@@ -69,6 +69,20 @@ assert(not ok and tostring(err):find("parameter 1 'w'", 1, true) and tostring(er
 ok, err = pcall(function() taps[{ 1, 128 }]({ 1, 2, 3, 4 }, { a = 1 }, cuda.to_device(tx), ty, tn) end)
 assert(not ok and tostring(err):find("parameter 2 'shift'", 1, true) and tostring(err):find("table of its elements", 1, true), tostring(err))
 
+-- A struct whose fields are cuda::std::arrays (a template's arguments hold a comma) takes
+-- tables for them.
+local fields = cuda.jit([[
+#include <cuda/std/array>
+#include <cuda/std/cstdint>
+struct Mix { cuda::std::array<float, 3> w; cuda::std::int8_t tag; cuda::std::array<short, 2> b; double d; };
+__global__ void mix(Mix m, double* out) {
+  out[0] = m.w[0] + m.w[1] * 10 + m.w[2] * 100; out[1] = m.tag; out[2] = m.b[0] - m.b[1]; out[3] = m.d;
+}]])
+local mo = cuda.device_array(4, "float64")
+fields[{ 1, 1 }]({ w = { 1, 2, 3 }, tag = -4, b = { 50, 8 }, d = 0.5 }, mo)
+local hmo = mo:copy_to_host()
+assert(hmo[1] == 321 and hmo[2] == -4 and hmo[3] == 42 and hmo[4] == 0.5, tostring(hmo))
+
 -- A compile error in a source that includes both <cstdint> and libcu++'s limits shows the error
 -- alone: kiln's NVRTC <stdint.h> spells its macros as libcu++ does, so neither redefinition warns.
 local broken = cuda.jit([[

@@ -21,6 +21,9 @@ TEST(DType, MapsCppSpellings) {
   EXPECT_EQ(dtype_of_cpp("float"), DType::float32);
   EXPECT_EQ(dtype_of_cpp("unsigned  char"), DType::uint8);
   EXPECT_EQ(dtype_of_cpp("long"), DType::int64);
+  EXPECT_EQ(dtype_of_cpp("std::int8_t"), DType::int8);  // (the standard's names, qualified)
+  EXPECT_EQ(dtype_of_cpp("::cuda::std::size_t"), DType::uint64);
+  EXPECT_FALSE(dtype_of_cpp("std::array<float, 3>"));
   EXPECT_EQ(dtype_of_cpp("long long int"), DType::int64);
   EXPECT_EQ(dtype_of_cpp("unsigned long long"), DType::uint64);
   EXPECT_EQ(dtype_of_cpp("size_t"), DType::uint64);
