@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <system_error>
 
 #include "jit/signature.h"
@@ -144,6 +145,34 @@ std::string trim_log(std::string log) {
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n' || log.back() == ' '))
     log.pop_back();
   return log;
+}
+
+// log without NVRTC's warnings that libcu++ redefines a macro kiln's pre-included math.h or
+// limits.h defined (`INFINITY`, which <cuda/std/cmath> spells its own way under NVRTC): each
+// such warning is its line, the source line and caret after it, up to a blank line. What is
+// left of the log is the user's.
+std::string without_own_redefinitions(const std::string& log) {
+  std::istringstream lines(log);
+  std::string out, line;
+  bool skipping = false, kept_warning = false;
+  while (std::getline(lines, line)) {
+    if (line.find("incompatible redefinition of macro") != std::string::npos &&
+        (line.find("of math.h)") != std::string::npos ||
+         line.find("of limits.h)") != std::string::npos)) {
+      skipping = true;
+      continue;
+    }
+    if (skipping) {
+      skipping = !line.empty();
+      continue;
+    }
+    if (line.starts_with("Remark: The warnings can be suppressed") && !kept_warning) continue;
+    kept_warning = kept_warning || line.find(": warning") != std::string::npos;
+    out += line + "\n";
+  }
+  // (blank lines the dropped warnings left at the start)
+  while (!out.empty() && out.front() == '\n') out.erase(0, 1);
+  return trim_log(std::move(out));
 }
 
 // "void (float*, int)" from a mangled lowered name; "" when the name is not mangled (extern "C").
@@ -311,7 +340,8 @@ CompileResult Nvrtc::compile(const CompileRequest& request,
     if (a.GetProgramLog(prog, log.data()) == NVRTC_SUCCESS) out.log = trim_log(std::move(log));
   }
   if (compiled != NVRTC_SUCCESS) {
-    if (compiled == NVRTC_ERROR_COMPILATION) throw CompileError(what, out.log);
+    if (compiled == NVRTC_ERROR_COMPILATION)
+      throw CompileError(what, without_own_redefinitions(out.log));
     throw CompileError(what + ": " + a.GetErrorString(compiled), out.log);
   }
   if (a.GetPTXSize(prog, &size) == NVRTC_SUCCESS && size > 0) {

@@ -83,10 +83,13 @@ fields[{ 1, 1 }]({ w = { 1, 2, 3 }, tag = -4, b = { 50, 8 }, d = 0.5 }, mo)
 local hmo = mo:copy_to_host()
 assert(hmo[1] == 321 and hmo[2] == -4 and hmo[3] == 42 and hmo[4] == 0.5, tostring(hmo))
 
--- A compile error in a source that includes both <cstdint> and libcu++'s limits shows the error
--- alone: kiln's NVRTC <stdint.h> spells its macros as libcu++ does, so neither redefinition warns.
+-- A compile error in a source that includes both <cstdint> and libcu++'s limits and cmath shows
+-- the error alone: kiln's NVRTC <stdint.h> spells its macros as libcu++ does, and NVRTC's
+-- warnings that libcu++ redefines INFINITY and NAN (which kiln's math.h, pre-included as nvcc's
+-- is, defines its own way) are left out of the log.
 local broken = cuda.jit([[
 #include <cstdint>
+#include <cuda/std/cmath>
 #include <cuda/std/limits>
 __global__ void f(float* x) { x[0] = ::cuda::std::no_such_thing(x[0]); }]])
 local ok2, err2 = pcall(function() broken[{ 1, 1 }](cuda.device_array(1, "float32")) end)
