@@ -533,4 +533,320 @@ class WarpScan {
   static unsigned mask() { return detail::logical_warp_mask<LOGICAL_WARP_THREADS>(); }
 };
 
+// ---- Block exchange ---------------------------------------------------------------------------
+// Rearranges a block's items between arrangements through shared memory, with one barrier
+// between the writes and the reads (as CUB's). Blocked: thread r holds items r*N .. r*N+N-1;
+// striped: item i of thread r is i*THREADS + r; warp-striped: within each warp's 32*N items,
+// item i of lane l is i*32 + l.
+template <class T, int BLOCK_DIM_X, int ITEMS_PER_THREAD, bool WARP_TIME_SLICING = false,
+          int BLOCK_DIM_Y = 1, int BLOCK_DIM_Z = 1>
+class BlockExchange {
+  static constexpr int kThreads = BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z;
+  static constexpr int N = ITEMS_PER_THREAD;
+
+ public:
+  struct TempStorage {
+    T items[kThreads * N];
+  };
+  BlockExchange() : BlockExchange(detail::private_storage<TempStorage>()) {}
+  explicit BlockExchange(TempStorage& storage)
+      : storage_(storage), rank_(detail::block_rank(BLOCK_DIM_X, BLOCK_DIM_Y)) {}
+
+  template <class In, class Out>
+  void StripedToBlocked(const In (&input)[N], Out (&output)[N]) {
+    exchange(input, output, &BlockExchange::striped, &BlockExchange::blocked);
+  }
+  template <class In, class Out>
+  void BlockedToStriped(const In (&input)[N], Out (&output)[N]) {
+    exchange(input, output, &BlockExchange::blocked, &BlockExchange::striped);
+  }
+  template <class In, class Out>
+  void WarpStripedToBlocked(const In (&input)[N], Out (&output)[N]) {
+    exchange(input, output, &BlockExchange::warp_striped, &BlockExchange::blocked);
+  }
+  template <class In, class Out>
+  void BlockedToWarpStriped(const In (&input)[N], Out (&output)[N]) {
+    exchange(input, output, &BlockExchange::blocked, &BlockExchange::warp_striped);
+  }
+  void StripedToBlocked(T (&items)[N]) { StripedToBlocked(items, items); }
+  void BlockedToStriped(T (&items)[N]) { BlockedToStriped(items, items); }
+  void WarpStripedToBlocked(T (&items)[N]) { WarpStripedToBlocked(items, items); }
+  void BlockedToWarpStriped(T (&items)[N]) { BlockedToWarpStriped(items, items); }
+  // Each item to the place its rank names, then read back blocked (or striped).
+  template <class Offset>
+  void ScatterToBlocked(T (&items)[N], Offset (&ranks)[N]) {
+    scatter(items, ranks, &BlockExchange::blocked);
+  }
+  template <class Offset>
+  void ScatterToStriped(T (&items)[N], Offset (&ranks)[N]) {
+    scatter(items, ranks, &BlockExchange::striped);
+  }
+
+ private:
+  int blocked(int i) const { return rank_ * N + i; }
+  int striped(int i) const { return i * kThreads + rank_; }
+  int warp_striped(int i) const { return (rank_ / 32) * 32 * N + i * 32 + rank_ % 32; }
+  template <class In, class Out>
+  void exchange(const In (&input)[N], Out (&output)[N], int (BlockExchange::*from)(int) const,
+                int (BlockExchange::*to)(int) const) {
+    for (int i = 0; i < N; ++i) storage_.items[(this->*from)(i)] = input[i];
+    __syncthreads();
+    for (int i = 0; i < N; ++i) output[i] = storage_.items[(this->*to)(i)];
+  }
+  template <class Offset>
+  void scatter(T (&items)[N], Offset (&ranks)[N], int (BlockExchange::*to)(int) const) {
+    for (int i = 0; i < N; ++i) storage_.items[ranks[i]] = items[i];
+    __syncthreads();
+    for (int i = 0; i < N; ++i) items[i] = storage_.items[(this->*to)(i)];
+  }
+  TempStorage& storage_;
+  int rank_;
+};
+
+// ---- Block discontinuity and adjacent difference ----------------------------------------------
+// Both compare each item of a blocked arrangement with its neighbour, the first and last items
+// of a thread with the neighbouring threads' (shared once, one barrier). A flag op is called
+// (a, b) or (a, b, b's index), and says whether a and b are discontinuous.
+namespace detail {
+template <class Op, class T>
+bool flag(Op op, const T& a, const T& b, int b_index) {
+  if constexpr (::std::is_invocable_v<Op, T, T, int>)
+    return op(a, b, b_index);
+  else
+    return op(a, b);
+}
+}  // namespace detail
+
+template <class T, int BLOCK_DIM_X, int BLOCK_DIM_Y = 1, int BLOCK_DIM_Z = 1>
+class BlockDiscontinuity {
+  static constexpr int kThreads = BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z;
+
+ public:
+  struct TempStorage {
+    T first[kThreads], last[kThreads];
+  };
+  BlockDiscontinuity() : BlockDiscontinuity(detail::private_storage<TempStorage>()) {}
+  explicit BlockDiscontinuity(TempStorage& storage)
+      : storage_(storage), rank_(detail::block_rank(BLOCK_DIM_X, BLOCK_DIM_Y)) {}
+
+  // head_flags[i]: item i differs from the one before it (the block's first: 1, or against
+  // tile_predecessor_item).
+  template <int N, class Flag, class Op>
+  void FlagHeads(Flag (&head_flags)[N], const T (&input)[N], Op op) {
+    share(input);
+    heads(head_flags, input, op, nullptr);
+  }
+  template <int N, class Flag, class Op>
+  void FlagHeads(Flag (&head_flags)[N], const T (&input)[N], Op op, T tile_predecessor_item) {
+    share(input);
+    heads(head_flags, input, op, &tile_predecessor_item);
+  }
+  // tail_flags[i]: item i differs from the one after it (the block's last: 1, or against
+  // tile_successor_item).
+  template <int N, class Flag, class Op>
+  void FlagTails(Flag (&tail_flags)[N], const T (&input)[N], Op op) {
+    share(input);
+    tails(tail_flags, input, op, nullptr);
+  }
+  template <int N, class Flag, class Op>
+  void FlagTails(Flag (&tail_flags)[N], const T (&input)[N], Op op, T tile_successor_item) {
+    share(input);
+    tails(tail_flags, input, op, &tile_successor_item);
+  }
+  template <int N, class Flag, class Op>
+  void FlagHeadsAndTails(Flag (&head_flags)[N], Flag (&tail_flags)[N], const T (&input)[N], Op op) {
+    share(input);
+    heads(head_flags, input, op, nullptr);
+    tails(tail_flags, input, op, nullptr);
+  }
+  template <int N, class Flag, class Op>
+  void FlagHeadsAndTails(Flag (&head_flags)[N], Flag (&tail_flags)[N], T tile_successor_item,
+                         const T (&input)[N], Op op) {
+    share(input);
+    heads(head_flags, input, op, nullptr);
+    tails(tail_flags, input, op, &tile_successor_item);
+  }
+  template <int N, class Flag, class Op>
+  void FlagHeadsAndTails(Flag (&head_flags)[N], T tile_predecessor_item, Flag (&tail_flags)[N],
+                         const T (&input)[N], Op op) {
+    share(input);
+    heads(head_flags, input, op, &tile_predecessor_item);
+    tails(tail_flags, input, op, nullptr);
+  }
+  template <int N, class Flag, class Op>
+  void FlagHeadsAndTails(Flag (&head_flags)[N], T tile_predecessor_item, Flag (&tail_flags)[N],
+                         T tile_successor_item, const T (&input)[N], Op op) {
+    share(input);
+    heads(head_flags, input, op, &tile_predecessor_item);
+    tails(tail_flags, input, op, &tile_successor_item);
+  }
+
+ private:
+  template <int N>
+  void share(const T (&input)[N]) {
+    storage_.first[rank_] = input[0];
+    storage_.last[rank_] = input[N - 1];
+    __syncthreads();
+  }
+  template <int N, class Flag, class Op>
+  void heads(Flag (&flags)[N], const T (&input)[N], Op op, const T* predecessor) {
+    const int base = rank_ * N;
+    if (rank_ > 0)
+      flags[0] = detail::flag(op, storage_.last[rank_ - 1], input[0], base);
+    else
+      flags[0] = predecessor ? detail::flag(op, *predecessor, input[0], base) : 1;
+    for (int i = 1; i < N; ++i) flags[i] = detail::flag(op, input[i - 1], input[i], base + i);
+  }
+  template <int N, class Flag, class Op>
+  void tails(Flag (&flags)[N], const T (&input)[N], Op op, const T* successor) {
+    const int base = rank_ * N;
+    for (int i = 0; i + 1 < N; ++i)
+      flags[i] = detail::flag(op, input[i], input[i + 1], base + i + 1);
+    if (rank_ + 1 < kThreads)
+      flags[N - 1] = detail::flag(op, input[N - 1], storage_.first[rank_ + 1], base + N);
+    else
+      flags[N - 1] = successor ? detail::flag(op, input[N - 1], *successor, base + N) : 1;
+  }
+  TempStorage& storage_;
+  int rank_;
+};
+
+// output[i] = op(input[i], its left neighbour) (SubtractLeft; the block's first item stays, or
+// is op'd with tile_predecessor_item), or op(input[i], its right neighbour) (SubtractRight; the
+// block's last stays, or is op'd with tile_successor_item). Partial tiles: items from valid_items
+// on (left), or the last valid one (right), stay.
+template <class T, int BLOCK_DIM_X, int BLOCK_DIM_Y = 1, int BLOCK_DIM_Z = 1>
+class BlockAdjacentDifference {
+  static constexpr int kThreads = BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z;
+
+ public:
+  struct TempStorage {
+    T first[kThreads], last[kThreads];
+  };
+  BlockAdjacentDifference() : BlockAdjacentDifference(detail::private_storage<TempStorage>()) {}
+  explicit BlockAdjacentDifference(TempStorage& storage)
+      : storage_(storage), rank_(detail::block_rank(BLOCK_DIM_X, BLOCK_DIM_Y)) {}
+
+  template <int N, class Out, class Op>
+  void SubtractLeft(T (&input)[N], Out (&output)[N], Op op) {
+    left(input, output, op, nullptr, kThreads * N);
+  }
+  template <int N, class Out, class Op>
+  void SubtractLeft(T (&input)[N], Out (&output)[N], Op op, T tile_predecessor_item) {
+    left(input, output, op, &tile_predecessor_item, kThreads * N);
+  }
+  template <int N, class Out, class Op>
+  void SubtractLeftPartialTile(T (&input)[N], Out (&output)[N], Op op, int valid_items) {
+    left(input, output, op, nullptr, valid_items);
+  }
+  template <int N, class Out, class Op>
+  void SubtractRight(T (&input)[N], Out (&output)[N], Op op) {
+    right(input, output, op, nullptr, kThreads * N);
+  }
+  template <int N, class Out, class Op>
+  void SubtractRight(T (&input)[N], Out (&output)[N], Op op, T tile_successor_item) {
+    right(input, output, op, &tile_successor_item, kThreads * N);
+  }
+  template <int N, class Out, class Op>
+  void SubtractRightPartialTile(T (&input)[N], Out (&output)[N], Op op, int valid_items) {
+    right(input, output, op, nullptr, valid_items);
+  }
+
+ private:
+  template <int N, class Out, class Op>
+  void left(T (&input)[N], Out (&output)[N], Op op, const T* predecessor, int valid) {
+    storage_.last[rank_] = input[N - 1];
+    __syncthreads();
+    const T before = rank_ > 0 ? storage_.last[rank_ - 1] : predecessor ? *predecessor : input[0];
+    for (int i = N - 1; i >= 0; --i) {  // (from the last: output may be input)
+      const int at = rank_ * N + i;
+      const T& previous = i > 0 ? input[i - 1] : before;
+      output[i] =
+          at >= valid || (at == 0 && !predecessor) ? Out(input[i]) : Out(op(input[i], previous));
+    }
+  }
+  template <int N, class Out, class Op>
+  void right(T (&input)[N], Out (&output)[N], Op op, const T* successor, int valid) {
+    storage_.first[rank_] = input[0];
+    __syncthreads();
+    const T after = rank_ + 1 < kThreads ? storage_.first[rank_ + 1]
+                    : successor          ? *successor
+                                         : input[N - 1];
+    for (int i = 0; i < N; ++i) {  // (from the first: output may be input)
+      const int at = rank_ * N + i;
+      const T& next = i + 1 < N ? input[i + 1] : after;
+      const bool last = at + 1 >= valid && !(successor && at + 1 == kThreads * N);
+      output[i] = at >= valid || last ? Out(input[i]) : Out(op(input[i], next));
+    }
+  }
+  TempStorage& storage_;
+  int rank_;
+};
+
+// ---- Block histogram --------------------------------------------------------------------------
+// Counts a block's items into BINS shared counters (each item a bin index), with the block's
+// atomics; Histogram() zeroes the counters first, with a barrier between. Read the counters
+// after a __syncthreads(), as with CUB.
+enum BlockHistogramAlgorithm { BLOCK_HISTO_SORT, BLOCK_HISTO_ATOMIC };
+template <class T, int BLOCK_DIM_X, int ITEMS_PER_THREAD, int BINS,
+          BlockHistogramAlgorithm ALGORITHM = BLOCK_HISTO_SORT, int BLOCK_DIM_Y = 1,
+          int BLOCK_DIM_Z = 1>
+class BlockHistogram {
+  static constexpr int kThreads = BLOCK_DIM_X * BLOCK_DIM_Y * BLOCK_DIM_Z;
+
+ public:
+  struct TempStorage {};
+  BlockHistogram() : rank_(detail::block_rank(BLOCK_DIM_X, BLOCK_DIM_Y)) {}
+  explicit BlockHistogram(TempStorage&) : BlockHistogram() {}
+
+  template <class Counter>
+  void InitHistogram(Counter histogram[BINS]) {
+    for (int b = rank_; b < BINS; b += kThreads) histogram[b] = 0;
+  }
+  template <class Counter>
+  void Histogram(T (&items)[ITEMS_PER_THREAD], Counter histogram[BINS]) {
+    InitHistogram(histogram);
+    __syncthreads();
+    Composite(items, histogram);
+  }
+  template <class Counter>
+  void Composite(T (&items)[ITEMS_PER_THREAD], Counter histogram[BINS]) {
+    for (int i = 0; i < ITEMS_PER_THREAD; ++i) atomicAdd(&histogram[items[i]], Counter(1));
+  }
+
+ private:
+  int rank_;
+};
+
+// ---- Thread and warp utilities ----------------------------------------------------------------
+// cub::ThreadReduce over a thread's items; the lane's and warp's numbers and lane masks.
+template <int N, class T, class Op>
+T ThreadReduce(const T (&items)[N], Op op) {
+  return detail::thread_reduce(items, op);
+}
+template <int N, class T, class Op>
+T ThreadReduce(const T (&items)[N], Op op, T prefix) {
+  T acc = prefix;
+  for (int i = 0; i < N; ++i) acc = op(acc, items[i]);
+  return acc;
+}
+inline unsigned LaneId() {
+  return kiln_cpu::lane_id();
+}
+inline unsigned WarpId() {
+  return kiln_cpu::linear_tid() / 32;
+}
+inline unsigned LaneMaskLt() {
+  return (1u << LaneId()) - 1u;
+}
+inline unsigned LaneMaskLe() {
+  return LaneId() == 31 ? 0xffffffffu : (2u << LaneId()) - 1u;
+}
+inline unsigned LaneMaskGt() {
+  return ~LaneMaskLe();
+}
+inline unsigned LaneMaskGe() {
+  return ~LaneMaskLt();
+}
+
 }  // namespace cub

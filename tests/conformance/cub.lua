@@ -40,4 +40,34 @@ for g = 0, wn // 16 - 1 do
   end
   assert(hws[g + 1] == run, ("warp %d: sum %d, expected %d"):format(g, hws[g + 1], run))
 end
+
+-- Runs: exchange, discontinuity flags, adjacent differences, a histogram, ThreadReduce.
+local rblocks = 3
+local runs_in = array.zeros(rblocks * 256, "int32")
+for i = 1, rblocks * 256 do runs_in[i] = ((i - 1) // 3) % 7 * 5 + ((i - 1) // 100) end  -- runs of about 3
+local rh, rt, rd = cuda.device_array(rblocks * 256, "int32"), cuda.device_array(rblocks * 256, "int32"), cuda.device_array(rblocks * 256, "int32")
+local rbins, rsums = cuda.device_array(rblocks * 16, "uint32"), cuda.device_array(rblocks * 64, "int32")
+m.runs[{ rblocks, 64 }](cuda.to_device(runs_in), rh, rt, rd, rbins, rsums)
+local hh, ht, hd, hbins, hsums = rh:copy_to_host(), rt:copy_to_host(), rd:copy_to_host(), rbins:copy_to_host(), rsums:copy_to_host()
+for b = 0, rblocks - 1 do
+  -- The kernel loads striped: blocked item j of the tile is in[base + j] read back in order.
+  local tilev = {}
+  for j = 0, 255 do tilev[j] = runs_in[b * 256 + j + 1] end
+  local counts = {}
+  for k = 0, 15 do counts[k] = 0 end
+  for j = 0, 255 do
+    local at = b * 256 + j + 1
+    local head = (j == 0 or tilev[j - 1] ~= tilev[j]) and 1 or 0
+    local tail = (j == 255 or tilev[j + 1] ~= tilev[j]) and 1 or 0
+    local diff = j == 0 and tilev[0] or tilev[j] - tilev[j - 1]
+    assert(hh[at] == head and ht[at] == tail and hd[at] == diff,
+           ("runs block %d item %d: head %d tail %d diff %d"):format(b, j, hh[at], ht[at], hd[at]))
+    counts[tilev[j] & 15] = counts[tilev[j] & 15] + 1
+  end
+  for k = 0, 15 do assert(hbins[b * 16 + k + 1] == counts[k], ("runs block %d bin %d: %d"):format(b, k, hbins[b * 16 + k + 1])) end
+  for t = 0, 63 do
+    local want = tilev[4 * t] + tilev[4 * t + 1] + tilev[4 * t + 2] + tilev[4 * t + 3]
+    assert(hsums[b * 64 + t + 1] == want, ("runs block %d thread %d: sum %d"):format(b, t, hsums[b * 64 + t + 1]))
+  end
+end
 print("ok")

@@ -1,11 +1,16 @@
 // Conformance: CUB's block- and warp-level collectives as its examples use them: a block loads
 // a tile (BlockLoad), reduces it (BlockReduce), scans it (BlockScan), sorts it (BlockRadixSort)
 // and stores it (BlockStore); warps reduce and scan (WarpReduce, WarpScan).
+#include <cub/block/block_adjacent_difference.cuh>
+#include <cub/block/block_discontinuity.cuh>
+#include <cub/block/block_exchange.cuh>
+#include <cub/block/block_histogram.cuh>
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/block/block_store.cuh>
+#include <cub/thread/thread_reduce.cuh>
 #include <cub/warp/warp_reduce.cuh>
 #include <cub/warp/warp_scan.cuh>
 #include <cuda/functional>
@@ -64,4 +69,42 @@ __global__ void warps(const int* in, int* warp_sums, int* inclusive, int* exclus
   WarpScan(scan_temp[warp]).ExclusiveScan(v, exc, 1000, cuda::std::plus<int>{});
   inclusive[i] = inc;
   exclusive[i] = exc;
+}
+
+// A tile's runs, CUB style: loaded striped and exchanged to blocked, flagged at each run's head
+// and tail, differenced with its left neighbour, counted into a 16-bin histogram (each item's
+// low 4 bits), and each thread's own sum with cub::ThreadReduce.
+
+struct Differ {
+  __device__ bool operator()(int a, int b) const { return a != b; }
+};
+
+extern "C" __global__ void runs(const int* in, int* heads, int* tails, int* diffs, unsigned* bins,
+                                int* thread_sums) {
+  using Exchange = cub::BlockExchange<int, 64, 4>;
+  using Discontinuity = cub::BlockDiscontinuity<int, 64>;
+  using Difference = cub::BlockAdjacentDifference<int, 64>;
+  using Histogram = cub::BlockHistogram<unsigned char, 64, 4, 16>;
+  __shared__ typename Exchange::TempStorage exchange_storage;
+  __shared__ typename Discontinuity::TempStorage discontinuity_storage;
+  __shared__ typename Difference::TempStorage difference_storage;
+  __shared__ unsigned histogram[16];
+  const int t = threadIdx.x, base = blockIdx.x * 256;
+  int items[4];
+  for (int i = 0; i < 4; ++i) items[i] = in[base + i * 64 + t];  // striped
+  Exchange(exchange_storage).StripedToBlocked(items);
+  int head[4], tail[4], diff[4];
+  Discontinuity(discontinuity_storage).FlagHeadsAndTails(head, tail, items, Differ());
+  Difference(difference_storage).SubtractLeft(items, diff, [](int a, int b) { return a - b; });
+  unsigned char low[4];
+  for (int i = 0; i < 4; ++i) low[i] = (unsigned char)(items[i] & 15);
+  Histogram().Histogram(low, histogram);
+  __syncthreads();
+  for (int i = 0; i < 4; ++i) {
+    heads[base + t * 4 + i] = head[i];
+    tails[base + t * 4 + i] = tail[i];
+    diffs[base + t * 4 + i] = diff[i];
+  }
+  if (t < 16) bins[blockIdx.x * 16 + t] = histogram[t];
+  thread_sums[blockIdx.x * 64 + t] = cub::ThreadReduce(items, cuda::std::plus<int>());
 }
