@@ -503,6 +503,29 @@ void check_whole_structs(const Where& where, const StructLayout& layout, const A
                 "-byte boundary, got a view that starts between two (" + describe(v) + ")");
 }
 
+// Whether v is an array of the lane type of the vector dtype `vector` (float32 for float4*).
+bool lanes_of_vector(DType vector, const ArgValue& v) {
+  const DTypeInfo& info = dtype_info(vector);
+  return info.lanes > 1 && is_array_value(v) && v.dtype == info.base;
+}
+
+// Throws unless v (an array of a vector's lanes) holds whole vectors at the vector's alignment.
+template <typename Where>
+void check_whole_vectors(const Where& where, DType vector, const ArgValue& v) {
+  const DTypeInfo& info = dtype_info(vector);
+  std::size_t elements = 1;
+  for (auto extent : v.shape) elements *= static_cast<std::size_t>(extent);
+  const std::string whole = "whole " + std::string(info.name) + " vectors (" +
+                            std::to_string(info.lanes) + " " +
+                            std::string(dtype_info(info.base).name) + " each)";
+  if (elements % static_cast<std::size_t>(info.lanes) != 0)
+    throw Error(where() + " expects a " + std::string(info.name) + " array, or one of " + whole +
+                ", got " + describe(v) + " of " + std::to_string(elements) + " elements");
+  if (reinterpret_cast<std::uintptr_t>(v.data) % info.align != 0)
+    throw Error(where() + " expects " + whole + " at a " + std::to_string(info.align) +
+                "-byte boundary, got a view that starts between two (" + describe(v) + ")");
+}
+
 }  // namespace
 
 void ArgPack::add(const std::string& kernel, int position, const std::string& param_name,
@@ -546,6 +569,9 @@ void ArgPack::add(const std::string& kernel, int position, const std::string& pa
     std::memcpy(bytes, &null, sizeof null);
   } else if (param.kind == ParamKind::struct_pointer) {
     check_whole_structs(where, *param.layout, value);
+    std::memcpy(bytes, &value.data, sizeof(void*));
+  } else if (param.kind == ParamKind::pointer && lanes_of_vector(param.dtype, value)) {
+    check_whole_vectors(where, param.dtype, value);  // (`const uchar3* rgb` of an {h, w, 3} uint8)
     std::memcpy(bytes, &value.data, sizeof(void*));
   } else {
     if (!is_array_value(value) || value.dtype != param.dtype ||

@@ -70,8 +70,10 @@ local function refused(pattern, f)
   local ok, err = pcall(f)
   assert(not ok and tostring(err):find(pattern), tostring(err))
 end
-refused("expects a float2 array %(or cuda.null%), got a float32", function()
-  m.complex_mul[{ 1, 1 }](cuda.to_device(a), cuda.to_device(b), c, { 1, 1 }, 1) end)
+refused("expects a float2 array, or one of whole float2 vectors %(2 float32 each%), got a float32", function()
+  m.complex_mul[{ 1, 1 }](cuda.to_device(array.zeros(7, "float32")), cuda.to_device(b), c, { 1, 1 }, 1) end)
+refused("expects a float2 array %(or cuda.null%), got a float64", function()
+  m.complex_mul[{ 1, 1 }](cuda.to_device(array.zeros(8, "float64")), cuda.to_device(b), c, { 1, 1 }, 1) end)
 refused("expects a float2: a table {x, y}", function()
   m.complex_mul[{ 1, 1 }](cuda.to_device(a:view("float2")), cuda.to_device(b:view("float2")), c, 2, 1) end)
 refused("not a whole number of float3", function() return array.zeros(4, "float32"):view("float3") end)
@@ -130,4 +132,13 @@ for i = 1, npx do
   local r, g, b = rgb[3 * i - 2], rgb[3 * i - 1], rgb[3 * i]
   assert(hl[i] == (299 * r + 587 * g + 114 * b) // 1000, "gray " .. i)
 end
+-- The bytes themselves, an {h, w, 3} uint8 image, as the same uchar3* parameter (whole vectors
+-- of its lanes' dtype), and a count that is not whole vectors refused, naming the parameter.
+local image = cuda.to_device(rgb:reshape({ 10, npx // 10, 3 }))
+local luma2 = cuda.device_array(npx, "uint8")
+m.gray[{ (npx + 127) // 128, 128 }](image, luma2, npx)
+local hl2 = luma2:copy_to_host()
+for i = 1, npx do assert(hl2[i] == hl[i], "gray from bytes " .. i) end
+local ok, err = pcall(function() m.gray[{ 1, 128 }](cuda.to_device(array.zeros(3 * 5 + 1, "uint8")), luma2, 5) end)
+assert(not ok and err:find("parameter 1", 1, true) and err:find("whole uchar3 vectors", 1, true), tostring(err))
 print("ok")
