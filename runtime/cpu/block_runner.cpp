@@ -373,7 +373,10 @@ void BlockRunner::switch_to(ctx::fcontext_t* save, unsigned next, bool finishing
     asan_start_switch(finishing ? nullptr : &fake, sched_bottom_, sched_size_);
   } else {
     Fiber& f = fibers_[next];
-    if (!f.ctx) f.ctx = ctx::make_fcontext(worker_.stacks.top(next), kFiberStackBytes, fiber_main);
+    if (!f.ctx) {
+      asan_unpoison_stack(worker_.stacks.top(next), kFiberStackBytes);
+      f.ctx = ctx::make_fcontext(worker_.stacks.top(next), kFiberStackBytes, fiber_main);
+    }
     f.state = State::running;
     kernel_->set_thread(f.tid);
     target = f.ctx;

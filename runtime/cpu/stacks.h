@@ -137,6 +137,16 @@ inline void asan_finish_switch([[maybe_unused]] void* fake, [[maybe_unused]] con
 #endif
 }
 
+// A stack about to be used afresh (a new fiber on a stack an earlier launch's fibers used): the
+// redzones their frames left, which they never returned through, are cleared, so that ASan's
+// own checks on the new frames (an intercepted call's) do not find them.
+inline void asan_unpoison_stack([[maybe_unused]] const void* top,
+                                [[maybe_unused]] std::size_t size) {
+#ifdef KILN_ASAN_FIBERS
+  __asan_unpoison_memory_region(static_cast<const char*>(top) - size, size);
+#endif
+}
+
 // After a jump back onto a stack from a signal handler (a fault, the second Ctrl-C): the frames
 // the jump skipped, from bottom up to the caller's frame, keep ASan's redzone poisoning, which
 // later calls would trip on. Clears it, as ASan's own longjmp handling does for plain stacks.
