@@ -484,6 +484,24 @@ std::vector<std::string> parameter_types(std::string_view demangled) {
 
 namespace {
 
+// The elements of array v: the product of its extents.
+std::size_t element_count(const ArgValue& v) {
+  std::size_t elements = 1;
+  for (auto extent : v.shape) elements *= static_cast<std::size_t>(extent);
+  return elements;
+}
+
+// Throws unless array v starts at a multiple of align bytes, as `what` (the expected arrays, for
+// the message) must.
+template <typename Where>
+void check_aligned(const Where& where, const std::string& what, std::size_t align,
+                   const ArgValue& v) {
+  if (reinterpret_cast<std::uintptr_t>(v.data) % align != 0)
+    throw Error(where() + " expects " + what + (align == 8 ? " at an " : " at a ") +
+                std::to_string(align) + "-byte boundary, got a view that starts between two (" +
+                describe(v) + ")");
+}
+
 // Throws unless v is an array whose bytes are whole structs of layout, at its alignment: a
 // pointer to a struct takes any dtype's memory, but never a part of a struct.
 template <typename Where>
@@ -491,16 +509,11 @@ void check_whole_structs(const Where& where, const StructLayout& layout, const A
   const std::string structs = "an array of whole " + layout.name + " structs (" +
                               std::to_string(layout.size) + " bytes each)";
   if (!is_array_value(v)) throw Error(where() + " expects " + structs + ", got " + describe(v));
-  std::size_t elements = 1;
-  for (auto extent : v.shape) elements *= static_cast<std::size_t>(extent);
-  const std::size_t bytes = elements * dtype_info(v.dtype).size;
+  const std::size_t elements = element_count(v), bytes = elements * dtype_info(v.dtype).size;
   if (layout.size == 0 || bytes % layout.size != 0)
     throw Error(where() + " expects " + structs + ", got " + describe(v) + " of " +
                 std::to_string(elements) + " elements (" + std::to_string(bytes) + " bytes)");
-  if (reinterpret_cast<std::uintptr_t>(v.data) % layout.align != 0)
-    throw Error(where() + " expects " + structs + (layout.align == 8 ? " at an " : " at a ") +
-                std::to_string(layout.align) +
-                "-byte boundary, got a view that starts between two (" + describe(v) + ")");
+  check_aligned(where, structs, layout.align, v);
 }
 
 // Whether v is an array of the lane type of the vector dtype `vector` (float32 for float4*).
@@ -513,17 +526,14 @@ bool lanes_of_vector(DType vector, const ArgValue& v) {
 template <typename Where>
 void check_whole_vectors(const Where& where, DType vector, const ArgValue& v) {
   const DTypeInfo& info = dtype_info(vector);
-  std::size_t elements = 1;
-  for (auto extent : v.shape) elements *= static_cast<std::size_t>(extent);
   const std::string whole = "whole " + std::string(info.name) + " vectors (" +
                             std::to_string(info.lanes) + " " +
                             std::string(dtype_info(info.base).name) + " each)";
-  if (elements % static_cast<std::size_t>(info.lanes) != 0)
+  if (const std::size_t elements = element_count(v);
+      elements % static_cast<std::size_t>(info.lanes) != 0)
     throw Error(where() + " expects a " + std::string(info.name) + " array, or one of " + whole +
                 ", got " + describe(v) + " of " + std::to_string(elements) + " elements");
-  if (reinterpret_cast<std::uintptr_t>(v.data) % info.align != 0)
-    throw Error(where() + " expects " + whole + " at a " + std::to_string(info.align) +
-                "-byte boundary, got a view that starts between two (" + describe(v) + ")");
+  check_aligned(where, whole, info.align, v);
 }
 
 }  // namespace
