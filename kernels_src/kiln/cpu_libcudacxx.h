@@ -156,29 +156,6 @@ class barrier {
   ::std::ptrdiff_t expected_ = 0;
 };
 
-namespace detail {
-// The calling thread's share (bytes rank, rank + size, ...) of a copy by the threads of g.
-template <class Group>
-void group_copy(const Group& g, void* dst, const void* src, ::std::size_t bytes) {
-  auto* d = static_cast<unsigned char*>(dst);
-  const auto* s = static_cast<const unsigned char*>(src);
-  for (::std::size_t i = g.thread_rank(); i < bytes; i += g.size()) d[i] = s[i];
-}
-}  // namespace detail
-
-// cuda::memcpy_async: the copy happens at once (the cpu backend has no asynchronous copy
-// engine), so it is complete when the barrier it names completes, as CUDA promises. The group
-// form splits the bytes among the group's threads.
-template <thread_scope Scope>
-inline void memcpy_async(void* dst, const void* src, ::std::size_t bytes, barrier<Scope>&) {
-  memcpy(dst, src, bytes);
-}
-template <class Group, thread_scope Scope>
-inline void memcpy_async(const Group& g, void* dst, const void* src, ::std::size_t bytes,
-                         barrier<Scope>&) {
-  detail::group_copy(g, dst, src, bytes);
-}
-
 // cuda::pipeline, as <cuda/pipeline> has it. Copies happen at once here, so what is left of a
 // pipeline is its ordering between threads. One a thread makes for itself (make_pipeline())
 // orders nothing. A block's unified pipeline (make_pipeline(block, &shared_state), every thread
@@ -263,15 +240,20 @@ void pipeline_producer_commit(pipeline<thread_scope_thread>& p, barrier<Scope>&)
   p.producer_commit();
 }
 
-// cuda::memcpy_async into a pipeline's stage: done at once, as with a barrier.
-template <thread_scope Scope>
-inline void memcpy_async(void* dst, const void* src, ::std::size_t bytes, pipeline<Scope>&) {
+// cuda::memcpy_async with a barrier or into a pipeline's stage (Sync): the copy happens at once
+// (the cpu backend has no asynchronous copy engine), so it is complete when the barrier or the
+// stage it names completes, as CUDA promises. The group form splits the bytes among the group's
+// threads.
+template <template <thread_scope> class Sync, thread_scope Scope>
+inline void memcpy_async(void* dst, const void* src, ::std::size_t bytes, Sync<Scope>&) {
   memcpy(dst, src, bytes);
 }
-template <class Group, thread_scope Scope>
+template <class Group, template <thread_scope> class Sync, thread_scope Scope>
 inline void memcpy_async(const Group& g, void* dst, const void* src, ::std::size_t bytes,
-                         pipeline<Scope>&) {
-  detail::group_copy(g, dst, src, bytes);
+                         Sync<Scope>&) {
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  for (::std::size_t i = g.thread_rank(); i < bytes; i += g.size()) d[i] = s[i];
 }
 
 // cuda::aligned_size_t<N>(bytes): a byte count known to be a multiple of N.
