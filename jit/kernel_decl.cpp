@@ -513,6 +513,41 @@ std::optional<KernelSpan> enclosing_kernel(const std::vector<Token>& t,
   return std::nullopt;
 }
 
+// Whether token k of t (brackets paired in match) starts a branch or loop with a header: `if (`,
+// `for (`, `while (`, `switch (` (a do loop's `while` follows its body: it controls nothing
+// after it).
+bool control_at(const std::vector<Token>& t, const std::vector<std::size_t>& match, std::size_t k) {
+  return (is_ident(t[k], "if") || is_ident(t[k], "for") || is_ident(t[k], "while") ||
+          is_ident(t[k], "switch")) &&
+         is_punct(t[k + 1], "(") && match[k + 1] < t.size() &&
+         !(is_ident(t[k], "while") && is_punct(t[match[k + 1] + 1], ";"));
+}
+
+// One past the statement of t starting at k (a block, a branch with its else, a loop, or up to
+// its ';'), at most limit.
+std::size_t statement_end(const std::vector<Token>& t, const std::vector<std::size_t>& match,
+                          std::size_t k, std::size_t limit) {
+  if (k >= limit) return limit;
+  if (is_punct(t[k], "{")) return std::min(match[k] + 1, limit);
+  if (control_at(t, match, k)) {
+    std::size_t e = statement_end(t, match, match[k + 1] + 1, limit);
+    if (is_ident(t[k], "if") && e < limit && is_ident(t[e], "else"))
+      e = statement_end(t, match, e + 1, limit);
+    return e;
+  }
+  if (is_ident(t[k], "do")) {  // do body while (...);
+    const std::size_t e = statement_end(t, match, k + 1, limit);
+    return e + 1 < limit && is_punct(t[e + 1], "(") ? std::min(match[e + 1] + 2, limit) : e;
+  }
+  for (std::size_t j = k; j < limit; ++j) {
+    if ((is_punct(t[j], "(") || is_punct(t[j], "[") || is_punct(t[j], "{")) && match[j] < limit)
+      j = match[j];
+    else if (is_punct(t[j], ";"))
+      return j + 1;
+  }
+  return limit;
+}
+
 // Which values of a kernel may differ between its threads. A name varies when it is assigned
 // (or declared with, or stepped by ++/--) a value that names threadIdx, a call or a varying
 // name, or is assigned inside a branch or loop whose header varies; when it is declared and
@@ -726,37 +761,10 @@ class ThreadValues {
         return false;
     return true;
   }
-  // Whether token k starts a branch or loop with a header: `if (`, `for (`, `while (`,
-  // `switch (` (a do loop's `while` follows its body: it controls nothing after it).
-  bool is_control(std::size_t k) const {
-    return (is_ident(t_[k], "if") || is_ident(t_[k], "for") || is_ident(t_[k], "while") ||
-            is_ident(t_[k], "switch")) &&
-           is_punct(t_[k + 1], "(") && match_[k + 1] < t_.size() &&
-           !(is_ident(t_[k], "while") && is_punct(t_[match_[k + 1] + 1], ";"));
-  }
-  // One past the statement starting at k (a block, a branch with its else, a loop, or up to
-  // its ';'), at most limit.
+  // control_at and statement_end over the kernel's tokens.
+  bool is_control(std::size_t k) const { return control_at(t_, match_, k); }
   std::size_t statement_end(std::size_t k, std::size_t limit) const {
-    if (k >= limit) return limit;
-    if (is_punct(t_[k], "{")) return std::min(match_[k] + 1, limit);
-    if (is_control(k)) {
-      std::size_t e = statement_end(match_[k + 1] + 1, limit);
-      if (is_ident(t_[k], "if") && e < limit && is_ident(t_[e], "else"))
-        e = statement_end(e + 1, limit);
-      return e;
-    }
-    if (is_ident(t_[k], "do")) {  // do body while (...);
-      const std::size_t e = statement_end(k + 1, limit);
-      return e + 1 < limit && is_punct(t_[e + 1], "(") ? std::min(match_[e + 1] + 2, limit) : e;
-    }
-    for (std::size_t j = k; j < limit; ++j) {
-      if ((is_punct(t_[j], "(") || is_punct(t_[j], "[") || is_punct(t_[j], "{")) &&
-          match_[j] < limit)
-        j = match_[j];
-      else if (is_punct(t_[j], ";"))
-        return j + 1;
-    }
-    return limit;
+    return jit::statement_end(t_, match_, k, limit);
   }
   // Whether assignment a runs under a branch or loop whose header varies between threads, to
   // a variable declared outside it: the threads that skip it keep another value. (One
@@ -1085,12 +1093,6 @@ std::vector<SpinWait> shared_spin_waits(const std::vector<Token>& t) {
         return t[k].text;
     return "";
   };
-  auto body_end = [&](std::size_t k) {  // one past the statement at k
-    if (k >= t.size()) return k;
-    if (is_punct(t[k], "{")) return match[k] < t.size() ? match[k] + 1 : t.size();
-    while (k < t.size() && !is_punct(t[k], ";")) ++k;
-    return k + 1;
-  };
   for (std::size_t k = 0; k + 1 < t.size(); ++k) {
     if (t[k].directive || !is_punct(t[k + 1], "(") || match[k + 1] >= t.size()) continue;
     const std::size_t open = k + 1, close = match[open];
@@ -1119,7 +1121,7 @@ std::vector<SpinWait> shared_spin_waits(const std::vector<Token>& t) {
     } else {
       continue;
     }
-    if (body_stop == kNone) body_stop = body_end(body);
+    if (body_stop == kNone) body_stop = statement_end(t, match, body, t.size());
     const std::string flag = reads_flag(cond, cond_end, function_of[k]);
     if (flag.empty() || cond == cond_end || acts(body, std::min(body_stop, t.size())) ||
         acts(cond, cond_end))
