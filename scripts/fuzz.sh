@@ -34,7 +34,7 @@ build kernel_decl tests/fuzz/fuzz_kernel_decl.cpp jit/kernel_decl.cpp jit/lexer.
 build regions tests/fuzz/fuzz_regions.cpp jit/cpu/regions.cpp jit/cpu/region_words.cpp \
   jit/cpu/inline_sync.cpp jit/cpu/signed_indices.cpp jit/cpu/wide_subscripts.cpp \
   jit/cpu/block_groups.cpp jit/cpu/conditionals.cpp jit/cpu/plan.cpp jit/cpu/barrier_macros.cpp \
-  jit/cpu/gpu_casts.cpp \
+  jit/cpu/gpu_casts.cpp jit/cpu/inline_ptx.cpp \
   jit/kernel_decl.cpp \
   jit/lexer.cpp jit/source.cpp
 build rewrites tests/fuzz/fuzz_rewrites.cpp jit/cpu/plan.cpp jit/cpu/regions.cpp \

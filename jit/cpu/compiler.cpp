@@ -23,6 +23,7 @@
 #include "jit/cpu/conditionals.h"
 #include "jit/cpu/gpu_casts.h"
 #include "jit/cpu/host_compiler.h"
+#include "jit/cpu/inline_ptx.h"
 #include "jit/cpu/inline_sync.h"
 #include "jit/cpu/plan.h"
 #include "jit/cpu/prelude_pch.h"
@@ -138,7 +139,7 @@ std::string c_string_body(std::string_view text) {
 // Part of the compiler identity: bump it whenever translation_unit() or the plan (plan.cpp's
 // thread_plans, the scans it rests on) changes what it generates, so that modules cached by an
 // older kiln are built anew.
-constexpr int kTranslationUnitVersion = 13;
+constexpr int kTranslationUnitVersion = 15;
 
 // The GPU architecture device code sees as __CUDA_ARCH__: the one asked for ("sm_90",
 // "compute_86", "90" -> 900, 860, 900), else sm_80's 800 (NVRTC's check compiles for sm_80 too).
@@ -469,6 +470,13 @@ CompileResult CpuCompiler::compile(const CompileRequest& request) {
   }
 }
 
+// The source as every mode compiles it: inline PTX as C++ (the statements it can translate),
+// spin-waits on shared memory yielding to the block's other threads (a GPU runs the thread
+// that sets the flag meanwhile).
+std::string cpu_source(std::string_view source) {
+  return cpu::yield_in_spin_waits(cpu::translate_inline_ptx(source).source);
+}
+
 // After plan's compile failed with e: e again when the error is the user's; otherwise the
 // source as written, its barrier kernels as fibers.
 CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e) {
@@ -486,7 +494,7 @@ CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e)
   // (the reason first: the plan's, which it follows, says how the kernel would have run)
   const std::string what =
       "the " + plan.rewrite_name() + " rewrite did not compile: " + first_error(e.log());
-  const std::string yielded = cpu::yield_in_spin_waits(request.source);
+  const std::string yielded = cpu_source(request.source);
   plan.source = cpu::gpu_integer_casts(cpu::rewrite_lockstep_pointers(yielded));
   plan.checked_pointers = plan.inlined = plan.lowered = plan.widened = plan.chosen_loads = false;
   plan.external_source.clear();
@@ -545,9 +553,8 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
   // kernel bodies resolved where their macros are known (conditionals.h) let the rewrite read
   // them.
   // Barrier macros expanded (barrier_macros.h) let the plan see those barriers as the kernels'.
-  // Spin-waits on shared memory yield to the block's other threads in every mode (a GPU runs
-  // the thread that sets the flag meanwhile).
-  const std::string yielded = cpu::yield_in_spin_waits(request.source);
+  // Inline PTX and spin-waits are read as cpu_source reads them, in every mode.
+  const std::string yielded = cpu_source(request.source);
   Plan plan = [&] {
     const std::string expanded = cpu::expand_barrier_macros(yielded);
     if (!regions_ || check_) {
@@ -573,19 +580,6 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
   if (std::string internal = cpu::internal_kernels(plan.source); internal != plan.source)
     plan.external_source = std::exchange(plan.source, std::move(internal));
   return plan;
-}
-
-// The line of the first inline assembly statement in source (`asm("...")`, `asm volatile`,
-// `__asm__`), or nullopt.
-std::optional<int> inline_assembly_line(std::string_view source) {
-  const std::vector<jit::Token> t = jit::lex(source);
-  for (std::size_t k = 0; k + 1 < t.size(); ++k)
-    if (!t[k].directive &&
-        (jit::is_ident(t[k], "asm") || jit::is_ident(t[k], "__asm__") ||
-         jit::is_ident(t[k], "__asm")) &&
-        (jit::is_punct(t[k + 1], "(") || t[k + 1].kind == jit::Token::ident))
-      return t[k].line;
-  return std::nullopt;
 }
 
 // Whether source needs C++20, which the host compiler is not given by default (its headers
@@ -734,15 +728,14 @@ CompileResult CpuCompiler::compile_once(const Plan& plan) {
         throw CompileError(file + ":" + std::to_string(*line) +
                                ": error: this '{' is never closed (the source ends inside it)",
                            log);
-    // Inline PTX fails in the host's assembler, with its registers: say what it is.
-    std::optional<int> line;
-    if (log.find("Assembler messages") != std::string::npos &&
-        (line = inline_assembly_line(request.source)))
-      throw CompileError(file + ":" + std::to_string(*line) +
-                             ": error: inline PTX assembly (`asm`) runs only on a GPU; the cpu "
-                             "backend cannot compile it (kernels: " +
-                             names + "; `#ifdef KILN_CPU` can give it a C++ equivalent)",
-                         log);
+    // Inline PTX left untranslated fails in the host's assembler: say which and why.
+    if (log.find("Assembler messages") != std::string::npos)
+      if (const auto left = cpu::translate_inline_ptx(request.source).left; !left.empty())
+        throw CompileError(file + ":" + std::to_string(left[0].line) +
+                               ": error: inline PTX the cpu backend cannot run: " + left[0].why +
+                               " (kernels: " + names +
+                               "; `#ifdef KILN_CPU` can give it a C++ equivalent)",
+                           log);
     throw CompileError("cpu backend: cannot compile " +
                            (request.filename.empty() ? std::string("kernel source") : file) +
                            " (kernels: " + names + ") with " + compiler_,

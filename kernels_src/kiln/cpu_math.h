@@ -673,4 +673,29 @@ template <class T> inline bool __isGlobal(const T*) { return true; }
 inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-inline void* __cvta_generic_to_shared(const void* p) { return const_cast<void*>(p); }
+// Address-space conversions: one address space here, so a window address is the pointer's value
+// (as size_t, CUDA's type), and back.
+inline size_t __cvta_generic_to_shared(const void* p) {
+  return size_t(p);
+}
+inline size_t __cvta_generic_to_global(const void* p) {
+  return size_t(p);
+}
+inline size_t __cvta_generic_to_constant(const void* p) {
+  return size_t(p);
+}
+inline size_t __cvta_generic_to_local(const void* p) {
+  return size_t(p);
+}
+inline void* __cvta_shared_to_generic(size_t a) {
+  return (void*)a;
+}
+inline void* __cvta_global_to_generic(size_t a) {
+  return (void*)a;
+}
+inline void* __cvta_constant_to_generic(size_t a) {
+  return (void*)a;
+}
+inline void* __cvta_local_to_generic(size_t a) {
+  return (void*)a;
+}

@@ -35,6 +35,7 @@
 #include "kiln/cpu_math.h"
 #include "kiln/cpu_atomics.h"
 #include "kiln/cpu_sync.h"
+#include "kiln/cpu_ptx.h"
 #include "kiln/cpu_check.h"
 #include "kiln/cpu_modes.h"
 // clang-format on

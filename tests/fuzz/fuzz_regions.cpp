@@ -1,4 +1,4 @@
-// libFuzzer target: cpu::form_regions, and cpu::expand_barrier_macros,
+// libFuzzer target: cpu::form_regions, and cpu::translate_inline_ptx, cpu::expand_barrier_macros,
 // cpu::resolve_kernel_conditionals, cpu::lower_block_groups, cpu::signed_index_arithmetic,
 // cpu::inline_sync_functions and cpu::thread_plans before it and cpu::wide_subscripts and
 // cpu::gpu_integer_casts after it (as the cpu compiler runs them), on arbitrary source text. They
@@ -17,6 +17,7 @@
 #include "jit/cpu/block_groups.h"
 #include "jit/cpu/conditionals.h"
 #include "jit/cpu/gpu_casts.h"
+#include "jit/cpu/inline_ptx.h"
 #include "jit/cpu/inline_sync.h"
 #include "jit/cpu/plan.h"
 #include "jit/cpu/regions.h"
@@ -36,6 +37,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto out = kiln::cpu::form_regions(source, &why);
   if (out && !same_lines(*out, source)) __builtin_trap();
   if (!out && why.empty()) __builtin_trap();  // a refusal says why
+  const kiln::cpu::PtxTranslation ptx = kiln::cpu::translate_inline_ptx(source);
+  if (!same_lines(ptx.source, source)) __builtin_trap();
+  for (const auto& left : ptx.left)  // (each names a line of the source, and why)
+    if (left.line < 1 || left.line > 1 + std::count(source.begin(), source.end(), '\n') ||
+        left.why.empty())
+      __builtin_trap();
   const std::string expanded = kiln::cpu::expand_barrier_macros(source);
   if (!same_lines(expanded, source)) __builtin_trap();
   const std::string resolved = kiln::cpu::resolve_kernel_conditionals(

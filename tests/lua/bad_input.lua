@@ -224,17 +224,31 @@ assert(counter:copy_to_host():sum() == 8 * 8, "three more launches before the ba
 inc[{1, 8}](counter, 8)
 assert(counter:copy_to_host():sum() == 9 * 8)
 
--- Inline PTX: a GPU runs it; the cpu backend says what it is, not the host assembler's errors.
+-- Inline PTX: the cpu backend runs what has a cpu meaning (a lane's index) and names what has
+-- not (an asynchronous copy into shared memory), not the host assembler's errors.
 local lane_asm = cuda.jit([[
 __global__ void lane_asm(int* out) {
   unsigned lane; asm("mov.u32 %0, %%laneid;" : "=r"(lane)); out[threadIdx.x] = lane; }]])
-local lanes = cuda.device_array(32, "int32")
+local lanes = cuda.device_array(64, "int32")
+lane_asm[{ 1, 64 }](lanes)
+assert(lanes:copy_to_host()[64] == 31 and lanes:copy_to_host()[33] == 0)
+local copy_asm = cuda.jit([[
+__global__ void copy_asm(const float* g, float* out) {
+  __shared__ float s[32];
+  unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(&s[threadIdx.x]));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(a), "l"(g + threadIdx.x));
+  asm volatile("cp.async.wait_all;" ::: "memory");
+  __syncthreads();
+  out[threadIdx.x] = s[31 - threadIdx.x]; }]])
+local from = cuda.to_device(array.from({ 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
+                                        18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32 }, "float32"))
+local to = cuda.device_array(32, "float32")
 if cuda.backend() == "cpu" then
-  bad("kernel.cu:2: error: inline PTX assembly (`asm`) runs only on a GPU", function()
-    lane_asm[{ 1, 32 }](lanes) end)
+  bad("kernel.cu:4: error: inline PTX the cpu backend cannot run: `cp.async.ca.shared.global`: a "
+      .. "GPU's shared-memory or tensor-core operation", function() copy_asm[{ 1, 32 }](from, to) end)
 else
-  lane_asm[{ 1, 32 }](lanes)
-  assert(lanes:copy_to_host()[32] == 31)
+  copy_asm[{ 1, 32 }](from, to)
+  assert(to:copy_to_host()[1] == 32)
 end
 
 print("bad_input: ok (" .. checks .. " good launches after bad input)")

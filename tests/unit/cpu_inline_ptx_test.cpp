@@ -1,0 +1,121 @@
+// Inline PTX as C++ (jit/cpu/inline_ptx.h): how statements, operands and lines come out, and
+// which statements are left with their reason. (What the C++ computes: conformance/inline_ptx.)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "jit/cpu/inline_ptx.h"
+
+namespace kiln {
+namespace {
+
+std::size_t lines(const std::string& s) {
+  return std::count(s.begin(), s.end(), '\n');
+}
+
+TEST(CpuInlinePtx, PlainOperandsAreWrittenInPlace) {
+  const auto r = cpu::translate_inline_ptx(
+      "__global__ void k(unsigned* o) {\n"
+      "  unsigned lane;\n"
+      "  asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(lane));\n"
+      "  o[0] = lane;\n"
+      "}\n");
+  EXPECT_TRUE(r.left.empty());
+  EXPECT_EQ(r.source.find("asm"), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("{ kiln_ptx::set((lane), kiln_ptx::get<uint32_t>(((threadIdx.x + "
+                          "blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u))); }\n"
+                          "  o[0] = lane;"),
+            std::string::npos)
+      << r.source;
+}
+
+TEST(CpuInlinePtx, OperandsWithEffectsAreEvaluatedOnce) {
+  const auto r = cpu::translate_inline_ptx(
+      "__device__ void f(unsigned* p, int i) {\n"
+      "  asm(\"add.u32 %0, %1, %1;\" : \"=r\"(p[i]) : \"r\"(g(i++)));\n"
+      "}\n");
+  ASSERT_TRUE(r.left.empty());
+  EXPECT_NE(r.source.find("const auto kiln_ptx_1 = (g(i++));"), std::string::npos) << r.source;
+  EXPECT_NE(
+      r.source.find("kiln_ptx::set((p[i]), kiln_ptx::add(kiln_ptx::get<uint32_t>(kiln_ptx_1), "
+                    "kiln_ptx::get<uint32_t>(kiln_ptx_1)));"),
+      std::string::npos)
+      << r.source;
+}
+
+TEST(CpuInlinePtx, AnInputThatIsAlsoAnOutputIsCopiedFirst) {
+  // GCC reads every input before any output is written: mov writes %0 (x) before add reads %1.
+  const auto r = cpu::translate_inline_ptx(
+      "__device__ void f(unsigned& x) {\n"
+      "  asm(\"mov.u32 %0, 5;\\n\\tadd.u32 %0, %0, %1;\" : \"=&r\"(x) : \"r\"(x));\n"
+      "}\n");
+  ASSERT_TRUE(r.left.empty());
+  EXPECT_NE(r.source.find("const auto kiln_ptx_1 = (x);"), std::string::npos) << r.source;
+}
+
+TEST(CpuInlinePtx, KeepsLinesAndStatementShape) {
+  const std::string source =
+      "__global__ void k(unsigned* o, unsigned a, unsigned b) {\n"
+      "  unsigned lo, hi;\n"
+      "  if (a)\n"
+      "    asm(\"add.cc.u32 %0, %2, %3;\\n\\t\"\n"
+      "        \"addc.u32 %1, 0, 0;\"\n"
+      "        : \"=r\"(lo), \"=r\"(hi)\n"
+      "        : \"r\"(a), \"r\"(b));\n"
+      "  else\n"
+      "    lo = hi = 0;\n"
+      "  o[0] = lo;\n"
+      "}\n";
+  const auto r = cpu::translate_inline_ptx(source);
+  ASSERT_TRUE(r.left.empty());
+  EXPECT_EQ(lines(r.source), lines(source));
+  // (a block in place of the statement and its `;`, so the `else` still follows its `if`)
+  EXPECT_NE(r.source.find("unsigned kiln_ptx_cc = 0;"), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("}\n\n\n\n  else\n    lo = hi = 0;\n  o[0] = lo;"), std::string::npos)
+      << r.source;
+}
+
+TEST(CpuInlinePtx, MacroBodiesBecomeDoWhileStatements) {
+  const std::string source =
+      "#define SYNC() asm volatile(\"bar.sync 0;\" \\\n  ::: \"memory\")\n"
+      "__global__ void k() { SYNC(); }\n";
+  const auto r = cpu::translate_inline_ptx(source);
+  ASSERT_TRUE(r.left.empty());
+  EXPECT_EQ(lines(r.source), lines(source));
+  EXPECT_NE(r.source.find("#define SYNC() do { __syncthreads(); } while (0) \\\n"),
+            std::string::npos)
+      << r.source;
+}
+
+TEST(CpuInlinePtx, LeavesWhatHasNoCpuMeaningWithItsReason) {
+  const std::string source =
+      "asm(\".globl x\");\n"  // file scope: not a statement
+      "__global__ void k(const float* g, unsigned* o) {\n"
+      "  __shared__ float s[32];\n"
+      "  asm volatile(\"\" ::: \"memory\");\n"  // a compiler barrier: the host reads it
+      "  unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(s));\n"
+      "  asm volatile(\"cp.async.ca.shared.global [%0], [%1], 4;\" :: \"r\"(a), \"l\"(g));\n"
+      "  asm volatile(\"ld.shared.u32 %0, [%1];\" : \"=r\"(o[0]) : \"r\"(a));\n"
+      "  asm(\"mov.u32 %0, %%r5;\" : \"=r\"(o[1]));\n"
+      "  asm(\"L1: bra L1;\");\n"
+      "  asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(o[2]) : \"f\"(1.0f));\n"
+      "  asm(\"add.u32 %0, %1, 1;\" :: \"r\"(o[3]), \"r\"(o[4]));\n"
+      "}\n";
+  const auto r = cpu::translate_inline_ptx(source);
+  EXPECT_EQ(r.source, source);
+  ASSERT_EQ(r.left.size(), 6u);
+  const std::string expected[] = {"`cp.async.ca.shared.global`: a GPU's shared-memory",
+                                  "`ld.shared.u32`: a .shared address",
+                                  "`mov.u32`: `%r5` is not an operand",
+                                  "`L1`: a label",
+                                  "`cvt.rn.f16.f32`: its types",
+                                  "`add.u32`: writes an operand that is not an output"};
+  for (std::size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(r.left[i].line, int(i) + 6);
+    EXPECT_EQ(r.left[i].why.rfind(expected[i], 0), 0u) << r.left[i].why;
+  }
+}
+
+}  // namespace
+}  // namespace kiln
