@@ -1623,26 +1623,40 @@ class BodyWriter {
     header_part(semis[0] + 1, semis[1], {});
     header_part(semis[1] + 1, close, own, false, &step_writes);
     if (init_writes.empty() && step_writes.empty()) return;
-    const std::string var = *(init_writes.empty() ? step_writes : init_writes).begin();
-    const bool assigned = own.empty() && init_writes.size() == 1 && is_ident(t_[init], var) &&
-                          is_punct(t_[init + 1], "=") && !is_punct(t_[init + 2], "=") &&
-                          uniform_expr(init + 2, semis[0]);
-    // (or an empty init, `int i = N / 2; for (; i > 1; i /= 2)`, Rodinia's kmeans: the value
-    // every thread's copy already holds is the same)
-    const bool uniform_before = own.empty() && init == semis[0] && init_writes.empty() &&
-                                uniform_since_declaration(var, open - 1);
-    bool uniform_step = step_writes.empty() || (step_writes.size() == 1 && step_writes.count(var));
-    for (std::size_t k = semis[1] + 1; k < close; ++k)
-      if (t_[k].kind == Token::ident && !member_name(k) && t_[k].text != var)
-        if (const Replica* r = replica(t_[k].text); r && !r->uniform) uniform_step = false;
-    for (std::size_t k = close + 1; k < next; ++k)
-      if (is_ident(t_[k], var) && !member_name(k) && (writes(k) || call_argument(k)))
-        uniform_step = false;
-    if (!(assigned || uniform_before) || !uniform_step)
-      throw Refused("a header that writes '" + var + "'");
-    const std::string copy = ", ::kiln_cpu::broadcast(" + *replicated(var) + ", kiln_n_, KILN_LEAD)";
-    if (assigned) edits_.push_back({t_[semis[0]].begin, t_[semis[0]].begin, copy});
-    if (!step_writes.empty()) edits_.push_back({t_[close].begin, t_[close].begin, copy});
+    // (GPU Gems' N-body: `for (i = 0, tile = 0; i < N; i += p, tile++)`, each variable alike)
+    std::set<std::string> vars = init_writes;
+    vars.insert(step_writes.begin(), step_writes.end());
+    // The init's `var = uniform` parts, split at its top-level commas.
+    std::set<std::string> assigned;
+    for (std::size_t b = init, k = init; own.empty() && k <= semis[0]; ++k) {
+      if (k < semis[0] && (is_punct(t_[k], "(") || is_punct(t_[k], "[") || is_punct(t_[k], "{")))
+        k = match_[k];
+      if (k < semis[0] && !is_punct(t_[k], ",")) continue;
+      if (k > b + 2 && t_[b].kind == Token::ident && is_punct(t_[b + 1], "=") &&
+          !is_punct(t_[b + 2], "=") && uniform_expr(b + 2, k))
+        assigned.insert(t_[b].text);
+      b = k + 1;
+    }
+    for (const std::string& var : vars) {
+      // (or an empty init, `int i = N / 2; for (; i > 1; i /= 2)`, Rodinia's kmeans: the value
+      // every thread's copy already holds is the same)
+      const bool uniform_before =
+          own.empty() && init == semis[0] && uniform_since_declaration(var, open - 1);
+      const bool set = init_writes.count(var) ? assigned.count(var) && assigned == init_writes
+                                              : init_writes.empty() && uniform_before;
+      bool uniform_step = true;
+      for (std::size_t k = semis[1] + 1; k < close; ++k)
+        if (t_[k].kind == Token::ident && !member_name(k) && !vars.count(t_[k].text))
+          if (const Replica* r = replica(t_[k].text); r && !r->uniform) uniform_step = false;
+      for (std::size_t k = close + 1; k < next; ++k)
+        if (is_ident(t_[k], var) && !member_name(k) && (writes(k) || call_argument(k)))
+          uniform_step = false;
+      if (!set || !uniform_step) throw Refused("a header that writes '" + var + "'");
+      const std::string copy =
+          ", ::kiln_cpu::broadcast(" + *replicated(var) + ", kiln_n_, KILN_LEAD)";
+      if (init_writes.count(var)) edits_.push_back({t_[semis[0]].begin, t_[semis[0]].begin, copy});
+      if (step_writes.count(var)) edits_.push_back({t_[close].begin, t_[close].begin, copy});
+    }
   }
 
   // Whether var, declared before token before in the same block with a uniform initialiser

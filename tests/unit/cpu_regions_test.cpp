@@ -92,7 +92,8 @@ TEST(CpuRegions, DeclinesWhatItCannotRewriteSafely) {
   for (const char* body : {"int s = threadIdx.x; for (; s < n; s += 32) __syncthreads();",
                            "int s, t = x[threadIdx.x]; for (s = 0; s < n; s += t) __syncthreads();",
                            "int s; for (s = 0; s < n; s++) { s += x[0]; __syncthreads(); }",
-                           "int s, u; for (s = 0, u = 1; s < n; s++) __syncthreads();",
+                           "int t = x[threadIdx.x], s, u; for (s = 0, u = t; s < n; s++) "
+                           "__syncthreads();",
                            "int s = n; while ((s >>= 1) > 0) __syncthreads();"})
     EXPECT_NE(declined(kernel(body)).find("writes 's'"), std::string::npos) << body;
 }
@@ -457,6 +458,37 @@ __global__ void k(const int* in, int* out) {
     for (int q = 0; q < t % 4; ++q) j += in[q];
     ASSERT_EQ(out.host()[t], sum * 100 + 0 * 10 + j) << t;
   }
+}
+
+// Several such variables in one header (GPU Gems 3's N-body: `for (i = 0, tile = 0; i < N;
+// i += p, tile++)`): each is assigned a uniform value and stepped by uniform values, so each is
+// copied from the leader's. Against the host.
+TEST(CpuRegions, HeadersWriteSeveralVariablesDeclaredBeforeTheLoop) {
+  const std::string src = R"(
+__global__ void k(const float* x, float* out, int n) {
+  __shared__ float sh[32];
+  int i, tile;
+  float acc = 0.f;
+  for (i = 0, tile = 0; i < n; i += blockDim.x, tile++) {
+    sh[threadIdx.x] = x[tile * blockDim.x + threadIdx.x] * (tile + 1);
+    __syncthreads();
+    for (int j = 0; j < blockDim.x; ++j) acc += sh[j];
+    __syncthreads();
+  }
+  out[threadIdx.x] = acc + i * 1000 + tile * 100000;
+})";
+  auto r = cpu::form_regions(src);
+  ASSERT_TRUE(r) << declined(src);
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions");
+  std::vector<float> x(128);
+  for (int q = 0; q < 128; ++q) x[q] = float(q % 7);
+  Buffer<float> dx(x), out(32, -1);
+  launch(*b.kernel, {1}, {32}, 0, dx.p, out.p, 128);
+  float acc = 0;
+  for (int tile = 0; tile < 4; ++tile)
+    for (int j = 0; j < 32; ++j) acc += x[tile * 32 + j] * float(tile + 1);
+  for (int t = 0; t < 32; ++t) ASSERT_EQ(out.host()[t], acc + 128 * 1000 + 4 * 100000) << t;
 }
 
 // A barrier loop with an empty init over a variable declared just before it with a value every
