@@ -729,7 +729,9 @@ CompileResult CpuCompiler::compile_once(const Plan& plan) {
                                ": error: this '{' is never closed (the source ends inside it)",
                            log);
     // Inline PTX left untranslated fails in the host's assembler: say which and why.
-    if (log.find("Assembler messages") != std::string::npos)
+    // (or GCC's own complaint about its operands: "impossible constraint in 'asm'")
+    if (log.find("Assembler messages") != std::string::npos ||
+        log.find("in 'asm'") != std::string::npos || log.find("in ‘asm’") != std::string::npos)
       if (const auto left = cpu::translate_inline_ptx(request.source).left; !left.empty())
         throw CompileError(file + ":" + std::to_string(left[0].line) +
                                ": error: inline PTX the cpu backend cannot run: " + left[0].why +

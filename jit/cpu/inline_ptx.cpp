@@ -1004,9 +1004,9 @@ PtxTranslation translate_inline_ptx(std::string_view source) {
     if (!(is_ident(t[k], "asm") || is_ident(t[k], "__asm__") || is_ident(t[k], "__asm"))) continue;
     if (!t[k].directive && depth == 0) continue;  // (a file-scope asm: not a statement)
     std::size_t open = k + 1;
-    while (
-        open < t.size() && t[open].kind == Token::ident &&
-        (t[open].text == "volatile" || t[open].text == "__volatile__" || t[open].text == "inline"))
+    while (open < t.size() && t[open].kind == Token::ident &&
+           (t[open].text == "volatile" || t[open].text == "__volatile__" ||
+            t[open].text == "inline" || t[open].text == "goto"))
       ++open;
     if (open >= t.size() || !is_punct(t[open], "(")) continue;
     const std::size_t close = closing(t, open);
