@@ -582,6 +582,11 @@ std::shared_ptr<const StructLayout> Kernel::struct_layout(
                p.kind == ParamKind::pointer && bytes == sizeof(void*)) {
       f.dtype = p.dtype;  // (a functor's `const float* table`, a parameter block's pointers)
       f.pointer = true;
+      f.untyped = p.untyped;
+    } else if (bytes == sizeof(void*) && std::count(type.begin(), type.end(), '*') == 1 &&
+               type.find_last_not_of(" \t") == type.rfind('*')) {
+      // (a pointer to structs, CUDA by Example's `Entry* pool`: any device array of their bytes)
+      f.pointer = f.untyped = true;
     }
     layout->fields.push_back(std::move(f));
   }

@@ -1145,12 +1145,47 @@ bool uses_barriers(std::string_view source) {
   return scan_sync(source).any();
 }
 
+namespace {
+
+// The first declarator's name of the declaration whose later declarator is toks[k] (after a
+// `,`): back over the declarators before it (their extents and `= ...` or `{...}`
+// initialisers) to the `,` after the first; toks.size() when it is no such list.
+std::size_t first_declarator(const std::vector<Token>& toks, std::size_t k) {
+  int depth = 0;
+  std::size_t name = toks.size();
+  for (std::size_t j = k; j-- > 0;) {
+    const Token& t = toks[j];
+    if (t.directive) break;
+    if (is_punct(t, "]") || is_punct(t, ")") || is_punct(t, "}")) ++depth;
+    if (is_punct(t, "[") || is_punct(t, "(") || is_punct(t, "{")) {
+      if (depth == 0) break;
+      --depth;
+    }
+    if (depth > 0) continue;
+    if (is_punct(t, ";")) break;
+    if (is_punct(t, ",")) {
+      name = toks.size();
+      continue;
+    }
+    // (a declarator's name: an identifier after a `,`, or the last of the type's words)
+    if (t.kind == Token::ident && name == toks.size()) name = j;
+    if (t.kind == Token::ident && j > 0 && toks[j - 1].kind == Token::ident && name == j) break;
+  }
+  return name;
+}
+
+}  // namespace
+
 std::optional<GlobalDecl> find_global(std::string_view source, std::string_view name) {
   std::vector<Token> toks = lex(source);
   for (std::size_t k = 0; k < toks.size(); ++k) {
     if (toks[k].directive || !is_ident(toks[k], name)) continue;
+    // A later declarator (`__constant__ float kx[N], ky[N];`) has the first one's type.
+    const std::size_t declarator =
+        k > 0 && is_punct(toks[k - 1], ",") ? first_declarator(toks, k) : k;
+    if (declarator == toks.size()) continue;
     // Back over the type's words to the __constant__ / __device__ that makes it a global.
-    std::size_t first = k;
+    std::size_t first = declarator;
     bool global = false;
     while (first > 0 && !toks[first - 1].directive &&
            (toks[first - 1].kind == Token::ident || is_punct(toks[first - 1], "::"))) {
@@ -1159,7 +1194,7 @@ std::optional<GlobalDecl> find_global(std::string_view source, std::string_view 
     }
     if (!global) continue;
     GlobalDecl decl;
-    for (std::size_t j = first; j < k; ++j) {
+    for (std::size_t j = first; j < declarator; ++j) {
       const std::string& w = toks[j].text;
       if (w == "__constant__" || w == "__device__" || w == "const" || w == "volatile" ||
           w == "static" || w == "extern" || w == "__managed__")

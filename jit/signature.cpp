@@ -62,6 +62,20 @@ std::string join_words(const std::vector<std::string>& words, std::size_t b, std
   return out;
 }
 
+// Whether words spell `void` with qualifiers (`const void`, `void const volatile`); sets
+// *is_const when const.
+bool void_words(const std::vector<std::string>& words, bool* is_const) {
+  bool seen = false;
+  for (const std::string& w : words)
+    if (w == "void" && !seen)
+      seen = true;
+    else if (w == "const")
+      *is_const = true;
+    else if (!is_ignorable_qualifier(w))
+      return false;
+  return seen;
+}
+
 // The element type of a scalar spelling such as "const float" or "float const": its dtype and
 // whether it was const. nullopt when not a kiln scalar.
 std::optional<DType> scalar_of(const std::vector<std::string>& words, bool* is_const) {
@@ -330,8 +344,9 @@ void convert_struct(const Where& where, const StructLayout& layout, const ArgVal
     if (f.pointer) {  // (a device array's address; a host array would need staging)
       const std::string_view dtype = dtype_info(f.dtype).name;
       if (value->kind != ArgValue::Kind::null_pointer &&
-          (value->kind != ArgValue::Kind::device_array || value->dtype != f.dtype))
-        throw Error(field_where() + " (" + f.type + ") expects a " + std::string(dtype) +
+          (value->kind != ArgValue::Kind::device_array || (value->dtype != f.dtype && !f.untyped)))
+        throw Error(field_where() + " (" + f.type + ") expects " +
+                    (f.untyped ? "a" : "a " + std::string(dtype)) +
                     " device array (or cuda.null), got " + describe(*value));
       const void* address = value->kind == ArgValue::Kind::null_pointer ? nullptr : value->data;
       std::memcpy(out + f.offset, &address, sizeof address);
@@ -405,14 +420,28 @@ ParamType classify_param(std::string_view cpp_type) {
       if (stars++ == 0) star = k;
     }
   }
-  if (stars > 1) return p;  // pointers to pointers
+  if (stars == 2 && core.back() == "*" && core[core.size() - 2] == "*") {
+    // A pointer to pointers (CUDA by Example's `Entry** entries`): an array of addresses,
+    // uint64 (zeros are null pointers; the kernel fills them in).
+    p.kind = ParamKind::pointer;
+    p.dtype = DType::uint64;
+    return p;
+  }
+  if (stars > 1) return p;  // (`float* const*`, deeper pointers)
   if (stars == 1) {
     for (std::size_t k = star + 1; k < core.size(); ++k)  // "* const", "* __restrict__"
       if (core[k] != "const" && !is_ignorable_qualifier(core[k])) return p;
     bool is_const = false;
-    std::optional<DType> dt = scalar_of(
-        std::vector<std::string>(core.begin(), core.begin() + static_cast<std::ptrdiff_t>(star)),
-        &is_const);
+    const std::vector<std::string> pointee(core.begin(),
+                                           core.begin() + static_cast<std::ptrdiff_t>(star));
+    std::optional<DType> dt = scalar_of(pointee, &is_const);
+    if (!dt && void_words(pointee, &is_const)) {  // `void*`, `const void*`: bytes of any array
+      p.kind = ParamKind::pointer;
+      p.dtype = DType::uint8;
+      p.untyped = true;
+      p.is_const = is_const;
+      return p;
+    }
     if (!dt) return p;
     p.kind = ParamKind::pointer;
     p.dtype = *dt;
@@ -580,6 +609,8 @@ void ArgPack::add(const std::string& kernel, int position, const std::string& pa
   } else if (param.kind == ParamKind::struct_pointer) {
     check_whole_structs(where, *param.layout, value);
     std::memcpy(bytes, &value.data, sizeof(void*));
+  } else if (param.kind == ParamKind::pointer && param.untyped && is_array_value(value)) {
+    std::memcpy(bytes, &value.data, sizeof(void*));  // (`void*`: the kernel casts it)
   } else if (param.kind == ParamKind::pointer && lanes_of_vector(param.dtype, value)) {
     check_whole_vectors(where, param.dtype, value);  // (`const uchar3* rgb` of an {h, w, 3} uint8)
     std::memcpy(bytes, &value.data, sizeof(void*));
@@ -591,7 +622,8 @@ void ArgPack::add(const std::string& kernel, int position, const std::string& pa
       std::string want = param.kind == ParamKind::array
                              ? (param.ndim == 8 ? "an " : "a ") + std::to_string(param.ndim) +
                                    "-d " + elem + " array"
-                             : article + elem + " array";
+                         : param.untyped ? "an array of any dtype"
+                                         : article + elem + " array";
       throw Error(where() + " expects " + want +
                   (param.kind == ParamKind::pointer ? " (or cuda.null)" : "") + ", got " +
                   describe(value, param.kind == ParamKind::array));

@@ -33,6 +33,7 @@ struct StructLayout {
     DType dtype = DType::float32;
     bool settable = false;  // a scalar or vector kiln knows
     bool pointer = false;   // a pointer to dtype, set from a device array or cuda.null
+    bool untyped = false;   // a `void*` pointer: any device array's address
     std::size_t offset = 0;
     std::size_t count = 1;  // elements: 3 for `double w[3]`
   };
@@ -45,6 +46,7 @@ struct ParamType {
   ParamKind kind = ParamKind::unsupported;
   DType dtype = DType::float32;  // the scalar type, or the pointee / element type
   bool is_const = false;         // pointee const-qualified
+  bool untyped = false;          // a `void*`: any array's address
   int ndim = 0;                  // for kiln::Array
   std::string spelling;          // as given, for messages: "float const*"
   std::shared_ptr<const StructLayout> layout;  // for structure and struct_pointer

@@ -665,17 +665,17 @@ int module_index(lua_State* L) {
 // The element type and element count of a global named in source:
 // "__constant__ float w[9];" -> float32, 9. The count is 0 when an extent is not a plain number
 // (`c_K[KERNEL_LENGTH]`): the compiled module then says how big the global is (the backends
-// check every write against the symbol's size), whatever expression gives it.
-std::pair<DType, long> declared_global(const std::string& text, const std::string& name) {
+// check every write against the symbol's size), whatever expression gives it. A global of
+// another type (a struct) has no dtype; *type is its spelling.
+std::pair<std::optional<DType>, long> declared_global(const std::string& text,
+                                                      const std::string& name, std::string* type) {
   std::optional<jit::GlobalDecl> decl = jit::find_global(text, name);
   if (!decl)
     throw Error("set_constant: no __constant__ or __device__ variable '" + name +
                 "' in the module");
+  *type = decl->type.size() > 60 ? decl->type.substr(0, 60) + "..." : decl->type;
   std::optional<DType> t = dtype_of_cpp(decl->type);
-  if (!t)
-    throw Error("set_constant: '" + name + "' has type '" +
-                (decl->type.size() > 60 ? decl->type.substr(0, 60) + "..." : decl->type) +
-                "', not a scalar or vector type kiln can set");
+  if (!t) return {std::nullopt, 0};
   long count = 1;
   for (std::string e : decl->extents) {
     e.erase(0, e.find_first_not_of(" \t\n"));
@@ -716,7 +716,21 @@ int module_set_constant(lua_State* L) {
   return protect(L, [&] {
     std::string name = lua_tostring(L, 2);
     jit::ArgValue scalar = arg_value(L, 3);
-    auto [dtype, extent] = declared_global(m->source->text(), name);
+    std::string type;
+    const auto [declared, extent] = declared_global(m->source->text(), name, &type);
+    if (!declared) {
+      // A struct global (`__constant__ Sphere s[SPHERES];`, CUDA by Example's ray tracer) takes
+      // the bytes of whole structs, as a struct parameter takes an array: a float32 array of
+      // their fields in order, say. (The backends refuse more bytes than the global holds.)
+      if (!values)
+        throw Error("set_constant: '" + name + "' has type '" + type +
+                    "': give a host array of its bytes (whole structs, their fields in order)");
+      set_module_global(*m, name,
+                        std::vector<char>(static_cast<char*>(values->data()),
+                                          static_cast<char*>(values->data()) + values->nbytes()));
+      return 0;
+    }
+    const DType dtype = *declared;
     std::vector<char> bytes;
     const DTypeInfo& info = dtype_info(dtype);
     if (values) {

@@ -124,10 +124,12 @@ std::optional<DType> dtype_of_cpp(std::string_view spelling) {
       {"nv_bfloat16", DType::bfloat16},
       {"half2", DType::half2},
       {"nv_bfloat162", DType::bfloat162},
+      {"dim3", DType::uint3},  // (three unsigned ints, as uint3)
   };
   std::string s = normalise(spelling);
-  // (the standard's names in their namespaces: std::int8_t, ::cuda::std::size_t)
-  for (std::string_view space : {"::", "cuda::", "std::"})
+  // (the standard's names in their namespaces: std::int8_t, ::cuda::std::size_t; and uint3 and
+  // dim3 as the cpu backend's prelude declares them, in kiln_cpu)
+  for (std::string_view space : {"::", "kiln_cpu::", "cuda::", "std::"})
     if (s.starts_with(space)) s.erase(0, space.size());
   for (const Alias& a : kAliases)
     if (s == a.cpp) return a.t;

@@ -60,6 +60,72 @@ for name, value in pairs(named) do
   local ho = o:copy_to_host()
   for i = 1, 8 do assert(ho[i] == value, "kernel " .. name) end
 end
+-- Textbook declarations: several __constant__ arrays on one line (PMPP's MRI-Q), `void*`
+-- parameters cast in the kernel (GPU Gems' N-body), and `dim3` / `uint3` by value.
+local book = cuda.module([[
+#define CHUNK 4
+__constant__ float kx_c[CHUNK], ky_c[CHUNK], kz_c[CHUNK];
+__constant__ int a_c = 1, b_c;
+__global__ void mriq(float* out) {
+  int i = threadIdx.x;
+  out[i] = kx_c[i] + 10 * ky_c[i] + 100 * kz_c[i] + 1000 * (a_c + b_c);
+}
+__global__ void bodies(void* positions, const void* scale, dim3 grid, uint3 extra, unsigned* out) {
+  float4* p = (float4*)positions;
+  const double s = ((const double*)scale)[1];
+  int i = threadIdx.x;
+  p[i].w = (float)(p[i].x * s);
+  if (i == 0) out[0] = grid.x * 100 + grid.y * 10 + grid.z + 1000 * (extra.x + extra.y + extra.z);
+}]])
+book:set_constant("kx_c", array.from({ 1, 2, 3, 4 }, "float32"))
+book:set_constant("ky_c", array.from({ 5, 6, 7, 8 }, "float32"))
+book:set_constant("kz_c", array.from({ 9, 1, 2, 3 }, "float32"))
+book:set_constant("b_c", 4)
+local q = cuda.device_array(4, "float32")
+book.mriq[{ 1, 4 }](q)
+local hq = q:copy_to_host()
+for i, want in ipairs({ 5951, 5162, 5273, 5384 }) do
+  assert(hq[i] == want, ("mriq[%d]: %g, want %g"):format(i, hq[i], want))
+end
+local pos = cuda.to_device(array.from({ 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0 }, "float32"))
+local u = cuda.device_array(1, "uint32")
+book.bodies[{ 1, 3 }](pos, cuda.to_device(array.from({ 0.5, 1.5 }, "float64")), { 4, 5, 6 }, { 1, 2, 3 }, u)
+local hp = pos:copy_to_host()
+assert(hp[4] == 1.5 and hp[8] == 3 and hp[12] == 4.5, "void* positions")
+assert(u:copy_to_host()[1] == 6456, "dim3 and uint3 by value: " .. u:copy_to_host()[1])
+ok, err = pcall(function() book.bodies[{ 1, 3 }](1.5, pos, { 1, 1, 1 }, { 0, 0, 0 }, u) end)
+assert(not ok and tostring(err):find("parameter 1 'positions' (void*) expects an array of any dtype", 1, true), tostring(err))
+
+-- A __constant__ array of structs (CUDA by Example's ray tracer) from the bytes of whole structs.
+local tracer = cuda.module([[
+struct Sphere { float r, g, b, radius, x, y, z; };
+__constant__ Sphere spheres[2];
+__global__ void radii(float* out) { out[threadIdx.x] = spheres[threadIdx.x].radius + spheres[threadIdx.x].z; }]])
+tracer:set_constant("spheres", array.from({ 0, 0, 0, 5, 0, 0, 0.25, 0, 0, 0, 7, 0, 0, 0.5 }, "float32"))
+local radii = cuda.device_array(2, "float32")
+tracer.radii[{ 1, 2 }](radii)
+assert(radii:copy_to_host()[1] == 5.25 and radii:copy_to_host()[2] == 7.5, "struct constants")
+ok, err = pcall(function() tracer:set_constant("spheres", array.zeros(15, "float32")) end)
+assert(not ok, "more bytes than the struct array holds are refused")
+ok, err = pcall(function() tracer:set_constant("spheres", 1) end)
+assert(not ok and tostring(err):find("has type 'Sphere': give a host array of its bytes", 1, true), tostring(err))
+
+-- A struct parameter whose field points to structs (CUDA by Example's hash table).
+local table_m = cuda.module([[
+struct Entry { unsigned int key; int value; Entry* next; };
+struct Table { int count; Entry** entries; Entry* pool; };
+__global__ void second_value(Table t, Entry** heads, int* out) {
+  t.entries[1] = &t.pool[1];
+  heads[0] = t.entries[1];
+  out[0] = t.entries[1]->value + t.count + (heads[1] == NULL);
+}]])
+local entries = cuda.to_device(array.from({ 0, 0, 0, 0, 5, 6, 0, 0 }, "int32"))  -- two of 16 bytes
+local got, slots = cuda.device_array(1, "int32"), cuda.to_device(array.zeros(2, "uint64"))
+table_m.second_value[{ 1, 1 }]({ count = 2, entries = slots, pool = entries },
+                               cuda.to_device(array.zeros(2, "uint64")), got)
+assert(got:copy_to_host()[1] == 9, "fields pointing to structs and to pointers: " .. got:copy_to_host()[1])
+assert(slots:copy_to_host()[2] ~= 0 and slots:copy_to_host()[1] == 0, "Entry** filled by the kernel")
+
 -- `main` cannot be a kernel in CUDA: the error says so.
 ok, err = pcall(function() cuda.module("__global__ void main(int* o) { o[0] = 1; }").main[{ 1, 1 }](cuda.device_array(1, "int32")) end)
 assert(not ok and tostring(err):find("main"), tostring(err))

@@ -533,6 +533,29 @@ __global__ void k(float* x) { float c_K = 1; x[0] = c_K; })";
   EXPECT_TRUE(find_global(huge + "zz;", "zz"));
 }
 
+TEST(JitFindGlobal, LaterDeclaratorsHaveTheFirstOnesType) {
+  // PMPP's MRI-Q: `__constant__ float kx_c[CHUNK], ky_c[CHUNK], kz_c[CHUNK];`
+  const char* src = R"(__constant__ float kx_c[CHUNK], ky_c[CHUNK], kz_c[2 * CHUNK];
+__constant__ unsigned int a_c = 1, b_c{2}, w_c[3] = {1, 2, 3}, z_c;
+__device__ void f(int p, float q) { int r, s; }
+float host_x, host_y;)";
+  std::optional<GlobalDecl> ky = find_global(src, "ky_c");
+  ASSERT_TRUE(ky);
+  EXPECT_EQ(ky->type, "float");
+  EXPECT_EQ(ky->extents, std::vector<std::string>{"CHUNK"});
+  std::optional<GlobalDecl> kz = find_global(src, "kz_c");
+  ASSERT_TRUE(kz);
+  EXPECT_EQ(kz->extents, std::vector<std::string>{"2 * CHUNK"});
+  for (const char* name : {"b_c", "w_c", "z_c"}) {
+    std::optional<GlobalDecl> g = find_global(src, name);
+    ASSERT_TRUE(g) << name;
+    EXPECT_EQ(g->type, "unsigned int") << name;
+  }
+  EXPECT_EQ(find_global(src, "w_c")->extents, std::vector<std::string>{"3"});
+  // Parameters, locals and host variables are no globals of a module.
+  for (const char* name : {"q", "s", "host_y"}) EXPECT_FALSE(find_global(src, name)) << name;
+}
+
 // `static` goes from namespace-scope __constant__ and __device__ variables (columns kept), so
 // that m:set_constant finds them by name; functions, a function's statics, and statics that are
 // no GPU globals stay.

@@ -89,8 +89,8 @@ TEST(JitClassifyParam, Arrays) {
 
 TEST(JitClassifyParam, Unsupported) {
   for (const char* s :
-       {"float&", "const float&", "float**", "float const* const*", "Foo", "struct Foo",
-        "kiln::Array<T, 2>", "kiln::Array<float, N>", "kiln::Array<float, 0>", "void*", "float[4]",
+       {"float&", "const float&", "float const* const*", "Foo", "struct Foo", "kiln::Array<T, 2>",
+        "kiln::Array<float, N>", "kiln::Array<float, 0>", "float***", "float* const*", "float[4]",
         "T*", "__half&", "float5", "void (*)(int)", ""}) {
     EXPECT_EQ(classify_param(s).kind, ParamKind::unsupported) << s;
   }
@@ -108,6 +108,23 @@ TEST(JitClassifyParam, SixteenBitFloats) {
   p = classify_param("__half2*");
   EXPECT_EQ(p.kind, ParamKind::pointer);
   EXPECT_EQ(p.dtype, DType::half2);
+}
+
+TEST(JitClassifyParam, PointersToPointersTakeAddresses) {
+  for (const char* s : {"Entry**", "float**", "void**", "const char**"}) {
+    const ParamType p = classify_param(s);
+    EXPECT_EQ(p.kind, ParamKind::pointer) << s;
+    EXPECT_EQ(p.dtype, DType::uint64) << s;
+  }
+}
+
+TEST(JitClassifyParam, Dim3AndUint3AsTheCpuBackendSpellsThem) {
+  for (const char* s : {"dim3", "uint3", "kiln_cpu::uint3", "kiln_cpu::dim3"}) {
+    const ParamType p = classify_param(s);
+    EXPECT_EQ(p.kind, ParamKind::scalar) << s;
+    EXPECT_EQ(p.dtype, DType::uint3) << s;
+  }
+  EXPECT_EQ(classify_param("kiln_cpu::uint3 const*").dtype, DType::uint3);
 }
 
 TEST(JitClassifyParam, VectorTypes) {
@@ -283,6 +300,24 @@ TEST(JitArgPack, HostArraysPassTheirDataPointer) {
   EXPECT_EQ(read<void*>(pack, 0), static_cast<void*>(buf));
 }
 
+TEST(JitArgPack, VoidPointersTakeAnyArray) {
+  // GPU Gems' N-body `calculate_forces(void* devX, ...)`: the kernel casts the address.
+  ParamType p = classify_param("void const*");
+  EXPECT_EQ(p.kind, ParamKind::pointer);
+  EXPECT_TRUE(p.untyped);
+  EXPECT_TRUE(p.is_const);
+  EXPECT_TRUE(classify_param("void*").untyped);
+  EXPECT_FALSE(classify_param("void*").is_const);
+  EXPECT_FALSE(classify_param("float*").untyped);
+  ArgPack pack;
+  double d[2];
+  int i[3];
+  pack.add("k", 1, "p", classify_param("void*"), device_array(DType::float64, d, {2}));
+  pack.add("k", 2, "q", classify_param("const void*"), device_array(DType::int32, i, {3}));
+  EXPECT_EQ(read<void*>(pack, 0), static_cast<void*>(d));
+  EXPECT_EQ(read<void*>(pack, 1), static_cast<void*>(i));
+}
+
 // The message add() throws for this parameter and value; "" when it does not throw.
 std::string error_of(const char* type, const ArgValue& v, const char* name = "x") {
   ArgPack pack;
@@ -296,6 +331,7 @@ std::string error_of(const char* type, const ArgValue& v, const char* name = "x"
 
 TEST(JitArgPack, ArrayErrors) {
   int d[1];
+
   EXPECT_EQ(error_of("float*", device_array(DType::int32, d, {1})),
             "kernel 'scale': parameter 1 'x' (float*) expects a float32 array (or cuda.null), got "
             "an int32 "
@@ -312,6 +348,9 @@ TEST(JitArgPack, ArrayErrors) {
   EXPECT_EQ(error_of("float*", other("string")),
             "kernel 'scale': parameter 1 'x' (float*) expects a float32 array (or cuda.null), got "
             "a string");
+  EXPECT_EQ(error_of("void*", other("string")),
+            "kernel 'scale': parameter 1 'x' (void*) expects an array of any dtype (or "
+            "cuda.null), got a string");
   EXPECT_EQ(error_of("float*", other("nil"), ""),
             "kernel 'scale': parameter 1 (float*) expects a float32 array (or cuda.null), got nil");
   EXPECT_EQ(error_of("kiln::Array<float, 2>", device_array(DType::float32, d, {4})),
