@@ -692,16 +692,18 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
   }
   spec->program = spec->build.build->module->kernel(spec->lowered_name);
   if (!spec->build.build->globals_applied) apply_globals(*spec->build.build);
-  note_fibers(*spec->program);
+  note_fibers(*spec->program, name_expression);
   return spec;
 }
 
-void Kernel::note_fibers(const Program& program) {
+void Kernel::note_fibers(const Program& program, const std::string& name_expression) {
   if (fibers_noted_ || !jit_->options().on_note) return;
   KernelAttributes a = program.attributes();
   if (a.threads != "fibers") return;
   fibers_noted_ = true;
-  jit_->options().on_note("kernel '" + decl_.name +
+  // (a template's instance by its arguments: `reduce<256>`, not five notes alike)
+  const bool instance = name_expression.find('<') != std::string::npos;
+  jit_->options().on_note("kernel '" + (instance ? name_expression : decl_.name) +
                           "' runs its threads as fibers, several times slower than a thread "
                           "loop: " +
                           a.why);

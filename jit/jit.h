@@ -208,7 +208,7 @@ class Kernel {
   void reload_if_edited();
   std::vector<std::string> textures_read() const;
   // Tells options().on_note, once, that this kernel runs as fibers and why.
-  void note_fibers(const Program& program);
+  void note_fibers(const Program& program, const std::string& name_expression);
 
   std::shared_ptr<Jit> jit_;
   std::shared_ptr<SourceText> source_;

@@ -1558,6 +1558,27 @@ class BodyWriter {
       scopes_.pop_back();
       return;
     }
+    // `do body while (cond);` as the while loop it is, its header read after the body: the
+    // leader's copy decides for the block, as a header does (NVIDIA's `do { stride >>= 1;
+    // __syncthreads(); ... } while (stride > 1);`).
+    if (is_ident(t, "do") && has_block_barrier(i, next)) {
+      const std::size_t body_end = statement_end(i + 1);  // (its `while`)
+      const std::size_t open = body_end + 1, close = match_[open];
+      scopes_.emplace_back();
+      header_part(open + 1, close, {});
+      warp_loops_.push_back(false);
+      loops_.push_back("kiln_j" + std::to_string(++counter_) + "_");
+      loop_flags_at_.push_back(edits_.size());
+      aheads_.push_back(Ahead{});
+      edits_.push_back({t.begin, t.begin, ""});
+      sub_statement(i + 1, body_end, true);
+      loops_.pop_back();
+      warp_loops_.pop_back();
+      loop_flags_at_.pop_back();
+      aheads_.pop_back();
+      scopes_.pop_back();
+      return;
+    }
     if (is_ident(t, "if") && !has_block_barrier(i, next)) {
       predicated_if(i, next);
       return;

@@ -104,7 +104,7 @@ out=$(run "$script")
 [ "$(grep -c '^fibers|its body does not synchronise, but it may call code that does: warp or group operation __shfl_xor_sync at kernel.cu:2$' <<<"$out")" = 1 ] &&
   grep -q '^loop|no barrier or warp operation$' <<<"$out" ||
   fail "plans of kernels beside a device function that synchronises: '$out'"
-[ "$(grep -c 'note: kernel .pairs. runs its threads as fibers.*__shfl_xor_sync' "$work/err")" = 1 ] ||
+[ "$(grep -c 'note: kernel .pairs<float>. runs its threads as fibers.*__shfl_xor_sync' "$work/err")" = 1 ] ||
   fail "one note for two specialisations: $(cat "$work/err")"
 # Called as a statement of its own, the function is inlined into the kernel, which runs as
 # regions (the shuffle a step between them); the kernel beside it, which cannot call it any

@@ -49,7 +49,7 @@ TEST(CpuRegions, DeclinesWhatItCannotRewriteSafely) {
       {"int c = __syncthreads_or(n); __syncthreads(); c = 2; x[0] = c;", "written"},
       {"if (__syncthreads(), n) x[0] = 1;", "header"},
       {"switch (n) { case 1: __syncthreads(); }", "switch"},
-      {"do { __syncthreads(); } while (0);", "do"},
+      {"do { __syncthreads(); } while (n-- > 0);", "writes 'n'"},
       {"int a = n; auto t = a + threadIdx.x; __syncthreads(); x[t] = 1;", "auto"},
       {"int a = n; auto f = [=] { return a; }; __syncthreads(); x[0] = f();", "by copy"},
       {"int a = n; auto f = [&a, b = n] { return a + b; }; __syncthreads(); x[0] = f();",
@@ -457,6 +457,48 @@ __global__ void k(const int* in, int* out) {
     int j = 0;
     for (int q = 0; q < t % 4; ++q) j += in[q];
     ASSERT_EQ(out.host()[t], sum * 100 + 0 * 10 + j) << t;
+  }
+}
+
+// A do-while loop around a barrier (NVIDIA's `do { stride >>= 1; __syncthreads(); ... } while
+// (stride > 1);`) is a while loop whose header comes last: the leader's copy decides, and a
+// `continue` goes to the condition. Against the host.
+TEST(CpuRegions, DoWhileLoopsAroundBarriers) {
+  const std::string src = R"(
+__global__ void k(const int* in, int* out, int rounds) {
+  __shared__ int s[64];
+  s[threadIdx.x] = in[threadIdx.x];
+  unsigned int stride = 64;
+  do {
+    stride >>= 1;
+    __syncthreads();
+    if (threadIdx.x < stride) s[threadIdx.x] += s[threadIdx.x + stride];
+  } while (stride > 1);
+  __syncthreads();
+  int total = s[0], r = 0, acc = 0;
+  do {
+    __syncthreads();
+    s[threadIdx.x] = in[threadIdx.x] * (r + 1);
+    __syncthreads();
+    if (r++ % 2 == 1) continue;
+    acc += s[(threadIdx.x + 1) % 64];
+  } while (r < rounds && r < 5);
+  out[threadIdx.x] = total * 1000 + acc;
+})";
+  ASSERT_TRUE(cpu::form_regions(src)) << declined(src);
+  Built b = build(src, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
+  std::vector<int> in(64);
+  for (int x = 0; x < 64; ++x) in[x] = x * 3 % 17;
+  Buffer<int> din(in), out(64, -1);
+  launch(*b.kernel, {1}, {64}, 0, din.p, out.p, 9);
+  int total = 0;
+  for (int x = 0; x < 64; ++x) total += in[x];
+  for (int t = 0; t < 64; ++t) {
+    int acc = 0;
+    for (int r = 0; r < 5; ++r)
+      if (r % 2 == 0) acc += in[(t + 1) % 64] * (r + 1);
+    ASSERT_EQ(out.host()[t], total * 1000 + acc) << t;
   }
 }
 
