@@ -705,6 +705,17 @@ class ThreadValues {
 
   // The tokens [begin, end) of the innermost branch, loop or switch holding token k whose
   // header varies between threads (what only some threads run), or {0, 0} where none does.
+  // Whether token k runs in at most one lane of a warp: in the then-part of an `if` testing
+  // `threadIdx.x == N` (either way round, or `!threadIdx.x`), or the same of a variable only
+  // ever assigned threadIdx.x (`int tid = threadIdx.x; ... if (tid == 0)`). Such code, a
+  // block's leader publishing or awaiting a flag, has no lanes to keep in step.
+  bool in_one_lane(std::size_t k) const {
+    for (const Control& c : controls_)
+      if (c.kind == Kind::branch && c.holds(k) && one_lane_test(c.header_begin, c.header_end))
+        return true;
+    return false;
+  }
+
   std::pair<std::size_t, std::size_t> varying_control(std::size_t k) const {
     std::pair<std::size_t, std::size_t> inner{0, 0};
     for (const Control& c : controls_)
@@ -761,6 +772,34 @@ class ThreadValues {
         return false;
     return true;
   }
+  // Whether tokens [b, e) are `threadIdx.x`, or a variable whose one assignment is that.
+  bool thread_x(std::size_t b, std::size_t e) const {
+    if (e == b + 3 && is_ident(t_[b], "threadIdx") && is_punct(t_[b + 1], ".") &&
+        is_ident(t_[b + 2], "x"))
+      return true;
+    if (e != b + 1 || t_[b].kind != Token::ident || t_[b].text == "threadIdx") return false;
+    int assigned = 0;
+    for (const Assignment& a : assignments_) {
+      if (a.name != t_[b].text) continue;
+      std::size_t v = a.begin + 1;  // (its `=`: `+=` and `++` are no plain assignment)
+      if (v >= a.end || !is_punct(t_[v], "=") || a.end != v + 4 || !thread_x(v + 1, a.end))
+        return false;
+      ++assigned;
+    }
+    return assigned == 1;
+  }
+  // Whether a branch's condition [b, e) holds in one thread of a row: `x == N`, `N == x`, `!x`
+  // for x threadIdx.x (thread_x).
+  bool one_lane_test(std::size_t b, std::size_t e) const {
+    if (e > b + 1 && is_punct(t_[b], "!")) return thread_x(b + 1, e);
+    for (std::size_t k = b; k + 2 < e; ++k)
+      if (is_punct(t_[k], "=") && is_punct(t_[k + 1], "=")) {
+        if (k + 3 == e && t_[k + 2].kind == Token::number) return thread_x(b, k);
+        return k == b + 1 && t_[b].kind == Token::number && thread_x(k + 2, e);
+      }
+    return false;
+  }
+
   // control_at and statement_end over the kernel's tokens.
   bool is_control(std::size_t k) const { return control_at(t_, match_, k); }
   std::size_t statement_end(std::size_t k, std::size_t limit) const {
@@ -936,6 +975,14 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
     auto same_in_threads = [&](std::size_t b, std::size_t e) {
       return uniform_pointer && values->same_in_threads(b, e);
     };
+    // A pointer that only a block's leader names (`if (threadIdx.x == 0) { agg[tile] = x;
+    // flag[tile] = 1; ... while (ld_flag(flag, look) == 0) {} }`, a decoupled look-back)
+    // carries nothing between a warp's lanes.
+    bool leader_only = values != nullptr;
+    for (std::size_t k = n + 1; k < end && leader_only; ++k)
+      if (is_ident(t[k], t[n].text) && !is_punct(t[k - 1], ".") && !is_punct(t[k - 1], "::"))
+        leader_only = values->in_one_lane(k);
+    if (leader_only) continue;
     bool stored_varying = false;  // a store since the last barrier whose subscript varies
     // A read after a store, before a barrier, of an element other than those stored (`s[t] +=
     // s[t + 16]; s[t] += s[t + 8];`, not `s[t] = v; ... return s[t];`: the subscripts' text)
@@ -1163,7 +1210,7 @@ std::size_t first_declarator(const std::vector<Token>& toks, std::size_t k) {
     }
     if (depth > 0) continue;
     if (is_punct(t, ";")) break;
-    if (is_punct(t, ",")) {
+    if (is_punct(t, ",") || is_punct(t, "=")) {  // (an initialiser's names are no declarator)
       name = toks.size();
       continue;
     }

@@ -431,6 +431,35 @@ TEST(JitScanSync, FindsWarpSynchronousVolatilePointers) {
   EXPECT_EQ(with("int m = tile; if (lane == 1) { m++; } flags[tile] = 1; agg[0] = flags[m];"),
             L{15});
   EXPECT_EQ(with("int m = tile; int& r = m; r = lane; flags[tile] = 1; agg[0] = flags[m];"), L{15});
+  // A pointer only the block's leader names (under `if (threadIdx.x == 0)`, or a variable only
+  // ever set to threadIdx.x), even through a call, carries nothing between lanes: not lockstep.
+  // Lanes that store and a leader that reads them, or a leader test of another value, are.
+  const std::string leader = R"(__device__ int ld(volatile int* f, int i) { return f[i]; }
+__global__ void k(volatile int* flag, volatile int* agg, int tile) {
+  const int tid = threadIdx.x;
+  if (TEST) {
+    agg[tile] = 5; flag[tile] = 1;
+    for (int look = tile - 1; look >= 0; --look) { while (ld(flag, look) == 0) {} agg[tile] += agg[look]; }
+  }
+  OUTSIDE
+})";
+  auto leader_with = [&](const std::string& test, const std::string& outside) {
+    std::string s = leader;
+    s.replace(s.find("TEST"), 4, test);
+    return lines(s.replace(s.find("OUTSIDE"), 7, outside));
+  };
+  EXPECT_EQ(leader_with("tid == 0", ""), L{});
+  EXPECT_EQ(leader_with("0 == threadIdx.x", ""), L{});
+  EXPECT_EQ(leader_with("!threadIdx.x", ""), L{});
+  EXPECT_EQ(leader_with("tid == 0", "agg[tid] = 1; flag[0] = agg[1];"), L{6});
+  EXPECT_EQ(leader_with("tid < 2", ""), L{6});
+  EXPECT_EQ(leader_with("threadIdx.y == 0", ""), L{6});
+  EXPECT_EQ(lines("__global__ void k(volatile int* s) {\n  s[threadIdx.x] = threadIdx.x;\n  if "
+                  "(threadIdx.x == 0) s[32] = s[1] + s[2];\n}"),
+            L{3});
+  EXPECT_EQ(lines("__global__ void k(volatile int* s, int t) {\n  int tid = threadIdx.x;\n  tid "
+                  "+= 1;\n  if (tid == 0) { s[tid] = 1; s[0] = s[tid + 1]; }\n}"),
+            L{4});
   EXPECT_EQ(lines("#define TID threadIdx.x\n#define HALF 16\n__global__ void k(int* o) {\n  "
                   "__shared__ volatile int s[64];\n  s[TID] += s[TID + HALF];\n}"),
             L{5});
@@ -536,7 +565,8 @@ __global__ void k(float* x) { float c_K = 1; x[0] = c_K; })";
 TEST(JitFindGlobal, LaterDeclaratorsHaveTheFirstOnesType) {
   // PMPP's MRI-Q: `__constant__ float kx_c[CHUNK], ky_c[CHUNK], kz_c[CHUNK];`
   const char* src = R"(__constant__ float kx_c[CHUNK], ky_c[CHUNK], kz_c[2 * CHUNK];
-__constant__ unsigned int a_c = 1, b_c{2}, w_c[3] = {1, 2, 3}, z_c;
+__constant__ unsigned int a_c = SCALE, b_c{2}, w_c[3] = {1, 2, 3}, z_c;
+__constant__ float2 p_c = make_float2(1, 2), q_c[4];
 __device__ void f(int p, float q) { int r, s; }
 float host_x, host_y;)";
   std::optional<GlobalDecl> ky = find_global(src, "ky_c");
@@ -552,6 +582,8 @@ float host_x, host_y;)";
     EXPECT_EQ(g->type, "unsigned int") << name;
   }
   EXPECT_EQ(find_global(src, "w_c")->extents, std::vector<std::string>{"3"});
+  ASSERT_TRUE(find_global(src, "q_c"));
+  EXPECT_EQ(find_global(src, "q_c")->type, "float2");
   // Parameters, locals and host variables are no globals of a module.
   for (const char* name : {"q", "s", "host_y"}) EXPECT_FALSE(find_global(src, name)) << name;
 }
