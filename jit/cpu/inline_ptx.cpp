@@ -38,6 +38,7 @@ struct Binding {
   std::string name, constraint, expr;
   bool output;
   bool bound = false;  // read through a local (kiln_ptx_N), not as the expression itself
+  std::string type;    // an input's register type, from its constraint (its copy's type)
 };
 
 // ---- The template: GCC's string literal, then PTX tokens ----
@@ -155,6 +156,7 @@ std::vector<PtxToken> ptx_tokens(std::string_view s, const std::vector<Binding>&
 struct Scalar {
   std::string text;
   bool immediate = false, writable = false, negated = false, sink = false;
+  int float_bits = 0;  // an 0f (32) or 0d (64) literal: text is its bits
   bool wide = true;  // (a register of 64 bits, or a bound operand not given as a 32-bit "r")
 };
 
@@ -228,11 +230,10 @@ std::string special_register(std::string_view name) {
 }
 
 // A PTX number as C++: 0f/0d hexadecimal floats as their bits, others as written.
-std::string number_text(const std::string& n) {
-  if (n.size() == 10 && (n[1] == 'f' || n[1] == 'F'))
-    return "kiln_cpu::bit_cast<float>(0x" + n.substr(2) + "u)";
-  if (n.size() == 18 && (n[1] == 'd' || n[1] == 'D'))
-    return "kiln_cpu::bit_cast<double>(0x" + n.substr(2) + "ull)";
+// (0f/0d: *bits is 32 or 64, and the text the bits as an integer)
+std::string number_text(const std::string& n, int* bits) {
+  if (n.size() == 10 && (n[1] == 'f' || n[1] == 'F')) return *bits = 32, "0x" + n.substr(2) + "u";
+  if (n.size() == 18 && (n[1] == 'd' || n[1] == 'D')) return *bits = 64, "0x" + n.substr(2) + "ull";
   return n;
 }
 
@@ -241,6 +242,70 @@ std::string local_name(const std::string& name) {
   std::string out = "kiln_reg_";
   for (char c : name) out += c == '%' || c == '$' ? '_' : c;
   return out;
+}
+
+// Whether an instruction's translation reads modifier m (types aside): another (`min.NaN`,
+// `max.relu`, `mad.hi.sat`) would change what it computes, so its statement stays as written.
+// Memory, barrier and hint instructions take their many cache and scope modifiers as hints.
+bool known_modifier(const std::string& base, const std::string& m, bool floating) {
+  static const std::map<std::string, std::string> known{
+      {"add", "cc sat rn rz rm rp ftz"},
+      {"sub", "cc sat rn rz rm rp ftz"},
+      {"addc", "cc"},
+      {"subc", "cc"},
+      {"mul", "lo hi wide rn rz rm rp ftz sat"},
+      {"mad", "lo hi wide cc rn rz rm rp ftz sat"},
+      {"madc", "lo hi cc"},
+      {"fma", "rn rz rm rp ftz sat"},
+      {"div", "rn rz rm rp ftz approx full"},
+      {"rem", ""},
+      {"min", "ftz"},
+      {"max", "ftz"},
+      {"abs", "ftz"},
+      {"neg", "ftz"},
+      {"rcp", "rn rz rm rp approx ftz"},
+      {"sqrt", "rn rz rm rp approx ftz"},
+      {"rsqrt", "approx ftz"},
+      {"sin", "approx ftz"},
+      {"cos", "approx ftz"},
+      {"lg2", "approx ftz"},
+      {"ex2", "approx ftz"},
+      {"tanh", "approx"},
+      {"copysign", ""},
+      {"testp", "finite infinite number notanumber normal subnormal"},
+      {"setp", "eq ne lt le gt ge lo ls hi hs equ neu ltu leu gtu geu num nan ftz and or xor"},
+      {"selp", ""},
+      {"mov", ""},
+      {"dp4a", ""},
+      {"and", ""},
+      {"or", ""},
+      {"xor", ""},
+      {"not", ""},
+      {"cnot", ""},
+      {"shl", ""},
+      {"shr", ""},
+      {"shf", "l r wrap clamp"},
+      {"lop3", ""},
+      {"prmt", "f4e b4e rc8 ecl ecr rc16"},
+      {"bfe", ""},
+      {"bfi", ""},
+      {"bfind", "shiftamt"},
+      {"brev", ""},
+      {"popc", ""},
+      {"clz", ""},
+      {"cvt", "rn rz rm rp rni rzi rmi rpi ftz sat f16 bf16 f16x2 bf16x2"},
+      {"cvta", "to global"},
+      {"shfl", "sync up down bfly idx"},
+      {"vote", "sync all any uni ballot"},
+      {"match", "sync any all"},
+      {"redux", "sync add min max and or xor"},
+      {"activemask", ""},
+      {"nanosleep", ""},
+      {"trap", ""}};
+  const auto it = known.find(base);
+  if (it == known.end() || !cpp_type(m).empty()) return true;
+  if (m == "sat" && (base == "mul" || base == "mad") && !floating) return false;  // mad.hi.sat
+  return (" " + it->second + " ").find(" " + m + " ") != std::string::npos;
 }
 
 // ---- One statement's translation ----
@@ -264,10 +329,14 @@ class Translator {
       k = e + 1;
     }
     std::string head = "{ ";
-    for (std::size_t i = 0; i < bindings_.size(); ++i)
-      if (bindings_[i].bound)
-        head += (bindings_[i].output ? "auto& kiln_ptx_" : "const auto kiln_ptx_") +
-                std::to_string(i) + " = (" + bindings_[i].expr + "); ";
+    for (std::size_t i = 0; i < bindings_.size(); ++i) {
+      const Binding& b = bindings_[i];
+      const std::string name = "kiln_ptx_" + std::to_string(i);
+      if (b.bound && b.output) head += "auto& " + name + " = (" + b.expr + "); ";
+      if (b.bound && !b.output)  // (typed, not auto: the region rewrite keeps it per thread)
+        head +=
+            "const " + b.type + " " + name + " = kiln_ptx::get<" + b.type + ">((" + b.expr + ")); ";
+    }
     if (uses_carry_) head += "unsigned kiln_ptx_cc = 0; ";
     return head + body + "}";
   }
@@ -294,6 +363,12 @@ class Translator {
       if (std::string t = cpp_type(mods_[i]); !t.empty()) return t;
     refuse("no type this translation knows");
   }
+  // The destination of setp, shfl and match: a register, or a pair `p|q`.
+  const Operand& dest() const {
+    if (args_.empty() || (args_[0].kind != Operand::scalar && args_[0].kind != Operand::pair))
+      refuse("its destination");
+    return args_[0];
+  }
   const Scalar& arg(std::size_t i) const {
     if (i >= args_.size() || args_[i].kind != Operand::scalar) refuse("its operands");
     return args_[i].parts[0];
@@ -303,6 +378,9 @@ class Translator {
   static std::string read(const Scalar& s, const std::string& T) {
     if (T == "bool")
       return s.negated ? "!kiln_ptx::pred(" + s.text + ")" : "kiln_ptx::pred(" + s.text + ")";
+    if (s.float_bits && is_float(T))  // (a float's bits, read as a float or as bits)
+      return "static_cast<" + T + ">(kiln_cpu::bit_cast<" +
+             (s.float_bits == 32 ? "float>(uint32_t(" : "double>(uint64_t(") + s.text + ")))";
     if (s.immediate) return "static_cast<" + T + ">(" + s.text + ")";
     return "kiln_ptx::get<" + T + ">(" + s.text + ")";
   }
@@ -341,6 +419,7 @@ class Translator {
   std::string arithmetic(const std::string& T);
   std::string bits(const std::string& T);
   std::string conversion();
+  std::string narrow_conversion();
   std::string memory();
   std::string synchronization();
 };
@@ -361,7 +440,9 @@ Scalar Translator::scalar(const std::vector<PtxToken>& t, std::size_t& k) {
         b.constraint.find('r') == std::string::npos && b.constraint.find('h') == std::string::npos;
     s.immediate = b.constraint.find('n') != std::string::npos && !b.output;
   } else if (x.kind == PtxToken::number) {
-    s.text = sign + number_text(x.text);
+    s.text = number_text(x.text, &s.float_bits);
+    if (!sign.empty() && s.float_bits) refuse("a negated float literal");
+    s.text = sign + s.text;
     s.immediate = true;
   } else if (x.kind == PtxToken::word && x.text == "_") {
     s.sink = true;
@@ -406,6 +487,7 @@ Operand Translator::operand(const std::vector<PtxToken>& t, std::size_t& k) {
       else if (!punct("}"))
         refuse("a vector operand");
     }
+    if (o.parts.empty()) refuse("an empty vector operand");
     ++k;
   } else {
     o.parts.push_back(scalar(t, k));
@@ -431,8 +513,9 @@ std::string Translator::declare(const std::vector<PtxToken>& t) {
     if (k + 1 < t.size() && t[k + 1].text == "<") {
       if (k + 3 >= t.size() || t[k + 2].kind != PtxToken::number || t[k + 3].text != ">")
         refuse("a declaration");
-      for (int i = 0, n = std::stoi(t[k + 2].text); i < n; ++i)
-        names.push_back(t[k].text + std::to_string(i));
+      const int n = t[k + 2].text.size() > 4 ? 100000 : std::stoi(t[k + 2].text);
+      if (n > 1024) refuse("more than 1024 registers in one declaration");
+      for (int i = 0; i < n; ++i) names.push_back(t[k].text + std::to_string(i));
       k += 3;
     } else {
       names.push_back(t[k].text);
@@ -468,6 +551,10 @@ std::string Translator::statement(const std::vector<PtxToken>& t) {
       mods_.push_back(opcode.substr(b, e - b));
     }
     base_ = mods_.front();
+    bool floating = false;
+    for (const std::string& m : mods_) floating = floating || m == "f32" || m == "f64";
+    for (std::size_t i = 1; i < mods_.size(); ++i)
+      if (!known_modifier(base_, mods_[i], floating)) refuse("its ." + mods_[i] + " modifier");
     args_.clear();
     while (k < t.size()) {
       args_.push_back(operand(t, k));
@@ -645,9 +732,8 @@ std::string Translator::arithmetic(const std::string& T) {
                                                           {"nan", "(X != X || Y != Y)"}};
   const auto c = compare.find(mods_.size() > 1 ? mods_[1] : "");
   if (c == compare.end()) refuse("its comparison");
-  std::string test = c->second;
-  for (std::size_t at; (at = test.find('X')) != std::string::npos;) test.replace(at, 1, x);
-  for (std::size_t at; (at = test.find('Y')) != std::string::npos;) test.replace(at, 1, y);
+  std::string test;  // (the operands put in by position: their text may hold any letter)
+  for (char ch : c->second) test += ch == 'X' ? x : ch == 'Y' ? y : std::string(1, ch);
   if (!is_float(S) && c->first == "ne") test = "(" + x + " != " + y + ")";
   std::string join, with;
   for (const char* op : {"and", "or", "xor"})
@@ -660,7 +746,7 @@ std::string Translator::arithmetic(const std::string& T) {
   auto combine = [&](const std::string& v) {
     return join.empty() ? v : "(" + v + join + with + ")";
   };
-  const Operand& d = args_[0];
+  const Operand& d = dest();
   std::string code = "{ const bool kiln_t = " + test + "; " + write(d.parts[0], combine("kiln_t"));
   if (d.kind == Operand::pair) code += " " + write(d.parts[1], combine("!kiln_t"));
   return code + " }";
@@ -727,6 +813,7 @@ std::string Translator::conversion() {
     if (!has("global")) refuse("an address window other than global");
     return out(in(1, "uint64_t"));
   }
+  if (has("f16") || has("bf16") || has("f16x2") || has("bf16x2")) return narrow_conversion();
   std::vector<std::string> types;
   for (const std::string& m : mods_)
     if (std::string t = cpp_type(m); !t.empty()) types.push_back(t);
@@ -746,6 +833,33 @@ std::string Translator::conversion() {
     v = "kiln_ptx::round_to<" + D + ">(" + a + ", " + std::to_string(r) + ")";
   }
   return out(has("sat") ? "kiln_ptx::saturate(" + v + ")" : v);
+}
+
+// cvt to and from half and bfloat16, whose bits a 16-bit register holds (`"h"`), and to their
+// pairs in a 32-bit one (`cvt.rn.f16x2.f32 d, a, b`: a's in the upper half).
+std::string Translator::narrow_conversion() {
+  std::vector<std::string> types;  // destination, source
+  for (std::size_t i = 1; i < mods_.size(); ++i)
+    if (mods_[i] == "f16" || mods_[i] == "bf16" || mods_[i] == "f16x2" || mods_[i] == "bf16x2" ||
+        mods_[i] == "f32" || mods_[i] == "f64")
+      types.push_back(mods_[i]);
+    else if (mods_[i] != "rn" && mods_[i] != "rz" && mods_[i] != "rm" && mods_[i] != "rp")
+      refuse("its ." + mods_[i] + " form");
+  if (types.size() != 2) refuse("its types");
+  const std::string& to = types[0];
+  const std::string& from = types[1];
+  const std::string r = std::to_string(rounding());
+  auto wide = [](const std::string& t) { return t == "f32" ? "float" : "double"; };
+  if ((to == "f16" || to == "bf16") && (from == "f32" || from == "f64"))
+    return out("kiln_ptx::" + to + "_bits(" + in(1, wide(from)) + ", " + r + ")");
+  if ((to == "f16x2" || to == "bf16x2") && from == "f32") {
+    const std::string f = to == "f16x2" ? "f16" : "bf16";
+    return out("uint32_t(uint32_t(kiln_ptx::" + f + "_bits(" + in(1, "float") + ", " + r +
+               ")) << 16 | kiln_ptx::" + f + "_bits(" + in(2, "float") + ", " + r + "))");
+  }
+  if ((from == "f16" || from == "bf16") && (to == "f32" || to == "f64"))
+    return out(std::string(wide(to)) + "(kiln_ptx::" + from + "_value(" + in(1, "uint16_t") + "))");
+  refuse("its types");
 }
 
 // ld, ldu, st, atom and red on generic or global addresses.
@@ -768,19 +882,26 @@ std::string Translator::memory() {
   if (base_ == "ld" || base_ == "ldu" || base_ == "st") {
     const bool acquire = has("acquire"), release = has("release");
     const bool relaxed = has("relaxed") || has("volatile");
+    if (args_.size() < 2 || args_[store ? 1 : 0].kind == Operand::address ||
+        args_[store ? 1 : 0].kind == Operand::pair)
+      refuse("its operands");
     const Operand& value = args_[store ? 1 : 0];
     std::string code;
     for (std::size_t i = 0; i < value.parts.size(); ++i) {
       const std::string e = element(i, T);
+      // (a plain access copies bytes: the memory may hold another type, `unsigned long long`
+      // read as uint64_t, which C++'s aliasing rules would let the compiler assume apart)
+      const std::string at =
+          base + ", " + std::to_string(address.offset) + "LL, " + std::to_string(i);
       if (store) {
         const std::string v = read(value.parts[i], T);
         code += release   ? "kiln_ptx::store_release(" + e + ", " + v + "); "
                 : relaxed ? "kiln_ptx::store_relaxed(" + e + ", " + v + "); "
-                          : e + " = " + v + "; ";
+                          : "kiln_ptx::store<" + T + ">(" + at + ", " + v + "); ";
       } else {
         code += write(value.parts[i], acquire   ? "kiln_ptx::load_acquire(" + e + ")"
                                       : relaxed ? "kiln_ptx::load_relaxed(" + e + ")"
-                                                : e) +
+                                                : "kiln_ptx::load<" + T + ">(" + at + ")") +
                 " ";
       }
     }
@@ -839,7 +960,7 @@ std::string Translator::synchronization() {
       if (has(modes[m])) mode = int(m);
     if (mode < 0 || args_.size() < 4) refuse("its form");
     const std::string mask = args_.size() > 4 ? in(4, "uint32_t") : "0xffffffffu";
-    const Operand& d = args_[0];
+    const Operand& d = dest();
     const std::string lane = special_register("%laneid");
     std::string code =
         "{ bool kiln_in = true; const int kiln_j = kiln_ptx::shfl_lane(" + std::to_string(mode) +
@@ -861,7 +982,7 @@ std::string Translator::synchronization() {
   if (base_ == "match") {
     const std::string T = type();
     if (has("any")) return out("__match_any_sync(" + in(2, "uint32_t") + ", " + in(1, T) + ")");
-    const Operand& d = args_[0];
+    const Operand& d = dest();
     std::string code =
         "{ int kiln_p = 0; " +
         write(d.parts[0], "__match_all_sync(" + in(2, "uint32_t") + ", " + in(1, T) + ", &kiln_p)");
@@ -903,33 +1024,49 @@ std::size_t closing(const std::vector<Token>& t, std::size_t k) {
   return t.size();
 }
 
-// Whether expression tokens [b, e) only read: no call, assignment, increment or comma. Such an
-// operand is written in place of its PTX name; another is bound to a local once (kiln_ptx_N),
-// as the asm evaluates it once. (The region rewrite cannot carry `auto` locals across a warp
-// operation: a shuffle's operands are plain.)
+// Whether output expression tokens [b, e) only name an lvalue: no call, assignment, increment
+// or comma. Such an operand is written in place of its PTX name; another is bound to a
+// reference once (kiln_ptx_N), as the asm evaluates it once. (Inputs are always copied, before
+// any instruction runs, as GCC reads them.)
 bool plain(const std::vector<Token>& t, std::size_t b, std::size_t e) {
   for (std::size_t j = b; j < e; ++j) {
-    const bool next_eq = j + 1 < e && is_punct(t[j + 1], "=");
-    if (t[j].kind == Token::ident && j + 1 < e && is_punct(t[j + 1], "(")) return false;
-    if (is_punct(t[j], ",") || (is_punct(t[j], "+") && j + 1 < e && is_punct(t[j + 1], "+")) ||
+    const bool call = j + 1 < e && is_punct(t[j + 1], "(") &&
+                      (t[j].kind == Token::ident || is_punct(t[j], ">") || is_punct(t[j], ")"));
+    if (call || t[j].directive || is_punct(t[j], ",") ||
+        (is_punct(t[j], "+") && j + 1 < e && is_punct(t[j + 1], "+")) ||
         (is_punct(t[j], "-") && j + 1 < e && is_punct(t[j + 1], "-")))
       return false;
-    if (is_punct(t[j], "=")) {
-      const bool comparison =
-          next_eq || (j > b && (is_punct(t[j - 1], "=") || is_punct(t[j - 1], "<") ||
-                                is_punct(t[j - 1], ">") || is_punct(t[j - 1], "!")));
-      if (!comparison) return false;
+    if (is_punct(t[j], "=")) {  // (`==`, `!=`, `<=`, `>=` compare; `<<=`, `+=` assign)
+      const bool second = j > b && (is_punct(t[j - 1], "=") || is_punct(t[j - 1], "!") ||
+                                    ((is_punct(t[j - 1], "<") || is_punct(t[j - 1], ">")) &&
+                                     !(j > b + 1 && t[j - 2].text == t[j - 1].text)));
+      if (!(j + 1 < e && is_punct(t[j + 1], "=")) && !second) return false;
     }
   }
   return true;
 }
 
-// text without its spaces.
-std::string squeezed(std::string_view text) {
-  std::string out;
-  for (char c : text)
-    if (!std::isspace((unsigned char)c)) out += c;
-  return out;
+// The C++ type of an input's register, by its constraint: "r" 32 bits, "l" 64, "h" 16, "f",
+// "d"; "" for an immediate ("n").
+std::string register_type(const std::string& constraint) {
+  if (constraint.find('n') != std::string::npos) return "";
+  if (constraint.find('r') != std::string::npos) return "uint32_t";
+  if (constraint.find('l') != std::string::npos) return "uint64_t";
+  if (constraint.find('h') != std::string::npos) return "uint16_t";
+  if (constraint.find('f') != std::string::npos) return "float";
+  if (constraint.find('d') != std::string::npos) return "double";
+  throw Untranslatable{"the operand constraint \"" + constraint + "\""};
+}
+
+// The text of tokens [b, e) on one line, comments dropped: an operand written several times
+// keeps the statement's line count.
+std::string one_line(std::string_view source, const std::vector<Token>& t, std::size_t b,
+                     std::size_t e) {
+  std::string text;
+  for (std::size_t k = b; k < e; ++k)
+    text.append(k > b && t[k].begin != t[k - 1].end ? " " : "")  // (`i++` stays one operator)
+        .append(source.substr(t[k].begin, t[k].end - t[k].begin));
+  return text;
 }
 
 // The asm statement whose `(` is t[open] and `)` t[close], as C++.
@@ -962,26 +1099,19 @@ std::string translate_statement(std::string_view source, const std::vector<Token
       if (k >= close || !is_punct(t[k], "(")) throw Untranslatable{"an operand"};
       const std::size_t e = closing(t, k);
       if (e >= close) throw Untranslatable{"an operand"};
-      b.expr = std::string(source.substr(t[k].end, t[e].begin - t[k].end));
+      b.expr = one_line(source, t, k + 1, e);
       b.output = section == 1;
-      b.bound = !plain(t, k + 1, e);
       if (section > 2 || b.constraint.find_first_of("mogiXVp<>") != std::string::npos)
         throw Untranslatable{"the operand constraint \"" + b.constraint + "\""};
+      if (!b.output) b.type = register_type(b.constraint);
+      // (in a macro, a parameter's name may stand for anything: `LD(p++)`)
+      b.bound = b.output ? !plain(t, k + 1, e) || t[k].directive : !b.type.empty();
       bindings.push_back(std::move(b));
       k = e + 1;
     }
   }
   const std::vector<PtxToken> tokens = ptx_tokens(text, bindings);
   if (tokens.empty()) throw Empty{};
-  // An input that is also an output is copied first where an instruction may write the output
-  // before the next reads the input: GCC reads every input before any output is written.
-  const bool several = std::count_if(tokens.begin(), tokens.end(), [](const PtxToken& x) {
-                         return x.kind == PtxToken::punct && x.text == ";";
-                       }) > 1;
-  for (Binding& in : bindings)
-    for (const Binding& out : bindings)
-      if (several && !in.output && out.output && squeezed(out.expr) == squeezed(in.expr))
-        in.bound = true;
   return Translator(std::move(bindings)).translate(tokens);
 }
 
@@ -1025,6 +1155,8 @@ PtxTranslation translate_inline_ptx(std::string_view source) {
     } catch (const Untranslatable& u) {
       result.left.push_back({t[k].line, u.why});
     } catch (const Empty&) {
+    } catch (const std::exception&) {  // (a number std::stoi & co. cannot read)
+      result.left.push_back({t[k].line, "a number out of range"});
     }
     k = close;
   }

@@ -243,10 +243,7 @@ inline I float_to_int(F v, int d) {
                    : d == 1 ? std::trunc(x)
                    : d == 2 ? std::ceil(x)
                             : std::floor(x);
-  if constexpr (sizeof(I) < 4)
-    return I(kiln_cpu::f2i<std::conditional_t<std::is_signed_v<I>, int32_t, uint32_t>>(r));
-  else
-    return kiln_cpu::f2i<I>(r);
+  return kiln_cpu::f2i<I>(r);  // (clamped to I's own range, 8 and 16 bits too)
 }
 // An integer to a narrower or wider one, saturating for cvt.sat.
 template <class D, class S>
@@ -282,11 +279,59 @@ inline bool testp(T x, int what) {
   }
 }
 
+// ---- Half and bfloat16 bits ----
+// v rounded to a format of m mantissa bits whose smallest normal exponent is emin and largest
+// finite value max, in direction d (as round_to's); beyond max, infinity where the direction
+// goes that way, else max.
+inline double round_format(double v, int m, int emin, double max, int d) {
+  if (v == 0 || v != v || std::isinf(v)) return v;
+  const double q = std::ldexp(1.0, (std::ilogb(v) > emin ? std::ilogb(v) : emin) - m);
+  double r = v / q;  // (exact: a power of two)
+  r = (d == 0   ? std::nearbyint(r)
+       : d == 1 ? std::trunc(r)
+       : d == 2 ? std::ceil(r)
+                : std::floor(r)) *
+      q;
+  if (std::fabs(r) > max) {
+    const bool away = d == 0 || (d == 2 && r > 0) || (d == 3 && r < 0);
+    r = std::copysign(away ? std::numeric_limits<double>::infinity() : max, r);
+  }
+  return r;
+}
+// IEEE half's bits of v (NaN: 0x7fff, as CUDA's conversions give it).
+inline uint16_t f16_bits(double v, int d) {
+  if (v != v) return 0x7fff;
+  const double r = round_format(v, 10, -14, 65504.0, d), a = std::fabs(r);
+  const uint16_t sign = std::signbit(r) ? 0x8000 : 0;
+  if (std::isinf(a)) return sign | 0x7c00;
+  if (a < 0x1p-14) return uint16_t(sign | uint16_t(a * 0x1p24));
+  const int e = std::ilogb(a);
+  return uint16_t(sign | (e + 15) << 10 | (uint16_t(std::ldexp(a, 10 - e)) - 1024));
+}
+// bfloat16's bits of v: a float's upper half, once v is rounded to 8 bits of precision.
+inline uint16_t bf16_bits(double v, int d) {
+  if (v != v) return 0x7fff;
+  const double r = round_format(v, 7, -126, 0x1.fep127, d);
+  return uint16_t(kiln_cpu::bit_cast<uint32_t>(float(r)) >> 16);
+}
+inline float f16_value(uint16_t h) {
+  const int e = (h >> 10) & 31, m = h & 1023;
+  const float a = e == 31  ? (m ? std::numeric_limits<float>::quiet_NaN()
+                                : std::numeric_limits<float>::infinity())
+                  : e == 0 ? std::ldexp(float(m), -24)
+                           : std::ldexp(float(m + 1024), e - 25);
+  return h & 0x8000 ? -a : a;
+}
+inline float bf16_value(uint16_t b) {
+  return kiln_cpu::bit_cast<float>(uint32_t(b) << 16);
+}
+
 // ---- Warps ----
 // The lane shfl.sync reads (mode 0 up, 1 down, 2 bfly, 3 idx) and whether it is in range, as
 // the PTX ISA manual computes them from b and c (c's bits 8-12: the segment mask; 0-4: the
 // clamp); a lane out of range reads its own value.
 inline int shfl_lane(int mode, uint32_t lane, uint32_t b, uint32_t c, bool& in_range) {
+  b &= 31;  // (bval[4:0])
   const int seg = int((c >> 8) & 31), min_lane = int(lane) & seg;
   const int max_lane = min_lane | (int(c & 31) & ~seg);
   int j;
@@ -317,22 +362,39 @@ template <class T, class A>
 inline T& at(A a, long long offset, int index = 0) {
   return reinterpret_cast<T*>(reinterpret_cast<char*>(uintptr_t(a)) + offset)[index];
 }
+// A plain load and store of T there, as bytes (memory of another type, `unsigned long long`
+// read as uint64_t, may alias it).
+template <class T, class A>
+inline T load(A a, long long offset, int index) {
+  T v;
+  memcpy(&v, &at<T>(a, offset, index), sizeof v);
+  return v;
+}
+template <class T, class A>
+inline void store(A a, long long offset, int index, T v) {
+  memcpy(&at<T>(a, offset, index), &v, sizeof v);
+}
 // Loads and stores with PTX's acquire and release (relaxed, volatile: as GPU-coherent atomics).
+// (the generic builtins, which take floats as well as integers)
 template <class T>
 inline T load_acquire(T& p) {
-  return __atomic_load_n(&p, __ATOMIC_ACQUIRE);
+  T v;
+  __atomic_load(&p, &v, __ATOMIC_ACQUIRE);
+  return v;
 }
 template <class T>
 inline T load_relaxed(T& p) {
-  return __atomic_load_n(&p, __ATOMIC_RELAXED);
+  T v;
+  __atomic_load(&p, &v, __ATOMIC_RELAXED);
+  return v;
 }
 template <class T>
 inline void store_release(T& p, T v) {
-  __atomic_store_n(&p, v, __ATOMIC_RELEASE);
+  __atomic_store(&p, &v, __ATOMIC_RELEASE);
 }
 template <class T>
 inline void store_relaxed(T& p, T v) {
-  __atomic_store_n(&p, v, __ATOMIC_RELAXED);
+  __atomic_store(&p, &v, __ATOMIC_RELAXED);
 }
 
 }  // namespace kiln_ptx

@@ -151,6 +151,42 @@ __global__ void floats(unsigned* o, float* f) {
   asm("fma.rz.f64 %0, %1, %2, %3;" : "=d"(d) : "d"(third), "d"(3.0), "d"(0.0)); f[7] = (float)(d - 1.0);
 }
 
+// Half and bfloat16 conversions (bits in "h" registers), clamps to narrow integers, and the
+// GCC operand model: inputs read before any output is written.
+__global__ void narrow(unsigned short* h, unsigned* o, float* f, const unsigned long long* list) {
+  const float third = 1.0f / 3.0f, nan = __int_as_float(0x7fc00000);
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h[0]) : "f"(third));
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h[1]) : "f"(65520.0f));
+  asm("cvt.rz.f16.f32 %0, %1;" : "=h"(h[2]) : "f"(65520.0f));
+  asm("cvt.rm.f16.f32 %0, %1;" : "=h"(h[3]) : "f"(-65520.0f));
+  asm("cvt.rp.f16.f32 %0, %1;" : "=h"(h[4]) : "f"(-65520.0f));
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h[5]) : "f"(0x1p-25f));
+  asm("cvt.rp.f16.f32 %0, %1;" : "=h"(h[6]) : "f"(0x1p-25f));
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h[7]) : "f"(nan));
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h[8]) : "f"(1.00390625f));
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h[9]) : "f"(1.005859375f));
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(o[0]) : "f"(2.0f), "f"(-1.0f));
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(o[1]) : "f"(1.0f), "f"(0.5f));
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f[0]) : "h"((unsigned short)0x0001));
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f[1]) : "h"((unsigned short)0xc200));
+  unsigned short u8;  // (an 8-bit result in a 16-bit register)
+  short s16;
+  asm("cvt.rni.u8.f32 %0, %1;" : "=h"(u8) : "f"(300.0f));
+  asm("cvt.rzi.s16.f32 %0, %1;" : "=h"(s16) : "f"(-1e6f));
+  o[2] = u8;
+  o[3] = (unsigned)(int)s16;
+  unsigned x = 10;
+  asm("mov.u32 %0, 0;\n\tadd.u32 %0, %0, %1;" : "=&r"(x) : "r"(x + 1));  // x + 1 of x before
+  o[4] = x;
+  unsigned long long a = (unsigned long long)list, b;  // a list node: {next, value}
+  asm volatile("ld.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(a));
+  o[5] = (unsigned)b;
+  o[6] = a == list[0];
+  float v;
+  asm volatile("ld.acquire.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(f + 1));
+  f[2] = v;
+}
+
 // Vector loads and stores, offsets, atomics and reductions, acquire and release.
 __global__ void memory(const float4* in, float4* out, const unsigned* words, unsigned* counts,
                        float* sum, unsigned* tickets, int n) {
@@ -422,6 +458,24 @@ assert(math.abs(hff[5] - 8) < 1e-5 and math.abs(hff[6] - math.log(10, 2)) < 1e-5
        math.abs(hff[7] - 0.5) < 1e-6, "ex2, lg2, rsqrt approximations")
 assert(hff[8] < 0 and hff[8] > -1e-15, "fma.rz.f64 of (1/3) * 3 rounds toward zero: " .. hff[8])
 
+-- Half and bfloat16 bits, narrow clamps, inputs before outputs.
+local hh, ho2, hf2 = cuda.device_array(10, "uint16"), cuda.device_array(7, "uint32"), cuda.device_array(3, "float32")
+local nodes = cuda.device_array(4, "uint64")
+m.narrow[{ 1, 1 }](hh, ho2, hf2, nodes)  -- (first, to learn the list's address)
+local node = nodes:copy_to_host()
+node[1], node[2] = 0, 77  -- a node whose next is null, value 77
+nodes = cuda.to_device(node)
+m.narrow[{ 1, 1 }](hh, ho2, hf2, nodes)
+local want_h = { 0x3555, 0x7c00, 0x7bff, 0xfc00, 0xfbff, 0x0000, 0x0001, 0x7fff, 0x3f80, 0x3f81 }
+local got_h = hh:copy_to_host()
+for i, w in ipairs(want_h) do check(("narrow half/bf16 bits[%d]"):format(i - 1), got_h[i], w) end
+local got_o = ho2:copy_to_host()
+for i, w in ipairs({ 0x4000bf80, 0x3c003800, 255, u32(-32768), 11, 77, 1 }) do
+  check(("narrow[%d]"):format(i - 1), got_o[i], w)
+end
+local got_f = hf2:copy_to_host()
+assert(got_f[1] == 2 ^ -24 and got_f[2] == -3 and got_f[3] == -3, "cvt.f32.f16 and ld.acquire.f32")
+
 -- Memory: vector loads and stores, offsets, atomics.
 local count = 100
 local hin = array.zeros(4 * count, "float32")  -- float4s
@@ -480,7 +534,7 @@ for w = 0, 3 do
     check("activemask", hwo[o + 8], 1)
   end
 end
-for _, k in ipairs({ "registers", "wide", "bits", "floats", "memory", "warps" }) do
+for _, k in ipairs({ "registers", "wide", "bits", "floats", "narrow", "memory", "warps" }) do
   print(("%-9s %s"):format(k, m[k]:info().threads))
 end
 print("inline_ptx: ok")
