@@ -378,6 +378,9 @@ void convert_struct(const Where& where, const StructLayout& layout, const ArgVal
 ParamType classify_param(std::string_view cpp_type) {
   ParamType p;
   p.spelling = std::string(cpp_type);
+  // (as the user wrote it: the cpu backend's prelude declares dim3 and uint3 in kiln_cpu)
+  for (std::size_t at; (at = p.spelling.find("kiln_cpu::")) != std::string::npos;)
+    p.spelling.erase(at, 10);
   std::vector<std::string> words = type_words(cpp_type);
   // Top-level const and qualifiers of the parameter itself ("const kiln::Array<...>") and
   // references ("float&": kiln has no way to pass one).

@@ -125,6 +125,7 @@ TEST(JitClassifyParam, Dim3AndUint3AsTheCpuBackendSpellsThem) {
     EXPECT_EQ(p.dtype, DType::uint3) << s;
   }
   EXPECT_EQ(classify_param("kiln_cpu::uint3 const*").dtype, DType::uint3);
+  EXPECT_EQ(classify_param("kiln_cpu::dim3").spelling, "dim3");  // (in messages)
 }
 
 TEST(JitClassifyParam, VectorTypes) {
