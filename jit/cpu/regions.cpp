@@ -1544,17 +1544,9 @@ class BodyWriter {
       } else {
         header_part(open + 1, close, {});
       }
-      warp_loops_.push_back(warp_loop_);
-      warp_loop_ = false;
-      loops_.push_back("kiln_j" + std::to_string(++counter_) + "_");
-      loop_flags_at_.push_back(edits_.size());  // its flags, declared before it if it has any
-      aheads_.push_back(is_ident(t, "for") ? ahead_of(open, close) : Ahead{});
-      edits_.push_back({t.begin, t.begin, ""});
-      sub_statement(close + 1, next, true);
-      loops_.pop_back();
-      warp_loops_.pop_back();
-      loop_flags_at_.pop_back();
-      aheads_.pop_back();
+      const bool warp_loop = std::exchange(warp_loop_, false);
+      loop_body(t, close + 1, next, warp_loop,
+                is_ident(t, "for") ? ahead_of(open, close) : Ahead{});
       scopes_.pop_back();
       return;
     }
@@ -1566,16 +1558,7 @@ class BodyWriter {
       const std::size_t open = body_end + 1, close = match_[open];
       scopes_.emplace_back();
       header_part(open + 1, close, {});
-      warp_loops_.push_back(false);
-      loops_.push_back("kiln_j" + std::to_string(++counter_) + "_");
-      loop_flags_at_.push_back(edits_.size());
-      aheads_.push_back(Ahead{});
-      edits_.push_back({t.begin, t.begin, ""});
-      sub_statement(i + 1, body_end, true);
-      loops_.pop_back();
-      warp_loops_.pop_back();
-      loop_flags_at_.pop_back();
-      aheads_.pop_back();
+      loop_body(t, i + 1, body_end, false, Ahead{});
       scopes_.pop_back();
       return;
     }
@@ -1595,6 +1578,21 @@ class BodyWriter {
       if (vote_op(t_[k]) >= 0)
         throw Refused(t_[k].text + " other than as `T name = " + t_[k].text + "(...);`");
     throw Refused("a barrier inside `" + t.text + "`");
+  }
+
+  // The body [b, e) of the barrier loop at token `at`, which the block runs once per iteration
+  // (warp_loop: one a warp's leader steers; ahead: its variable's value ahead, for prefetches).
+  void loop_body(const Token& at, std::size_t b, std::size_t e, bool warp_loop, Ahead ahead) {
+    warp_loops_.push_back(warp_loop);
+    loops_.push_back("kiln_j" + std::to_string(++counter_) + "_");
+    loop_flags_at_.push_back(edits_.size());  // its flags, declared before it if it has any
+    aheads_.push_back(std::move(ahead));
+    edits_.push_back({at.begin, at.begin, ""});
+    sub_statement(b, e, true);
+    loops_.pop_back();
+    warp_loops_.pop_back();
+    loop_flags_at_.pop_back();
+    aheads_.pop_back();
   }
 
   // The body of a loop or if: a block, or a single statement given braces.
