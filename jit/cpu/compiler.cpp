@@ -139,7 +139,7 @@ std::string c_string_body(std::string_view text) {
 // Part of the compiler identity: bump it whenever translation_unit() or the plan (plan.cpp's
 // thread_plans, the scans it rests on) changes what it generates, so that modules cached by an
 // older kiln are built anew.
-constexpr int kTranslationUnitVersion = 16;
+constexpr int kTranslationUnitVersion = 17;
 
 // The GPU architecture device code sees as __CUDA_ARCH__: the one asked for ("sm_90",
 // "compute_86", "90" -> 900, 860, 900), else sm_80's 800 (NVRTC's check compiles for sm_80 too).
@@ -473,8 +473,9 @@ CompileResult CpuCompiler::compile(const CompileRequest& request) {
 // The source as every mode compiles it: inline PTX as C++ (the statements it can translate),
 // spin-waits on shared memory yielding to the block's other threads (a GPU runs the thread
 // that sets the flag meanwhile).
-std::string cpu_source(std::string_view source) {
-  return cpu::yield_in_spin_waits(cpu::translate_inline_ptx(source).source);
+std::string cpu_source(const CompileRequest& request) {
+  const std::string file = request.filename.empty() ? "kernel.cu" : request.filename;
+  return cpu::yield_in_spin_waits(cpu::translate_inline_ptx(request.source, file).source);
 }
 
 // After plan's compile failed with e: e again when the error is the user's; otherwise the
@@ -494,7 +495,7 @@ CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e)
   // (the reason first: the plan's, which it follows, says how the kernel would have run)
   const std::string what =
       "the " + plan.rewrite_name() + " rewrite did not compile: " + first_error(e.log());
-  const std::string yielded = cpu_source(request.source);
+  const std::string yielded = cpu_source(request);
   plan.source = cpu::gpu_integer_casts(cpu::rewrite_lockstep_pointers(yielded));
   plan.checked_pointers = plan.inlined = plan.lowered = plan.widened = plan.chosen_loads = false;
   plan.external_source.clear();
@@ -554,7 +555,7 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
   // them.
   // Barrier macros expanded (barrier_macros.h) let the plan see those barriers as the kernels'.
   // Inline PTX and spin-waits are read as cpu_source reads them, in every mode.
-  const std::string yielded = cpu_source(request.source);
+  const std::string yielded = cpu_source(request);
   Plan plan = [&] {
     const std::string expanded = cpu::expand_barrier_macros(yielded);
     if (!regions_ || check_) {
@@ -728,16 +729,19 @@ CompileResult CpuCompiler::compile_once(const Plan& plan) {
         throw CompileError(file + ":" + std::to_string(*line) +
                                ": error: this '{' is never closed (the source ends inside it)",
                            log);
-    // Inline PTX left untranslated fails in the host's assembler: say which and why.
-    // (or GCC's own complaint about its operands: "impossible constraint in 'asm'")
+    // Inline assembly left for the host compiler (not PTX, or PTX the translation did not
+    // recognise as such) that fails in its assembler: say which and why. (Or GCC's own
+    // complaint about its operands: "impossible constraint in 'asm'", "output constraint".)
     if (log.find("Assembler messages") != std::string::npos ||
-        log.find("in 'asm'") != std::string::npos || log.find("in ‘asm’") != std::string::npos)
-      if (const auto left = cpu::translate_inline_ptx(request.source).left; !left.empty())
-        throw CompileError(file + ":" + std::to_string(left[0].line) +
-                               ": error: inline PTX the cpu backend cannot run: " + left[0].why +
-                               " (kernels: " + names +
-                               "; `#ifdef KILN_CPU` can give it a C++ equivalent)",
-                           log);
+        log.find("'asm'") != std::string::npos || log.find("‘asm’") != std::string::npos ||
+        log.find("constraint") != std::string::npos)
+      for (const cpu::UntranslatedPtx& left : cpu::translate_inline_ptx(request.source).left)
+        if (!left.trapped)
+          throw CompileError(
+              file + ":" + std::to_string(left.line) +
+                  ": error: inline assembly the cpu backend cannot run: " + left.why +
+                  " (kernels: " + names + "; `#ifdef KILN_CPU` can give it a C++ equivalent)",
+              log);
     throw CompileError("cpu backend: cannot compile " +
                            (request.filename.empty() ? std::string("kernel source") : file) +
                            " (kernels: " + names + ") with " + compiler_,

@@ -277,6 +277,12 @@ bool known_modifier(const std::string& base, const std::string& m, bool floating
       {"selp", ""},
       {"mov", ""},
       {"dp4a", ""},
+      {"dp2a", "lo hi"},
+      {"mul24", "lo hi"},
+      {"mad24", "lo hi"},
+      {"sad", ""},
+      {"bmsk", "clamp wrap"},
+      {"fns", ""},
       {"and", ""},
       {"or", ""},
       {"xor", ""},
@@ -312,7 +318,9 @@ bool known_modifier(const std::string& base, const std::string& m, bool floating
 
 class Translator {
  public:
-  explicit Translator(std::vector<Binding> bindings) : bindings_(std::move(bindings)) {}
+  // (id: a name unique to the statement, for its locals the region rewrite keeps per thread)
+  Translator(std::vector<Binding> bindings, std::string id)
+      : bindings_(std::move(bindings)), id_(std::move(id)) {}
 
   // The C++ for the whole template.
   std::string translate(const std::vector<PtxToken>& t) {
@@ -337,14 +345,18 @@ class Translator {
         head +=
             "const " + b.type + " " + name + " = kiln_ptx::get<" + b.type + ">((" + b.expr + ")); ";
     }
-    if (uses_carry_) head += "unsigned kiln_ptx_cc = 0; ";
+    if (uses_carry_) head += "unsigned& kiln_ptx_cc = kiln_ptx::carry_flag(); ";
     return head + body + "}";
   }
 
  private:
   std::vector<Binding> bindings_;
   std::map<std::string, std::string> locals_;  // a .reg name -> its C++ type
+  std::string id_;
+  int reductions_ = 0;  // bar.red results declared so far
   bool uses_carry_ = false;
+  bool ftz_ = false;    // the statement at hand flushes f32 subnormals (.ftz): inputs and result
+  std::string result_;  // its result's type, where it computes a number
   // the statement at hand
   std::string base_;
   std::vector<std::string> mods_;
@@ -374,7 +386,9 @@ class Translator {
     return args_[i].parts[0];
   }
   // Operand i read as type T.
-  std::string in(std::size_t i, const std::string& T) const { return read(arg(i), T); }
+  std::string in(std::size_t i, const std::string& T) const {
+    return ftz_ && T == "float" ? "kiln_ptx::ftz(" + read(arg(i), T) + ")" : read(arg(i), T);
+  }
   static std::string read(const Scalar& s, const std::string& T) {
     if (T == "bool")
       return s.negated ? "!kiln_ptx::pred(" + s.text + ")" : "kiln_ptx::pred(" + s.text + ")";
@@ -390,7 +404,10 @@ class Translator {
     if (!d.writable) refuse("writes an operand that is not an output");
     return "kiln_ptx::set(" + d.text + ", " + value + ");";
   }
-  std::string out(const std::string& value) const { return write(arg(0), value); }
+  // Writes value into operand 0 (a float result flushed where the statement says .ftz).
+  std::string out(const std::string& value) const {
+    return write(arg(0), ftz_ && result_ == "float" ? "kiln_ptx::ftz(" + value + ")" : value);
+  }
 
   // The rounding modifier's code: 0 nearest (also none), 1 toward zero, 2 up, 3 down.
   int rounding() const {
@@ -406,6 +423,10 @@ class Translator {
   std::string directed(std::string_view op, const std::string& T) const {
     static const char* suffix[] = {"", "_rz", "_ru", "_rd"};
     const int r = rounding();
+    // (an explicit .rn on mul, add and sub: never fused into a multiply-add, as CUDA's
+    // __fmul_rn & co. promise)
+    if (r == 0 && has("rn") && (op == "add" || op == "sub" || op == "mul"))
+      return std::string(T == "float" ? "__f" : "__d") + std::string(op) + "_rn";
     if (r == 0) return "";
     if (op == "fma") return std::string(T == "float" ? "__fmaf" : "__fma") + suffix[r];
     return std::string(T == "float" ? "__f" : "__d") + std::string(op) + suffix[r];
@@ -420,6 +441,7 @@ class Translator {
   std::string bits(const std::string& T);
   std::string conversion();
   std::string narrow_conversion();
+  std::string packed();
   std::string memory();
   std::string synchronization();
 };
@@ -551,6 +573,8 @@ std::string Translator::statement(const std::vector<PtxToken>& t) {
       mods_.push_back(opcode.substr(b, e - b));
     }
     base_ = mods_.front();
+    ftz_ = has("ftz");
+    result_.clear();
     bool floating = false;
     for (const std::string& m : mods_) floating = floating || m == "f32" || m == "f64";
     for (std::size_t i = 1; i < mods_.size(); ++i)
@@ -572,12 +596,15 @@ std::string Translator::statement(const std::vector<PtxToken>& t) {
 // The instruction base_.mods_ args_ as C++.
 std::string Translator::instruction() {
   static const std::set<std::string> arithmetic_ops{
-      "add", "sub",  "addc",     "subc",  "mul",  "mad",  "madc",  "fma", "div", "rem",
-      "min", "max",  "abs",      "neg",   "rcp",  "sqrt", "rsqrt", "sin", "cos", "lg2",
-      "ex2", "tanh", "copysign", "testp", "setp", "selp", "mov",   "dp4a"};
+      "add", "sub", "addc", "subc", "mul",      "mad",   "madc", "fma",   "div",
+      "rem", "min", "max",  "abs",  "neg",      "rcp",   "sqrt", "rsqrt", "sin",
+      "cos", "lg2", "ex2",  "tanh", "copysign", "testp", "setp", "selp",  "mov"};
   static const std::set<std::string> bit_ops{"and",   "or",   "xor",  "not",  "cnot", "shl",
                                              "shr",   "shf",  "lop3", "prmt", "bfe",  "bfi",
                                              "bfind", "brev", "popc", "clz"};
+  static const std::set<std::string> packed_ops{"mul24", "mad24", "sad",  "bmsk",
+                                                "fns",   "dp4a",  "dp2a", "isspacep"};
+  if (packed_ops.count(base_)) return packed();
   if (base_ == "cvt" || base_ == "cvta") return conversion();
   if (base_ == "ld" || base_ == "ldu" || base_ == "st" || base_ == "atom" || base_ == "red")
     return memory();
@@ -589,6 +616,7 @@ std::string Translator::instruction() {
 
 // Arithmetic, comparisons, selects and moves of type T.
 std::string Translator::arithmetic(const std::string& T) {
+  result_ = T;
   const bool fp = is_float(T);
   auto sat = [&](const std::string& v) {
     return fp && has("sat") ? "kiln_ptx::saturate(" + v + ")" : v;
@@ -678,8 +706,7 @@ std::string Translator::arithmetic(const std::string& T) {
   }
   if (base_ == "abs") return out("kiln_ptx::abs<" + T + ">(" + a + ")");
   if (base_ == "neg") return out("kiln_ptx::neg<" + T + ">(" + a + ")");
-  if (!fp && base_ != "setp" && base_ != "selp" && base_ != "testp" && base_ != "dp4a")
-    refuse("an integer type");
+  if (!fp && base_ != "setp" && base_ != "selp" && base_ != "testp") refuse("an integer type");
   if (base_ == "rcp") {
     const std::string d = directed("rcp", T);
     return out(d.empty() ? "(" + T + "(1) / " + a + ")" : d + "(" + a + ")");
@@ -695,11 +722,6 @@ std::string Translator::arithmetic(const std::string& T) {
   if (base_ == "ex2") return out("std::exp2(" + a + ")");
   if (base_ == "copysign") return out("std::copysign(" + in(2, T) + ", " + a + ")");
   if (base_ == "selp") return out("(" + in(3, "bool") + " ? " + a + " : " + in(2, T) + ")");
-  if (base_ == "dp4a") {
-    if (mods_.size() != 3 || mods_[1] != mods_[2]) refuse("mixed signedness");
-    const std::string U = is_signed(cpp_type(mods_[1])) ? "int" : "unsigned";
-    return out("__dp4a(" + in(1, U) + ", " + in(2, U) + ", " + in(3, U) + ")");
-  }
   if (base_ == "testp") {
     static const std::vector<std::string> classes{"finite",     "infinite", "number",
                                                   "notanumber", "normal",   "subnormal"};
@@ -807,6 +829,37 @@ std::string Translator::bits(const std::string& T) {
   return out(std::string("uint32_t(") + (wide ? "__clzll(" : "__clz(") + a + "))");  // clz
 }
 
+// The 24-bit multiplies, sad, bmsk, fns, the byte dot products and isspacep.
+std::string Translator::packed() {
+  if (base_ == "isspacep")  // (one address space here: every address is a global one)
+    return out(has("global") ? "true" : "false");
+  if (base_ == "fns")
+    return out("__fns(" + in(1, "uint32_t") + ", " + in(2, "uint32_t") + ", " + in(3, "int32_t") +
+               ")");
+  if (base_ == "bmsk")
+    return out("kiln_ptx::bmsk(" + in(1, "uint32_t") + ", " + in(2, "uint32_t") + ", " +
+               (has("clamp") ? "true" : "false") + ")");
+  if (base_ == "dp4a" || base_ == "dp2a") {
+    std::vector<std::string> types;  // a's and b's
+    for (const std::string& m : mods_)
+      if (m == "u32" || m == "s32") types.push_back(m);
+    if (types.size() != 2) refuse("its types");
+    const std::string signs = std::string("<") + (types[0] == "s32" ? "true" : "false") + ", " +
+                              (types[1] == "s32" ? "true" : "false") + ">(";
+    const std::string half = base_ == "dp2a" ? (has("hi") ? ", true" : ", false") : "";
+    return out("kiln_ptx::" + base_ + signs + in(1, "uint32_t") + ", " + in(2, "uint32_t") + ", " +
+               in(3, "uint32_t") + half + ")");
+  }
+  const std::string T = type();
+  if (base_ == "sad")
+    return out("kiln_ptx::sad<" + T + ">(" + in(1, T) + ", " + in(2, T) + ", " + in(3, T) + ")");
+  if (T != "uint32_t" && T != "int32_t") refuse("its type");
+  const std::string product = "kiln_ptx::mul24<" + T + ">(" + in(1, T) + ", " + in(2, T) + ", " +
+                              (has("hi") ? "true" : "false") + ")";
+  if (base_ == "mul24") return out(product);
+  return out("kiln_ptx::add<" + T + ">(" + product + ", " + in(3, T) + ")");  // mad24
+}
+
 // cvt.{rnd}{.ftz}{.sat}.dtype.atype and cvta.to.global.
 std::string Translator::conversion() {
   if (base_ == "cvta") {
@@ -819,6 +872,7 @@ std::string Translator::conversion() {
     if (std::string t = cpp_type(m); !t.empty()) types.push_back(t);
   if (types.size() != 2 || types[0] == "bool" || types[1] == "bool") refuse("its types");
   const std::string D = types[0], A = types[1], a = in(1, A);
+  result_ = D;
   const int r = rounding();
   const bool integral_rounding = has("rni") || has("rzi") || has("rmi") || has("rpi");
   if (!is_float(D) && !is_float(A))
@@ -941,8 +995,13 @@ std::string Translator::synchronization() {
                        : has("and") ? "__syncthreads_and("
                                     : "__syncthreads_or(";
       if (args_.size() != 3) refuse("a reduction with a thread count");
-      const std::string T = has("popc") ? "uint32_t" : "bool";
-      return out(T + "(" + fn + in(2, "bool") + "))");
+      // (as a declaration of its own, `int v = __syncthreads_count(p);`, the form regions take)
+      // (and read by an assignment, not a call, which the rewrite would take for a write)
+      const std::string name = "kiln_red" + id_ + "_" + std::to_string(++reductions_);
+      const Scalar& d = arg(0);
+      if (!d.writable || d.sink) refuse("its destination");
+      return "int " + name + " = " + fn + in(2, "bool") + "); " + d.text + " = " +
+             (has("popc") ? name : "(" + name + " != 0)") + ";";
     }
     if (args_.size() != 1) refuse("a named barrier with a thread count");
     return "__syncthreads();";
@@ -1069,6 +1128,29 @@ std::string one_line(std::string_view source, const std::vector<Token>& t, std::
   return text;
 }
 
+// Whether the asm statement whose `(` is t[open] holds PTX: its template has a dotted opcode
+// (`cp.async`) or a `%%` register; x86's (`pause`, `rdtsc`) has neither.
+bool looks_like_ptx(const std::vector<Token>& t, std::size_t open, std::size_t close) {
+  std::string text;
+  for (std::size_t k = open + 1; k < close && t[k].kind == Token::string; ++k) text += t[k].text;
+  if (text.find("%%") != std::string::npos) return true;
+  for (std::size_t i = 0; i + 1 < text.size(); ++i)
+    if (std::isalpha((unsigned char)text[i]) && text[i + 1] == '.' && i + 2 < text.size() &&
+        std::isalpha((unsigned char)text[i + 2]))
+      return true;
+  return false;
+}
+
+// text as a C string literal.
+std::string c_string(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c == '\n' ? ' ' : c;
+  }
+  return out + "\"";
+}
+
 // The asm statement whose `(` is t[open] and `)` t[close], as C++.
 std::string translate_statement(std::string_view source, const std::vector<Token>& t,
                                 std::size_t open, std::size_t close) {
@@ -1076,7 +1158,15 @@ std::string translate_statement(std::string_view source, const std::vector<Token
   std::string text;
   for (; k < close && t[k].kind == Token::string; ++k)
     text += literal_bytes(source.substr(t[k].begin, t[k].end - t[k].begin));
-  if (k == open + 1) throw Untranslatable{"a template that is not a string literal"};
+  // (in a macro, `#x` or a macro between the strings builds the asm as the preprocessor runs,
+  // and kiln reads the source before that)
+  const std::string in_macro =
+      t[open].directive ? " (built by the preprocessor: `#`, or a macro among its strings)" : "";
+  if (k == open + 1) throw Untranslatable{"a template that is not a string literal" + in_macro};
+  if (k < close && t[k].kind == Token::ident)
+    throw Untranslatable{
+        "a template with a macro among its strings (`\"add.\" TYPE`), which kiln "
+        "reads before the preprocessor runs"};
   std::vector<Binding> bindings;
   int section = 0;
   while (k < close) {
@@ -1096,9 +1186,9 @@ std::string translate_statement(std::string_view source, const std::vector<Token
         k += 3;
       }
       for (; k < close && t[k].kind == Token::string; ++k) b.constraint += t[k].text;
-      if (k >= close || !is_punct(t[k], "(")) throw Untranslatable{"an operand"};
+      if (k >= close || !is_punct(t[k], "(")) throw Untranslatable{"an operand" + in_macro};
       const std::size_t e = closing(t, k);
-      if (e >= close) throw Untranslatable{"an operand"};
+      if (e >= close) throw Untranslatable{"an operand" + in_macro};
       b.expr = one_line(source, t, k + 1, e);
       b.output = section == 1;
       if (section > 2 || b.constraint.find_first_of("mogiXVp<>") != std::string::npos)
@@ -1112,12 +1202,12 @@ std::string translate_statement(std::string_view source, const std::vector<Token
   }
   const std::vector<PtxToken> tokens = ptx_tokens(text, bindings);
   if (tokens.empty()) throw Empty{};
-  return Translator(std::move(bindings)).translate(tokens);
+  return Translator(std::move(bindings), std::to_string(t[open].begin)).translate(tokens);
 }
 
 }  // namespace
 
-PtxTranslation translate_inline_ptx(std::string_view source) {
+PtxTranslation translate_inline_ptx(std::string_view source, const std::string& file) {
   PtxTranslation result;
   if (source.find("asm") == std::string_view::npos) {
     result.source = source;
@@ -1141,22 +1231,36 @@ PtxTranslation translate_inline_ptx(std::string_view source) {
     if (open >= t.size() || !is_punct(t[open], "(")) continue;
     const std::size_t close = closing(t, open);
     if (close >= t.size()) continue;
-    try {
-      if (open > k + 1 && t[open - 1].text == "goto") throw Untranslatable{"asm goto"};
-      // A statement becomes a block, its `;` included (so `if (c) asm(...); else` stays
-      // whole); in a macro, whose user writes the `;`, a do-while.
-      const bool statement = close + 1 < t.size() && is_punct(t[close + 1], ";");
-      const std::size_t end = statement ? t[close + 1].end : t[close].end;
-      std::string text = translate_statement(source, t, open, close);
+    // A statement becomes a block, its `;` included (so `if (c) asm(...); else` stays whole);
+    // in a macro, whose user writes the `;`, a do-while.
+    const bool statement = close + 1 < t.size() && is_punct(t[close + 1], ";");
+    const std::size_t end = statement ? t[close + 1].end : t[close].end;
+    auto replace = [&](std::string text) {
       if (!statement) text = "do " + text + " while (0)";
       for (char c : source.substr(t[k].begin, end - t[k].begin))
         if (c == '\n') text += t[k].directive ? " \\\n" : "\n";
       edits.push_back({t[k].begin, end, std::move(text)});
+    };
+    std::string why;
+    try {
+      if (open > k + 1 && t[open - 1].text == "goto") throw Untranslatable{"asm goto"};
+      replace(translate_statement(source, t, open, close));
     } catch (const Untranslatable& u) {
-      result.left.push_back({t[k].line, u.why});
+      why = u.why;
     } catch (const Empty&) {
     } catch (const std::exception&) {  // (a number std::stoi & co. cannot read)
-      result.left.push_back({t[k].line, "a number out of range"});
+      why = "a number out of range";
+    }
+    if (!why.empty()) {
+      result.left.push_back({t[k].line, why, looks_like_ptx(t, open, close)});
+      // PTX (a dotted opcode, a %% register) the cpu cannot run stops the thread that reaches
+      // it, with the reason, and lets the module's other kernels build; other asm (x86's own,
+      // under #ifdef KILN_CPU) is the host compiler's.
+      if (result.left.back().trapped)
+        replace("{ ::kiln_cpu::trap(" +
+                c_string(file + ":" + std::to_string(t[k].line) +
+                         ": inline PTX the cpu backend cannot run: " + why) +
+                "); }");
     }
     k = close;
   }

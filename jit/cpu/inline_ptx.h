@@ -3,8 +3,9 @@
 // integers (`add.cc`, `madc.hi`), and load and store with cache hints (`ld.global.nc.v4.f32`,
 // `st.release.gpu`) in `asm("..." : outputs : inputs)` statements, which the host's assembler
 // cannot read. This rewrite turns each such statement whose every instruction it knows into
-// C++ with the same meaning (kernels_src/kiln/cpu_ptx.h holds the operations), and leaves the
-// others as they are, for the compile error to name (untranslated_ptx).
+// C++ with the same meaning (kernels_src/kiln/cpu_ptx.h holds the operations). Any other PTX
+// statement becomes a trap naming its line, instruction and reason, so the module's other
+// kernels still build and run.
 //
 // The statement's operands bind as GCC binds them: an output (`=r`, `+r`) is a reference to
 // the caller's lvalue, an input a copy taken before any instruction runs. Warp and block
@@ -22,6 +23,8 @@ namespace kiln::cpu {
 struct UntranslatedPtx {
   int line;
   std::string why;  // "`cp.async.ca.shared.global`: a shared-memory address ..."
+  bool trapped;     // PTX, replaced by a trap that stops the thread reaching it with why;
+                    // else (not PTX: x86's own asm) left for the host compiler
 };
 
 struct PtxTranslation {
@@ -31,6 +34,7 @@ struct PtxTranslation {
 
 // source with its inline PTX statements turned into C++ where each instruction has a meaning
 // on the cpu backend.
-PtxTranslation translate_inline_ptx(std::string_view source);
+// on the cpu backend (file: the source's name in a trap's message).
+PtxTranslation translate_inline_ptx(std::string_view source, const std::string& file = "kernel.cu");
 
 }  // namespace kiln::cpu

@@ -175,17 +175,47 @@ inline double rnorm4d(double a, double b, double c, double d) {
   return 1.0 / norm4d(a, b, c, d);
 }
 // Correctly rounded arithmetic with an explicit rounding mode: round-to-nearest is the host's.
-inline float __fadd_rn(float a, float b) { return a + b; }
-inline float __fsub_rn(float a, float b) { return a - b; }
-inline float __fmul_rn(float a, float b) { return a * b; }
+// CUDA promises these are never merged into a multiply-add, which the host compiler's
+// -ffp-contract=fast would do once they are inlined (`__fmul_rn(a, b) - c`, TwoProduct): a
+// product leaves, and a sum's operands enter, through kiln_cpu::unfused.
+namespace kiln_cpu {
+// x as computed, opaque to contraction: an empty asm the value passes through in its register.
+template <class T>
+inline T unfused(T x) {
+#if defined(__x86_64__)
+  __asm__("" : "+x"(x));
+#elif defined(__aarch64__)
+  __asm__("" : "+w"(x));
+#else
+  volatile T v = x;
+  x = v;
+#endif
+  return x;
+}
+}  // namespace kiln_cpu
+inline float __fadd_rn(float a, float b) {
+  return kiln_cpu::unfused(a) + kiln_cpu::unfused(b);
+}
+inline float __fsub_rn(float a, float b) {
+  return kiln_cpu::unfused(a) - kiln_cpu::unfused(b);
+}
+inline float __fmul_rn(float a, float b) {
+  return kiln_cpu::unfused(a * b);
+}
 inline float __fdiv_rn(float a, float b) { return a / b; }
 inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
 inline float __fsqrt_rn(float a) { return sqrtf(a); }
 inline float __frcp_rn(float a) { return 1.0f / a; }
 inline float __frsqrt_rn(float a) { return 1.0f / sqrtf(a); }
-inline double __dadd_rn(double a, double b) { return a + b; }
-inline double __dsub_rn(double a, double b) { return a - b; }
-inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __dadd_rn(double a, double b) {
+  return kiln_cpu::unfused(a) + kiln_cpu::unfused(b);
+}
+inline double __dsub_rn(double a, double b) {
+  return kiln_cpu::unfused(a) - kiln_cpu::unfused(b);
+}
+inline double __dmul_rn(double a, double b) {
+  return kiln_cpu::unfused(a * b);
+}
 inline double __ddiv_rn(double a, double b) { return a / b; }
 inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
 inline float __fmaf_ieee_rn(float a, float b, float c) { return fmaf(a, b, c); }

@@ -127,6 +127,65 @@ inline T rem(T a, T b) {
   return a % b;
 }
 
+// PTX's carry flag (CC.CF). Bignum code writes one asm helper per add.cc / addc and chains
+// them, as nvcc keeps the flag between asm statements: one flag per OS thread, which runs a GPU
+// thread's statements in order between its barriers (where no chain is cut).
+inline unsigned& carry_flag() {
+  static thread_local unsigned cc = 0;
+  return cc;
+}
+// x with a subnormal flushed to zero of its sign (.ftz on f32).
+inline float ftz(float x) {
+  return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x;
+}
+
+// mul24's product of a's and b's low 24 bits (sign-extended for a signed type): its low 32
+// bits, or (hi) bits 16 to 47.
+template <class T>
+inline T mul24(T a, T b, bool hi) {
+  int64_t x, y;
+  if constexpr (std::is_signed_v<T>) {
+    x = int32_t(uint32_t(a) << 8) >> 8, y = int32_t(uint32_t(b) << 8) >> 8;
+  } else {
+    x = uint32_t(a) & 0xffffff, y = uint32_t(b) & 0xffffff;
+  }
+  const uint64_t p = uint64_t(x * y);
+  return T(uint32_t(hi ? p >> 16 : p));
+}
+// c + |a - b| (sad).
+template <class T>
+inline T sad(T a, T b, T c) {
+  const bits<T> d = a > b ? bits<T>(bits<T>(a) - bits<T>(b)) : bits<T>(bits<T>(b) - bits<T>(a));
+  return T(bits<T>(bits<T>(c) + d));
+}
+// bmsk: len bits set from bit pos (wrap: both read mod 32; clamp: at most 32).
+inline uint32_t bmsk(uint32_t pos, uint32_t len, bool clamp) {
+  const uint32_t a = clamp ? (pos < 32 ? pos : 32) : pos & 31;
+  const uint32_t b = clamp ? (len < 32 ? len : 32) : len & 31;
+  const uint32_t from = a >= 32 ? 0 : ~0u << a, past = a + b >= 32 ? 0 : ~0u << (a + b);
+  return from & ~past;
+}
+// dp4a: c plus the products of a's and b's four bytes; dp2a: of a's two halves and two of b's
+// bytes (its low pair, or hi its high pair). SA, SB: whether a's and b's parts are signed.
+template <bool SA, bool SB>
+inline uint32_t dp4a(uint32_t a, uint32_t b, uint32_t c) {
+  int64_t s = SA || SB ? int64_t(int32_t(c)) : int64_t(c);
+  for (int i = 0; i < 4; ++i)
+    s += (SA ? int64_t(int8_t(a >> 8 * i)) : int64_t(uint8_t(a >> 8 * i))) *
+         (SB ? int64_t(int8_t(b >> 8 * i)) : int64_t(uint8_t(b >> 8 * i)));
+  return uint32_t(s);
+}
+template <bool SA, bool SB>
+inline uint32_t dp2a(uint32_t a, uint32_t b, uint32_t c, bool hi) {
+  int64_t s = SA || SB ? int64_t(int32_t(c)) : int64_t(c);
+  for (int i = 0; i < 2; ++i) {
+    const int shift = 8 * i + (hi ? 16 : 0);
+    s += (SA ? int64_t(int16_t(a >> 16 * i)) : int64_t(uint16_t(a >> 16 * i))) *
+         (SB ? int64_t(int8_t(b >> shift)) : int64_t(uint8_t(b >> shift)));
+  }
+  return uint32_t(s);
+}
+
 // ---- Bits ----
 // Shifts as PTX clamps them: an amount of the width or more gives 0, or the sign for shr.s.
 template <class T>

@@ -187,6 +187,69 @@ __global__ void narrow(unsigned short* h, unsigned* o, float* f, const unsigned 
   f[2] = v;
 }
 
+// Bignum helpers in CGBN's style, one asm statement per instruction, the carry flag between
+// them; .ftz; a product rounded on its own (mul.rn, __fmul_rn), never fused into what follows;
+// a block vote in asm.
+__device__ __forceinline__ unsigned add_cc(unsigned a, unsigned b) {
+  unsigned r;
+  asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+__device__ __forceinline__ unsigned addc_cc(unsigned a, unsigned b) {
+  unsigned r;
+  asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+__device__ __forceinline__ unsigned addc(unsigned a, unsigned b) {
+  unsigned r;
+  asm volatile("addc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+__global__ void helpers(const unsigned* a, const unsigned* b, unsigned* sum, float* f, int* votes) {
+  const int i = threadIdx.x;
+  const unsigned* x = a + 4 * i;
+  const unsigned* y = b + 4 * i;
+  unsigned* s = sum + 4 * i;
+  s[0] = add_cc(x[0], y[0]);
+  s[1] = addc_cc(x[1], y[1]);
+  s[2] = addc_cc(x[2], y[2]);
+  s[3] = addc(x[3], y[3]);
+  if (i == 0) {
+    const float tiny = 1e-40f, e = 1.0f + 0x1p-12f;
+    float r;
+    asm("cvt.ftz.f32.f32 %0, %1;" : "=f"(r) : "f"(tiny)); f[0] = r;
+    asm("add.ftz.f32 %0, %1, %2;" : "=f"(r) : "f"(tiny), "f"(tiny)); f[1] = r;
+    asm("add.f32 %0, %1, %2;" : "=f"(r) : "f"(tiny), "f"(tiny)); f[2] = r;
+    asm("mul.rn.f32 %0, %1, %1;" : "=f"(r) : "f"(e));
+    f[3] = r - (1.0f + 0x1p-11f);  // (the product rounded first: 0; fused, 2^-24)
+    f[4] = __fmul_rn(e, e) - (1.0f + 0x1p-11f);
+  }
+  unsigned n;
+  asm volatile("{ .reg .pred p;\n\tsetp.ne.s32 p, %1, 0;\n\tbar.red.popc.u32 %0, 0, p; }"
+               : "=r"(n) : "r"(i % 3));
+  votes[i] = n;
+}
+
+// 24-bit multiplies, sad, bmsk, fns, byte dot products of mixed signs, isspacep.
+__global__ void packed(unsigned* o, const unsigned* g) {
+  asm("mul24.lo.s32 %0, %1, %2;" : "=r"(o[0]) : "r"(0x7f800001u), "r"(3u));
+  asm("mul24.hi.u32 %0, %1, %2;" : "=r"(o[1]) : "r"(0xabffffffu), "r"(0x00ffffffu));
+  asm("mad24.lo.u32 %0, %1, %2, %3;" : "=r"(o[2]) : "r"(0x01000010u), "r"(0x10u), "r"(7u));
+  asm("sad.s32 %0, %1, %2, %3;" : "=r"(o[3]) : "r"(-5), "r"(7), "r"(100));
+  asm("sad.u32 %0, %1, %2, %3;" : "=r"(o[4]) : "r"(3u), "r"(10u), "r"(1u));
+  asm("bmsk.clamp.b32 %0, %1, %2;" : "=r"(o[5]) : "r"(4u), "r"(8u));
+  asm("bmsk.wrap.b32 %0, %1, %2;" : "=r"(o[6]) : "r"(28u), "r"(8u));
+  asm("bmsk.clamp.b32 %0, %1, %2;" : "=r"(o[7]) : "r"(40u), "r"(5u));
+  asm("fns.b32 %0, %1, %2, %3;" : "=r"(o[8]) : "r"(0xb6u), "r"(0u), "r"(3));
+  asm("fns.b32 %0, %1, %2, %3;" : "=r"(o[9]) : "r"(0xb6u), "r"(6u), "r"(-2));
+  asm("fns.b32 %0, %1, %2, %3;" : "=r"(o[10]) : "r"(0xb6u), "r"(0u), "r"(6));
+  asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(o[11]) : "r"(0x01020304u), "r"(0xff01fe02u), "r"(10u));
+  asm("dp2a.lo.s32.u32 %0, %1, %2, %3;" : "=r"(o[12]) : "r"(0xfffe0003u), "r"(0x0000ff05u), "r"(0u));
+  asm("dp2a.hi.s32.u32 %0, %1, %2, %3;" : "=r"(o[13]) : "r"(0xfffe0003u), "r"(0x0000ff05u), "r"(9u));
+  asm("{ .reg .pred p, q;\n\tisspacep.global p, %1;\n\tisspacep.shared q, %1;\n\t"
+      "selp.u32 %0, 1, 0, p;\n\t@q add.u32 %0, %0, 2; }" : "=r"(o[14]) : "l"(g));
+}
+
 // Vector loads and stores, offsets, atomics and reductions, acquire and release.
 __global__ void memory(const float4* in, float4* out, const unsigned* words, unsigned* counts,
                        float* sum, unsigned* tickets, int n) {
@@ -476,6 +539,42 @@ end
 local got_f = hf2:copy_to_host()
 assert(got_f[1] == 2 ^ -24 and got_f[2] == -3 and got_f[3] == -3, "cvt.f32.f16 and ld.acquire.f32")
 
+-- Carries between asm statements, .ftz, unfused products, a block vote.
+local la, lb = array.zeros(4 * 64, "uint32"), array.zeros(4 * 64, "uint32")
+for i = 1, 4 * 64 do la[i], lb[i] = rand32(), rand32() end
+for l = 1, 3 do la[l], lb[l] = M32, l == 1 and 1 or 0 end  -- a carry through three limbs
+local lsum, lf, lv = cuda.device_array(4 * 64, "uint32"), cuda.device_array(5, "float32"), cuda.device_array(64, "int32")
+m.helpers[{ 1, 64 }](cuda.to_device(la), cuda.to_device(lb), lsum, lf, lv)
+local hs = lsum:copy_to_host()
+for i = 0, 63 do
+  local carry = 0
+  for l = 1, 4 do
+    local v = la[4 * i + l] + lb[4 * i + l] + carry
+    check(("carry between statements %d limb %d"):format(i, l), hs[4 * i + l], v & M32)
+    carry = v >> 32
+  end
+end
+local hlf = lf:copy_to_host()
+assert(hlf[1] == 0 and hlf[2] == 0 and hlf[3] > 1e-40,
+       ".ftz flushes, plain add keeps subnormals: " .. hlf[1] .. " " .. hlf[2] .. " " .. hlf[3])
+assert(hlf[4] == 0 and hlf[5] == 0, "mul.rn and __fmul_rn are not fused: " .. hlf[4] .. " " .. hlf[5])
+local want_votes = 0
+for i = 0, 63 do if i % 3 ~= 0 then want_votes = want_votes + 1 end end
+for i = 1, 64 do check("bar.red.popc", lv:copy_to_host()[i], want_votes) end
+
+-- The packed and 24-bit instructions, against the manual's definitions.
+local po = cuda.device_array(15, "uint32")
+m.packed[{ 1, 1 }](po, cuda.device_array(1, "uint32"))
+local hp = po:copy_to_host()
+local function sext24(x) x = x & 0xffffff; return x >= 0x800000 and x - 0x1000000 or x end
+local want_p = {
+  u32(sext24(0x7f800001) * 3), ((0xffffff * 0xffffff) >> 16) & M32, u32(0x10 * 0x10 + 7),
+  112, 8, 0xff0, 0xf0000000, 0,
+  4, 4, M32,                      -- fns: the 3rd set bit of 0xb6 from 0 up; 2nd from 6 down; none
+  13, u32(3 * 5 - 2 * 255), 9, 1,
+}
+for i, w in ipairs(want_p) do check(("packed[%d]"):format(i - 1), hp[i], w) end
+
 -- Memory: vector loads and stores, offsets, atomics.
 local count = 100
 local hin = array.zeros(4 * count, "float32")  -- float4s
@@ -534,7 +633,23 @@ for w = 0, 3 do
     check("activemask", hwo[o + 8], 1)
   end
 end
-for _, k in ipairs({ "registers", "wide", "bits", "floats", "narrow", "memory", "warps" }) do
+-- PTX the cpu backend cannot run stops only the kernel that reaches it: the module builds.
+if cuda.backend() == "cpu" then
+  local mixed = cuda.module([[
+__global__ void fine(int* o) { unsigned l; asm("mov.u32 %0, %%laneid;" : "=r"(l)); o[threadIdx.x] = l; }
+__global__ void shared_copy(const float* g) {
+  __shared__ float s[32];
+  unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(&s[threadIdx.x]));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(a), "l"(g + threadIdx.x));
+}]])
+  local lanes = cuda.device_array(32, "int32")
+  mixed.fine[{ 1, 32 }](lanes)
+  check("a kernel beside untranslatable PTX", lanes:copy_to_host()[32], 31)
+  local ok, err = pcall(function() mixed.shared_copy[{ 1, 32 }](cuda.device_array(32, "float32")) end)
+  assert(not ok and tostring(err):find("kernel.cu:5: inline PTX the cpu backend cannot run: `cp.async", 1, true),
+         tostring(err))
+end
+for _, k in ipairs({ "registers", "wide", "bits", "floats", "narrow", "helpers", "packed", "memory", "warps" }) do
   print(("%-9s %s"):format(k, m[k]:info().threads))
 end
 print("inline_ptx: ok")

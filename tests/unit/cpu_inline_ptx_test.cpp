@@ -86,7 +86,8 @@ TEST(CpuInlinePtx, KeepsLinesAndStatementShape) {
   ASSERT_TRUE(r.left.empty());
   EXPECT_EQ(lines(r.source), lines(source));
   // (a block in place of the statement and its `;`, so the `else` still follows its `if`)
-  EXPECT_NE(r.source.find("unsigned kiln_ptx_cc = 0;"), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("unsigned& kiln_ptx_cc = kiln_ptx::carry_flag();"), std::string::npos)
+      << r.source;
   EXPECT_NE(r.source.find("}\n\n\n\n  else\n    lo = hi = 0;\n  o[0] = lo;"), std::string::npos)
       << r.source;
 }
@@ -103,7 +104,9 @@ TEST(CpuInlinePtx, MacroBodiesBecomeDoWhileStatements) {
       << r.source;
 }
 
-TEST(CpuInlinePtx, LeavesWhatHasNoCpuMeaningWithItsReason) {
+TEST(CpuInlinePtx, TrapsWhatHasNoCpuMeaningWithItsReason) {
+  // PTX the cpu cannot run becomes a trap naming it (the module's other kernels still build);
+  // asm that is not PTX (no dotted opcode, no %% register) stays for the host compiler.
   const std::string source =
       "asm(\".globl x\");\n"  // file scope: not a statement
       "__global__ void k(const float* g, unsigned* o) {\n"
@@ -117,8 +120,7 @@ TEST(CpuInlinePtx, LeavesWhatHasNoCpuMeaningWithItsReason) {
       "  asm(\"min.NaN.f32 %0, %1, %1;\" : \"=f\"(s[2]) : \"f\"(1.0f));\n"
       "  asm(\"add.u32 %0, %1, 1;\" :: \"r\"(o[3]), \"r\"(o[4]));\n"
       "}\n";
-  const auto r = cpu::translate_inline_ptx(source);
-  EXPECT_EQ(r.source, source);
+  const auto r = cpu::translate_inline_ptx(source, "my.cu");
   ASSERT_EQ(r.left.size(), 6u);
   const std::string expected[] = {"`cp.async.ca.shared.global`: a GPU's shared-memory",
                                   "`ld.shared.u32`: a .shared address",
@@ -129,7 +131,17 @@ TEST(CpuInlinePtx, LeavesWhatHasNoCpuMeaningWithItsReason) {
   for (std::size_t i = 0; i < 6; ++i) {
     EXPECT_EQ(r.left[i].line, int(i) + 6);
     EXPECT_EQ(r.left[i].why.rfind(expected[i], 0), 0u) << r.left[i].why;
+    EXPECT_EQ(r.left[i].trapped, i != 3) << i;
   }
+  EXPECT_EQ(std::count(r.source.begin(), r.source.end(), '\n'),
+            std::count(source.begin(), source.end(), '\n'));
+  EXPECT_NE(r.source.find("  { ::kiln_cpu::trap(\"my.cu:6: inline PTX the cpu backend cannot run: "
+                          "`cp.async.ca.shared.global`: a GPU's shared-memory"),
+            std::string::npos)
+      << r.source;
+  for (const char* kept :
+       {"asm(\".globl x\");", "asm volatile(\"\" ::: \"memory\");", "asm(\"L1: bra L1;\");"})
+    EXPECT_NE(r.source.find(kept), std::string::npos) << kept;
 }
 
 }  // namespace
