@@ -11,7 +11,7 @@
 // the caller's lvalue, an input a copy taken before any instruction runs. Warp and block
 // operations (`shfl.sync`, `vote`, `bar.sync`) become their CUDA functions in the kernel's own
 // text, so the plan sees them. Shared-memory addresses (`ld.shared`, `cp.async`, `ldmatrix`:
-// 32-bit windows into a GPU's shared memory) have no cpu meaning and are left.
+// 32-bit windows into a GPU's shared memory) have no cpu meaning: their statements trap.
 #pragma once
 #include <string>
 #include <string_view>
@@ -19,7 +19,7 @@
 
 namespace kiln::cpu {
 
-// An inline assembly statement left as written: its line and why.
+// An inline assembly statement not translated: its line and why.
 struct UntranslatedPtx {
   int line;
   std::string why;  // "`cp.async.ca.shared.global`: a shared-memory address ..."
