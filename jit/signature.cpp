@@ -244,6 +244,20 @@ template <typename Where>
 void convert_scalar(const Where& where, const ParamType& p, const ArgValue& v,
                     std::byte* out) {
   const DTypeInfo& info = dtype_info(p.dtype);
+  // A dim3 given fewer numbers (`4`, `{4, 2}`) has CUDA's defaults, 1, for the rest.
+  const bool dim3 = info.lanes == 3 && p.spelling.find("dim3") != std::string::npos;
+  if (dim3 &&
+      (v.kind == ArgValue::Kind::integer || (v.kind == ArgValue::Kind::table && v.fields.empty() &&
+                                             !v.lanes.empty() && v.lanes.size() < 3))) {
+    ArgValue padded;
+    padded.kind = ArgValue::Kind::table;
+    padded.lanes = v.kind == ArgValue::Kind::table ? v.lanes : std::vector<ArgValue>{v};
+    ArgValue one;
+    one.kind = ArgValue::Kind::integer;
+    one.integer = 1;
+    padded.lanes.resize(3, one);
+    return convert_scalar(where, p, padded, out);
+  }
   if (info.lanes > 1) {  // a vector by value, lane by lane from a Lua table
     const std::string lanes = std::string("xyzw").substr(0, static_cast<std::size_t>(info.lanes));
     if (v.kind != ArgValue::Kind::table || v.lanes.size() != static_cast<std::size_t>(info.lanes)) {

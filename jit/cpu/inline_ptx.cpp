@@ -283,6 +283,14 @@ bool known_modifier(const std::string& base, const std::string& m, bool floating
       {"sad", ""},
       {"bmsk", "clamp wrap"},
       {"fns", ""},
+      {"szext", "clamp wrap"},
+      {"vadd", "add min max"},
+      {"vsub", "add min max"},
+      {"vabsdiff", "add min max"},
+      {"vmin", "add min max"},
+      {"vmax", "add min max"},
+      {"vshl", "clamp wrap add min max"},
+      {"vshr", "clamp wrap add min max"},
       {"and", ""},
       {"or", ""},
       {"xor", ""},
@@ -602,8 +610,9 @@ std::string Translator::instruction() {
   static const std::set<std::string> bit_ops{"and",   "or",   "xor",  "not",  "cnot", "shl",
                                              "shr",   "shf",  "lop3", "prmt", "bfe",  "bfi",
                                              "bfind", "brev", "popc", "clz"};
-  static const std::set<std::string> packed_ops{"mul24", "mad24", "sad",  "bmsk",
-                                                "fns",   "dp4a",  "dp2a", "isspacep"};
+  static const std::set<std::string> packed_ops{
+      "mul24", "mad24", "sad",  "bmsk", "fns",  "dp4a", "dp2a", "isspacep",
+      "szext", "vadd",  "vsub", "vmin", "vmax", "vshl", "vshr", "vabsdiff"};
   if (packed_ops.count(base_)) return packed();
   if (base_ == "cvt" || base_ == "cvta") return conversion();
   if (base_ == "ld" || base_ == "ldu" || base_ == "st" || base_ == "atom" || base_ == "red")
@@ -836,6 +845,27 @@ std::string Translator::packed() {
   if (base_ == "fns")
     return out("__fns(" + in(1, "uint32_t") + ", " + in(2, "uint32_t") + ", " + in(3, "int32_t") +
                ")");
+  if (base_ == "szext")
+    return out("kiln_ptx::szext(" + in(1, "uint32_t") + ", " + in(2, "uint32_t") + ", " +
+               (has("clamp") ? "true" : "false") + ", " + (has("s32") ? "true" : "false") + ")");
+  if (base_[0] == 'v') {  // the scalar video instructions, without byte or half selectors
+    std::vector<std::string> types;  // d's, a's, b's
+    for (const std::string& m : mods_)
+      if (m == "u32" || m == "s32") types.push_back(m);
+    if (types.size() != 3) refuse("its types");
+    static const std::vector<std::string> ops{"vadd", "vsub", "vabsdiff", "vmin",
+                                              "vmax", "vshl", "vshr"};
+    const std::size_t op = std::find(ops.begin(), ops.end(), base_) - ops.begin();
+    const int second = has("add") ? 1 : has("min") ? 2 : has("max") ? 3 : 0;
+    if ((second != 0) != (args_.size() == 4)) refuse("its operands");
+    return out("kiln_ptx::video(" + std::to_string(op) + ", " + std::to_string(second) + ", " +
+               in(1, "uint32_t") + ", " + in(2, "uint32_t") + ", " +
+               (second ? in(3, "uint32_t") : std::string("0u")) + ", " +
+               (types[1] == "s32" ? "true" : "false") + ", " +
+               (types[2] == "s32" ? "true" : "false") + ", " +
+               (types[0] == "s32" ? "true" : "false") + ", " + (has("clamp") ? "true" : "false") +
+               ")");
+  }
   if (base_ == "bmsk")
     return out("kiln_ptx::bmsk(" + in(1, "uint32_t") + ", " + in(2, "uint32_t") + ", " +
                (has("clamp") ? "true" : "false") + ")");

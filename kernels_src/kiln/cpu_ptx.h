@@ -165,6 +165,53 @@ inline uint32_t bmsk(uint32_t pos, uint32_t len, bool clamp) {
   const uint32_t from = a >= 32 ? 0 : ~0u << a, past = a + b >= 32 ? 0 : ~0u << (a + b);
   return from & ~past;
 }
+// szext: a's low b bits, sign- (signed) or zero-extended (b: at most 32 with clamp, else mod 32).
+inline uint32_t szext(uint32_t a, uint32_t b, bool clamp, bool is_signed) {
+  const uint32_t n = clamp ? (b < 32 ? b : 32) : b & 31;
+  if (n == 0) return 0;
+  if (n >= 32) return a;
+  const uint32_t low = a & ((1u << n) - 1);
+  return is_signed && (low >> (n - 1)) ? low | ~((1u << n) - 1) : low;
+}
+// The scalar video instructions (op: 0 vadd, 1 vsub, 2 vabsdiff, 3 vmin, 4 vmax, 5 vshl, 6 vshr)
+// on a and b extended by their types (sa, sb: signed), then the secondary operation with c of
+// d's type (sd) (1 add, 2 min, 3 max), in 64 bits; the low 32 bits (CUB's IADD3 is
+// `vadd.u32.u32.u32.add`).
+inline uint32_t video(int op, int second, uint32_t a, uint32_t b, uint32_t c, bool sa, bool sb,
+                      bool sd, bool clamp) {
+  const int64_t x = sa ? int64_t(int32_t(a)) : int64_t(a);
+  const int64_t y = sb ? int64_t(int32_t(b)) : int64_t(b);
+  const uint32_t n = clamp ? (b < 32 ? b : 32) : b & 31;
+  int64_t t;
+  switch (op) {
+    case 0:
+      t = x + y;
+      break;
+    case 1:
+      t = x - y;
+      break;
+    case 2:
+      t = x > y ? x - y : y - x;
+      break;
+    case 3:
+      t = x < y ? x : y;
+      break;
+    case 4:
+      t = x > y ? x : y;
+      break;
+    case 5:
+      t = n >= 32 ? 0 : int64_t(uint64_t(uint32_t(a)) << n);
+      break;
+    default:
+      t = n >= 32 ? (sa && int32_t(a) < 0 ? -1 : 0) : x >> n;
+      break;
+  }
+  const int64_t z = sd ? int64_t(int32_t(c)) : int64_t(c);  // (c has d's type)
+  if (second == 1) t += z;
+  if (second == 2) t = t < z ? t : z;
+  if (second == 3) t = t > z ? t : z;
+  return uint32_t(t);
+}
 // dp4a: c plus the products of a's and b's four bytes; dp2a: of a's two halves and two of b's
 // bytes (its low pair, or hi its high pair). SA, SB: whether a's and b's parts are signed.
 template <bool SA, bool SB>

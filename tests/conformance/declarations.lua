@@ -93,6 +93,10 @@ book.bodies[{ 1, 3 }](pos, cuda.to_device(array.from({ 0.5, 1.5 }, "float64")), 
 local hp = pos:copy_to_host()
 assert(hp[4] == 1.5 and hp[8] == 3 and hp[12] == 4.5, "void* positions")
 assert(u:copy_to_host()[1] == 6456, "dim3 and uint3 by value: " .. u:copy_to_host()[1])
+book.bodies[{ 1, 3 }](pos, cuda.to_device(array.from({ 0.5, 1.5 }, "float64")), 7, { 1, 2, 3 }, u)
+assert(u:copy_to_host()[1] == 6711, "a dim3 of one number: " .. u:copy_to_host()[1])
+book.bodies[{ 1, 3 }](pos, cuda.to_device(array.from({ 0.5, 1.5 }, "float64")), { 7, 2 }, { 1, 2, 3 }, u)
+assert(u:copy_to_host()[1] == 6721, "a dim3 of two numbers: " .. u:copy_to_host()[1])
 ok, err = pcall(function() book.bodies[{ 1, 3 }](1.5, pos, { 1, 1, 1 }, { 0, 0, 0 }, u) end)
 assert(not ok and tostring(err):find("parameter 1 'positions' (void*) expects an array of any dtype", 1, true), tostring(err))
 

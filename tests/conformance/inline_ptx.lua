@@ -248,6 +248,12 @@ __global__ void packed(unsigned* o, const unsigned* g) {
   asm("dp2a.hi.s32.u32 %0, %1, %2, %3;" : "=r"(o[13]) : "r"(0xfffe0003u), "r"(0x0000ff05u), "r"(9u));
   asm("{ .reg .pred p, q;\n\tisspacep.global p, %1;\n\tisspacep.shared q, %1;\n\t"
       "selp.u32 %0, 1, 0, p;\n\t@q add.u32 %0, %0, 2; }" : "=r"(o[14]) : "l"(g));
+  asm("vadd.u32.u32.u32.add %0, %1, %2, %3;" : "=r"(o[15]) : "r"(0xfffffff0u), "r"(0x20u), "r"(5u));
+  asm("vshr.u32.u32.u32.clamp.add %0, %1, %2, %3;" : "=r"(o[16]) : "r"(0x100u), "r"(4u), "r"(1u));
+  asm("vshl.u32.u32.u32.clamp.add %0, %1, %2, %3;" : "=r"(o[17]) : "r"(7u), "r"(40u), "r"(3u));
+  asm("vmin.s32.s32.s32.max %0, %1, %2, %3;" : "=r"(o[18]) : "r"(-9), "r"(4), "r"(-20));
+  asm("szext.clamp.s32 %0, %1, %2;" : "=r"(o[19]) : "r"(0x1f0u), "r"(8u));
+  asm("szext.wrap.u32 %0, %1, %2;" : "=r"(o[20]) : "r"(0x1f0u), "r"(36u));
 }
 
 // Vector loads and stores, offsets, atomics and reductions, acquire and release.
@@ -563,7 +569,7 @@ for i = 0, 63 do if i % 3 ~= 0 then want_votes = want_votes + 1 end end
 for i = 1, 64 do check("bar.red.popc", lv:copy_to_host()[i], want_votes) end
 
 -- The packed and 24-bit instructions, against the manual's definitions.
-local po = cuda.device_array(15, "uint32")
+local po = cuda.device_array(21, "uint32")
 m.packed[{ 1, 1 }](po, cuda.device_array(1, "uint32"))
 local hp = po:copy_to_host()
 local function sext24(x) x = x & 0xffffff; return x >= 0x800000 and x - 0x1000000 or x end
@@ -572,6 +578,7 @@ local want_p = {
   112, 8, 0xff0, 0xf0000000, 0,
   4, 4, M32,                      -- fns: the 3rd set bit of 0xb6 from 0 up; 2nd from 6 down; none
   13, u32(3 * 5 - 2 * 255), 9, 1,
+  0x15, 0x11, 3, u32(-9), u32(-16), 0,  -- vadd/vshr/vshl(clamp 32)/vmin.max; szext s32 of 8 bits, u32 of 4
 }
 for i, w in ipairs(want_p) do check(("packed[%d]"):format(i - 1), hp[i], w) end
 
