@@ -1049,7 +1049,7 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
       }
     }
     if (line == 0) line = pending;
-    if (line != 0 && !member) found.push_back({first, last, n, line, array, inner, body});
+    if (line != 0 && !member) found.push_back({first, last, n, line, array, inner, body, end});
   }
   return found;
 }

@@ -95,12 +95,13 @@ bool uses_barriers(std::string_view source);
 // declaration's first token (a pointer's `const` or `volatile`, an array's first word), its last
 // token before the name (a pointer's '*') or an array's last ']', its name; the line of the access
 // found after a store. An array's inner: its first token after the first extent's ']' (last + 1
-// with one extent). A parameter's body: its function body's '{' (0 for a local).
+// with one extent). A parameter's body: its function body's '{' (0 for a local). Its scope
+// ends before end (a local's block's '}', a parameter's body's one past it).
 struct LockstepPointer {
   std::size_t first, last, name;
   int line;
   bool array = false;
-  std::size_t inner = 0, body = 0;
+  std::size_t inner = 0, body = 0, end = 0;
 };
 std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& toks);
 // The first of them as synchronisation (other_sync; "warp-synchronous code through volatile

@@ -25,6 +25,7 @@
 #include "jit/cpu/host_compiler.h"
 #include "jit/cpu/inline_ptx.h"
 #include "jit/cpu/inline_sync.h"
+#include "jit/cpu/lockstep_stores.h"
 #include "jit/cpu/plan.h"
 #include "jit/cpu/prelude_pch.h"
 #include "jit/cpu/regions.h"
@@ -139,7 +140,7 @@ std::string c_string_body(std::string_view text) {
 // Part of the compiler identity: bump it whenever translation_unit() or the plan (plan.cpp's
 // thread_plans, the scans it rests on) changes what it generates, so that modules cached by an
 // older kiln are built anew.
-constexpr int kTranslationUnitVersion = 18;
+constexpr int kTranslationUnitVersion = 20;
 
 // The GPU architecture device code sees as __CUDA_ARCH__: the one asked for ("sm_90",
 // "compute_86", "90" -> 900, 860, 900), else sm_80's 800 (NVRTC's check compiles for sm_80 too).
@@ -553,6 +554,8 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
   // (wide_subscripts.h) let the compiler vectorise thread loops; conditional directives in
   // kernel bodies resolved where their macros are known (conditionals.h) let the rewrite read
   // them.
+  // Legacy warp-synchronous stores split around __syncwarp() (lockstep_stores.h) let those
+  // kernels run as regions rather than as lockstep pointers' fibers.
   // Barrier macros expanded (barrier_macros.h) let the plan see those barriers as the kernels'.
   // Inline PTX and spin-waits are read as cpu_source reads them, in every mode.
   const std::string yielded = cpu_source(request);
@@ -563,18 +566,26 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
       p.lowered = expanded != yielded;
       return p;
     }
-    const std::string source =
-        cpu::signed_index_arithmetic(cpu::lower_block_groups(cpu::resolve_kernel_conditionals(
-            expanded, cpu::known_macros(user, cuda_arch_value(request.arch)))));
-    const std::string inlined = cpu::inline_sync_functions(source);
-    Plan p = plan_source(request, inlined, std::move(user));
-    p.inlined = inlined != source;
-    p.lowered = source != yielded;
-    // (after the region rewrite, which would take the helper's calls for the user's)
-    std::string wide = cpu::wide_subscripts(p.source);
-    p.widened = wide != p.source;
-    p.source = std::move(wide);
-    return p;
+    const std::string lowered = cpu::lower_block_groups(cpu::resolve_kernel_conditionals(
+        expanded, cpu::known_macros(user, cuda_arch_value(request.arch))));
+    auto planned = [&](const std::string& lowered_source, std::vector<std::string> options) {
+      const std::string source = cpu::signed_index_arithmetic(lowered_source);
+      const std::string inlined = cpu::inline_sync_functions(source);
+      Plan p = plan_source(request, inlined, std::move(options));
+      p.inlined = inlined != source;
+      p.lowered = source != yielded;
+      // (after the region rewrite, which would take the helper's calls for the user's)
+      std::string wide = cpu::wide_subscripts(p.source);
+      p.widened = wide != p.source;
+      p.source = std::move(wide);
+      return p;
+    };
+    // Split stores must all run as regions: a thread-by-thread mode would let the lanes that
+    // skip a store read before it. Where one does not, the source goes as lowered.
+    const std::string split = cpu::split_lockstep_stores(lowered);
+    if (split == lowered) return planned(lowered, std::move(user));
+    Plan p = planned(split, user);
+    return cpu::keeps_split_stores(p.source) ? planned(lowered, std::move(user)) : p;
   }();
   // (in every mode: a GPU's conversions are the kernel's meaning, not an optimisation)
   plan.source = cpu::gpu_integer_casts(plan.source);

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "jit/cpu/lockstep_stores.h"
 #include "jit/cpu/plan.h"
 #include "jit/kernel_decl.h"
 
@@ -29,6 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   same_lines(source, kiln::cpu::rewrite_coroutine_returns(source));
   same_lines(source, kiln::cpu::internal_kernels(source));
   same_lines(source, kiln::cpu::rewrite_lockstep_pointers(source));
+  same_lines(source, kiln::cpu::split_lockstep_stores(source));
   same_lines(source, kiln::cpu::yield_in_spin_waits(source));
   (void)kiln::jit::find_kernels(source);
   return 0;
