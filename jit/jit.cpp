@@ -608,20 +608,30 @@ CompileRequest Kernel::request(const std::string& name_expression, const std::st
 }
 
 std::vector<std::string> Kernel::build_names(const std::string& name_expression) const {
-  if (!options_.module || name_expression != decl_.name) return {name_expression};
+  // (a plain kernel's expression: its name, or a cast where headers overload it: `min`)
+  auto plain = [](const KernelDecl& d) { return *deduce_name_expression(d, {}, nullptr); };
+  if (!options_.module || !decl_.template_params.empty() || name_expression != plain(decl_))
+    return {name_expression};
   std::vector<std::string> names;
+  std::set<std::string> plain_names, templates;  // (a template's instances build on their own)
   const std::vector<bool> conditional = conditional_lines(source_->text());
   for (const KernelDecl& d : find_kernels(source_->text())) {
-    if (!d.template_params.empty() || std::find(names.begin(), names.end(), d.name) != names.end())
-      return {name_expression};  // a template or an overload: each built on its own
-    // (one in an #if group may be gone after the preprocessor, and would fail the others')
-    if (d.line < int(conditional.size()) && conditional[d.line]) {
-      if (d.name == name_expression) return {name_expression};
+    if (!d.template_params.empty()) {
+      templates.insert(d.name);
       continue;
     }
-    names.push_back(d.name);
+    if (!plain_names.insert(d.name).second)
+      return {name_expression};  // an overload: each built on its own
+    // (one in an #if group may be gone after the preprocessor, and would fail the others')
+    if (d.line < int(conditional.size()) && conditional[d.line]) {
+      if (d.name == decl_.name) return {name_expression};
+      continue;
+    }
+    names.push_back(plain(d));
   }
-  if (names.size() > 16 || std::find(names.begin(), names.end(), name_expression) == names.end())
+  if (names.size() > 16 || std::find(names.begin(), names.end(), name_expression) == names.end() ||
+      std::any_of(plain_names.begin(), plain_names.end(),
+                  [&](const std::string& n) { return templates.count(n) != 0; }))
     return {name_expression};
   return names;
 }
@@ -693,7 +703,28 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
   spec->program = spec->build.build->module->kernel(spec->lowered_name);
   if (!spec->build.build->globals_applied) apply_globals(*spec->build.build);
   note_fibers(*spec->program, name_expression);
+  if (r.name_expressions.size() == 1) note_own_globals(name_expression);
   return spec;
+}
+
+void Kernel::note_own_globals(const std::string& name_expression) {
+  if (globals_noted_ || !options_.module || !jit_->options().on_note) return;
+  const std::vector<std::string> variables = device_variables(source_->text());
+  if (variables.empty()) return;
+  // (a plain kernel alone only where other plain kernels build apart from it)
+  const std::vector<KernelDecl> kernels = find_kernels(source_->text());
+  if (kernels.size() < 2 || (decl_.template_params.empty() &&
+                             std::count_if(kernels.begin(), kernels.end(), [](const KernelDecl& d) {
+                               return d.template_params.empty();
+                             }) < 2))
+    return;
+  globals_noted_ = true;
+  jit_->options().on_note(
+      "kernel '" + name_expression + "' is built on its own (" +
+      (name_expression.find('<') != std::string::npos ? "a template's instance"
+                                                      : "an overload or a kernel in an #if group") +
+      "), with its own copy of the module's __device__ variables (" + join(variables) +
+      "): what the module's other kernels store there, it does not see");
 }
 
 void Kernel::note_fibers(const Program& program, const std::string& name_expression) {
@@ -961,7 +992,7 @@ void validate_options(const std::vector<std::string>& options) {
         "-(-)?use_fast_math|--ftz=(true|false)|--prec-div=(true|false)|--prec-sqrt=(true|false)|"
         "--fmad=(true|false)|-(-)?maxrregcount=[0-9]+|-std=c\\+\\+(17|20)|"
         "--extra-device-vectorization|-(-)?restrict|-default-device|"
-        "--device-as-default-execution-space");
+        "--device-as-default-execution-space|-(-)?device-int128");
     return std::regex_match(o, pattern);
   };
   for (const std::string& o : options) {

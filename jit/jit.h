@@ -209,6 +209,9 @@ class Kernel {
   std::vector<std::string> textures_read() const;
   // Tells options().on_note, once, that this kernel runs as fibers and why.
   void note_fibers(const Program& program, const std::string& name_expression);
+  // Tells options().on_note, once, that this module kernel, built on its own, has its own copy
+  // of the source's __device__ variables.
+  void note_own_globals(const std::string& name_expression);
 
   std::shared_ptr<Jit> jit_;
   std::shared_ptr<SourceText> source_;
@@ -216,6 +219,7 @@ class Kernel {
   KernelOptions options_;
   std::shared_ptr<Globals> globals_;
   bool fibers_noted_ = false;
+  bool globals_noted_ = false;
   std::unordered_map<std::string, std::unique_ptr<Specialisation>> by_name_expression_;
   std::unordered_map<std::string, Specialisation*> by_signature_;
   Specialisation* last_ = nullptr;

@@ -1223,6 +1223,51 @@ std::size_t first_declarator(const std::vector<Token>& toks, std::size_t k) {
 
 }  // namespace
 
+std::vector<std::string> device_variables(std::string_view source) {
+  std::vector<std::string> names;
+  if (source.find("__device__") == std::string_view::npos) return names;
+  const std::vector<Token> t = code_tokens(source);
+  std::vector<bool> function_body;  // each open brace: whether it is a function's body
+  int in_function = 0;
+  for (std::size_t k = 0; k < t.size(); ++k) {
+    if (is_punct(t[k], "{")) {
+      function_body.push_back(k > 0 && (is_punct(t[k - 1], ")") || in_function > 0));
+      in_function += function_body.back();
+    } else if (is_punct(t[k], "}") && !function_body.empty()) {
+      in_function -= function_body.back();
+      function_body.pop_back();
+    }
+    if (in_function > 0 || !is_ident(t[k], "__device__")) continue;
+    bool mutable_variable = true;
+    std::size_t j = k + 1;
+    for (; j < t.size() && (t[j].kind == Token::ident || is_punct(t[j], "::") ||
+                            is_punct(t[j], "*") || is_punct(t[j], "&"));
+         ++j)
+      if (t[j].text == "const" || t[j].text == "constexpr" || t[j].text == "__constant__")
+        mutable_variable = false;
+    if (j < t.size() && is_punct(t[j], "<")) continue;  // (a template type: not read here)
+    if (!mutable_variable || j >= t.size() || t[j - 1].kind != Token::ident ||
+        !(is_punct(t[j], ";") || is_punct(t[j], "=") || is_punct(t[j], "[") ||
+          is_punct(t[j], ",") || is_punct(t[j], "{")))
+      continue;
+    auto add = [&](const std::string& name) {
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    };
+    add(t[j - 1].text);
+    // Later declarators (`__device__ int hits, misses[4];`): the name after each ',' outside
+    // brackets, up to the ';'.
+    for (int depth = 0; j < t.size() && !(depth == 0 && is_punct(t[j], ";")); ++j) {
+      if (is_punct(t[j], "(") || is_punct(t[j], "[") || is_punct(t[j], "{")) ++depth;
+      if (is_punct(t[j], ")") || is_punct(t[j], "]") || is_punct(t[j], "}")) --depth;
+      if (depth != 0 || !is_punct(t[j], ",")) continue;
+      std::size_t n = j + 1;
+      while (n < t.size() && (is_punct(t[n], "*") || is_punct(t[n], "&"))) ++n;
+      if (n < t.size() && t[n].kind == Token::ident) add(t[n].text);
+    }
+  }
+  return names;
+}
+
 std::optional<GlobalDecl> find_global(std::string_view source, std::string_view name) {
   std::vector<Token> toks = lex(source);
   for (std::size_t k = 0; k < toks.size(); ++k) {

@@ -130,6 +130,11 @@ struct GlobalDecl {
 // skipped), or nullopt when there is none.
 std::optional<GlobalDecl> find_global(std::string_view source, std::string_view name);
 
+// The names of the __device__ variables a source declares outside function bodies that its
+// kernels may store to: not const, constexpr or __constant__ (`__device__ int g_count;`,
+// `__device__ float* g_world = nullptr;`), in order.
+std::vector<std::string> device_variables(std::string_view source);
+
 // source with `static` blanked (columns and lines kept) from each __constant__ or __device__
 // variable declared at namespace scope, so that m:set_constant reaches it by name, as
 // cudaMemcpyToSymbol does in the file that declares it (cuda-samples' quasirandomGenerator:

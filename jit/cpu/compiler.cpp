@@ -817,7 +817,8 @@ std::vector<std::string> translate_options(const std::vector<std::string>& optio
                o == "--extra-device-vectorization" || starts(o, "-maxrregcount") ||
                starts(o, "--maxrregcount") || o == "-dopt=on" || starts(o, "--ftz=") ||
                starts(o, "--prec-div=") || starts(o, "--prec-sqrt=") || o == "--restrict" ||
-               o == "-restrict" || o == "--device-as-default-execution-space") {
+               o == "-restrict" || o == "--device-as-default-execution-space" ||
+               o == "--device-int128" || o == "-device-int128") {
       // GPU code generation options: nothing to do on the host. (--ftz=true flushes
       // subnormal floats on a GPU; the host keeps them, as --prec-div/sqrt=false's
       // approximations are the host's exact results.)

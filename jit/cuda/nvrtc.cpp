@@ -140,6 +140,15 @@ bool has_arch_option(const std::vector<std::string>& options) {
   return false;
 }
 
+// Whether a source or one of its headers names __int128, which NVRTC (unlike nvcc, since CUDA
+// 11.5) compiles only with --device-int128.
+bool names_int128(const CompileRequest& request,
+                  const std::map<std::string, std::string>& headers) {
+  if (request.source.find("__int128") != std::string::npos) return true;
+  return std::any_of(headers.begin(), headers.end(),
+                     [](const auto& h) { return h.second.find("__int128") != std::string::npos; });
+}
+
 // Drops NUL terminators and trailing blank lines from an NVRTC log.
 std::string trim_log(std::string log) {
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n' || log.back() == ' '))
@@ -305,6 +314,12 @@ CompileResult Nvrtc::compile(const CompileRequest& request,
   if (headers.count("limits.h") && headers.count("math.h"))
     for (const char* implicit : {"--pre-include=limits.h", "--pre-include=math.h"})
       options.push_back(implicit);
+  const bool int128_given =
+      std::any_of(request.options.begin(), request.options.end(),
+                  [](const std::string& o) { return o.ends_with("device-int128"); });
+  if ((major_ > 11 || (major_ == 11 && minor_ >= 5)) && !int128_given &&
+      names_int128(request, headers))
+    options.push_back("--device-int128");
   options.insert(options.end(), request.options.begin(), request.options.end());
   std::string option_text;
   for (const std::string& o : options) option_text += (option_text.empty() ? "" : " ") + o;

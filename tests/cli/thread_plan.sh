@@ -106,6 +106,21 @@ out=$(run "$script")
   fail "plans of kernels beside a device function that synchronises: '$out'"
 [ "$(grep -c 'note: kernel .pairs<float>. runs its threads as fibers.*__shfl_xor_sync' "$work/err")" = 1 ] ||
   fail "one note for two specialisations: $(cat "$work/err")"
+# A template kernel's instance, built on its own beside a module's other kernels, has its own
+# copy of the source's __device__ variables: one note says so, naming them (not the const
+# table), however many instances.
+out=$(run '
+local m = cuda.module([[
+__device__ int g_hits, g_misses[4];
+__device__ const int table[2] = {1, 2};
+__global__ void count() { atomicAdd(&g_hits, table[1]); }
+template <class T> __global__ void fill(T* y) { y[threadIdx.x] = T(g_hits); }
+]])
+m.count[{1, 1}]()
+m.fill[{1, 4}](cuda.device_array(4, "float32")); m.fill[{1, 4}](cuda.device_array(4, "int32"))')
+[ "$(grep -c "note: kernel 'fill<float>' is built on its own (a template's instance), with its own copy of the module's __device__ variables (g_hits, g_misses)" "$work/err")" = 1 ] &&
+  [ "$(grep -c 'note:' "$work/err")" = 1 ] || fail "one note for a template instance's globals: $(cat "$work/err")"
+
 # Called as a statement of its own, the function is inlined into the kernel, which runs as
 # regions (the shuffle a step between them); the kernel beside it, which cannot call it any
 # more, is a loop.

@@ -130,6 +130,23 @@ table_m.second_value[{ 1, 1 }]({ count = 2, entries = slots, pool = entries },
 assert(got:copy_to_host()[1] == 9, "fields pointing to structs and to pointers: " .. got:copy_to_host()[1])
 assert(slots:copy_to_host()[2] ~= 0 and slots:copy_to_host()[1] == 0, "Entry** filled by the kernel")
 
+-- unsigned __int128 (Montgomery products, 128-bit hashes) compiles as nvcc compiles it, no
+-- flag given: NVRTC beside gets --device-int128. 64x64 -> 128: the high and low halves.
+local wide = cuda.jit([[
+__global__ void mul128(const unsigned long long* a, const unsigned long long* b,
+                       unsigned long long* hi, unsigned long long* lo) {
+  const unsigned __int128 p = (unsigned __int128)a[threadIdx.x] * b[threadIdx.x];
+  hi[threadIdx.x] = (unsigned long long)(p >> 64);
+  lo[threadIdx.x] = (unsigned long long)p;
+}]])
+local hi, lo = cuda.device_array(2, "uint64"), cuda.device_array(2, "uint64")
+-- (2^32 + 3)(2^32 + 5) = 2^64 + 8 * 2^32 + 15; (2^62)(12) = 3 * 2^64
+wide[{ 1, 2 }](cuda.to_device(array.from({ 0x100000003, 1 << 62 }, "uint64")),
+               cuda.to_device(array.from({ 0x100000005, 12 }, "uint64")), hi, lo)
+local h, l = hi:copy_to_host(), lo:copy_to_host()
+assert(h[1] == 1 and l[1] == 8 * 0x100000000 + 15 and h[2] == 3 and l[2] == 0,
+       ("__int128 products: %s %s"):format(tostring(h), tostring(l)))
+
 -- `main` cannot be a kernel in CUDA: the error says so.
 ok, err = pcall(function() cuda.module("__global__ void main(int* o) { o[0] = 1; }").main[{ 1, 1 }](cuda.device_array(1, "int32")) end)
 assert(not ok and tostring(err):find("main"), tostring(err))

@@ -56,6 +56,28 @@ for round = 1, 2 do
   mc.read[{ 1, 1 }](count)
   assert(count:copy_to_host()[1] == 5 + 100 * round, "g_count after round " .. round .. ": " .. count:copy_to_host()[1])
 end
+-- Plain kernels share the module's __device__ variables beside a template kernel, which builds
+-- each instance on its own (the ray tracers' world built by one kernel, read by another).
+local world = cuda.module([[
+__device__ int g_state;
+__device__ int* g_ptr;
+__global__ void create(int v) { g_state = v; g_ptr = new int(v * 2); }
+__global__ void use(int* out) { out[0] = g_state; out[1] = g_ptr ? *g_ptr : -1; }
+__global__ void destroy() { delete g_ptr; g_ptr = nullptr; }
+template <typename T> __global__ void scale(T* x, T a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= a;
+}]])
+local state = cuda.device_array(2, "int32")
+world.create[{ 1, 1 }](42)
+world.use[{ 1, 1 }](state)
+assert(state:copy_to_host()[1] == 42 and state:copy_to_host()[2] == 84, "globals beside a template: " .. tostring(state:copy_to_host()))
+world.destroy[{ 1, 1 }]()
+world.use[{ 1, 1 }](state)
+assert(state:copy_to_host()[2] == -1, "g_ptr after destroy")
+local scaled = cuda.to_device(array.ones(4, "float32"))
+world.scale[{ 1, 4 }](scaled, 3, 4)
+assert(scaled:copy_to_host()[4] == 3)
 -- A kernel in an #if group the preprocessor drops is no part of the others' build; defined, it
 -- runs like the rest.
 local guarded = [[

@@ -741,4 +741,22 @@ TEST(JitSpinWaits, LoopsWaitingOnSharedFlags) {
   EXPECT_EQ(u.first_other_line, 3);
 }
 
+// The __device__ variables kernels may store to: every declarator, not const tables, constants,
+// functions or a function's own variables.
+TEST(JitKernelDecl, DeviceVariables) {
+  EXPECT_EQ(device_variables(R"(
+__device__ int g_hits, *g_next = nullptr, g_bins[4][2];
+__device__ const int table[2] = {1, 2};
+__constant__ float c_w[9];
+static __device__ constexpr int kN = 4;
+__device__ float3 g_origin = {0, 0, 0};
+namespace world { __device__ hitable* d_world; }
+__device__ int f(int x) { __shared__ int s; return x; }
+__device__ __forceinline__ int g(int* p);
+__global__ void k() { __device__ int never; }
+)"),
+            (std::vector<std::string>{"g_hits", "g_next", "g_bins", "g_origin", "d_world"}));
+  EXPECT_TRUE(device_variables("__global__ void k(int* p) { p[0] = 1; }").empty());
+}
+
 }  // namespace kiln::jit

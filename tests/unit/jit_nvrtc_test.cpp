@@ -115,6 +115,20 @@ TEST(JitNvrtc, CompilesExternCKernels) {
   EXPECT_EQ(classify_param(d.params[2].type).dtype, DType::uint64);
 }
 
+// A source that names __int128 compiles as nvcc compiles it, with no flag: kiln passes NVRTC
+// --device-int128 (the 64x64 -> 128 products of bignum and hashing code).
+TEST(JitNvrtc, Int128CompilesWithoutAFlag) {
+  NEED_NVRTC(n);
+  if (n->major() < 12 && !(n->major() == 11 && n->minor() >= 5)) GTEST_SKIP() << "NVRTC < 11.5";
+  const char* src =
+      "__global__ void mulhi(const unsigned long long* a, unsigned long long* hi) {\n"
+      "  unsigned __int128 p = (unsigned __int128)a[0] * a[1];\n"
+      "  hi[0] = (unsigned long long)(p >> 64);\n"
+      "}\n";
+  CompileResult r = compile(*n, src, {"mulhi"});
+  EXPECT_NE(r.ptx.find("mul.hi.u64"), std::string::npos) << r.ptx;
+}
+
 TEST(JitNvrtc, InstantiatesTemplatesWithDeducedNames) {
   NEED_NVRTC(n);
   const char* src = R"(#include <kiln.cuh>
