@@ -230,6 +230,7 @@ class CpuCompiler final : public Compiler {
   }
   CompileResult compile_once(const Plan& plan);
   CompileResult compile_as_written(Plan& plan, const CompileError& e);
+  CompileResult compile_checked(Plan& plan);
   std::string compiler_version() const {
     std::call_once(version_once_, [this] { version_ = jit::compiler_version(compiler_); });
     return version_;
@@ -498,7 +499,7 @@ CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e)
       "the " + plan.rewrite_name() + " rewrite did not compile: " + first_error(e.log());
   const std::string yielded = cpu_source(request);
   plan.source = cpu::gpu_integer_casts(cpu::rewrite_lockstep_pointers(yielded));
-  plan.checked_pointers = plan.inlined = plan.lowered = plan.widened = plan.chosen_loads = false;
+  plan.inlined = plan.lowered = plan.widened = plan.chosen_loads = false;
   plan.external_source.clear();
   for (cpu::ThreadPlan& k : plan.kernels)
     if (k.strided) {  // (a thread loop, as it was before the rewrite)
@@ -509,13 +510,13 @@ CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e)
       k.why = what + " (planned: " + k.why + ")";
     }
   plan.pch_dir = prelude_folder(plan, nullptr);
-  if (plan.source == yielded) return compile_once(plan);
+  if (plan.source == yielded) return compile_checked(plan);
   // Then without the lockstep pointers (a use kiln_cpu::lockstep_ptr lacks), whose
   // warp-synchronous code then runs thread by thread, as the reason says; last, without the
   // GPU's integer casts too (a cast the rewrite misread). Spin-waits keep their yields.
   const std::string without_lockstep = cpu::gpu_integer_casts(yielded);
   try {
-    return compile_once(plan);
+    return compile_checked(plan);
   } catch (const CompileError& again) {
     if (plan.source != without_lockstep) {
       for (cpu::ThreadPlan& k : plan.kernels)
@@ -526,7 +527,7 @@ CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e)
                   k.why + ")";
       plan.source = without_lockstep;
       try {
-        return compile_once(plan);
+        return compile_checked(plan);
       } catch (const CompileError&) {
         if (without_lockstep == yielded) throw;
       }
@@ -537,6 +538,23 @@ CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e)
           "host does, not as a GPU (" +
           k.why + ")";
     plan.source = yielded;
+    return compile_checked(plan);
+  }
+}
+
+// plan compiled; in check mode, where its checked pointers do not compile, compiled again
+// without them, every kernel's reason saying that its accesses go unchecked.
+CompileResult CpuCompiler::compile_checked(Plan& plan) {
+  try {
+    return compile_once(plan);
+  } catch (const CompileError& e) {
+    if (!plan.checked_pointers) throw;
+    plan.checked_pointers = false;
+    for (cpu::ThreadPlan& k : plan.kernels)
+      k.why +=
+          " (check mode: no bounds checks in this build, whose checked pointers did not "
+          "compile: " +
+          first_error(e.log()) + ")";
     return compile_once(plan);
   }
 }

@@ -35,6 +35,8 @@ namespace kiln_cpu {
 
 // A kernel's T* parameter in check mode: a pointer that knows the device allocation it points
 // into and checks every access through it (pointers outside any allocation are not checked).
+// T may be volatile (a flag parameter); a cast to another pointer type (`(unsigned*)p`,
+// `(int*)flag` for atomicCAS) gives the raw pointer, unchecked from there on.
 template <class T>
 class checked_ptr {
  public:
@@ -42,12 +44,16 @@ class checked_ptr {
   checked_ptr() = default;
   checked_ptr(T* p) : p_(p) {  // NOLINT: converts like the raw pointer it replaces
     const void *lo = nullptr, *hi = nullptr;
-    if (p && tls.api->bounds(tls.exec, p, &lo, &hi)) {
+    if (p && tls.api->bounds(tls.exec, (const void*)p, &lo, &hi)) {
       lo_ = static_cast<const char*>(lo);
       hi_ = static_cast<const char*>(hi);
     }
   }
   operator T*() const { return p_; }
+  template <class U>
+  explicit operator U*() const {
+    return (U*)p_;
+  }
   T* get() const { return p_; }
   template <class I, class = std::enable_if_t<std::is_integral_v<I> || std::is_enum_v<I>>>
   __attribute__((always_inline)) T& operator[](I i) const {
@@ -80,7 +86,7 @@ class checked_ptr {
  private:
   __attribute__((always_inline)) void check(const T* q) const {
     if (lo_ && ((const char*)q < lo_ || (const char*)(q + 1) > hi_))
-      pointer_out_of_bounds(q, lo_, hi_, sizeof(T));
+      pointer_out_of_bounds((const void*)q, lo_, hi_, sizeof(T));
   }
   checked_ptr with(T* q) const {
     checked_ptr r = *this;

@@ -23,7 +23,8 @@ namespace {
 
 // What a kernel's fault (outside any guard page) is reported as: an invalid access, or an
 // integer division by zero (or INT_MIN / -1, which x86 traps alike; a GPU gives some value).
-std::string fault_text(int sig, const void* addr) {
+// checking: whether the kernel was built for check mode, which then missed the access.
+std::string fault_text(int sig, const void* addr, bool checking) {
   if (sig == SIGFPE)
     return "integer division by zero (or INT_MIN / -1, which overflows): a GPU gives an "
            "undefined value, the cpu backend stops the launch";
@@ -32,7 +33,10 @@ std::string fault_text(int sig, const void* addr) {
                 static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(addr)));
   return std::string("invalid memory access at address ") + hex +
          (reinterpret_cast<std::uintptr_t>(addr) < 4096 ? " (a null pointer)" : "") +
-         "; `kiln --check` names the source line of an access outside an array";
+         (checking ? "; check mode follows a kernel's pointer parameters into device arrays, and "
+                     "this access was through none (a pointer from elsewhere, or a build without "
+                     "checks: k:info().why says)"
+                   : "; `kiln --check` names the source line of an access outside an array");
 }
 
 }  // namespace
@@ -127,7 +131,8 @@ void BlockRunner::run(const KernelEntry& k, const kiln_cpu::Tls& launch, void** 
     in_fibers_ = false;
     set_overflow_catcher(nullptr);
     frames_.clear();  // a frame that was running cannot be destroyed; the arena is reused
-    if (jumped == 2) throw Error(where(cur_) + ": " + fault_text(fault_signal_, fault_addr_));
+    if (jumped == 2)
+      throw Error(where(cur_) + ": " + fault_text(fault_signal_, fault_addr_, kernel_checked()));
     if (jumped == 3) abandoned(where(cur_));
     throw Error(where(cur_) + ": overflowed its " + std::to_string(kFiberStackBytes / 1024) +
                 " KiB fiber stack (deep recursion or large local arrays)");
@@ -188,8 +193,8 @@ void BlockRunner::run_on_block_stack(const KernelEntry& k, const kiln_cpu::Tls& 
     // Loop and region modes run a block's threads as the module's own loops, whose index the
     // compiler need not have stored when the access faults: the thread is not named.
     if (jumped == 2)
-      throw Error("kernel '" + k.name +
-                  "': one of its threads: " + fault_text(fault_signal_, fault_addr_));
+      throw Error("kernel '" + k.name + "': one of its threads: " +
+                  fault_text(fault_signal_, fault_addr_, kernel_checked()));
     if (jumped == 3) abandoned("kernel '" + k.name + "'");
     throw Error("kernel '" + k.name + "': thread " + dims(now.thread_idx) + " of block " +
                 dims(now.block_idx) + ": overflowed its block's " +

@@ -41,6 +41,8 @@ class BlockRunner final : public OverflowCatcher {
     throw OutOfBounds(where(cur_), message, code);
   }
   const KernelEntry& kernel() const { return *kernel_; }
+  // Whether the running kernel was built for check mode (its backend tracks allocations).
+  bool kernel_checked() const { return kernel_ && kernel_->allocations; }
   // Loop and region modes: blocks [first, last) on the worker's block stack.
   void run_on_block_stack(const KernelEntry& k, const kiln_cpu::Tls& launch, void** args,
                           std::uint64_t first, std::uint64_t last);

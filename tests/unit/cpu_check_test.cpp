@@ -132,6 +132,56 @@ TEST(CpuCheck, WriteThroughAnEndPointerIsReported) {
   checking().backend->free(buffer);
 }
 
+// A volatile flag parameter and C-style casts of parameters to other pointer types (atomicCAS
+// on the flag, atomicAdd through `(unsigned*)`) keep the kernel's checks: they lost them all,
+// the build falling back to unchecked pointers without a word.
+TEST(CpuCheck, VolatileParametersAndPointerCastsKeepTheChecks) {
+  Checked k = build_checked(R"(__global__ void flagged(volatile int* found, int* count, int* out) {
+  if (threadIdx.x == 0) atomicCAS((int*)found, 0, 1);
+  atomicAdd((unsigned*)count, 1u);
+  out[threadIdx.x + 1] = *found;
+})",
+                            "flagged");
+  int* found = static_cast<int*>(checking().backend->alloc(sizeof(int)));
+  int* count = static_cast<int*>(checking().backend->alloc(sizeof(int)));
+  int* out = static_cast<int*>(checking().backend->alloc(8 * sizeof(int)));
+  std::string m = launch_error(*k.kernel, {1, 1, 1}, {8, 1, 1}, found, count, out);
+  EXPECT_NE(m.find("thread (7,0,0) of block (0,0,0): out-of-bounds access: element 8 of a device "
+                   "array of 8"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("check_kernel.cu:4"), std::string::npos) << m;
+  EXPECT_EQ(k.kernel->attributes().why, "no barrier or warp operation");
+  checking().backend->free(found);
+  checking().backend->free(count);
+  checking().backend->free(out);
+}
+
+// A kernel whose checked pointers do not compile (one passed to a device function template
+// deducing T from T*) builds without them, and its reason says so; a fault there says that
+// check mode missed the access, not to run check mode.
+TEST(CpuCheck, ABuildWithoutChecksSaysSo) {
+  Checked k =
+      build_checked(R"(template <class T> __device__ T at(const T* p, int i) { return p[i]; }
+__global__ void k(const float* in, float* out, long long far) {
+  out[threadIdx.x + far] = at(in, threadIdx.x);
+})",
+                    "k");
+  EXPECT_NE(k.kernel->attributes().why.find("(check mode: no bounds checks in this build, whose "
+                                            "checked pointers did not compile: "),
+            std::string::npos)
+      << k.kernel->attributes().why;
+  float* in = static_cast<float*>(checking().backend->alloc(4 * sizeof(float)));
+  float* out = static_cast<float*>(checking().backend->alloc(4 * sizeof(float)));
+  const std::string m =
+      launch_error(*k.kernel, {1, 1, 1}, {4, 1, 1}, static_cast<const float*>(in), out, 1LL << 40);
+  EXPECT_NE(m.find("invalid memory access"), std::string::npos) << m;
+  EXPECT_NE(m.find("a build without checks: k:info().why says"), std::string::npos) << m;
+  EXPECT_EQ(m.find("`kiln --check`"), std::string::npos) << m;
+  checking().backend->free(in);
+  checking().backend->free(out);
+}
+
 TEST(CpuCheck, CorrectKernelIsUnaffected) {
   Checked k = build_checked(kCopies, "twice");
   EXPECT_EQ(k.result.signatures[0], "void (*)(float const*, float*, int)");
