@@ -30,6 +30,7 @@
 #include "jit/cpu/prelude_pch.h"
 #include "jit/cpu/regions.h"
 #include "jit/cpu/signed_indices.h"
+#include "jit/cpu/template_args.h"
 #include "jit/cpu/wide_subscripts.h"
 #include "jit/kernel_decl.h"
 #include "jit/lexer.h"
@@ -140,7 +141,7 @@ std::string c_string_body(std::string_view text) {
 // Part of the compiler identity: bump it whenever translation_unit() or the plan (plan.cpp's
 // thread_plans, the scans it rests on) changes what it generates, so that modules cached by an
 // older kiln are built anew.
-constexpr int kTranslationUnitVersion = 20;
+constexpr int kTranslationUnitVersion = 21;
 
 // The GPU architecture device code sees as __CUDA_ARCH__: the one asked for ("sm_90",
 // "compute_86", "90" -> 900, 860, 900), else sm_80's 800 (NVRTC's check compiles for sm_80 too).
@@ -572,6 +573,8 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
   // (wide_subscripts.h) let the compiler vectorise thread loops; conditional directives in
   // kernel bodies resolved where their macros are known (conditionals.h) let the rewrite read
   // them.
+  // A template instance's non-type arguments written into its body (template_args.h) let the
+  // lowering read a tile width given as a template parameter.
   // Legacy warp-synchronous stores split around __syncwarp() (lockstep_stores.h) let those
   // kernels run as regions rather than as lockstep pointers' fibers.
   // Barrier macros expanded (barrier_macros.h) let the plan see those barriers as the kernels'.
@@ -585,7 +588,8 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
       return p;
     }
     const std::string lowered = cpu::lower_block_groups(cpu::resolve_kernel_conditionals(
-        expanded, cpu::known_macros(user, cuda_arch_value(request.arch))));
+        cpu::bind_template_arguments(expanded, request.name_expressions),
+        cpu::known_macros(user, cuda_arch_value(request.arch))));
     auto planned = [&](const std::string& lowered_source, std::vector<std::string> options) {
       const std::string source = cpu::signed_index_arithmetic(lowered_source);
       const std::string inlined = cpu::inline_sync_functions(source);

@@ -11,6 +11,7 @@
 
 #include "jit/cpu/lockstep_stores.h"
 #include "jit/cpu/plan.h"
+#include "jit/cpu/template_args.h"
 #include "jit/kernel_decl.h"
 
 namespace {
@@ -31,6 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   same_lines(source, kiln::cpu::internal_kernels(source));
   same_lines(source, kiln::cpu::rewrite_lockstep_pointers(source));
   same_lines(source, kiln::cpu::split_lockstep_stores(source));
+  same_lines(source,
+             kiln::cpu::bind_template_arguments(source, {"k<8>", "reduce<float, -2, true>"}));
   same_lines(source, kiln::cpu::yield_in_spin_waits(source));
   (void)kiln::jit::find_kernels(source);
   return 0;
