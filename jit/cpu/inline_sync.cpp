@@ -616,11 +616,12 @@ class Inliner {
   // A call of a synchronising function inside an expression (`oval = (scan(v) - v);`, as a
   // function inlined before returned it): the call moves to a statement of its own before
   // the statement, which the next pass inlines, into a variable of the function's return
-  // type: `uint kiln_h1_; kiln_h1_ = scan(v); oval = (kiln_h1_ - v);`. Only where that
-  // changes nothing: the statement in a block (not the body of an unbraced if or loop, nor a
-  // header's part), not where the call might not run (&&, ||, ?:) or not run yet (after a
-  // comma between declarators), nor in an unevaluated operand; a function that is no
-  // template, whose return type is written plainly.
+  // type: `uint kiln_h1_; kiln_h1_ = scan(v); oval = (kiln_h1_ - v);`. The body of an unbraced
+  // if, else or loop gets braces around the two (`if (keep) { int kiln_h1_; kiln_h1_ =
+  // agg_inc(n); dst[kiln_h1_] = v; }`, NVIDIA's warp-aggregated filter). Only where that
+  // changes nothing: not in a header's part, not where the call might not run (&&, ||, ?:) or
+  // not run yet (after a comma between declarators), nor in an unevaluated operand; a function
+  // that is no template, whose return type is written plainly.
   std::optional<Edit> hoist_call(std::size_t c, int& counter) const {
     if (x_.t[c].kind != Token::ident || member(c) || !x_.punct(c + 1, "(")) return std::nullopt;
     const Function* f = find(x_.t[c].text);
@@ -632,14 +633,25 @@ class Inliner {
                                                    "typeid", "noexcept", "__typeof__"};
     static const std::set<std::string> headers{"if", "for", "while", "switch", "return"};
     std::size_t st = c;
+    bool body = false;      // the statement is an unbraced if's, else's or loop's body
     for (; st > 0; --st) {  // back to the statement's start
       const std::size_t p = st - 1;
       if (x_.punct(p, ";") || x_.punct(p, "{") || x_.punct(p, "}")) break;
-      if (x_.t[p].directive || is_ident(x_.t[p], "else") || is_ident(x_.t[p], "do"))
-        return std::nullopt;
+      if (x_.t[p].directive) return std::nullopt;
+      if (is_ident(x_.t[p], "else") || is_ident(x_.t[p], "do")) {
+        body = true;
+        break;
+      }
       if (x_.punct(p, ")") || x_.punct(p, "]")) {
         if (x_.match[p] == npos) return std::nullopt;
-        st = x_.match[p] + 1;
+        const std::size_t open = x_.match[p];
+        if (x_.punct(p, ")") && open > 0 &&
+            (is_ident(x_.t[open - 1], "if") || is_ident(x_.t[open - 1], "for") ||
+             is_ident(x_.t[open - 1], "while"))) {
+          body = true;  // (the header's ')': the statement starts after it)
+          break;
+        }
+        st = open + 1;
       } else if (x_.punct(p, "(") && p > 0 &&
                  (unevaluated.count(x_.t[p - 1].text) || headers.count(x_.t[p - 1].text))) {
         return std::nullopt;
@@ -675,10 +687,12 @@ class Inliner {
     if (type.empty()) return std::nullopt;
     const std::string v = "kiln_h" + std::to_string(++counter) + "_";
     const std::size_t from = x_.t[st].begin, call = x_.t[c].begin, end = x_.t[close].end;
-    return Edit{from, end,
-                type + " " + v + "; " + v + " = " + std::string(src_.substr(call, end - call)) +
-                    "; " + std::string(src_.substr(from, call - from)) + v,
-                close};
+    std::string text = type + " " + v + "; " + v + " = " +
+                       std::string(src_.substr(call, end - call)) + "; " +
+                       std::string(src_.substr(from, call - from)) + v;
+    if (!body) return Edit{from, end, std::move(text), close};
+    const std::size_t stop = x_.t[semi].end;  // (braced through the statement's ';')
+    return Edit{from, stop, "{ " + text + std::string(src_.substr(end, stop - end)) + " }", semi};
   }
 
   std::string_view src_;

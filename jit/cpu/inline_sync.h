@@ -11,7 +11,8 @@
 //     <f's body, its parameters and template parameters renamed>  s = (<returned value>); }
 //
 // A call inside an expression first becomes a statement of its own before it (hoist_call,
-// where moving it changes nothing: `int kiln_h1_; kiln_h1_ = f(v); x = 1 + kiln_h1_;`).
+// where moving it changes nothing: `int kiln_h1_; kiln_h1_ = f(v); x = 1 + kiln_h1_;`, in
+// braces with its statement where that is an unbraced if's, else's or loop's body).
 //
 // Functions no kernel calls any more are blanked (lines kept), so that the plan no longer sees
 // synchronisation outside the kernels. What cannot be inlined stays a call, and the kernel runs

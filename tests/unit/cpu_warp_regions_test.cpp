@@ -45,12 +45,11 @@ __global__ void k(float* x, int* c) {
   // What cannot be inlined is left as written: an overloaded function, a return before the
   // end, an output parameter, a recursive function; a call inside an expression where moving
   // it before the statement could change what runs (a condition, &&, a comma between
-  // declarators, an unevaluated operand, the body of an unbraced if).
+  // declarators, an unevaluated operand). (The body of an unbraced if: below.)
   for (const std::string body : {
            "x[0] = x[1] > 0 ? warp_sum(x[0]) : 0;",
            "x[0] = x[1] > 0 && warp_sum(x[0]) > 0;",
            "if (warp_sum(x[0]) > 0) x[0] = 1;",
-           "if (x[1] > 0) x[0] = 1 + warp_sum(x[0]);",
            "float a = x[1], b = warp_sum(a); x[0] = b;",
            "x[0] = sizeof(warp_sum(x[0]));",
            "x[0] = over(x[0]);",
@@ -167,6 +166,57 @@ __global__ void k(const int* in, int* out) {
     for (int t = 0, sum = 0; t < 256; sum += in[b * 256 + t], ++t)
       ASSERT_EQ(regions[b * 256 + t], 10 * sum + 1) << b << "," << t;
   EXPECT_EQ(regions, fibers);
+}
+
+// A synchronising call inside the body of an unbraced if, else or loop (NVIDIA's warp-aggregated
+// filter: `if (keep) dst[agg_inc(n)] = v;`) moves into braces with its statement, and the kernel
+// runs as regions (it ran as fibers); so does `if (x[1] > 0) x[0] = 1 + warp_sum(x[0]);`. Every
+// kept value lands once, at the slots its counter gave.
+TEST(CpuInlineSync, CallsInUnbracedBodiesAreInlined) {
+  const std::string src = R"(
+__device__ int agg_inc(int* ctr) {
+  const unsigned active = __activemask();
+  const int leader = __ffs(active) - 1;
+  const unsigned rank = __popc(active & ((1u << (threadIdx.x % 32)) - 1));
+  int base = 0;
+  if (rank == 0) base = atomicAdd(ctr, __popc(active));
+  base = __shfl_sync(active, base, leader);
+  return base + rank;
+}
+__global__ void k(const int* in, int* out) {
+  __shared__ int kept, dropped;
+  if (threadIdx.x == 0) kept = dropped = 0;
+  __syncthreads();
+  const int v = in[blockIdx.x * blockDim.x + threadIdx.x];
+  int* dst = out + blockIdx.x * blockDim.x;
+  if (v > 0) dst[agg_inc(&kept)] = v;
+  else if (v < -3) dst[blockDim.x - 1 - agg_inc(&dropped)] = v;
+  __syncthreads();
+  for (int i = kept + threadIdx.x; i < blockDim.x - dropped; i += blockDim.x) dst[i] = 0;
+})";
+  const std::string out = cpu::inline_sync_functions(src);
+  EXPECT_EQ(lines(out), lines(src));
+  EXPECT_EQ(out.find("agg_inc"), std::string::npos) << out;
+  EXPECT_NE(out.find("if (v > 0) { int kiln_h"), std::string::npos) << out;
+  EXPECT_NE(out.find("else if (v < -3) { int kiln_h"), std::string::npos) << out;
+  const std::string sum = cpu::inline_sync_functions(
+      "__device__ float warp_sum(float v) { return __shfl_xor_sync(~0u, v, 1) + v; }\n"
+      "__global__ void k(float* x) { if (x[1] > 0) x[0] = 1 + warp_sum(x[0]); }");
+  EXPECT_NE(sum.find("if (x[1] > 0) { float kiln_h1_; {"), std::string::npos) << sum;
+  EXPECT_NE(sum.find("x[0] = 1 + kiln_h1_; }"), std::string::npos) << sum;
+  std::vector<int> in(256);
+  for (int i = 0; i < 256; ++i) in[i] = (i * 37) % 23 - 11;
+  auto [regions, fibers] = both_ways(src, in, 128);
+  for (int b = 0; b < 2; ++b) {
+    std::vector<int> got(regions.begin() + b * 128, regions.begin() + b * 128 + 128);
+    std::vector<int> want;
+    for (int t = 0; t < 128; ++t)
+      if (in[b * 128 + t] > 0 || in[b * 128 + t] < -3) want.push_back(in[b * 128 + t]);
+    want.resize(128, 0);
+    std::sort(got.begin(), got.end());
+    std::sort(want.begin(), want.end());
+    ASSERT_EQ(got, want) << b;
+  }
 }
 
 // threadFenceReduction's shape: a template helper calling another with template arguments
