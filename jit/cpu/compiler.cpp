@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "jit/cpu/barrier_macros.h"
+#include "jit/cpu/block_barriers.h"
 #include "jit/cpu/block_groups.h"
 #include "jit/cpu/conditionals.h"
 #include "jit/cpu/gpu_casts.h"
@@ -141,7 +142,7 @@ std::string c_string_body(std::string_view text) {
 // Part of the compiler identity: bump it whenever translation_unit() or the plan (plan.cpp's
 // thread_plans, the scans it rests on) changes what it generates, so that modules cached by an
 // older kiln are built anew.
-constexpr int kTranslationUnitVersion = 21;
+constexpr int kTranslationUnitVersion = 22;
 
 // The GPU architecture device code sees as __CUDA_ARCH__: the one asked for ("sm_90",
 // "compute_86", "90" -> 900, 860, 900), else sm_80's 800 (NVRTC's check compiles for sm_80 too).
@@ -568,7 +569,8 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
   // Device functions with barriers or warp operations, inlined into the kernels that call them,
   // let those kernels run as regions (and those beside them, which then cannot call them, as
   // loops).
-  // Block-level cooperative groups lowered (block_groups.h) can run as regions; index
+  // Block-level cooperative groups lowered (block_groups.h), and libcu++'s block barriers
+  // (block_barriers.h), can run as regions; index
   // arithmetic read as int (signed_indices.h) and subscripts computed in 64 bits
   // (wide_subscripts.h) let the compiler vectorise thread loops; conditional directives in
   // kernel bodies resolved where their macros are known (conditionals.h) let the rewrite read
@@ -587,9 +589,10 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
       p.lowered = expanded != yielded;
       return p;
     }
-    const std::string lowered = cpu::lower_block_groups(cpu::resolve_kernel_conditionals(
-        cpu::bind_template_arguments(expanded, request.name_expressions),
-        cpu::known_macros(user, cuda_arch_value(request.arch))));
+    const std::string lowered =
+        cpu::lower_block_barriers(cpu::lower_block_groups(cpu::resolve_kernel_conditionals(
+            cpu::bind_template_arguments(expanded, request.name_expressions),
+            cpu::known_macros(user, cuda_arch_value(request.arch)))));
     auto planned = [&](const std::string& lowered_source, std::vector<std::string> options) {
       const std::string source = cpu::signed_index_arithmetic(lowered_source);
       const std::string inlined = cpu::inline_sync_functions(source);

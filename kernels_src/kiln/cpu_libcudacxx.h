@@ -144,6 +144,8 @@ class barrier {
     __syncthreads();
   }
   static constexpr ::std::ptrdiff_t max() { return 1 << 30; }
+  // The check of a wait the region rewrite made __syncthreads() (jit/cpu/block_barriers.h).
+  void kiln_whole_block() const { check(); }
 
  private:
   void check() const {
@@ -270,3 +272,8 @@ using atomic_ref = ::cuda::atomic_ref<T>;
 }  // namespace std
 
 }  // namespace cuda
+
+namespace kiln_cpu {
+// The type of a block barrier the region rewrite lowered (jit/cpu/block_barriers.h).
+using block_barrier = ::cuda::barrier<::cuda::thread_scope_block>;
+}  // namespace kiln_cpu

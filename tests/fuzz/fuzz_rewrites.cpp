@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "jit/cpu/block_barriers.h"
 #include "jit/cpu/lockstep_stores.h"
 #include "jit/cpu/plan.h"
 #include "jit/cpu/template_args.h"
@@ -32,6 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   same_lines(source, kiln::cpu::internal_kernels(source));
   same_lines(source, kiln::cpu::rewrite_lockstep_pointers(source));
   same_lines(source, kiln::cpu::split_lockstep_stores(source));
+  same_lines(source, kiln::cpu::lower_block_barriers(source));
   same_lines(source,
              kiln::cpu::bind_template_arguments(source, {"k<8>", "reduce<float, -2, true>"}));
   same_lines(source, kiln::cpu::yield_in_spin_waits(source));
