@@ -73,6 +73,7 @@ class Splitter {
     const std::size_t body = function_body();
     if (body >= t_.size() || match_[body] >= t_.size()) return std::nullopt;
     declared_in_function(body);
+    if (!only_subscripted(body) || in_a_macro()) return std::nullopt;
     statements(body + 1, match_[body], true);
     if (failed_ || edits_.empty()) return std::nullopt;
     return std::move(edits_);
@@ -190,6 +191,54 @@ class Splitter {
                        (k > 1 && is_punct(t_[k - 1], ">") && is_punct(t_[k - 2], "-"))));
   }
 
+  // Whether the function body at body names the pointer only as `P[...]` (besides its
+  // declaration): a store through `*(P + i)`, an alias or a callee is one the split cannot see.
+  // A read through a C-style cast (`((int*)s)[0]`, to drop the volatile) is one too.
+  bool only_subscripted(std::size_t body) const {
+    const std::size_t from = p_.body ? p_.name + 1 : body + 1;
+    for (std::size_t k = from; k < match_[body]; ++k)
+      if (k != p_.name && names_pointer(k) && !is_punct(t_[k + 1], "[") && !cast_read(k))
+        return false;
+    return true;
+  }
+
+  // Whether the pointer at k is read through a cast: `((T*)P)[i]` not assigned.
+  bool cast_read(std::size_t k) const {
+    if (!is_punct(t_[k - 1], ")") || !is_punct(t_[k + 1], ")") || !is_punct(t_[k + 2], "["))
+      return false;
+    std::size_t after = k + 2;
+    while (after < t_.size() && is_punct(t_[after], "[") && match_[after] < t_.size())
+      after = match_[after] + 1;
+    return !assignment_at(t_, after);
+  }
+
+  // Whether a directive names the pointer (a macro that may store through it, unseen).
+  bool in_a_macro() const {
+    return std::any_of(t_.begin(), t_.end(),
+                       [&](const Token& x) { return x.directive && x.text == name_; });
+  }
+
+  // Whether [b, e) reads the pointer or calls a function: a subscript the split evaluates
+  // twice (before the lanes' barrier and after it) must give the same element both times.
+  bool varies_between(std::size_t b, std::size_t e) const {
+    for (std::size_t k = b; k < e; ++k)
+      if (names_pointer(k) || (t_[k].kind == Token::ident && is_punct(t_[k + 1], "(") &&
+                               !regions::is_keyword_type(t_[k].text)))
+        return true;
+    return false;
+  }
+
+  // Whether [b, e) has a comma outside brackets (`s[t] = v, d = 7;`: two expressions).
+  bool comma(std::size_t b, std::size_t e) const {
+    for (std::size_t k = b; k < e; ++k) {
+      if ((is_punct(t_[k], "(") || is_punct(t_[k], "[") || is_punct(t_[k], "{")) && match_[k] < e)
+        k = match_[k];
+      else if (is_punct(t_[k], ","))
+        return true;
+    }
+    return false;
+  }
+
   // Whether [b, e) stores through the pointer (a subscript or `*p` assigned or stepped).
   bool stores(std::size_t b, std::size_t e) const {
     for (std::size_t k = b; k < e; ++k)
@@ -210,7 +259,8 @@ class Splitter {
     if (!lockstep || !names_pointer(b) || subscripts == 0 || !assignment_at(t_, op, &width) ||
         (is_punct(t_[op], "+") && is_punct(t_[op + 1], "+")) ||  // (`P[i]++`)
         (is_punct(t_[op], "-") && is_punct(t_[op + 1], "-")) || stores(op + width, semi) ||
-        steps(b + 1, op) || stores(b + 1, op) || elements_of(b) != extents())
+        steps(b + 1, op) || stores(b + 1, op) || varies_between(b + 1, op) || comma(b, semi) ||
+        elements_of(b) != extents())
       return void(failed_ = true);
     const std::string target = text(b, op), value = text(op + width, semi);
     const std::string compound = width > 1 ? text(op, op + width - 1) : "";

@@ -15,12 +15,13 @@
 // the lockstep pointers' fibers (plan.h: rewrite_lockstep_pointers) stop at every access (30x
 // slower on a sum reduction's last warp).
 // A pointer is rewritten only where every store through it is such a statement (`P[i] = v;`,
-// `P[i] op= v;`, its subscripts free of side effects) under blocks, `if`s and `for` loops whose
-// headers are the same in every lane (the loop's own variables, numbers, blockDim, gridDim,
-// warpSize and names the function does not declare: template parameters, macros); any other
-// store (in a `while`, a `switch`, an expression, `P[i]++`) leaves that pointer as written,
-// and its kernel to the lockstep pointers. The split is exact only in regions, whose every
-// barrier all the block's threads pass together (the lanes that skip a store too).
+// `P[i] op= v;`, its subscripts free of side effects, calls and reads of P, no comma) under blocks,
+// `if`s and `for` loops whose headers are the same in every lane (the loop's own variables,
+// numbers, blockDim, gridDim, warpSize and names the function does not declare: template
+// parameters, macros); any other store (in a `while`, a `switch`, an expression, `P[i]++`) leaves
+// that pointer as written, and its kernel to the lockstep pointers. The split is exact only in
+// regions, whose every barrier all the block's threads pass together (the lanes that skip a store
+// too).
 #pragma once
 #include <string>
 #include <string_view>

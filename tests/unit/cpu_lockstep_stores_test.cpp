@@ -62,7 +62,7 @@ __global__ void k(float* out) {
   rows[w][lane] = rows[w][lane ^ 1] +
                   1;
   for (unsigned d = blockDim.x / 2; d > 0; d /= 2) if (lane < d) v[lane] += v[lane + d];
-  warp_reduce(v, lane);
+  warp_reduce(pad, lane);
   out[lane] = v[lane] + rows[w][0];
 }
 )";
@@ -86,22 +86,30 @@ __global__ void k(float* out) {
 }
 
 // A store the split cannot keep in lockstep leaves its pointer as written: in a `while`, a
-// `for` over the lane's own elements, an expression, an increment, or with a subscript that
-// steps.
+// `for` over the lane's own elements, an expression, an increment, with a subscript that steps,
+// calls or reads the pointer, beside a comma; or one the split cannot see: through `*(P + i)`,
+// a callee given P, a macro naming P.
 TEST(CpuLockstepStores, OtherStoresLeaveTheirPointerAsWritten) {
-  for (const char* store : {"int d = 16; while (d > 0) { s[t] += s[t + d]; d >>= 1; }",
-                            "for (unsigned i = t; i < 64; i += 32) s[i] += s[i + 1];",
-                            "int x = (s[t] += s[t + 16]);", "s[t]++;", "s[t++] += s[t + 16];",
-                            "for (int d = 16; d > 0; d >>= 1) { s[t] += s[t + d]; d -= 0; }"}) {
-    const std::string src = std::string(R"(__global__ void k(int* out) {
-  __shared__ volatile int s[64];
-  unsigned t = threadIdx.x;
-  s[t] = t;
-  )") + store + R"(
-  out[t] = s[t ^ 1];
-}
-)";
+  for (const char* store :
+       {"int d = 16; while (d > 0) { s[t] += s[t + d]; d >>= 1; }",
+        "for (unsigned i = t; i < 64; i += 32) s[i] += s[i + 1];", "int x = (s[t] += s[t + 16]);",
+        "s[t]++;", "s[t++] += s[t + 16];",
+        "for (int d = 16; d > 0; d >>= 1) { s[t] += s[t + d]; d -= 0; }", "s[s[t]] = t;",
+        "s[atomicAdd(&out[0], 1)] += 10;", "s[t] = s[t + 1], t = 7;", "*(s + t) += s[t + 16];",
+        "bump(s, t);", "BUMP(t);"}) {
+    const bool macro = std::string(store) == "BUMP(t);";
+    const std::string src = std::string(macro ? "#define BUMP(i) s[i] += s[i + 1]\n" : "") +
+                            "__device__ void bump(volatile int* p, unsigned i) { p[i] = 0; }\n"
+                            "__global__ void k(int* out) {\n"
+                            "  __shared__ volatile int s[64];\n"
+                            "  unsigned t = threadIdx.x;\n"
+                            "  s[t] = t;\n  " +
+                            store + "\n  out[t] = s[t ^ 1];\n}\n";
     EXPECT_EQ(cpu::split_lockstep_stores(src), src) << store;
+    // (the same kernel with a store the split takes instead, and no macro, is split)
+    std::string plain = macro ? src.substr(src.find('\n') + 1) : src;
+    plain.replace(plain.find(store), std::string(store).size(), "s[t] += s[t + 16];");
+    EXPECT_NE(cpu::split_lockstep_stores(plain), plain) << store;
   }
 }
 
