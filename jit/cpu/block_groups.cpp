@@ -498,12 +498,14 @@ class Lowering {
     return true;
   }
 
-  // The width W of tokens k.. `<W>`, W 2, 4, 8, 16 or 32; else 0.
+  // The width W of tokens k.. `<W>`, W 2, 4, 8, 16 or 32 (`8u` too: a template's unsigned
+  // argument bound, template_args.h); else 0.
   int tile_width(std::size_t k) const {
     if (!is_punct(t_[k], "<") || t_[k + 1].kind != Token::number || !is_punct(t_[k + 2], ">"))
       return 0;
     for (int w : {2, 4, 8, 16, 32})
-      if (t_[k + 1].text == std::to_string(w)) return w;
+      for (const char* suffix : {"", "u", "U"})
+        if (t_[k + 1].text == std::to_string(w) + suffix) return w;
     return 0;
   }
 

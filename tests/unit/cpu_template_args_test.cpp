@@ -41,6 +41,33 @@ TEST(CpuTemplateArgs, NonTypeArgumentsAreWrittenIntoTheBody) {
             "template <int N> __global__ void k(int* p) {\n#if N\n  p[0] = 3;\n#endif\n}\n");
 }
 
+// Each value as a literal of its parameter's type, named as the definition names it (a
+// declaration before it may name them otherwise).
+TEST(CpuTemplateArgs, ValuesKeepTheirParametersTypes) {
+  const std::string src = R"(template <int M, int N> __global__ void k(int* p);
+template <int N, int M> __global__ void k(int* p) { p[0] = N * 10 + M; }
+template <unsigned U, long long S, int I, short H> __global__ void t(long long* p) {
+  p[0] = (U - 1) > 5; p[1] = 65536 * S; p[2] = (I - 9) / 2; p[3] = H;
+})";
+  EXPECT_NE(cpu::bind_template_arguments(src, {"k<1, 2>"}).find("p[0] = 1 * 10 + 2;"),
+            std::string::npos);
+  const std::string out = cpu::bind_template_arguments(src, {"t<0, 65536, 8u, -3>"});
+  EXPECT_NE(out.find("p[0] = (0u - 1) > 5; p[1] = 65536 * 65536ll; p[2] = (8 - 9) / 2; "
+                     "p[3] = (static_cast<short>(-3ll));"),
+            std::string::npos)
+      << out;
+}
+
+// A pack, or a body whose bound values would stop being dependent: as written.
+TEST(CpuTemplateArgs, PacksAndConstexprBodiesAreLeft) {
+  for (const std::string src :
+       {"template <int... Ns> __global__ void k(int* p) { int a[] = {Ns...}; p[0] = a[0]; }",
+        "template <int N> __global__ void k(int* p) { if constexpr (N == 1) p[0] = 1; else "
+        "static_assert(N != 1); }",
+        "template <int N> __global__ void k(int* p) { static_assert(N > 0); p[0] = N; }"})
+    EXPECT_EQ(cpu::bind_template_arguments(src, {"k<3>"}), src) << src;
+}
+
 // Two instances in one compile, a value that is no literal (that parameter), or a plain kernel:
 // as written.
 TEST(CpuTemplateArgs, OtherExpressionsLeaveTheSource) {
