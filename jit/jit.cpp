@@ -523,9 +523,29 @@ std::vector<std::string> Kernel::probed_structs(const std::string& name_expressi
   return names;
 }
 
-std::string Kernel::layout_probes(const std::string& name_expression) const {
+std::string Kernel::layout_probes(const std::vector<std::string>& name_expressions) const {
+  // Every kernel's of the build (a module's plain kernels share one: their parameters' types
+  // as declared), each struct once, in order.
+  std::vector<std::string> structs;
+  auto add = [&](const std::string& name) {
+    if (std::find(structs.begin(), structs.end(), name) == structs.end()) structs.push_back(name);
+  };
+  if (name_expressions.size() == 1)
+    for (const std::string& name : probed_structs(name_expressions.front())) add(name);
+  const std::vector<KernelDecl> kernels =
+      name_expressions.size() > 1 ? find_kernels(source_->text()) : std::vector<KernelDecl>{};
+  for (const std::string& expr : name_expressions) {
+    for (const KernelDecl& d : kernels) {
+      if (!d.template_params.empty() || *deduce_name_expression(d, {}, nullptr) != expr) continue;
+      for (const ParamDecl& p : d.params) {
+        std::string name = struct_name_of(p.type);
+        if (name.empty()) name = pointee_struct_of(p.type);
+        if (!name.empty() && probed_decl(*source_, template_name_of(name))) add(name);
+      }
+    }
+  }
   std::string probes;
-  for (const std::string& name : probed_structs(name_expression)) {
+  for (const std::string& name : structs) {
     const StructDecl d = *probed_decl(*source_, template_name_of(name));
     // (through a typedef: a template's arguments would split offsetof's macro arguments)
     const std::string symbol = layout_symbol(name), type = symbol + "_type";
@@ -593,12 +613,13 @@ std::shared_ptr<const StructLayout> Kernel::struct_layout(
   return layout;
 }
 
-CompileRequest Kernel::request(const std::string& name_expression, const std::string& arch) const {
+CompileRequest Kernel::request(std::vector<std::string> name_expressions,
+                               const std::string& arch) const {
   CompileRequest r;
+  r.name_expressions = std::move(name_expressions);
   r.source = rewrite_texture_references(settable_statics(source_->text())) +
-             layout_probes(name_expression);
+             layout_probes(r.name_expressions);
   r.filename = source_->filename();
-  r.name_expressions = {name_expression};
   for (const auto& [name, value] : options_.defines)
     r.options.push_back("-D" + name + (value.empty() ? "" : "=" + value));
   if (source_->is_file()) r.options.push_back("-I" + source_->folder().string());
@@ -607,11 +628,17 @@ CompileRequest Kernel::request(const std::string& name_expression, const std::st
   return r;
 }
 
-std::vector<std::string> Kernel::build_names(const std::string& name_expression) const {
+std::vector<std::string> Kernel::build_names(const std::string& name_expression,
+                                             std::string* apart) const {
+  auto alone = [&](const char* why) {
+    if (apart) *apart = why;
+    return std::vector<std::string>{name_expression};
+  };
+  if (!options_.module) return {name_expression};
+  if (!decl_.template_params.empty()) return alone("a template's instance");
   // (a plain kernel's expression: its name, or a cast where headers overload it: `min`)
   auto plain = [](const KernelDecl& d) { return *deduce_name_expression(d, {}, nullptr); };
-  if (!options_.module || !decl_.template_params.empty() || name_expression != plain(decl_))
-    return {name_expression};
+  if (name_expression != plain(decl_)) return {name_expression};
   std::vector<std::string> names;
   std::set<std::string> plain_names, templates;  // (a template's instances build on their own)
   const std::vector<bool> conditional = conditional_lines(source_->text());
@@ -620,18 +647,24 @@ std::vector<std::string> Kernel::build_names(const std::string& name_expression)
       templates.insert(d.name);
       continue;
     }
-    if (!plain_names.insert(d.name).second)
-      return {name_expression};  // an overload: each built on its own
+    if (!plain_names.insert(d.name).second) return alone("the source overloads a kernel's name");
     // (one in an #if group may be gone after the preprocessor, and would fail the others')
     if (d.line < int(conditional.size()) && conditional[d.line]) {
-      if (d.name == decl_.name) return {name_expression};
+      if (d.name == decl_.name) return alone("a kernel inside an #if group");
       continue;
     }
     names.push_back(plain(d));
   }
-  if (names.size() > 16 || std::find(names.begin(), names.end(), name_expression) == names.end() ||
-      std::any_of(plain_names.begin(), plain_names.end(),
+  // (overloads of one arity are one declaration to find_kernels, two bodies here)
+  std::set<std::string> defined;
+  for (const KernelBody& b : find_kernel_bodies(source_->text()))
+    if (!defined.insert(b.name).second && !templates.count(b.name))
+      return alone("the source overloads a kernel's name");
+  if (std::any_of(plain_names.begin(), plain_names.end(),
                   [&](const std::string& n) { return templates.count(n) != 0; }))
+    return alone("the source overloads a kernel's name");
+  if (names.size() > 16) return alone("more than 16 kernels in the source");
+  if (std::find(names.begin(), names.end(), name_expression) == names.end())
     return {name_expression};
   return names;
 }
@@ -639,8 +672,8 @@ std::vector<std::string> Kernel::build_names(const std::string& name_expression)
 std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_expression) {
   auto spec = std::make_unique<Specialisation>();
   spec->name_expression = name_expression;
-  CompileRequest r = request(name_expression, jit_->target(options_.arch));
-  r.name_expressions = build_names(name_expression);
+  std::string apart;  // why a module's kernel builds apart from the others
+  CompileRequest r = request(build_names(name_expression, &apart), jit_->target(options_.arch));
   const std::size_t index =
       std::find(r.name_expressions.begin(), r.name_expressions.end(), name_expression) -
       r.name_expressions.begin();
@@ -703,28 +736,22 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
   spec->program = spec->build.build->module->kernel(spec->lowered_name);
   if (!spec->build.build->globals_applied) apply_globals(*spec->build.build);
   note_fibers(*spec->program, name_expression);
-  if (r.name_expressions.size() == 1) note_own_globals(name_expression);
+  if (!apart.empty()) note_own_globals(name_expression, apart);
   return spec;
 }
 
-void Kernel::note_own_globals(const std::string& name_expression) {
-  if (globals_noted_ || !options_.module || !jit_->options().on_note) return;
+void Kernel::note_own_globals(const std::string& name_expression, const std::string& why) {
+  if (globals_noted_ || !jit_->options().on_note) return;
   const std::vector<std::string> variables = device_variables(source_->text());
-  if (variables.empty()) return;
-  // (a plain kernel alone only where other plain kernels build apart from it)
-  const std::vector<KernelDecl> kernels = find_kernels(source_->text());
-  if (kernels.size() < 2 || (decl_.template_params.empty() &&
-                             std::count_if(kernels.begin(), kernels.end(), [](const KernelDecl& d) {
-                               return d.template_params.empty();
-                             }) < 2))
+  // (a module of one template kernel: from its second instance)
+  if (variables.empty() ||
+      (find_kernels(source_->text()).size() < 2 && by_name_expression_.empty()))
     return;
   globals_noted_ = true;
-  jit_->options().on_note(
-      "kernel '" + name_expression + "' is built on its own (" +
-      (name_expression.find('<') != std::string::npos ? "a template's instance"
-                                                      : "an overload or a kernel in an #if group") +
-      "), with its own copy of the module's __device__ variables (" + join(variables) +
-      "): what the module's other kernels store there, it does not see");
+  jit_->options().on_note("kernel '" + name_expression + "' is built on its own (" + why +
+                          "), with its own copy of the module's __device__ variables (" +
+                          join(variables) +
+                          "): what the module's other kernels store there, it does not see");
 }
 
 void Kernel::note_fibers(const Program& program, const std::string& name_expression) {
@@ -932,13 +959,13 @@ std::string Kernel::ptx(const std::vector<ArgValue>* args) {
     const std::string& preset = jit_->options().arch;
     arch = !preset.empty() ? preset : jit_->backend().name() == "cuda" ? jit_->target("") : "";
   }
-  return jit_->ptx(request(expr, arch), source_->included_texts());
+  return jit_->ptx(request({expr}, arch), source_->included_texts());
 }
 
 CompileResult Kernel::gpu_build(const std::string& arch, const std::vector<ArgValue>* args) {
   const std::string expr =
       current_expression(args, "launch it first, so that its argument types are known");
-  return jit_->gpu_build(request(expr, arch), source_->included_texts(), /*report=*/true);
+  return jit_->gpu_build(request({expr}, arch), source_->included_texts(), /*report=*/true);
 }
 
 // -------------------------------------------------------------------------- selection, checks

@@ -190,13 +190,17 @@ class Kernel {
   std::string current_expression(const std::vector<ArgValue>* args, const char* how) const;
   // Whether the kernel may synchronise its grid (names this_grid): it then launches cooperatively.
   bool names_grid() const;
-  CompileRequest request(const std::string& name_expression, const std::string& arch) const;
+  // The request that builds name_expressions (the kernel's own among them), with the layout
+  // probes of all their struct parameters.
+  CompileRequest request(std::vector<std::string> name_expressions, const std::string& arch) const;
   // The name expressions one build for name_expression holds: it alone, or for a module's plain
-  // kernel every plain kernel of the source (one compile for all, the others from memory).
-  std::vector<std::string> build_names(const std::string& name_expression) const;
+  // kernel every plain kernel of the source (one compile for all, the others from memory). A
+  // module's kernel built alone says why in *apart.
+  std::vector<std::string> build_names(const std::string& name_expression,
+                                       std::string* apart = nullptr) const;
   // Globals appended to the source that record the layout of each struct parameter, as the
   // compiler chooses it; and the layout read back from a build ("" / nullptr: not a struct).
-  std::string layout_probes(const std::string& name_expression) const;
+  std::string layout_probes(const std::vector<std::string>& name_expressions) const;
   // The structs the probes cover: those the declared parameters name, by value or pointer,
   // with the name expression's template arguments in place of the template's parameters.
   std::vector<std::string> probed_structs(const std::string& name_expression) const;
@@ -211,7 +215,7 @@ class Kernel {
   void note_fibers(const Program& program, const std::string& name_expression);
   // Tells options().on_note, once, that this module kernel, built on its own, has its own copy
   // of the source's __device__ variables.
-  void note_own_globals(const std::string& name_expression);
+  void note_own_globals(const std::string& name_expression, const std::string& why);
 
   std::shared_ptr<Jit> jit_;
   std::shared_ptr<SourceText> source_;

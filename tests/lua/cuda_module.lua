@@ -78,6 +78,29 @@ assert(state:copy_to_host()[2] == -1, "g_ptr after destroy")
 local scaled = cuda.to_device(array.ones(4, "float32"))
 world.scale[{ 1, 4 }](scaled, 3, 4)
 assert(scaled:copy_to_host()[4] == 3)
+-- A kernel taking a struct by value shares the build too (its layout probed beside the others':
+-- it was built apart, and the flag it set read 0 in the other kernel).
+local by_value = cuda.module([[
+struct Params { double scale; int n; };
+__device__ int g_flag;
+__global__ void set_flag(double* x, Params p) {
+  if (threadIdx.x < p.n) x[threadIdx.x] = p.scale * threadIdx.x;
+  if (threadIdx.x == 0) g_flag = 42;
+}
+__global__ void read_flag(int* out) { out[0] = g_flag; }]])
+local scaled_by, flag = cuda.device_array(4, "float64"), cuda.device_array(1, "int32")
+by_value.set_flag[{ 1, 4 }](scaled_by, { scale = 2.5, n = 4 })
+by_value.read_flag[{ 1, 1 }](flag)
+assert(flag:copy_to_host()[1] == 42 and scaled_by:copy_to_host()[4] == 7.5, "a struct kernel's globals")
+assert(by_value.read_flag:info().cache == "memory", by_value.read_flag:info().cache)
+-- Overloads of one arity beside a plain kernel: each builds on its own, as the source allows.
+local overloads = cuda.module([[
+__global__ void put(int* x) { x[0] = 7; }
+__global__ void f(int* x) { x[0] = 1; }
+__global__ void f(float* x) { x[0] = 2; }]])
+local put_out = cuda.device_array(1, "int32")
+overloads.put[{ 1, 1 }](put_out)
+assert(put_out:copy_to_host()[1] == 7, "put beside overloads")
 -- A kernel in an #if group the preprocessor drops is no part of the others' build; defined, it
 -- runs like the rest.
 local guarded = [[
