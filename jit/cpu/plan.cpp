@@ -292,6 +292,51 @@ std::string reached_why(const std::vector<jit::Token>& body, const OutsideCode& 
   return "";
 }
 
+// The identifiers text declares at namespace or class scope (not inside a function's body): a
+// method (`reduce(`), a variable (`auto f = [] ...`, `Functor f;`), a type (`struct Reduce`).
+std::set<std::string> declared_names(std::string_view text) {
+  const std::vector<jit::Token> t = jit::lex(text);
+  std::set<std::string> names;
+  std::vector<bool> counts;  // each open brace: whether it is a class's or function's (depth)
+  int depth = 0;
+  for (std::size_t k = 0; k + 1 < t.size(); ++k) {
+    if (t[k].directive) continue;
+    if (is_punct(t[k], "{")) {  // (a namespace's or extern "C"'s braces add no depth)
+      const bool scope = (k > 0 && is_ident(t[k - 1], "namespace")) ||
+                         (k > 1 && is_ident(t[k - 2], "namespace")) ||
+                         (k > 0 && t[k - 1].kind == jit::Token::string);
+      counts.push_back(!scope);
+      depth += !scope;
+    } else if (is_punct(t[k], "}") && !counts.empty()) {
+      depth -= counts.back();
+      counts.pop_back();
+    }
+    if (t[k].kind != jit::Token::ident || depth > 1) continue;
+    if (is_punct(t[k + 1], "(") || is_punct(t[k + 1], "=") || is_punct(t[k + 1], "{") ||
+        is_punct(t[k + 1], ";") ||
+        (k > 0 && (is_ident(t[k - 1], "struct") || is_ident(t[k - 1], "class") ||
+                   is_ident(t[k - 1], "union"))))
+      names.insert(t[k].text);
+  }
+  return names;
+}
+
+// Whether a kernel body names (itself, or through the functions it reaches) one of names.
+bool reaches_names(const std::vector<jit::Token>& body, const OutsideCode& code,
+                   const std::set<std::string>& names) {
+  std::vector<std::string> todo;
+  for (const jit::Token& x : body)
+    if (x.kind == jit::Token::ident) todo.push_back(x.text);
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < todo.size(); ++i) {
+    if (!seen.insert(todo[i]).second) continue;
+    if (names.count(todo[i])) return true;
+    if (auto f = code.functions.find(todo[i]); f != code.functions.end())
+      todo.insert(todo.end(), f->second.names.begin(), f->second.names.end());
+  }
+  return false;
+}
+
 // What in a kernel body synchronises other than the warp operations the region rewrite runs in
 // lockstep (jit/cpu/regions.h: shuffles, votes, __activemask, __match_any_sync and __syncwarp,
 // called by name): its first construct and line, or nullopt when nothing does. Cooperative
@@ -363,16 +408,24 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
   const std::string module_why = !code.groups_why.empty()
                                      ? code.groups_why
                                      : barriers_outside(code.rest, filename, dir, include_dirs);
+  // Barriers in the rest itself (a struct's static method: CloverLeaf's Reduce<T>::run) reach
+  // only the kernels that name what it declares; a kernel naming none keeps its own plan.
+  const bool rest_barriers = code.groups_why.empty() && !module_why.empty() &&
+                             fiber_reason(jit::scan_sync(code.rest), filename, 0) == module_why;
+  const std::set<std::string> rest_declared =
+      rest_barriers ? declared_names(code.rest) : std::set<std::string>{};
   std::string any_outside_why = module_why;  // (coroutines compile the whole unit as theirs)
   for (const auto& [name, f] : code.functions)
     if (any_outside_why.empty()) any_outside_why = f.why;
-  std::vector<std::string> body_why(bodies.size()), reach_why(bodies.size());
+  std::vector<std::string> body_why(bodies.size()), reach_why(bodies.size()),
+      module_reach(bodies.size(), module_why);
   std::vector<bool> regions_take(bodies.size());  // what keeps it from coroutines, regions take
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     const int offset = line_at(source, bodies[i].open) - 1;
     const std::string_view body = source.substr(bodies[i].open, bodies[i].close - bodies[i].open);
     const std::vector<jit::Token> tokens = jit::lex(body);
-    if (module_why.empty()) reach_why[i] = reached_why(tokens, code);
+    if (rest_barriers && !reaches_names(tokens, code, rest_declared)) module_reach[i].clear();
+    if (module_reach[i].empty()) reach_why[i] = reached_why(tokens, code);
     if (std::string why = groups_named(tokens, 0, tokens.size(), code.groups, filename, offset);
         !why.empty()) {  // cooperative groups left as they are (block_groups.h lowers the rest)
       body_why[i] = why;
@@ -395,12 +448,13 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
     const std::string base = kernel_name(expr);
     bool found = false, sync = false, regions_may = true;
     std::string own_why, other_why;  // this kernel's bodies', another body's
-    std::string outside_why = module_why;  // what it reaches outside the bodies
+    std::string outside_why;         // what it reaches outside the bodies
     for (std::size_t i = 0; i < bodies.size(); ++i) {
       std::string& why = bodies[i].name == base ? own_why : other_why;
       if (why.empty()) why = body_why[i];
       if (bodies[i].name != base) continue;
       found = true;
+      if (outside_why.empty()) outside_why = module_reach[i];
       sync = sync || uses[i].any();
       regions_may = regions_may && (body_why[i].empty() || regions_take[i]);
       if (outside_why.empty()) outside_why = reach_why[i];

@@ -613,11 +613,21 @@ __global__ void overload(float* x) { x[0] = scale(x[0]); }
   EXPECT_EQ(modes(helpers + "__device__ float (*table[])(float*, float) = {twice};\n" + kernels,
                   {"none"}),
             (M{fibers}));
-  // What is not a function at namespace scope counts for every kernel.
+  // What is not a function at namespace scope (a struct's method, a lambda) counts for the
+  // kernels that name what it declares; the others keep their own plans (CloverLeaf's Reduce
+  // struct sent every kernel to fibers, a saxpy 11x slower).
+  const std::pair<const char*, const char*> outside_and_user[] = {
+      {"struct Pair { __device__ float sum(float v) { return __shfl_xor_sync(~0u, v, 1); } };",
+       "__global__ void user(float* x) { Pair p; x[0] = p.sum(x[0]); }\n"},
+      {"auto lambda = [] __device__ (float v) { return __shfl_xor_sync(~0u, v, 1); };",
+       "__global__ void user(float* x) { x[0] = lambda(x[0]); }\n"}};
+  for (const auto& [outside, user] : outside_and_user)
+    EXPECT_EQ(modes(std::string(outside) + kernels + user, {"own", "none", "user"}),
+              (M{coroutines, loop, fibers}))
+        << outside;
+  // Cooperative groups named outside count for every kernel.
   for (const char* outside :
-       {"struct Pair { __device__ float sum(float v) { return __shfl_xor_sync(~0u, v, 1); } };",
-        "auto lambda = [] __device__ (float v) { return __shfl_xor_sync(~0u, v, 1); };",
-        "#include <cooperative_groups.h>\nusing namespace cooperative_groups;",
+       {"#include <cooperative_groups.h>\nusing namespace cooperative_groups;",
         "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
         "using Tile = cg::thread_block_tile<32>;"})
     EXPECT_EQ(modes(std::string(outside) + kernels, {"own", "none"}), (M{fibers, fibers}))
