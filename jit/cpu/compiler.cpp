@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <future>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <regex>
@@ -142,7 +143,7 @@ std::string c_string_body(std::string_view text) {
 // Part of the compiler identity: bump it whenever translation_unit() or the plan (plan.cpp's
 // thread_plans, the scans it rests on) changes what it generates, so that modules cached by an
 // older kiln are built anew.
-constexpr int kTranslationUnitVersion = 22;
+constexpr int kTranslationUnitVersion = 23;
 
 // The GPU architecture device code sees as __CUDA_ARCH__: the one asked for ("sm_90",
 // "compute_86", "90" -> 900, 860, 900), else sm_80's 800 (NVRTC's check compiles for sm_80 too).
@@ -218,9 +219,13 @@ class CpuCompiler final : public Compiler {
                                               : "internal-linkage";
     }
   };
-  Plan make_plan(const CompileRequest& request, std::vector<std::string> user) const;
+  // failed: kernels whose region rewrite did not compile (name -> the compiler's error), run
+  // as fibers beside the others.
+  Plan make_plan(const CompileRequest& request, std::vector<std::string> user,
+                 const std::map<std::string, std::string>& failed = {}) const;
   Plan plan_source(const CompileRequest& request, const std::string& source,
-                   std::vector<std::string> user) const;
+                   std::vector<std::string> user,
+                   const std::map<std::string, std::string>& failed = {}) const;
   // The flags a compile of plan passes that a precompiled prelude must have been made with
   // (GCC checks the macros itself; include folders are the same for every compile).
   std::vector<std::string> prelude_flags(const Plan& plan) const;
@@ -451,6 +456,38 @@ std::string first_error(const std::string& log) {
   return "no message";
 }
 
+// The kernels of request whose region rewrite the compile log blames: those holding a line of
+// the source that an error names (`kernel.cu:10:7: error: 'row' was not declared`), each with
+// that error; only kernels the plan ran as regions.
+std::map<std::string, std::string> regions_failed(const CompileRequest& request,
+                                                  const std::vector<cpu::ThreadPlan>& kernels,
+                                                  const std::string& log) {
+  const std::string file = (request.filename.empty() ? "kernel.cu" : request.filename) + ":";
+  std::vector<std::pair<int, std::string>> errors;  // line, message
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t at = line.find(file);
+    if (at == std::string::npos || line.find(": error") == std::string::npos) continue;
+    const int n = std::atoi(line.c_str() + at + file.size());
+    if (n > 0) errors.emplace_back(n, line.size() > 200 ? line.substr(0, 200) + "..." : line);
+  }
+  std::map<std::string, std::string> failed;
+  for (const KernelBody& b : find_kernel_bodies(request.source)) {
+    const auto line_of = [&](std::size_t offset) {
+      return 1 + int(std::count(request.source.begin(),
+                                request.source.begin() + std::min(offset, request.source.size()),
+                                '\n'));
+    };
+    const int first = line_of(b.open), last = line_of(b.close);
+    for (std::size_t i = 0; i < kernels.size(); ++i)
+      if (cpu::kernel_name(request.name_expressions[i]) == b.name &&
+          kernels[i].mode == kiln_cpu::mode_regions)
+        for (const auto& [n, message] : errors)
+          if (n >= first && n <= last) failed.try_emplace(b.name, message);
+  }
+  return failed;
+}
+
 CompileResult CpuCompiler::compile(const CompileRequest& request) {
   Plan plan = make_plan(request, cpu::translate_options(request.options));
   std::future<void> building;  // the first compile with new flags precompiles the prelude beside
@@ -493,6 +530,16 @@ CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e)
       request.compiles_as_cuda ? request.compiles_as_cuda() : std::nullopt;
   // (a lockstep pointer's error is reported at the user's line: the source as written decides)
   if (valid == false || (!valid && users_own_error(e.log()) && !plan.lockstep)) throw e;
+  // A region rewrite that did not compile: those kernels as fibers, the others as planned
+  // (one kernel's macro-declared index sent all of a module's kernels to fibers).
+  if (const auto failed = regions_failed(request, plan.kernels, e.log()); !failed.empty()) {
+    Plan again = make_plan(request, plan.user, failed);
+    again.pch_dir = plan.pch_dir;
+    try {
+      return compile_once(again);
+    } catch (const CompileError&) {
+    }
+  }
   // kiln's rewrite, not the user's code, may be what failed: the source as written, its
   // barrier kernels as fibers, builds whatever the user's code builds, and its error (if it
   // fails too) is the user's.
@@ -565,7 +612,8 @@ CompileResult CpuCompiler::compile_checked(Plan& plan) {
 // can run as coroutines run as regions when the rewrite takes them (not in check mode, which
 // must see every thread reach each barrier).
 CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
-                                         std::vector<std::string> user) const {
+                                         std::vector<std::string> user,
+                                         const std::map<std::string, std::string>& failed) const {
   // Device functions with barriers or warp operations, inlined into the kernels that call them,
   // let those kernels run as regions (and those beside them, which then cannot call them, as
   // loops).
@@ -596,7 +644,7 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
     auto planned = [&](const std::string& lowered_source, std::vector<std::string> options) {
       const std::string source = cpu::signed_index_arithmetic(lowered_source);
       const std::string inlined = cpu::inline_sync_functions(source);
-      Plan p = plan_source(request, inlined, std::move(options));
+      Plan p = plan_source(request, inlined, std::move(options), failed);
       p.inlined = inlined != source;
       p.lowered = source != yielded;
       // (after the region rewrite, which would take the helper's calls for the user's)
@@ -647,7 +695,8 @@ bool needs_cpp20(std::string_view source) {
 
 // The plan of source (the request's, or it with synchronising device functions inlined).
 CpuCompiler::Plan CpuCompiler::plan_source(const CompileRequest& request, const std::string& source,
-                                           std::vector<std::string> user) const {
+                                           std::vector<std::string> user,
+                                           const std::map<std::string, std::string>& failed) const {
   std::vector<std::string> include_dirs{kernels_dir_};
   for (const auto& o : user)
     if (o.rfind("-I", 0) == 0) include_dirs.push_back(o.substr(2));
@@ -662,13 +711,21 @@ CpuCompiler::Plan CpuCompiler::plan_source(const CompileRequest& request, const 
             cpu::rewrite_lockstep_pointers(source), check_, std::move(user)};
   plan.lockstep = plan.source != source;
   plan.pointer_casts = cpu::casts_pointers(source, request.filename, include_dirs);
+  for (std::size_t i = 0; i < plan.kernels.size(); ++i)  // (left as written: fibers)
+    if (auto f = failed.find(cpu::kernel_name(request.name_expressions[i])); f != failed.end())
+      if (plan.kernels[i].mode == kiln_cpu::mode_coroutines) {
+        plan.kernels[i].mode = kiln_cpu::mode_fibers;
+        plan.kernels[i].why = "the regions rewrite did not compile: " + f->second +
+                              " (planned: " + plan.kernels[i].why + ")";
+      }
   const std::string off = !regions_ ? "KILN_REGIONS=0 turns regions off"
                           : check_  ? "check mode follows each thread to every barrier"
                                     : "";
   std::set<std::string> loops;  // (whose grid-stride loops the rewrite may run in lockstep)
   std::set<std::string> fibers;  // (bodies the rewrite must leave as written, beside others)
   for (std::size_t i = 0; i < plan.kernels.size() && off.empty(); ++i) {
-    if (plan.kernels[i].mode == kiln_cpu::mode_loop)
+    if (plan.kernels[i].mode == kiln_cpu::mode_loop &&
+        !failed.count(cpu::kernel_name(request.name_expressions[i])))
       loops.insert(cpu::kernel_name(request.name_expressions[i]));
     if (plan.kernels[i].mode == kiln_cpu::mode_fibers)
       fibers.insert(cpu::kernel_name(request.name_expressions[i]));

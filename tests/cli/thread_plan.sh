@@ -81,6 +81,35 @@ print(k:info().threads .. "|" .. k:info().why)')
 [ "$(grep -c 'kiln: note: kernel .bail. runs its threads as fibers' "$work/err")" = 1 ] ||
   fail "one note for a fiber kernel: $(cat "$work/err")"
 
+# A region rewrite that does not compile (index variables declared by a macro, CloverLeaf's
+# __kernel_indexes) sends that kernel to fibers, and only it: the kernel beside it stays regions.
+# (NVRTC tells that the source as written is valid: the error is the rewrite's.)
+out=$(KILN_NVRTC_CHECK=sm_80 run '
+local m = cuda.module([[
+#define INDEXES const int gid = threadIdx.x + blockIdx.x * blockDim.x; const int row = gid / 8;
+__global__ void rows(const float* v, float* out) {
+  INDEXES;
+  __shared__ float s[64];
+  s[threadIdx.x] = row < 4 ? v[gid] : 0.0f;
+  __syncthreads();
+  if (threadIdx.x == 0) { float t = 0; for (int i = 0; i < 64; ++i) t += s[i]; out[blockIdx.x] = t; }
+}
+__global__ void sums(const float* v, float* out) {
+  __shared__ float s[64];
+  s[threadIdx.x] = v[blockIdx.x * 64 + threadIdx.x];
+  __syncthreads();
+  if (threadIdx.x == 0) { float t = 0; for (int i = 0; i < 64; ++i) t += s[i]; out[blockIdx.x] = t; }
+}]])
+local v, o = cuda.to_device(array.ones(64, "float32")), cuda.device_array(1, "float32")
+m.rows[{1, 64}](v, o)
+assert(o:copy_to_host()[1] == 32, "rows: " .. o:copy_to_host()[1])
+m.sums[{1, 64}](v, o)
+assert(o:copy_to_host()[1] == 64, "sums: " .. o:copy_to_host()[1])
+print(m.rows:info().threads .. "|" .. m.rows:info().why)
+print(m.sums:info().threads)')
+[[ "$out" == "fibers|the regions rewrite did not compile: "*"row"*$'\n'"regions" ]] ||
+  fail "one kernel's failed region rewrite: '$out'"
+
 # A warp operation in a device function that a kernel calls inside an expression (no statement
 # of its own to inline): that kernel runs as fibers and says so, naming the construct and its
 # line; one note per kernel, however many specialisations. The kernel beside it, which calls
