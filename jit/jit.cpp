@@ -335,7 +335,10 @@ Kernel::Kernel(std::shared_ptr<Jit> jit, std::shared_ptr<SourceText> source, Ker
       textures_(textures_read()) {}
 
 std::string Kernel::name_expression(const std::vector<ArgValue>& args) const {
-  if (options_.name.find('<') != std::string::npos) return options_.name;
+  if (options_.name.find('<') != std::string::npos)  // (qualified by its namespaces)
+    return options_.name.substr(0, options_.name.find('<')).find("::") == std::string::npos
+               ? decl_.scope + options_.name
+               : options_.name;
   std::string why;
   std::optional<std::string> expr = deduce_name_expression(decl_, args, &why);
   if (!expr) throw Error("kernel '" + decl_.name + "': " + why);
@@ -980,7 +983,7 @@ std::vector<KernelDecl> select_kernels(const SourceText& source, const std::stri
     std::string base = name.substr(0, name.find('<'));
     while (!base.empty() && base.back() == ' ') base.pop_back();
     for (const KernelDecl& d : decls)
-      if (d.name == base) return {d};
+      if (d.name == base || d.scope + d.name == base) return {d};
     throw Error("no kernel named '" + base + "' in " + source.origin() +
                 " (it has: " + join(names) + ")");
   }

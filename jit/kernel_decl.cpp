@@ -197,6 +197,7 @@ std::vector<TemplateParam> parse_template_params(std::string_view src,
 // block (true), an extern "C++" block (false), or inherits the outer linkage.
 struct Scope {
   bool extern_c;
+  std::string name;  // a named namespace's ("clover", "a::b"), else ""
 };
 
 // Fills in what a declaration lacks (parameter names, template defaults) from a redeclaration.
@@ -233,7 +234,14 @@ std::vector<KernelSite> kernel_sites(std::string_view source, const std::vector<
     } else if (is_punct(t, "{")) {
       bool outer = !scopes.empty() && scopes.back().extern_c;
       bool c_block = k >= 2 && is_ident(toks[k - 2], "extern") && toks[k - 1].kind == Token::string;
-      scopes.push_back({c_block ? toks[k - 1].text == "C" : outer});
+      std::string name;  // `namespace clover {`, `namespace a::b {`
+      std::size_t j = k;
+      while (j > 0 && (toks[j - 1].kind == Token::ident || is_punct(toks[j - 1], "::")) &&
+             !is_ident(toks[j - 1], "namespace"))
+        --j;
+      if (j > 0 && j < k && is_ident(toks[j - 1], "namespace"))
+        for (std::size_t i = j; i < k; ++i) name += toks[i].text;
+      scopes.push_back({c_block ? toks[k - 1].text == "C" : outer, name});
       stmt_start = k + 1;
     } else if (is_punct(t, "}")) {
       if (!scopes.empty()) scopes.pop_back();
@@ -276,6 +284,8 @@ std::vector<KernelSite> kernel_sites(std::string_view source, const std::vector<
       }
       if (j >= n || !is_punct(toks[j], "(") || name_at == n) continue;  // not a function
       d.name = toks[name_at].text;
+      for (const Scope& s : scopes)
+        if (!s.name.empty()) d.scope += s.name + "::";
       std::size_t close = match[j];
       auto parts = split_commas(toks, match, j + 1, close);
       bool only_void = parts.size() == 1 && parts[0].second == parts[0].first + 1 &&

@@ -27,6 +27,7 @@ struct ParamDecl {
 
 struct KernelDecl {
   std::string name;
+  std::string scope;  // its namespaces, as a name expression needs them: "clover::" ("" when none)
   bool extern_c = false;
   std::vector<TemplateParam> template_params;  // empty for a plain kernel
   std::vector<ParamDecl> params;

@@ -714,7 +714,7 @@ bool header_declared(const std::string& name) {
 std::string cast_expression(const KernelDecl& decl) {
   std::string types;
   for (const ParamDecl& p : decl.params) types += (types.empty() ? "" : ", ") + p.type;
-  return "(void(*)(" + types + "))" + decl.name;
+  return "(void(*)(" + types + "))" + decl.scope + decl.name;
 }
 
 }  // namespace
@@ -723,7 +723,8 @@ std::optional<std::string> deduce_name_expression(const KernelDecl& decl,
                                                   const std::vector<ArgValue>& args,
                                                   std::string* why) {
   if (decl.template_params.empty())
-    return !decl.extern_c && header_declared(decl.name) ? cast_expression(decl) : decl.name;
+    return !decl.extern_c && header_declared(decl.name) ? cast_expression(decl)
+                                                        : decl.scope + decl.name;
   struct Deduced {
     std::string value;
     std::size_t from;  // parameter index
@@ -794,7 +795,7 @@ std::optional<std::string> deduce_name_expression(const KernelDecl& decl,
       return std::nullopt;
     }
   }
-  std::string out = decl.name + "<";
+  std::string out = decl.scope + decl.name + "<";
   for (std::size_t k = 0; k < needed; ++k) out += (k ? ", " : "") + values[k];
   return out + ">";
 }

@@ -138,14 +138,20 @@ std::optional<std::string> typed_literal(const std::string& kind, const std::str
 
 std::string bind_template_arguments(std::string_view source,
                                     const std::vector<std::string>& name_expressions) {
+  // (a kernel's name without its namespaces: `clover::fill<4>` is fill's)
+  auto kernel_of = [](const std::string& e) {
+    const std::string base = e.substr(0, e.find('<'));
+    const std::size_t colons = base.rfind("::");
+    return colons == std::string::npos ? base : base.substr(colons + 2);
+  };
   std::map<std::string, int> instances;  // kernel name -> instances in this compile
-  for (const std::string& e : name_expressions) ++instances[e.substr(0, e.find('<'))];
+  for (const std::string& e : name_expressions) ++instances[kernel_of(e)];
   std::vector<jit::KernelDecl> decls;
   std::vector<jit::KernelBody> bodies;
   std::vector<jit::Token> all;  // (the source's tokens, lexed once where needed)
   std::vector<Edit> edits;
   for (const std::string& expr : name_expressions) {
-    const std::string name = expr.substr(0, expr.find('<'));
+    const std::string name = kernel_of(expr);
     const std::vector<std::string> args = template_arguments(expr);
     if (args.empty() || instances[name] != 1) continue;
     if (decls.empty()) {

@@ -245,4 +245,37 @@ templated.single[{ 1, 1 }]({ v = { 2.5 } }, alone)
 assert(alone:copy_to_host()[1] == 2.5, "one-element array field")
 templated.single[{ 1, 1 }]({ v = 4.5 }, alone)
 assert(alone:copy_to_host()[1] == 4.5, "one-element array field, as a number")
+-- Kernels inside namespaces (mini-apps and libraries declare them so): found by their name
+-- or their qualified one, compiled under the qualified one (NVRTC's name expression), a
+-- template's instance too, and a module's kernels.
+local namespaced = [[
+namespace clover {
+namespace detail { __device__ double twice(double v) { return 2 * v; } }
+__global__ void scale(double* x, double s, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = detail::twice(x[i] * s);
+}
+template <int B>
+__global__ void fill(double* x, int n) {
+  int i = blockIdx.x * B + threadIdx.x;
+  if (i < n) x[i] = B;
+}
+}  // namespace clover
+namespace util::inner { __global__ void bump(int* c) { atomicAdd(c, 1); } }
+]]
+local xs = cuda.to_device(array.ones(8, "float64"))
+for _, name in ipairs({ "clover::scale", "scale" }) do
+  cuda.jit(namespaced, { name = name })[{ 1, 8 }](xs, 3.0, 8)
+end
+assert(xs:copy_to_host()[8] == 36, "namespaced scale: " .. xs:copy_to_host()[8])
+for _, name in ipairs({ "clover::fill<4>", "fill<2>" }) do
+  cuda.jit(namespaced, { name = name })[{ 2, 4 }](xs, 8)
+  assert(xs:copy_to_host()[1] == tonumber(name:match("<(%d)>")), name)
+end
+local nm = cuda.module(namespaced)
+nm.scale[{ 1, 8 }](xs, 0.5, 8)
+assert(xs:copy_to_host()[1] == 2, "module scale: " .. xs:copy_to_host()[1])
+local bumps = cuda.to_device(array.zeros(1, "int32"))
+nm.bump[{ 2, 32 }](bumps)
+assert(bumps:copy_to_host()[1] == 64, "nested namespace: " .. bumps:copy_to_host()[1])
 print("cuda_kernels: ok")

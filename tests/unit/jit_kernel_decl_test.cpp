@@ -741,6 +741,21 @@ TEST(JitSpinWaits, LoopsWaitingOnSharedFlags) {
   EXPECT_EQ(u.first_other_line, 3);
 }
 
+// A kernel's namespaces, as its name expression needs them (an anonymous one adds nothing).
+TEST(JitKernelDecl, NamespacesGiveTheScope) {
+  const auto decls = find_kernels(R"(
+namespace clover { __global__ void a(int* p) {} namespace inner { __global__ void b() {} } }
+namespace x::y { template <int N> __global__ void c(int* p) {} }
+namespace { __global__ void d() {} }
+extern "C" { __global__ void e() {} }
+__global__ void f() {}
+)");
+  std::vector<std::string> scoped;
+  for (const KernelDecl& d : decls) scoped.push_back(d.scope + d.name);
+  EXPECT_EQ(scoped,
+            (std::vector<std::string>{"clover::a", "clover::inner::b", "x::y::c", "d", "e", "f"}));
+}
+
 // The __device__ variables kernels may store to: every declarator, not const tables, constants,
 // functions or a function's own variables.
 TEST(JitKernelDecl, DeviceVariables) {
