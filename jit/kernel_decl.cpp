@@ -1087,7 +1087,7 @@ std::vector<SpinWait> shared_spin_waits(const std::vector<Token>& t) {
   }
   // The volatile __shared__ variables function bodies declare: each declarator's name (before
   // '[', ';', '=' or ','), with those bodies (one at file scope is not followed).
-  std::map<std::string, std::set<std::size_t>> flags;
+  std::map<std::string, std::set<std::size_t>> flags, shared;  // (volatile ones, the others)
   for (std::size_t k = 0; k < t.size(); ++k) {
     if (!is_ident(t[k], "__shared__") || t[k].directive || function_of[k] == kNone) continue;
     const std::size_t function = function_of[k];
@@ -1104,9 +1104,22 @@ std::vector<SpinWait> shared_spin_waits(const std::vector<Token>& t) {
            is_punct(t[j + 1], ",")))
         names.push_back(t[j].text);
     }
-    if (is_volatile)
-      for (const std::string& n : names) flags[n].insert(function);
+    for (const std::string& n : names) (is_volatile ? flags : shared)[n].insert(function);
     k = j;
+  }
+  // A volatile pointer a function body sets to its shared memory (`volatile int* f = &flag;`,
+  // `= s + 4`) is a flag too.
+  for (std::size_t k = 0; k + 4 < t.size(); ++k) {
+    if (!is_ident(t[k], "volatile") || t[k].directive || function_of[k] == kNone) continue;
+    std::size_t j = k + 1;
+    while (j < t.size() && (t[j].kind == Token::ident || is_punct(t[j], "::"))) ++j;
+    if (j + 3 >= t.size() || !is_punct(t[j], "*") || t[j + 1].kind != Token::ident ||
+        !is_punct(t[j + 2], "="))
+      continue;
+    const std::size_t target = j + 3 + (is_punct(t[j + 3], "&") ? 1 : 0);
+    for (const auto* set : {&flags, &shared})
+      if (auto s = set->find(t[target].text); s != set->end() && s->second.count(function_of[k]))
+        flags[t[j + 1].text].insert(function_of[k]);
   }
   if (flags.empty()) return found;
   // Whether [b, e) assigns, synchronises or calls a function that might (a waiting body does

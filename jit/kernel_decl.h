@@ -114,8 +114,9 @@ SyncUse lockstep_sync(const std::vector<Token>& toks);
 // variable the text declares and whose body assigns nothing and does not synchronise. A GPU's
 // warps run at once, so the thread that sets the flag runs while the waiter spins; the cpu
 // backend runs such a kernel as fibers and yields in each test of the condition (scan_sync's
-// other_sync, "a spin-wait on __shared__ 'flag'"). Each as the index of its condition's first
-// token in toks, and that variable's name.
+// other_sync, "a spin-wait on __shared__ 'flag'"). A volatile pointer the body sets to its shared
+// memory (`volatile int* f = &flag;`) is such a variable too. Each as the index of its
+// condition's first token in toks, and that variable's name.
 struct SpinWait {
   std::size_t condition;
   std::string name;

@@ -53,6 +53,22 @@ m.chain[{ 2, 128 }](sums)
 local hs = sums:copy_to_host()
 assert(hs[1] == 10 and hs[2] == 10, tostring(hs))
 
+-- The flag reached through a volatile pointer to the shared variable (it hung: the waiter,
+-- first in the thread loop, spun before the setter ever ran).
+local through = cuda.jit([[
+__global__ void through(int* out) {
+  __shared__ int flag;
+  volatile int* f = &flag;
+  if (threadIdx.x == 0) *f = 0;
+  __syncthreads();
+  if (threadIdx.x == 0) { while (*f == 0) {} out[0] = 7; }
+  if (threadIdx.x == 33) *f = 1;
+}]])
+local seen = cuda.to_device(array.zeros(1, "int32"))
+through[{ 1, 64 }](seen)
+assert(seen:copy_to_host()[1] == 7 and through:info().why:find("spin-wait on __shared__ 'f'", 1, true),
+       through:info().why)
+
 if cuda.backend() == "cpu" then
   expect.error("spins on shared memory that no other thread of its block can set",
                function() m.stuck[{ 1, 64 }](cuda.device_array(64, "int32")) end)
