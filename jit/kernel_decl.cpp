@@ -452,13 +452,7 @@ namespace {
 
 // Whether tokens from k are an assignment (`=`, `+=`, `<<=`, ...) or an increment.
 bool assigns_at(const std::vector<Token>& t, std::size_t k) {
-  auto p = [&](std::size_t i, std::string_view s) { return i < t.size() && is_punct(t[i], s); };
-  if (p(k, "=")) return !p(k + 1, "=");
-  for (std::string_view op : {"+", "-", "*", "/", "%", "&", "|", "^"})
-    if (p(k, op) && p(k + 1, "=")) return true;
-  return (p(k, "+") && p(k + 1, "+")) || (p(k, "-") && p(k + 1, "-")) ||
-         (p(k, "<") && p(k + 1, "<") && p(k + 2, "=")) ||
-         (p(k, ">") && p(k + 1, ">") && p(k + 2, "="));
+  return assignment_width(t, k) != 0;
 }
 
 // One past the bracket group opening at k (match: pair_brackets'), or t.size().
@@ -936,6 +930,18 @@ class ThreadValues {
 };
 
 }  // namespace
+
+std::size_t assignment_width(const std::vector<Token>& t, std::size_t k) {
+  auto p = [&](std::size_t i, std::string_view s) { return i < t.size() && is_punct(t[i], s); };
+  if (p(k, "=")) return p(k + 1, "=") ? 0 : 1;
+  if ((p(k, "<") && p(k + 1, "<") && p(k + 2, "=")) ||
+      (p(k, ">") && p(k + 1, ">") && p(k + 2, "=")))
+    return 3;
+  if ((p(k, "+") && p(k + 1, "+")) || (p(k, "-") && p(k + 1, "-"))) return 2;
+  for (std::string_view op : {"+", "-", "*", "/", "%", "&", "|", "^"})
+    if (p(k, op) && p(k + 1, "=")) return 2;
+  return 0;
+}
 
 std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
   static constexpr std::string_view kBarriers[] = {"__syncthreads", "__syncthreads_count",

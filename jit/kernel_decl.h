@@ -105,6 +105,8 @@ struct LockstepPointer {
   std::size_t inner = 0, body = 0, end = 0;
 };
 std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& toks);
+// The tokens of the assignment operator (`=`, `+=`, `<<=`) or `++`/`--` at toks[k], or 0.
+std::size_t assignment_width(const std::vector<Token>& toks, std::size_t k);
 // The first of them as synchronisation (other_sync; "warp-synchronous code through volatile
 // 's'" and its line), or nothing.
 SyncUse lockstep_sync(const std::vector<Token>& toks);

@@ -179,4 +179,17 @@ std::vector<Token> lex(std::string_view source) {
   return Lexer(source).run();
 }
 
+std::vector<std::size_t> pair_groups(const std::vector<Token>& t) {
+  std::vector<std::size_t> match(t.size(), t.size()), open;
+  for (std::size_t k = 0; k < t.size(); ++k) {
+    if (t[k].kind != Token::punct || t[k].directive) continue;
+    if (t[k].text == "(" || t[k].text == "[" || t[k].text == "{") open.push_back(k);
+    if ((t[k].text == ")" || t[k].text == "]" || t[k].text == "}") && !open.empty()) {
+      match[open.back()] = k;
+      open.pop_back();
+    }
+  }
+  return match;
+}
+
 }  // namespace kiln::jit

@@ -31,4 +31,8 @@ inline bool is_ident(const Token& t, std::string_view name) {
   return t.kind == Token::ident && t.text == name;
 }
 
+// For each ( [ { of t (preprocessor lines skipped) the index of its closer, t.size() when it is
+// never closed; t.size() for every other token.
+std::vector<std::size_t> pair_groups(const std::vector<Token>& t);
+
 }  // namespace kiln::jit

@@ -29,34 +29,9 @@ struct Edit {
 // The barrier a split store emits, marked so that keeps_split_stores can find it.
 constexpr std::string_view kSplitSync = "__syncwarp(/*kiln: split store*/)";
 
-// For each ( [ { of t its closer (t.size() when unbalanced), for every other token t.size().
-std::vector<std::size_t> pair_brackets(const std::vector<Token>& t) {
-  std::vector<std::size_t> match(t.size(), t.size()), open;
-  for (std::size_t k = 0; k < t.size(); ++k) {
-    if (t[k].kind != Token::punct || t[k].directive) continue;
-    if (t[k].text == "(" || t[k].text == "[" || t[k].text == "{") open.push_back(k);
-    if ((t[k].text == ")" || t[k].text == "]" || t[k].text == "}") && !open.empty()) {
-      match[open.back()] = k;
-      open.pop_back();
-    }
-  }
-  return match;
-}
-
 // Whether t[k...] is an assignment operator (`=`, `+=`, `<<=`) or `++`/`--`; *width its tokens.
 bool assignment_at(const std::vector<Token>& t, std::size_t k, std::size_t* width = nullptr) {
-  auto p = [&](std::size_t i, std::string_view s) { return i < t.size() && is_punct(t[i], s); };
-  std::size_t w = 0;
-  if (p(k, "=") && !p(k + 1, "="))
-    w = 1;
-  else if ((p(k, "<") && p(k + 1, "<") && p(k + 2, "=")) ||
-           (p(k, ">") && p(k + 1, ">") && p(k + 2, "=")))
-    w = 3;
-  else if ((p(k, "+") && p(k + 1, "+")) || (p(k, "-") && p(k + 1, "-")))
-    w = 2;
-  else
-    for (std::string_view op : {"+", "-", "*", "/", "%", "&", "|", "^"})
-      if (p(k, op) && p(k + 1, "=")) w = 2;
+  const std::size_t w = jit::assignment_width(t, k);
   if (width) *width = w;
   return w != 0;
 }
@@ -373,7 +348,7 @@ class Splitter {
 std::string split_lockstep_stores(std::string_view source) {
   if (source.find("volatile") == std::string_view::npos) return std::string(source);
   const std::vector<Token> t = jit::lex(source);
-  const std::vector<std::size_t> match = pair_brackets(t);
+  const std::vector<std::size_t> match = jit::pair_groups(t);
   // A function's pointers are split together or not at all: one left as written makes its
   // kernel a lockstep pointers' (fibers), whose region rewrite must not meet split stores.
   struct Function {
