@@ -200,6 +200,17 @@ class BodyWriter {
         array_params_(std::move(array_params)),
         counter_(counter) {}
 
+  // Whether word may be a variable that the body body() rewrote declares, other than a
+  // __shared__ array (those every region names alike). A parameter it writes counts too: its
+  // copies are renamed.
+  bool names_a_variable(const std::string& word) const {
+    if (shared_names_.count(word)) return false;
+    if (written_params_.count(word)) return true;
+    for (std::size_t k = open_ + 1; k < close_; ++k)
+      if (t_[k].text == word && (declares(k) || (is_punct(t_[k - 1], ",") && !member_name(k))))
+        return true;  // (`int a, b;`: b follows a comma)
+    return false;
+  }
   // How many grid-stride loops body() ran in lockstep.
   int lockstep_loops() const { return lockstep_loops_; }
   // Runs in lockstep only the grid-stride loops whose threads start at consecutive indices
@@ -236,6 +247,7 @@ class BodyWriter {
       if (t_[i].kind == Token::ident && !member_name(i) && params_.count(t_[i].text) &&
           writes(i, true) && !array_element_address(i))
         written.insert(t_[i].text);
+    written_params_ = written;
     std::string param_copies;
     for (const std::string& name : written) {
       params_.erase(name);
@@ -2650,9 +2662,37 @@ class BodyWriter {
   std::vector<std::size_t> loop_flags_at_;  // for each, the edit that declares its flags
   std::vector<Ahead> aheads_;               // for each, its variable two iterations on
   std::vector<Replica> param_copies_;       // the written parameters, replicated (body())
+  std::set<std::string> written_params_;    // their names
 };
 
 }  // namespace
+
+// The words of kept macro lines' replacement texts, each with its line's offset: the
+// identifiers other than the macro's name, its parameters and names called (`min(a, b)`).
+std::vector<std::pair<std::size_t, std::string>> macro_words(
+    const std::vector<std::pair<std::size_t, Token>>& lines) {
+  std::vector<std::pair<std::size_t, std::string>> out;
+  for (std::size_t i = 0; i < lines.size();) {
+    std::size_t end = i;  // one past this line's tokens
+    while (end < lines.size() && lines[end].first == lines[i].first) ++end;
+    std::size_t k = i;
+    while (k < end && !is_ident(lines[k].second, "define")) ++k;
+    std::set<std::string> params;
+    if (k + 1 < end) {
+      const Token& name = lines[++k].second;
+      if (++k < end && is_punct(lines[k].second, "(") && lines[k].second.begin == name.end)
+        for (; k < end && !is_punct(lines[k].second, ")"); ++k) params.insert(lines[k].second.text);
+    }
+    for (; k < end; ++k) {
+      const Token& t = lines[k].second;
+      const bool called = k + 1 < end && is_punct(lines[k + 1].second, "(");
+      if (t.kind == Token::ident && !params.count(t.text) && !called)
+        out.emplace_back(lines[k].first, t.text);
+    }
+    i = end;
+  }
+  return out;
+}
 
 RegionRewrite form_regions_by_kernel(std::string_view source, const std::set<std::string>& loops,
                                      const std::set<std::string>& fibers) {
@@ -2662,21 +2702,36 @@ RegionRewrite form_regions_by_kernel(std::string_view source, const std::set<std
   const std::set<std::string> constants = constant_macros(source, toks);
   const std::set<std::string> values = value_macros(source, toks, constants);
   const std::set<std::string> free_functions = identity_free_functions(source, macros);
+  const std::vector<jit::KernelBody> bodies = jit::find_kernel_bodies(source);
   // #pragma lines (`#pragma unroll` before a loop) stay where they are in the text; the rewrite
-  // reads around them. Any other directive inside a kernel body declines it.
+  // reads around them. So do a kernel's own #define and #undef lines (an indexing macro defined
+  // where the kernel uses it): the rewrite keeps the text in order, so each expansion still sees
+  // the macros above it; an edit that would replace one declines the kernel (kept_lines). Any
+  // other directive inside a kernel body (#if: which text is the code) declines it.
+  std::vector<std::size_t> kept_lines;  // offsets of the kept #define and #undef lines
+  std::vector<std::pair<std::size_t, Token>> kept_tokens;  // their tokens, by the line's offset
   std::erase_if(toks, [&](const Token& t) {
     if (!t.directive) return false;
     const std::size_t nl = t.begin == 0 ? std::string_view::npos : source.rfind('\n', t.begin - 1);
-    std::size_t k = nl == std::string_view::npos ? 0 : nl + 1;  // this line: blanks # blanks pragma
+    std::size_t k = nl == std::string_view::npos ? 0 : nl + 1;  // this line: blanks # blanks word
     auto blanks = [&] {
       while (k < source.size() && (source[k] == ' ' || source[k] == '\t')) ++k;
     };
     blanks();
     if (k >= source.size() || source[k] != '#') return false;
-    ++k;
+    const std::size_t hash = k++;
     blanks();
-    return source.substr(k, 6) == "pragma";
+    if (source.substr(k, 6) == "pragma") return true;
+    const bool macro = source.substr(k, 6) == "define" || source.substr(k, 5) == "undef";
+    const bool in_body = std::any_of(bodies.begin(), bodies.end(), [&](const jit::KernelBody& b) {
+      return b.open < t.begin && t.begin < b.close;
+    });
+    if (!macro || !in_body) return false;
+    if (kept_lines.empty() || kept_lines.back() != hash) kept_lines.push_back(hash);
+    kept_tokens.emplace_back(hash, t);
+    return true;
   });
+  const std::vector<std::pair<std::size_t, std::string>> kept_words = macro_words(kept_tokens);
   // Sentinels (empty punctuators) so that lookahead past the end stays in range.
   for (int s = 0; s < 4; ++s)
     toks.push_back({Token::punct, "", source.size(), source.size(), 0, false});
@@ -2689,7 +2744,20 @@ RegionRewrite form_regions_by_kernel(std::string_view source, const std::set<std
                                [](const Token& t, std::size_t o) { return t.begin < o; });
     return std::size_t(it - toks.begin());
   };
-  const std::vector<jit::KernelBody> bodies = jit::find_kernel_bodies(source);
+  // Why the kept macro lines of body cannot stay as they are after its edits ("": they can).
+  auto kept_lines_problem = [&](const jit::KernelBody& body, const std::vector<Edit>& edits,
+                                const BodyWriter& writer) -> std::string {
+    for (const Edit& e : edits)
+      for (std::size_t line : kept_lines)
+        if (e.begin == line || (e.begin < line && line < e.end))
+          return "a rewritten statement spans a #define or #undef";
+    // (a macro's text is not rewritten: a variable it names may be another region's, or
+    // renamed per thread)
+    for (const auto& [offset, word] : kept_words)
+      if (body.open < offset && offset < body.close && writer.names_a_variable(word))
+        return "a #define inside the kernel names its variable '" + word + "'";
+    return "";
+  };
   const std::vector<jit::KernelDecl> decls = jit::find_kernels(source);
   auto bodies_named = [&](const std::string& name) {
     return std::count_if(bodies.begin(), bodies.end(),
@@ -2732,6 +2800,10 @@ RegionRewrite form_regions_by_kernel(std::string_view source, const std::set<std
         throw;
       }
       if (strided && !writer.lockstep_loops()) continue;
+      if (const std::string why = kept_lines_problem(body, edits, writer); !why.empty()) {
+        if (strided) continue;
+        throw Refused(why);
+      }
       if (strided) result.lockstep.insert(body.name);
       rewritten.emplace_back(body.name, std::move(edits));
     } catch (const Refused& r) {

@@ -2341,6 +2341,59 @@ __global__ void k(int* out) {
   for (int t = 0; t < 32; ++t) ASSERT_EQ(o[t], 6 * t + 3 * 6 * (31 - t)) << t;
 }
 
+// A kernel's own #define and #undef lines stay in place too (mini-apps define an indexing macro
+// where the kernel uses it): the kernel runs as regions, and the #undef still ends the macro
+// before the next kernel, which names a variable so.
+TEST(CpuRegions, KernelMacroLinesStayInPlace) {
+  Built b = build(R"(
+__global__ void k(const int* in, int* out, int n) {
+  __shared__ int s[34];
+#define IN(i) in[(i) < 0 ? 0 : ((i) >= n ? n - 1 : (i))]
+  const int g = blockIdx.x * 32 + threadIdx.x;
+  s[threadIdx.x + 1] = IN(g);
+  if (threadIdx.x == 0) s[0] = IN(g - 1);
+  if (threadIdx.x == 31) s[33] = IN(g + 1);
+  __syncthreads();
+#define AT(d) s[threadIdx.x + 1 + (d)]
+  out[g] = AT(-1) + 10 * AT(0) + 100 * AT(1);
+#undef AT
+#undef IN
+}
+__global__ void after(int* out) { int IN = 5, AT = 2; out[threadIdx.x] = IN * AT; })",
+                  "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
+  std::vector<int> host(64);
+  for (int i = 0; i < 64; ++i) host[i] = i * i % 17;
+  Buffer<int> in(host), out(64, -1);
+  launch(*b.kernel, {2}, {32}, 0, in.p, out.p, 64);
+  auto o = out.host();
+  for (int i = 0; i < 64; ++i)
+    ASSERT_EQ(o[i], host[std::max(i - 1, 0)] + 10 * host[i] + 100 * host[std::min(i + 1, 63)]) << i;
+}
+
+// A macro of the kernel's that names one of its variables is declined: the rewrite does not
+// rewrite a macro's text, and v would be a variable of the first region only.
+TEST(CpuRegions, KernelMacroOfItsVariableIsDeclined) {
+  Built b = build(R"(
+__global__ void k(int* out) {
+  __shared__ int s[32];
+  int v = threadIdx.x * 3;
+#define MINE v
+  s[threadIdx.x] = MINE;
+  __syncthreads();
+  out[threadIdx.x] = s[31 - threadIdx.x] + MINE;
+#undef MINE
+})",
+                  "k");
+  EXPECT_NE(b.kernel->attributes().threads, "regions");
+  EXPECT_NE(b.kernel->attributes().why.find("names its variable 'v'"), std::string::npos)
+      << b.kernel->attributes().why;
+  Buffer<int> out(32, -1);
+  launch(*b.kernel, {1}, {32}, 0, out.p);
+  auto o = out.host();
+  for (int t = 0; t < 32; ++t) ASSERT_EQ(o[t], 3 * (31 - t) + 3 * t) << t;
+}
+
 // What the rewrite takes but the compiler refuses (a parameter named as one of the rewrite's
 // own variables) builds from the source as written, as fibers, with the same answer and the
 // reason.
