@@ -56,14 +56,6 @@ void append_signature(std::string& key, const ArgValue& a) {
   }
 }
 
-// "(float* x, int n)"
-std::string describe_params(const KernelDecl& decl) {
-  std::vector<std::string> parts;
-  for (const ParamDecl& p : decl.params)
-    parts.push_back(p.type + (p.name.empty() ? "" : " " + p.name));
-  return "(" + join(parts) + ")";
-}
-
 }  // namespace
 
 const char* origin_name(Origin o) {
@@ -323,11 +315,12 @@ CompileResult Jit::gpu_build(const CompileRequest& request,
 
 // ------------------------------------------------------------------------------------- Kernel
 
-Kernel::Kernel(std::shared_ptr<Jit> jit, std::shared_ptr<SourceText> source, KernelDecl decl,
-               KernelOptions options, std::shared_ptr<Globals> globals)
+Kernel::Kernel(std::shared_ptr<Jit> jit, std::shared_ptr<SourceText> source,
+               std::vector<KernelDecl> decls, KernelOptions options,
+               std::shared_ptr<Globals> globals)
     : jit_(std::move(jit)),
       source_(std::move(source)),
-      decl_(std::move(decl)),
+      overloads_(std::move(decls)),
       options_(std::move(options)),
       globals_(std::move(globals)),
       built_revision_(source_->revision()),
@@ -337,11 +330,12 @@ Kernel::Kernel(std::shared_ptr<Jit> jit, std::shared_ptr<SourceText> source, Ker
 std::string Kernel::name_expression(const std::vector<ArgValue>& args) const {
   if (options_.name.find('<') != std::string::npos)  // (qualified by its namespaces)
     return options_.name.substr(0, options_.name.find('<')).find("::") == std::string::npos
-               ? decl_.scope + options_.name
+               ? decl().scope + options_.name
                : options_.name;
   std::string why;
-  std::optional<std::string> expr = deduce_name_expression(decl_, args, &why);
-  if (!expr) throw Error("kernel '" + decl_.name + "': " + why);
+  std::optional<std::string> expr =
+      deduce_name_expression(overloads_[choose_overload(overloads_, args)], args, &why);
+  if (!expr) throw Error("kernel '" + name() + "': " + why);
   return *expr;
 }
 
@@ -509,14 +503,16 @@ std::vector<std::string> template_arguments(const std::string& name_expression) 
 }  // namespace
 
 std::string Kernel::declared_type(std::size_t i, const std::string& name_expression) const {
+  const KernelDecl& decl = decl_of(name_expression);
   std::vector<std::string> params;
-  for (const auto& p : decl_.template_params) params.push_back(p.name);
-  return substitute_words(decl_.params.at(i).type, params, template_arguments(name_expression));
+  for (const auto& p : decl.template_params) params.push_back(p.name);
+  return substitute_words(decl.params.at(i).type, params, template_arguments(name_expression));
 }
 
 std::vector<std::string> Kernel::probed_structs(const std::string& name_expression) const {
   std::vector<std::string> names;
-  for (std::size_t i = 0; i < decl_.params.size(); ++i) {
+  const KernelDecl& decl = decl_of(name_expression);
+  for (std::size_t i = 0; i < decl.params.size(); ++i) {
     const std::string type = declared_type(i, name_expression);
     std::string name = struct_name_of(type);
     if (name.empty()) name = pointee_struct_of(type);
@@ -638,10 +634,11 @@ std::vector<std::string> Kernel::build_names(const std::string& name_expression,
     return std::vector<std::string>{name_expression};
   };
   if (!options_.module) return {name_expression};
-  if (!decl_.template_params.empty()) return alone("a template's instance");
+  const KernelDecl& decl = decl_of(name_expression);
+  if (!decl.template_params.empty()) return alone("a template's instance");
   // (a plain kernel's expression: its name, or a cast where headers overload it: `min`)
   auto plain = [](const KernelDecl& d) { return *deduce_name_expression(d, {}, nullptr); };
-  if (name_expression != plain(decl_)) return {name_expression};
+  if (name_expression != plain(decl)) return {name_expression};
   std::vector<std::string> names;
   std::set<std::string> plain_names, templates;  // (a template's instances build on their own)
   const std::vector<bool> conditional = conditional_lines(source_->text());
@@ -653,7 +650,7 @@ std::vector<std::string> Kernel::build_names(const std::string& name_expression,
     if (!plain_names.insert(d.name).second) return alone("the source overloads a kernel's name");
     // (one in an #if group may be gone after the preprocessor, and would fail the others')
     if (d.line < int(conditional.size()) && conditional[d.line]) {
-      if (d.name == decl_.name) return alone("a kernel inside an #if group");
+      if (d.name == decl.name) return alone("a kernel inside an #if group");
       continue;
     }
     names.push_back(plain(d));
@@ -675,6 +672,8 @@ std::vector<std::string> Kernel::build_names(const std::string& name_expression,
 std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_expression) {
   auto spec = std::make_unique<Specialisation>();
   spec->name_expression = name_expression;
+  spec->overload = overload_of(name_expression).value_or(current_);
+  const KernelDecl& decl = overloads_[spec->overload];
   std::string apart;  // why a module's kernel builds apart from the others
   CompileRequest r = request(build_names(name_expression, &apart), jit_->target(options_.arch));
   const std::size_t index =
@@ -688,22 +687,22 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
     spec->build = jit_->build(r, source_->included_texts(), owner);
   } catch (const CompileError& e) {
     const std::vector<bool> conditional = conditional_lines(source_->text());
-    if (decl_.line >= int(conditional.size()) || !conditional[decl_.line]) throw;
+    if (decl.line >= int(conditional.size()) || !conditional[decl.line]) throw;
     // (the compiler's words for a kernel the preprocessor removed: `identifier "b" is undefined`)
     std::string message = e.what();
     if (!e.log().empty() && message.ends_with("\n" + e.log()))
       message.resize(message.size() - e.log().size() - 1);
-    throw CompileError(message + "; kernel '" + decl_.name + "' is at line " +
-                           std::to_string(decl_.line) +
+    throw CompileError(message + "; kernel '" + decl.name + "' is at line " +
+                           std::to_string(decl.line) +
                            ", inside an #if group: is it there once the preprocessor has run?",
                        e.log());
   }
   const CompileResult& result = spec->build.build->result;
   if (result.lowered_names.empty())
-    throw Error("kernel '" + decl_.name + "': the compiler produced no entry for " +
+    throw Error("kernel '" + decl.name + "': the compiler produced no entry for " +
                 name_expression);
   if (result.lowered_names.size() <= index)
-    throw Error("kernel '" + decl_.name + "': the compiler produced no entry for " +
+    throw Error("kernel '" + decl.name + "': the compiler produced no entry for " +
                 name_expression);
   spec->lowered_name = result.lowered_names[index];
 
@@ -712,10 +711,10 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
   if (index < result.signatures.size() && !result.signatures[index].empty())
     types = parameter_types(result.signatures[index]);
   else
-    for (const ParamDecl& p : decl_.params) types.push_back(p.type);
+    for (const ParamDecl& p : decl.params) types.push_back(p.type);
   for (std::size_t i = 0; i < types.size(); ++i) {
     spec->params.push_back(classify_param(types[i]));
-    spec->param_names.push_back(i < decl_.params.size() ? decl_.params[i].name : "");
+    spec->param_names.push_back(i < decl.params.size() ? decl.params[i].name : "");
     if (spec->params.back().kind != ParamKind::unsupported) continue;
     // The struct by the compiler's name for it, else by the source's (a typedef of a tagged
     // struct: the compiler says `_node const*` where the source says `const Node*`).
@@ -723,7 +722,7 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
     // (the source's with the template's arguments: `S*` of `init<curandState>`)
     const std::string& expr = spec->name_expression;
     for (const std::string& type :
-         {types[i], i < decl_.params.size() ? declared_type(i, expr) : ""}) {
+         {types[i], i < decl.params.size() ? declared_type(i, expr) : ""}) {
       auto layout = std_array_layout(type);
       if (!layout) layout = struct_layout(*spec->build.build, type, expr);
       if (layout) {  // a struct by value
@@ -764,7 +763,7 @@ void Kernel::note_fibers(const Program& program, const std::string& name_express
   fibers_noted_ = true;
   // (a template's instance by its arguments: `reduce<256>`, not five notes alike)
   const bool instance = name_expression.find('<') != std::string::npos;
-  jit_->options().on_note("kernel '" + (instance ? name_expression : decl_.name) +
+  jit_->options().on_note("kernel '" + (instance ? name_expression : decl().name) +
                           "' runs its threads as fibers, several times slower than a thread "
                           "loop: " +
                           a.why);
@@ -787,24 +786,43 @@ void Kernel::reload_if_edited() {
   // build stays loaded. An interrupted compile (Ctrl-C) says nothing of the edit: the next call
   // tries it again.
   const std::uint64_t previous_revision = std::exchange(built_revision_, source_->revision());
-  std::vector<KernelDecl> decls = select_kernels(*source_, decl_.name, false);
+  const std::string name = this->name();
+  std::vector<KernelDecl> previous =
+      std::exchange(overloads_, select_kernels(*source_, name, false));
+  const std::size_t previous_current = std::exchange(current_, 0);
   std::unordered_map<std::string, std::unique_ptr<Specialisation>> rebuilt;
-  KernelDecl previous = std::exchange(decl_, decls.front());
   names_grid_ = names_grid();
   textures_ = textures_read();
   try {
-    for (const auto& [expr, spec] : by_name_expression_) rebuilt[expr] = compile(expr);
+    // (an overload the edit removed is gone: a call that chose it chooses again)
+    for (const auto& [expr, spec] : by_name_expression_)
+      if (overload_of(expr)) rebuilt[expr] = compile(expr);
   } catch (const Interrupted&) {
-    decl_ = std::move(previous);
+    overloads_ = std::move(previous);
+    current_ = previous_current;
     built_revision_ = previous_revision;
     throw;
   } catch (...) {
-    decl_ = std::move(previous);
+    overloads_ = std::move(previous);
+    current_ = previous_current;
     throw;
   }
   by_name_expression_ = std::move(rebuilt);
   by_signature_.clear();
   last_ = nullptr;
+}
+
+const KernelDecl& Kernel::decl_of(const std::string& name_expression) const {
+  return overloads_[overload_of(name_expression).value_or(current_)];
+}
+
+std::optional<std::size_t> Kernel::overload_of(const std::string& name_expression) const {
+  if (overloads_.size() == 1) return 0;
+  for (std::size_t i = 0; i < overloads_.size(); ++i)
+    if (overloads_[i].template_params.empty() &&
+        *deduce_name_expression(overloads_[i], {}, nullptr) == name_expression)
+      return i;
+  return std::nullopt;
 }
 
 namespace {
@@ -848,9 +866,10 @@ ArgValue default_argument(const std::string& kernel, int position, const ParamDe
 }  // namespace
 
 std::vector<ArgValue> Kernel::with_defaults(std::vector<ArgValue> args) const {
-  for (std::size_t i = args.size(); i < decl_.params.size(); ++i) {
-    if (decl_.params[i].default_value.empty()) break;  // (the count's error names them all)
-    args.push_back(default_argument(decl_.name, int(i + 1), decl_.params[i]));
+  const KernelDecl& decl = overloads_[choose_overload(overloads_, args)];
+  for (std::size_t i = args.size(); i < decl.params.size(); ++i) {
+    if (decl.params[i].default_value.empty()) break;  // (the count's error names them all)
+    args.push_back(default_argument(decl.name, int(i + 1), decl.params[i]));
   }
   return args;
 }
@@ -859,12 +878,15 @@ Kernel::Specialisation& Kernel::specialise(const std::vector<ArgValue>& args) {
   if (source_->is_file()) reload_if_edited();
   std::string key;  // short: stays in the string's own buffer
   for (const ArgValue& a : args) append_signature(key, a);
-  if (auto it = by_signature_.find(key); it != by_signature_.end()) return *(last_ = it->second);
-
-  if (args.size() != decl_.params.size())
-    throw Error("kernel '" + decl_.name + "' takes " + std::to_string(decl_.params.size()) +
-                " argument" + (decl_.params.size() == 1 ? "" : "s") + " " + describe_params(decl_) +
-                ", got " + std::to_string(args.size()));
+  if (auto it = by_signature_.find(key); it != by_signature_.end()) {
+    current_ = it->second->overload;
+    return *(last_ = it->second);
+  }
+  current_ = choose_overload(overloads_, args);
+  if (args.size() != decl().params.size())
+    throw Error("kernel '" + decl().name + "' takes " + std::to_string(decl().params.size()) +
+                " argument" + (decl().params.size() == 1 ? "" : "s") + " " +
+                parameter_list(decl()) + ", got " + std::to_string(args.size()));
   std::string expr = name_expression(args);
   auto it = by_name_expression_.find(expr);
   if (it == by_name_expression_.end()) it = by_name_expression_.emplace(expr, compile(expr)).first;
@@ -875,7 +897,7 @@ Kernel::Specialisation& Kernel::specialise(const std::vector<ArgValue>& args) {
 void Kernel::validate(const LaunchConfig& c) const {
   const DeviceInfo& d = jit_->backend().device();
   auto fail = [&](const std::string& what) {
-    throw Error("kernel '" + decl_.name + "': impossible launch: " + what);
+    throw Error("kernel '" + decl().name + "': impossible launch: " + what);
   };
   const std::uint32_t grid[3] = {c.grid.x, c.grid.y, c.grid.z};
   const std::uint32_t block[3] = {c.block.x, c.block.y, c.block.z};
@@ -902,20 +924,20 @@ void Kernel::launch(Specialisation& spec, const LaunchConfig& config,
                     const std::vector<ArgValue>& args) {
   validate(config);
   if (args.size() != spec.params.size())
-    throw Error("kernel '" + decl_.name + "' takes " + std::to_string(spec.params.size()) +
-                " arguments " + describe_params(decl_) + ", got " + std::to_string(args.size()));
+    throw Error("kernel '" + decl().name + "' takes " + std::to_string(spec.params.size()) +
+                " arguments " + parameter_list(decl()) + ", got " + std::to_string(args.size()));
   pack_.clear();
   for (std::size_t i = 0; i < args.size(); ++i)
-    pack_.add(decl_.name, static_cast<int>(i + 1), spec.param_names[i], spec.params[i], args[i]);
+    pack_.add(decl().name, static_cast<int>(i + 1), spec.param_names[i], spec.params[i], args[i]);
   for (const std::string& texture : textures_)
     if (!globals_->count(texture))
-      throw Error("kernel '" + decl_.name + "' reads the texture '" + texture +
+      throw Error("kernel '" + decl().name + "' reads the texture '" + texture +
                   "', which no array is bound to: m:bind_texture(\"" + texture + "\", array)");
   LaunchConfig c = config;
   c.cooperative = c.cooperative || names_grid_;  // grid.sync() needs every block resident (Numba)
   spec.program->launch(c, pack_.pointers());
   if (std::string note = spec.program->take_note(); !note.empty() && jit_->options().on_note)
-    jit_->options().on_note("kernel '" + decl_.name + "' " + note);
+    jit_->options().on_note("kernel '" + decl().name + "' " + note);
 }
 
 std::vector<std::string> Kernel::textures_read() const {
@@ -923,7 +945,7 @@ std::vector<std::string> Kernel::textures_read() const {
   const std::vector<TextureRef> refs = find_texture_references(source_->text());
   if (refs.empty()) return read;
   for (const KernelBody& b : find_kernel_bodies(source_->text())) {
-    if (b.name != decl_.name) continue;
+    if (b.name != decl().name) continue;
     std::string_view body = std::string_view(source_->text()).substr(b.open, b.close - b.open);
     for (const TextureRef& t : refs)
       if (!find_identifier(body, t.name).empty() &&
@@ -939,7 +961,7 @@ bool Kernel::names_grid() const {
   bool in_body = false;
   for (const KernelBody& b : find_kernel_bodies(outside)) {
     std::string_view body = std::string_view(source_->text()).substr(b.open, b.close - b.open);
-    if (b.name == decl_.name && !find_identifier(body, "this_grid").empty()) in_body = true;
+    if (b.name == decl().name && !find_identifier(body, "this_grid").empty()) in_body = true;
     for (std::size_t i = b.open; i < b.close; ++i)
       if (outside[i] != '\n') outside[i] = ' ';
   }
@@ -949,9 +971,10 @@ bool Kernel::names_grid() const {
 std::string Kernel::current_expression(const std::vector<ArgValue>* args, const char* how) const {
   if (args) return name_expression(*args);
   if (last_) return last_->name_expression;
-  if (options_.name.find('<') != std::string::npos || decl_.template_params.empty())
+  if (overloads_.size() > 1) throw Error("kernel '" + name() + "' is overloaded: " + how);
+  if (options_.name.find('<') != std::string::npos || decl().template_params.empty())
     return name_expression({});
-  throw Error("kernel '" + decl_.name + "' is a template: " + how);
+  throw Error("kernel '" + decl().name + "' is a template: " + how);
 }
 
 std::string Kernel::ptx(const std::vector<ArgValue>* args) {
@@ -982,12 +1005,19 @@ std::vector<KernelDecl> select_kernels(const SourceText& source, const std::stri
   if (!name.empty()) {
     std::string base = name.substr(0, name.find('<'));
     while (!base.empty() && base.back() == ' ') base.pop_back();
+    std::vector<KernelDecl> named;  // (its overloads: the first one's scope)
     for (const KernelDecl& d : decls)
-      if (d.name == base || d.scope + d.name == base) return {d};
+      if ((d.name == base || d.scope + d.name == base) &&
+          (named.empty() || named.front().scope == d.scope))
+        named.push_back(d);
+    if (!named.empty()) return named;
     throw Error("no kernel named '" + base + "' in " + source.origin() +
                 " (it has: " + join(names) + ")");
   }
-  if (all || decls.size() == 1) return decls;
+  const bool one_name = std::all_of(decls.begin(), decls.end(), [&](const KernelDecl& d) {
+    return d.name == decls.front().name && d.scope == decls.front().scope;
+  });
+  if (all || one_name) return decls;
   throw Error(source.origin() + " has several kernels (" + join(names) +
               "): choose one with opts.name, or use cuda.module");
 }

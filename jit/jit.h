@@ -151,19 +151,22 @@ class Kernel {
     std::vector<std::string> param_names;
     BuildRef build;
     std::unique_ptr<Program> program;
+    std::size_t overload = 0;  // its declaration, in overloads_
   };
 
-  // source is shared by the kernels of one cuda.module; decl is this kernel's declaration.
-  Kernel(std::shared_ptr<Jit> jit, std::shared_ptr<SourceText> source, KernelDecl decl,
-         KernelOptions options, std::shared_ptr<Globals> globals);
+  // source is shared by the kernels of one cuda.module; decls are the declarations of this
+  // kernel's name: one, or its overloads (each call runs the one its arguments choose).
+  Kernel(std::shared_ptr<Jit> jit, std::shared_ptr<SourceText> source,
+         std::vector<KernelDecl> decls, KernelOptions options, std::shared_ptr<Globals> globals);
 
-  const std::string& name() const { return decl_.name; }
-  const KernelDecl& decl() const { return decl_; }
+  const std::string& name() const { return decl().name; }
+  // The declaration of the last call's overload (the first before any call).
+  const KernelDecl& decl() const { return overloads_[current_]; }
   const SourceText& source() const { return *source_; }
 
   // args followed by the default arguments of the parameters after them (`int* partial =
-  // NULL`, `int n = 4`: null pointers and literals); throws kiln::Error naming a parameter whose
-  // default kiln cannot evaluate. A call with fewer arguments than parameters goes through it.
+  // NULL`, `int n = 4`: null pointers and literals) in the overload args choose; throws
+  // kiln::Error naming a parameter whose default kiln cannot evaluate. Every call goes through it.
   std::vector<ArgValue> with_defaults(std::vector<ArgValue> args) const;
   // The specialisation for these arguments, compiled on first use; hot-reloads file sources.
   Specialisation& specialise(const std::vector<ArgValue>& args);
@@ -208,7 +211,12 @@ class Kernel {
                                                     const std::string& name_expression) const;
   // Parameter i's declared type with the template's arguments in place ("S*" of "k<P>": "P*").
   std::string declared_type(std::size_t i, const std::string& name_expression) const;
+  // Compiles the specialisation name_expression of the current overload.
   std::unique_ptr<Specialisation> compile(const std::string& name_expression);
+  // The overload a name expression of this kernel instantiates (nullopt: none now, after an
+  // edit; a template's instance among overloads: unknown), and its declaration (else decl()).
+  std::optional<std::size_t> overload_of(const std::string& name_expression) const;
+  const KernelDecl& decl_of(const std::string& name_expression) const;
   void reload_if_edited();
   std::vector<std::string> textures_read() const;
   // Tells options().on_note, once, that this kernel runs as fibers and why.
@@ -219,7 +227,8 @@ class Kernel {
 
   std::shared_ptr<Jit> jit_;
   std::shared_ptr<SourceText> source_;
-  KernelDecl decl_;
+  std::vector<KernelDecl> overloads_;  // the declarations of its name (one, unless overloaded)
+  std::size_t current_ = 0;            // decl(): the overload of the last call
   KernelOptions options_;
   std::shared_ptr<Globals> globals_;
   bool fibers_noted_ = false;
@@ -235,8 +244,9 @@ class Kernel {
   ArgPack pack_;                      // reused by every launch (launches are synchronous)
 };
 
-// The kernels of a source selected by opts.name (or all of them when name is empty and all is
-// true). Throws kiln::Error: no __global__ function, unknown name, several and no name.
+// The kernels of a source selected by opts.name, each overload of it (or all of them when name
+// is empty and all is true). Throws kiln::Error: no __global__ function, unknown name, several
+// names and no name given.
 std::vector<KernelDecl> select_kernels(const SourceText& source, const std::string& name, bool all);
 
 // Validates user defines and options (no injection of compiler arguments): macro names are

@@ -200,6 +200,41 @@ struct Scope {
   std::string name;  // a named namespace's ("clover", "a::b"), else ""
 };
 
+// A parameter type as the function's type sees it: without restrict and without the const or
+// volatile of the parameter itself ("const int", "float* const" are int and float*).
+std::string type_key(const std::string& type) {
+  const std::size_t last_declarator = type.find_last_of("*&[");
+  std::string key;
+  std::size_t i = 0;
+  while (i < type.size()) {
+    if (std::isalnum(static_cast<unsigned char>(type[i])) || type[i] == '_') {
+      std::size_t e = i;
+      while (e < type.size() &&
+             (std::isalnum(static_cast<unsigned char>(type[e])) || type[e] == '_'))
+        ++e;
+      const std::string word = type.substr(i, e - i);
+      const bool own_qualifier = (word == "const" || word == "volatile") &&
+                                 (last_declarator == std::string::npos || i > last_declarator);
+      if (word != "__restrict__" && word != "__restrict" && word != "restrict" && !own_qualifier)
+        key += (key.empty() || !std::isalnum(static_cast<unsigned char>(key.back())) ? "" : " ") +
+               word;
+      i = e;
+    } else {
+      if (type[i] != ' ') key += type[i];
+      ++i;
+    }
+  }
+  return key;
+}
+
+// Whether a and b declare the same function (a declaration and its definition), not overloads.
+bool same_function(const KernelDecl& a, const KernelDecl& b) {
+  if (a.name != b.name || a.scope != b.scope || a.params.size() != b.params.size()) return false;
+  for (std::size_t k = 0; k < a.params.size(); ++k)
+    if (type_key(a.params[k].type) != type_key(b.params[k].type)) return false;
+  return true;
+}
+
 // Fills in what a declaration lacks (parameter names, template defaults) from a redeclaration.
 void merge(KernelDecl& first, const KernelDecl& again, bool again_is_definition) {
   for (std::size_t k = 0; k < first.params.size() && k < again.params.size(); ++k)
@@ -344,6 +379,13 @@ std::vector<bool> conditional_lines(std::string_view source) {
   return inside;
 }
 
+std::string parameter_list(const KernelDecl& decl) {
+  std::string list;
+  for (const ParamDecl& p : decl.params)
+    list += (list.empty() ? "" : ", ") + p.type + (p.name.empty() ? "" : " " + p.name);
+  return "(" + list + ")";
+}
+
 std::vector<KernelDecl> find_kernels(std::string_view source) {
   std::vector<Token> toks = code_tokens(source);
   std::vector<KernelDecl> found;
@@ -352,8 +394,7 @@ std::vector<KernelDecl> find_kernels(std::string_view source) {
     const bool defined = site.body != kNone;
     bool merged = false;
     for (std::size_t f = 0; f < found.size(); ++f) {
-      if (found[f].name != site.decl.name || found[f].params.size() != site.decl.params.size())
-        continue;
+      if (!same_function(found[f], site.decl)) continue;
       merge(found[f], site.decl, defined && !found_defined[f]);
       found_defined[f] = found_defined[f] || defined;
       merged = true;
@@ -364,6 +405,10 @@ std::vector<KernelDecl> find_kernels(std::string_view source) {
       found_defined.push_back(defined);
     }
   }
+  for (KernelDecl& d : found)
+    d.overloaded = std::count_if(found.begin(), found.end(), [&](const KernelDecl& o) {
+                     return o.name == d.name && o.scope == d.scope;
+                   }) > 1;
   return found;
 }
 

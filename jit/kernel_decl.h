@@ -29,13 +29,17 @@ struct KernelDecl {
   std::string name;
   std::string scope;  // its namespaces, as a name expression needs them: "clover::" ("" when none)
   bool extern_c = false;
+  bool overloaded = false;  // the source declares other kernels of this name (other parameters)
   std::vector<TemplateParam> template_params;  // empty for a plain kernel
   std::vector<ParamDecl> params;
   int line = 0;  // 1-based line of the __global__ keyword in the source
 };
 
+// "(float* x, int n)": the parameters as declared, for messages.
+std::string parameter_list(const KernelDecl& decl);
+
 // Every __global__ function defined or declared in source, in order of appearance (a kernel
-// declared and later defined is listed once).
+// declared and later defined is listed once; overloads each).
 std::vector<KernelDecl> find_kernels(std::string_view source);
 
 // For each 1-based line of source (index 0 unused), whether it lies in a preprocessor

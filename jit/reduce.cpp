@@ -114,7 +114,7 @@ Kernel& Reduction::kernel_for(DType dtype, DType acc) {
     o.defines = {{"KILN_REDUCE_EXPR", expr_}};
     if (dtype == DType::float16 || dtype == DType::bfloat16)
       o.defines.push_back({"KILN_REDUCE_NARROW", "1"});
-    k = std::make_unique<Kernel>(jit_, source_, select_kernels(*source_, o.name, false).front(), o,
+    k = std::make_unique<Kernel>(jit_, source_, select_kernels(*source_, o.name, false), o,
                                  std::make_shared<Globals>());
   }
   return *k;

@@ -723,8 +723,9 @@ std::optional<std::string> deduce_name_expression(const KernelDecl& decl,
                                                   const std::vector<ArgValue>& args,
                                                   std::string* why) {
   if (decl.template_params.empty())
-    return !decl.extern_c && header_declared(decl.name) ? cast_expression(decl)
-                                                        : decl.scope + decl.name;
+    return decl.overloaded || (!decl.extern_c && header_declared(decl.name))
+               ? cast_expression(decl)
+               : decl.scope + decl.name;
   struct Deduced {
     std::string value;
     std::size_t from;  // parameter index
@@ -798,6 +799,87 @@ std::optional<std::string> deduce_name_expression(const KernelDecl& decl,
   std::string out = decl.scope + decl.name + "<";
   for (std::size_t k = 0; k < needed; ++k) out += (k ? ", " : "") + values[k];
   return out + ">";
+}
+
+namespace {
+
+// How well parameter type takes argument a, as overload resolution ranks it: -1 not at all,
+// 0 maybe (a type kiln does not know: a template's T*, a typedef), 1 by a conversion (an
+// integer to a float or an unsigned parameter), 2 exactly (an array of the pointee's dtype).
+int fit(const std::string& type, const ArgValue& a) {
+  const ParamType p = classify_param(type);
+  if (p.kind == ParamKind::unsupported || p.kind == ParamKind::structure ||
+      p.kind == ParamKind::struct_pointer)
+    return a.kind == ArgValue::Kind::integer || a.kind == ArgValue::Kind::number ||
+                   a.kind == ArgValue::Kind::boolean
+               ? (type.find_first_of("*&") == std::string::npos ? 0 : -1)
+               : 0;
+  const bool pointer = p.kind == ParamKind::pointer || p.kind == ParamKind::array;
+  const DTypeInfo& d = dtype_info(p.dtype);
+  switch (a.kind) {
+    case ArgValue::Kind::device_array:
+    case ArgValue::Kind::host_array:
+      if (!pointer) return -1;
+      if (p.kind == ParamKind::array) return p.dtype == a.dtype && p.ndim == a.ndim ? 2 : -1;
+      return p.untyped ? 1 : p.dtype == a.dtype ? 2 : -1;
+    case ArgValue::Kind::null_pointer:
+      return pointer ? 2 : -1;
+    case ArgValue::Kind::integer:  // (as C++ ranks an int literal: int exactly, else converted)
+      if (pointer || d.lanes > 1 || p.dtype == DType::boolean) return -1;
+      return p.dtype == DType::int32 ? 2 : 1;
+    case ArgValue::Kind::number:  // (and a double literal: double exactly)
+      if (pointer || d.lanes > 1 || p.dtype == DType::boolean) return -1;
+      if (d.is_integer && std::floor(a.number) != a.number) return -1;
+      return p.dtype == DType::float64 ? 2 : 1;
+    case ArgValue::Kind::boolean:
+      return !pointer && p.dtype == DType::boolean ? 2 : -1;
+    case ArgValue::Kind::table:
+      return pointer ? -1 : d.lanes > 1 ? 2 : 0;
+    case ArgValue::Kind::other:
+      return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::size_t choose_overload(const std::vector<KernelDecl>& decls,
+                            const std::vector<ArgValue>& args) {
+  if (decls.size() == 1) return 0;
+  // Each fitting overload's fits, argument by argument; the best is at least as good as every
+  // other in each argument (C++'s rule), and better in one.
+  std::vector<std::pair<std::size_t, std::vector<int>>> fitting;
+  for (std::size_t d = 0; d < decls.size(); ++d) {
+    const std::vector<ParamDecl>& params = decls[d].params;
+    if (args.size() > params.size() ||
+        std::any_of(params.begin() + std::ptrdiff_t(args.size()), params.end(),
+                    [](const ParamDecl& p) { return p.default_value.empty(); }))
+      continue;
+    std::vector<int> fits;
+    for (std::size_t i = 0; i < args.size() && (fits.empty() || fits.back() >= 0); ++i)
+      fits.push_back(fit(params[i].type, args[i]));
+    if (fits.empty() || fits.back() >= 0) fitting.emplace_back(d, std::move(fits));
+  }
+  auto at_least = [](const std::vector<int>& a, const std::vector<int>& b) {
+    for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
+      if (a[i] < b[i]) return false;
+    return true;
+  };
+  for (const auto& [d, fits] : fitting)
+    if (std::all_of(fitting.begin(), fitting.end(), [&](const auto& other) {
+          return other.first == d || (at_least(fits, other.second) && fits != other.second);
+        }))
+      return d;
+  std::string given, listed;
+  for (const ArgValue& a : args) given += (given.empty() ? "" : ", ") + describe(a);
+  const bool ambiguous = fitting.size() > 1;
+  for (std::size_t d = 0; d < decls.size(); ++d)
+    if (!ambiguous ||
+        std::any_of(fitting.begin(), fitting.end(), [&](const auto& f) { return f.first == d; }))
+      listed += "\n  " + decls[d].name + parameter_list(decls[d]);
+  throw Error("kernel '" + decls.front().name +
+              "': " + (ambiguous ? "several overloads take " : "no overload takes ") + "(" + given +
+              "); " + (ambiguous ? "they are:" : "its overloads are:") + listed);
 }
 
 }  // namespace kiln::jit

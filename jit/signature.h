@@ -129,4 +129,13 @@ std::optional<std::string> deduce_name_expression(const struct KernelDecl& decl,
                                                   const std::vector<ArgValue>& args,
                                                   std::string* why);
 
+// Which of a kernel's overloads (decls: the declarations of one name) a call with args runs:
+// of those that take that many arguments (defaults counted) and each argument's kind (an array
+// for a pointer of its dtype, a number for a scalar), the one that takes every argument at
+// least as well as each other does, one better (ranked as C++ ranks an int or a double literal:
+// a Lua integer takes an int exactly, a float or a long by a conversion). Throws kiln::Error
+// listing the overloads when none or several fit.
+std::size_t choose_overload(const std::vector<struct KernelDecl>& decls,
+                            const std::vector<ArgValue>& args);
+
 }  // namespace kiln::jit

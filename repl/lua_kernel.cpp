@@ -305,7 +305,7 @@ void launch(lua_State* L, jit::Kernel& k, const LaunchConfig& config, int first)
   } catch (const Error& e) {  // (a freed array, say: name the kernel it was passed to)
     throw Error("kernel '" + k.decl().name + "': " + e.what());
   }
-  if (args.size() < k.decl().params.size()) args = k.with_defaults(std::move(args));
+  args = k.with_defaults(std::move(args));
   jit::Kernel::Specialisation& spec = k.specialise(args);
   k.launch(spec, config, args);
   for (Staged& s : staged)
@@ -552,12 +552,23 @@ std::vector<KernelRef> make_kernels(lua_State* L, std::shared_ptr<jit::SourceTex
   jit::validate_defines(opts.defines);
   jit::validate_options(opts.options);
   std::shared_ptr<jit::Jit> j = runtime_ptr(L);
-  std::vector<KernelRef> kernels;
+  // (one kernel per name: its overloads together)
+  std::vector<std::vector<jit::KernelDecl>> names;
   for (jit::KernelDecl& d : jit::select_kernels(*source, opts.name, all)) {
+    auto same = std::find_if(names.begin(), names.end(), [&](const auto& n) {
+      return n.front().name == d.name && n.front().scope == d.scope;
+    });
+    if (same != names.end())
+      same->push_back(std::move(d));
+    else
+      names.push_back({std::move(d)});
+  }
+  std::vector<KernelRef> kernels;
+  for (std::vector<jit::KernelDecl>& decls : names) {
     jit::KernelOptions o = opts;
     if (all) o.name.clear(), o.module = true;
     kernels.push_back(
-        std::make_shared<jit::Kernel>(j, source, std::move(d), std::move(o), globals));
+        std::make_shared<jit::Kernel>(j, source, std::move(decls), std::move(o), globals));
   }
   return kernels;
 }

@@ -33,7 +33,7 @@ std::pair<std::vector<int>, Origin> run(const std::shared_ptr<Jit>& jit, const s
   auto source = std::make_shared<SourceText>(SourceText::from_string(kStoresValue, "test"));
   KernelOptions o;
   o.defines = {{"VALUE", value}};
-  Kernel k(jit, source, select_kernels(*source, "", false).front(), o, std::make_shared<Globals>());
+  Kernel k(jit, source, select_kernels(*source, "", false), o, std::make_shared<Globals>());
   Buffer<int> out(4);
   ArgValue a;
   a.kind = ArgValue::Kind::device_array, a.dtype = DType::int32, a.ndim = 1, a.data = out.p,

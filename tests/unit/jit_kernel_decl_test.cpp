@@ -223,6 +223,27 @@ __global__ void other(int k) {}
   EXPECT_EQ(ks[1].params[0].name, "k");
 }
 
+// Overloads (other parameter types) are listed each, marked overloaded; a declaration and its
+// definition are one kernel even where they differ in restrict or a parameter's own const.
+TEST(JitKernelDecl, OverloadsListedEach) {
+  std::vector<KernelDecl> ks = find_kernels(R"(
+__global__ void scale(float*, const int);
+__global__ void scale(float* __restrict__ x, int n) {}
+__global__ void scale(double* const x, int n) {}
+__global__ void scale(const double* x, int n) {}
+__global__ void other(int k) {}
+namespace b { __global__ void other(float k) {} }
+)");
+  ASSERT_EQ(ks.size(), 5u);
+  EXPECT_EQ(ks[0].params[0].name, "x");  // (the definition's names)
+  EXPECT_EQ(ks[0].line, 3);
+  EXPECT_EQ(ks[1].params[0].type, "double* const");
+  EXPECT_EQ(ks[2].params[0].type, "const double*");
+  for (int i : {0, 1, 2}) EXPECT_TRUE(ks[i].overloaded) << i;
+  EXPECT_FALSE(ks[3].overloaded);  // (another namespace's kernel of that name)
+  EXPECT_FALSE(ks[4].overloaded);
+}
+
 TEST(JitKernelDecl, KernelsInsideNamespacesAndAfterDeviceCode) {
   std::vector<KernelDecl> ks = find_kernels(R"(
 namespace lab {

@@ -39,8 +39,7 @@ struct FileKernel {
                                   DiskCache(path.parent_path() / "cache", 0, false, nullptr),
                                   KILN_KERNELS_DIR)),
         source(std::make_shared<SourceText>(SourceText::from_file(path))),
-        kernel(jit, source, select_kernels(*source, "", false).front(), {},
-               std::make_shared<Globals>()) {}
+        kernel(jit, source, select_kernels(*source, "", false), {}, std::make_shared<Globals>()) {}
 
   // Launches k on 4 threads over out; returns what the threads stored.
   std::vector<int> run(Buffer<int>& out) {

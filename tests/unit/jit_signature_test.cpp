@@ -169,6 +169,60 @@ TEST(JitArgPack, VectorsByValueAtTheirAlignment) {
   }
 }
 
+// The overload a call runs: by arity (defaults counted), then by how each argument fits, as
+// C++ ranks literals; none, or several equally good, is an error listing them.
+TEST(JitChooseOverload, ByArityThenArguments) {
+  const std::vector<KernelDecl> put = find_kernels(R"(
+__global__ void put(int* o, int v) {}
+__global__ void put(int* o, double v) {}
+__global__ void put(float* o, float v, int scale = 3) {}
+__global__ void put(int* o, unsigned v, int a, int b) {}
+__global__ void put(kiln::Array<float, 2> o) {}
+)");
+  ASSERT_EQ(put.size(), 5u);
+  auto array = [](DType t, int ndim = 1) {
+    ArgValue a;
+    a.kind = ArgValue::Kind::device_array, a.dtype = t, a.ndim = ndim;
+    return a;
+  };
+  auto integer = [](std::int64_t v) {
+    ArgValue a;
+    a.kind = ArgValue::Kind::integer, a.integer = v, a.number = double(v);
+    return a;
+  };
+  auto number = [](double v) {
+    ArgValue a;
+    a.kind = ArgValue::Kind::number, a.number = v;
+    return a;
+  };
+  const ArgValue ints = array(DType::int32), floats = array(DType::float32);
+  EXPECT_EQ(choose_overload(put, {ints, integer(5)}), 0u);
+  EXPECT_EQ(choose_overload(put, {ints, number(5)}), 1u);
+  EXPECT_EQ(choose_overload(put, {ints, number(5.5)}), 1u);
+  EXPECT_EQ(choose_overload(put, {floats, integer(5)}), 2u);  // (its default fills the third)
+  EXPECT_EQ(choose_overload(put, {floats, number(5), integer(2)}), 2u);
+  EXPECT_EQ(choose_overload(put, {ints, integer(1), integer(2), integer(3)}), 3u);
+  EXPECT_EQ(choose_overload(put, {array(DType::float32, 2)}), 4u);
+  try {
+    choose_overload(put, {array(DType::float64), integer(1)});
+    FAIL() << "no overload takes a float64 array";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no overload takes (a float64 device array, an integer "
+                                         "(1)); its overloads are:\n  put(int* o, int v)\n"),
+              std::string::npos)
+        << e.what();
+  }
+  const std::vector<KernelDecl> c = find_kernels(
+      "__global__ void c(int* o, unsigned n) {}\n__global__ void c(int* o, float n) {}");
+  try {
+    choose_overload(c, {ints, integer(1)});
+    FAIL() << "unsigned and float are both conversions of an int";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("several overloads take"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(choose_overload(c, {ints, number(1.5)}), 1u);  // (1.5 is no unsigned)
+}
+
 TEST(JitDemangle, DemanglesAndPassesOthersThrough) {
   EXPECT_EQ(demangle("_Z4blurIfEvPT_i"), "void blur<float>(float*, int)");
   EXPECT_EQ(demangle("vec_add"), "vec_add");
