@@ -531,7 +531,7 @@ class Lowering {
       take(k, k + 3, std::string(op) + "(0xffffffffu, ");
       if (shuffle) {  // (the width, as the tile's own shuffles pass it: its segment of lanes)
         taken_[close] = true;
-        edits_.push_back({t_[close].begin, t_[close].end, ", " + w + ")"});
+        edits_.push_back({t_[close].begin, t_[close].end, ", " + w + ")", unit_[k]});
       }
       return true;
     }
@@ -566,7 +566,7 @@ class Lowering {
       open = "(((__ballot_sync(0xffffffffu, !(", end = ")" + tail + " == 0u)";
     take(k, k + 3, open);
     taken_[close] = true;
-    edits_.push_back({t_[close].begin, t_[close].end, end});
+    edits_.push_back({t_[close].begin, t_[close].end, end, unit_[k]});
     return true;
   }
 

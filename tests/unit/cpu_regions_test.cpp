@@ -1125,6 +1125,39 @@ __global__ void passes_tile(const int* in, int* out) {
   }
 }
 
+// A kernel kept as written keeps its tiles' shuffles and votes whole too: they were half
+// rewritten (`tile.shfl(v, 31, 32)`), the edit at their ')' counted in the first kernel's body,
+// and the source failed to compile, sending the kernel beside it to fibers.
+TEST(CpuRegions, KeptKernelsKeepTheirTileCalls) {
+  const std::string src = R"(#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+__global__ void lowered(const int* in, int* out) {
+  auto tile = cg::tiled_partition<32>(cg::this_thread_block());
+  out[threadIdx.x] = tile.shfl(in[threadIdx.x], 0);
+}
+__global__ void kept(const int* in, int* out) {
+  auto tile = cg::tiled_partition<32>(cg::this_thread_block());
+  auto eight = cg::tiled_partition<8>(cg::this_thread_block());
+  int v = cg::reduce(tile, in[threadIdx.x], [](int a, int b) { return a + b; });
+  int first = tile.shfl(in[threadIdx.x], 31);
+  out[threadIdx.x] = v + first + (eight.any(in[threadIdx.x] < 0) ? 1000 : 0);
+}
+)";
+  const std::string lowered = cpu::lower_block_groups(src);
+  const std::size_t second = lowered.find("__global__ void kept");
+  ASSERT_NE(second, std::string::npos) << lowered;
+  EXPECT_EQ(lowered.substr(second), src.substr(src.find("__global__ void kept"))) << lowered;
+  Built a = build(src, "lowered"), b = build(src, "kept");
+  EXPECT_EQ(a.kernel->attributes().threads, "regions") << a.kernel->attributes().why;
+  std::vector<int> in(32);
+  for (int i = 0; i < 32; ++i) in[i] = i == 12 ? -5 : i;
+  Buffer<int> din(in), out(32, -1);
+  launch(*b.kernel, {1}, {32}, 0, din.p, out.p);
+  const int sum = 31 * 32 / 2 - 12 - 5;
+  for (int t = 0; t < 32; ++t) ASSERT_EQ(out.host()[t], sum + 31 + (t / 8 == 1 ? 1000 : 0)) << t;
+}
+
 // A tile passed to device functions (NVIDIA's reduction sample: `threadVal = cg_reduce_n(
 // threadVal, tile);` with `template <typename T, typename Group> T cg_reduce_n(T in, Group
 // &threads) { return cg::reduce(threads, in, cg::plus<T>()); }`) is lowered with them: the
