@@ -1052,7 +1052,8 @@ void validate_options(const std::vector<std::string>& options) {
         "-(-)?use_fast_math|--ftz=(true|false)|--prec-div=(true|false)|--prec-sqrt=(true|false)|"
         "--fmad=(true|false)|-(-)?maxrregcount=[0-9]+|-std=c\\+\\+(17|20)|"
         "--extra-device-vectorization|-(-)?restrict|-default-device|"
-        "--device-as-default-execution-space|-(-)?device-int128");
+        "--device-as-default-execution-space|-(-)?device-int128|-(-)?extended-lambda|"
+        "-(-)?expt-extended-lambda|-(-)?expt-relaxed-constexpr");
     return std::regex_match(o, pattern);
   };
   for (const std::string& o : options) {

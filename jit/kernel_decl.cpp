@@ -379,6 +379,24 @@ std::vector<bool> conditional_lines(std::string_view source) {
   return inside;
 }
 
+std::string plain_lambdas(std::string_view source) {
+  std::string out(source);
+  if (source.find("__device__") == std::string_view::npos) return out;
+  const std::vector<Token> t = code_tokens(source);
+  for (std::size_t k = 0; k + 1 < t.size(); ++k) {
+    if (!is_punct(t[k], "]")) continue;
+    std::size_t e = k + 1;  // past the lambda's execution-space words
+    while (e < t.size() && (is_ident(t[e], "__device__") || is_ident(t[e], "__host__"))) ++e;
+    if (e == k + 1 || e == t.size() ||
+        !(is_punct(t[e], "(") || is_punct(t[e], "{") || is_ident(t[e], "mutable") ||
+          is_punct(t[e], "-")))
+      continue;
+    for (std::size_t w = k + 1; w < e; ++w)
+      std::fill(out.begin() + t[w].begin, out.begin() + t[w].end, ' ');
+  }
+  return out;
+}
+
 std::string parameter_list(const KernelDecl& decl) {
   std::string list;
   for (const ParamDecl& p : decl.params)

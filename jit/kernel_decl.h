@@ -35,6 +35,11 @@ struct KernelDecl {
   int line = 0;  // 1-based line of the __global__ keyword in the source
 };
 
+// source with the execution space of its lambdas blanked (`[=] __device__ (float v) {...}`, `[&]
+// __host__ __device__ {...}`), columns kept. nvcc takes them with --extended-lambda; NVRTC has no
+// such option and refuses them, though a lambda in device code is device code without them.
+std::string plain_lambdas(std::string_view source);
+
 // "(float* x, int n)": the parameters as declared, for messages.
 std::string parameter_list(const KernelDecl& decl);
 

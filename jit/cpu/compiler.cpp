@@ -900,7 +900,9 @@ std::vector<std::string> translate_options(const std::vector<std::string>& optio
                starts(o, "--maxrregcount") || o == "-dopt=on" || starts(o, "--ftz=") ||
                starts(o, "--prec-div=") || starts(o, "--prec-sqrt=") || o == "--restrict" ||
                o == "-restrict" || o == "--device-as-default-execution-space" ||
-               o == "--device-int128" || o == "-device-int128") {
+               o == "--device-int128" || o == "-device-int128" ||
+               std::regex_match(
+                   o, std::regex("-(-)?(expt-)?extended-lambda|-(-)?expt-relaxed-constexpr"))) {
       // GPU code generation options: nothing to do on the host. (--ftz=true flushes
       // subnormal floats on a GPU; the host keeps them, as --prec-div/sqrt=false's
       // approximations are the host's exact results.)

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "jit/kernel_decl.h"
 #include "jit/signature.h"
 #include "runtime/error.h"
 
@@ -125,6 +126,17 @@ class ProgramGuard {
   Destroy destroy_;
   nvrtcProgram p_;
 };
+
+// nvcc's options that NVRTC does not know, as NVRTC takes what they ask for: extended lambdas
+// need no option (plain_lambdas), and a constexpr function NVRTC calls from device code only as
+// device code (-default-device, which NVRTC's own error suggests). The others as they are.
+std::string nvrtc_option(const std::string& o) {
+  if (o == "--extended-lambda" || o == "-extended-lambda" || o == "--expt-extended-lambda" ||
+      o == "-expt-extended-lambda")
+    return "";
+  if (o == "--expt-relaxed-constexpr" || o == "-expt-relaxed-constexpr") return "-default-device";
+  return o;
+}
 
 // Whether options already choose a language standard.
 bool has_std_option(const std::vector<std::string>& options) {
@@ -320,7 +332,9 @@ CompileResult Nvrtc::compile(const CompileRequest& request,
   if ((major_ > 11 || (major_ == 11 && minor_ >= 5)) && !int128_given &&
       names_int128(request, headers))
     options.push_back("--device-int128");
-  options.insert(options.end(), request.options.begin(), request.options.end());
+  for (const std::string& o : request.options)
+    if (std::string as_nvrtc = nvrtc_option(o); !as_nvrtc.empty())
+      options.push_back(std::move(as_nvrtc));
   std::string option_text;
   for (const std::string& o : options) option_text += (option_text.empty() ? "" : " ") + o;
   std::string kernels;
@@ -330,9 +344,11 @@ CompileResult Nvrtc::compile(const CompileRequest& request,
                      ") did not compile (NVRTC " + version() + ", options: " + option_text + ")";
 
   nvrtcProgram prog = nullptr;
+  // (`[=] __device__ (...)`, which nvcc takes with --extended-lambda, as a plain lambda)
+  const std::string source = plain_lambdas(request.source);
   nvrtcResult r =
-      a.CreateProgram(&prog, request.source.c_str(), filename.c_str(),
-                      static_cast<int>(headers.size()), header_sources.data(), header_names.data());
+      a.CreateProgram(&prog, source.c_str(), filename.c_str(), static_cast<int>(headers.size()),
+                      header_sources.data(), header_names.data());
   if (r != NVRTC_SUCCESS) throw CompileError(what + ": " + a.GetErrorString(r), "");
   ProgramGuard guard(a.DestroyProgram, prog);
   for (const std::string& expr : request.name_expressions) {
@@ -408,8 +424,8 @@ void Nvrtc::resolve_dependent_signatures(const CompileRequest& request,
     }
   if (dependent.empty()) return;
   const Api& a = *api_;
-  const std::string source =
-      request.source + "\ntemplate <class F> __device__ char kiln_signature_of = 0;\n";
+  const std::string source = plain_lambdas(request.source) +
+                             "\ntemplate <class F> __device__ char kiln_signature_of = 0;\n";
   nvrtcProgram prog = nullptr;
   const std::string filename = request.filename.empty() ? "kernel.cu" : request.filename;
   if (a.CreateProgram(&prog, source.c_str(), filename.c_str(),

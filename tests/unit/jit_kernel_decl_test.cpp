@@ -223,6 +223,26 @@ __global__ void other(int k) {}
   EXPECT_EQ(ks[1].params[0].name, "k");
 }
 
+// A lambda's execution space is blanked, columns kept; nothing else is.
+TEST(JitKernelDecl, PlainLambdas) {
+  const std::string src =
+      "__global__ void k(float* x) {\n"
+      "  auto f = [=] __device__ (float v) { return v; };\n"
+      "  auto g = [&] __host__ __device__ mutable { return x[0]; };\n"
+      "  auto h = [x] __device__ -> float { return x[1]; };\n"
+      "  x[0] = f(x[1]) + g() + h(); // [] __device__ (in a comment)\n"
+      "}\n__device__ float y[2];\n";
+  const std::string plain = plain_lambdas(src);
+  EXPECT_EQ(plain.size(), src.size());
+  EXPECT_NE(plain.find("[=]            (float v)"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("[&]                     mutable"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("[x]            -> float"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("// [] __device__ (in a comment)"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("__device__ float y[2];"), std::string::npos) << plain;
+  EXPECT_EQ(plain_lambdas("__global__ void k(int* a) { a[0] = 1; }"),
+            "__global__ void k(int* a) { a[0] = 1; }");
+}
+
 // Overloads (other parameter types) are listed each, marked overloaded; a declaration and its
 // definition are one kernel even where they differ in restrict or a parameter's own const.
 TEST(JitKernelDecl, OverloadsListedEach) {

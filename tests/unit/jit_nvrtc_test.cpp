@@ -129,6 +129,31 @@ TEST(JitNvrtc, Int128CompilesWithoutAFlag) {
   EXPECT_NE(r.ptx.find("mul.hi.u64"), std::string::npos) << r.ptx;
 }
 
+// nvcc's extended lambdas (`[=] __device__ (float v) {...}`, Kokkos and Thrust style) compile
+// without an option, and nvcc's --extended-lambda and --expt-relaxed-constexpr are taken: a
+// constexpr function without __device__ is device code then.
+TEST(JitNvrtc, NvccLambdaAndConstexprOptions) {
+  NEED_NVRTC(n);
+  const char* lambda =
+      "template <class F> __device__ float apply(F f, float v) { return f(v); }\n"
+      "__global__ void k(float* x, float a) {\n"
+      "  auto f = [=] __host__ __device__ (float v) { return a * v; };\n"
+      "  x[threadIdx.x] = apply(f, x[threadIdx.x]) + [] __device__ { return 1.0f; }();\n"
+      "}\n";
+  for (const std::vector<std::string>& options :
+       {std::vector<std::string>{}, std::vector<std::string>{"--extended-lambda"},
+        std::vector<std::string>{"--expt-extended-lambda"}})
+    EXPECT_NE(compile(*n, lambda, {"k"}, "compute_75", options).ptx.find(".entry"),
+              std::string::npos);
+  const char* constexpr_fn =
+      "constexpr float sq(float v) { return v * v; }\n"
+      "__global__ void k(float* x) { x[0] = sq(x[0]); }\n";
+  EXPECT_THROW(compile(*n, constexpr_fn, {"k"}), CompileError);
+  EXPECT_NE(compile(*n, constexpr_fn, {"k"}, "compute_75", {"--expt-relaxed-constexpr"})
+                .ptx.find(".entry"),
+            std::string::npos);
+}
+
 TEST(JitNvrtc, InstantiatesTemplatesWithDeducedNames) {
   NEED_NVRTC(n);
   const char* src = R"(#include <kiln.cuh>
