@@ -325,6 +325,7 @@ Kernel::Kernel(std::shared_ptr<Jit> jit, std::shared_ptr<SourceText> source,
       globals_(std::move(globals)),
       built_revision_(source_->revision()),
       names_grid_(names_grid()),
+      spins_(spins_on_global_memory()),
       textures_(textures_read()) {}
 
 std::string Kernel::name_expression(const std::vector<ArgValue>& args) const {
@@ -792,6 +793,7 @@ void Kernel::reload_if_edited() {
   const std::size_t previous_current = std::exchange(current_, 0);
   std::unordered_map<std::string, std::unique_ptr<Specialisation>> rebuilt;
   names_grid_ = names_grid();
+  spins_ = spins_on_global_memory();
   textures_ = textures_read();
   try {
     // (an overload the edit removed is gone: a call that chose it chooses again)
@@ -935,6 +937,7 @@ void Kernel::launch(Specialisation& spec, const LaunchConfig& config,
                   "', which no array is bound to: m:bind_texture(\"" + texture + "\", array)");
   LaunchConfig c = config;
   c.cooperative = c.cooperative || names_grid_;  // grid.sync() needs every block resident (Numba)
+  c.resident = c.resident || spins_;
   spec.program->launch(c, pack_.pointers());
   if (std::string note = spec.program->take_note(); !note.empty() && jit_->options().on_note)
     jit_->options().on_note("kernel '" + decl().name + "' " + note);
@@ -966,6 +969,23 @@ bool Kernel::names_grid() const {
       if (outside[i] != '\n') outside[i] = ' ';
   }
   return in_body || !find_identifier(outside, "this_grid").empty();
+}
+
+bool Kernel::spins_on_global_memory() const {
+  // In this kernel's body, or anywhere outside the kernels' bodies (a device function it calls).
+  const std::string& text = source_->text();
+  if (text.find("volatile") == std::string::npos) return false;
+  const std::vector<Token> toks = lex(text);
+  const std::vector<KernelBody> bodies = find_kernel_bodies(text);
+  for (const SpinWait& s : spin_waits(toks)) {
+    if (s.shared) continue;
+    const std::size_t at = toks[s.condition].begin;
+    const auto body = std::find_if(bodies.begin(), bodies.end(), [&](const KernelBody& b) {
+      return b.open < at && at < b.close;
+    });
+    if (body == bodies.end() || body->name == name()) return true;
+  }
+  return false;
 }
 
 std::string Kernel::current_expression(const std::vector<ArgValue>* args, const char* how) const {

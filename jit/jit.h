@@ -193,6 +193,9 @@ class Kernel {
   std::string current_expression(const std::vector<ArgValue>* args, const char* how) const;
   // Whether the kernel may synchronise its grid (names this_grid): it then launches cooperatively.
   bool names_grid() const;
+  // Whether the kernel may spin on global memory another block sets (jit::spin_waits): its
+  // blocks then run at once where the backend can (LaunchConfig::resident).
+  bool spins_on_global_memory() const;
   // The request that builds name_expressions (the kernel's own among them), with the layout
   // probes of all their struct parameters.
   CompileRequest request(std::vector<std::string> name_expressions, const std::string& arch) const;
@@ -238,6 +241,7 @@ class Kernel {
   Specialisation* last_ = nullptr;
   std::uint64_t built_revision_ = 0;  // the source revision the specialisations come from
   bool names_grid_ = false;           // names_grid() of that revision
+  bool spins_ = false;                // spins_on_global_memory() of that revision
   // The texture references its body reads (textures_read() of that revision): each must be
   // bound (m:bind_texture, a global in globals_) before a launch.
   std::vector<std::string> textures_;

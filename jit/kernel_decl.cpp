@@ -505,9 +505,13 @@ SyncUse scan_sync(std::string_view source, bool lockstep) {
   }
   if (const SyncUse l = lockstep ? lockstep_sync(toks) : SyncUse{}; l.other_sync)
     other(Token{Token::ident, "", 0, 0, l.first_other_line, false}, l.first_other);
-  if (const std::vector<SpinWait> spins = shared_spin_waits(toks); !spins.empty())
-    other(toks[spins.front().condition],
-          "a spin-wait on __shared__ '" + spins.front().name + "' (another thread sets it)");
+  for (const SpinWait& s : spin_waits(toks))
+    if ((s.shared || lockstep) && !s.between_blocks) {
+      other(toks[s.condition], "a spin-wait on " +
+                                   std::string(s.shared ? "__shared__" : "volatile") + " '" +
+                                   s.name + "' (another thread sets it)");
+      break;
+    }
   return use;
 }
 
@@ -1133,7 +1137,7 @@ std::vector<LockstepPointer> lockstep_pointers(const std::vector<Token>& t) {
   return found;
 }
 
-std::vector<SpinWait> shared_spin_waits(const std::vector<Token>& t) {
+std::vector<SpinWait> spin_waits(const std::vector<Token>& t) {
   std::vector<SpinWait> found;
   // Each token's function body: the '{' of the outermost function body around it (a '{' after
   // a ')', or the text's first token: the plan reads a kernel's body alone), or kNone.
@@ -1177,20 +1181,40 @@ std::vector<SpinWait> shared_spin_waits(const std::vector<Token>& t) {
     k = j;
   }
   // A volatile pointer a function body sets to its shared memory (`volatile int* f = &flag;`,
-  // `= s + 4`) is a flag too.
+  // `= s + 4`) is a flag too; one set to anything else, or a function's volatile pointer
+  // parameter (`volatile int* ready`: sync-free triangular solves, flags between blocks), is a
+  // flag in global memory.
+  std::map<std::string, std::set<std::size_t>> global_flags;
   for (std::size_t k = 0; k + 4 < t.size(); ++k) {
-    if (!is_ident(t[k], "volatile") || t[k].directive || function_of[k] == kNone) continue;
+    if (!is_ident(t[k], "volatile") || t[k].directive) continue;
     std::size_t j = k + 1;
     while (j < t.size() && (t[j].kind == Token::ident || is_punct(t[j], "::"))) ++j;
-    if (j + 3 >= t.size() || !is_punct(t[j], "*") || t[j + 1].kind != Token::ident ||
-        !is_punct(t[j + 2], "="))
+    if (j + 2 >= t.size() || !is_punct(t[j], "*")) continue;
+    ++j;
+    while (j + 1 < t.size() && t[j].kind == Token::ident && t[j + 1].kind == Token::ident) ++j;
+    if (t[j].kind != Token::ident) continue;  // (j: the declarator's name: `* const p`)
+    if (function_of[k] == kNone) {  // a parameter: of the function whose body follows its list
+      std::size_t open = k;
+      while (open > 0 && !(is_punct(t[open], "(") && match[open] < t.size() && match[open] > j))
+        --open;
+      if (!is_punct(t[open], "(") || !(is_punct(t[j + 1], ",") || is_punct(t[j + 1], ")")))
+        continue;
+      std::size_t body = match[open] + 1;
+      while (body < t.size() && t[body].kind == Token::ident) ++body;  // (`const`, `noexcept`)
+      if (body < t.size() && is_punct(t[body], "{")) global_flags[t[j].text].insert(body);
       continue;
-    const std::size_t target = j + 3 + (is_punct(t[j + 3], "&") ? 1 : 0);
+    }
+    if (!is_punct(t[j + 1], "=")) continue;
+    const std::size_t target = j + 2 + (is_punct(t[j + 2], "&") ? 1 : 0);
+    bool in_shared = false;
     for (const auto* set : {&flags, &shared})
       if (auto s = set->find(t[target].text); s != set->end() && s->second.count(function_of[k]))
-        flags[t[j + 1].text].insert(function_of[k]);
+        in_shared = true;
+    (in_shared ? flags : global_flags)[t[j].text].insert(function_of[k]);
   }
-  if (flags.empty()) return found;
+  if (flags.empty() && global_flags.empty() &&
+      std::none_of(t.begin(), t.end(), [](const Token& w) { return is_ident(w, "volatile"); }))
+    return found;
   // Whether [b, e) assigns, synchronises or calls a function that might (a waiting body does
   // none of these; it may pause or fence).
   auto acts = [&](std::size_t b, std::size_t e) {
@@ -1223,14 +1247,55 @@ std::vector<SpinWait> shared_spin_waits(const std::vector<Token>& t) {
     }
     return false;
   };
-  // The flag a condition [b, e) reads, declared in the function body whose '{' is at body, or
-  // "".
-  auto reads_flag = [&](std::size_t b, std::size_t e, std::size_t body) -> std::string {
-    for (std::size_t k = b; k < e; ++k)
-      if (t[k].kind == Token::ident && flags.count(t[k].text) && flags.at(t[k].text).count(body) &&
-          !(k > 0 && (is_punct(t[k - 1], ".") || is_punct(t[k - 1], "::"))))
-        return t[k].text;
-    return "";
+  // Whether a spin on global flag in condition [b, e) waits for another block alone: in a
+  // kernel, through a pointer and subscripts the same in every thread, whose stores (`flags[tile]
+  // = 1`) the kernel makes at subscripts the same in every thread too (a chained scan's
+  // look-back, a grid barrier's counter). A store of each thread's own element (`ready[w] = 1`)
+  // may be what another thread of the block waits for.
+  std::map<std::size_t, ThreadValues> kernel_values;  // by body '{': read once per kernel
+  auto between_blocks = [&](std::size_t b, std::size_t e, const std::string& flag) {
+    const auto kernel = enclosing_kernel(t, match, b, function_of[b]);
+    if (!kernel) return false;
+    const ThreadValues& values =
+        kernel_values.try_emplace(kernel->open, t, match, *kernel).first->second;
+    // (a parameter passed to a call, `atomicAdd(count, 1)`, still points where it did: only an
+    // assignment, below, would move it)
+    bool parameter = false;
+    for (std::size_t k = kernel->params + 1; k < kernel->open; ++k)
+      parameter = parameter || is_ident(t[k], flag.c_str());
+    if (!parameter && values.varies(flag)) return false;
+    for (std::size_t k = b; k < e; ++k)  // (the subscripts it reads at)
+      if (is_punct(t[k], "[") && !values.same_in_threads(k + 1, match[k])) return false;
+    for (std::size_t k = kernel->open + 1; k + 1 < kernel->close; ++k) {
+      if (!is_ident(t[k], flag.c_str()) || (k > 0 && is_punct(t[k - 1], "."))) continue;
+      const std::size_t after = is_punct(t[k + 1], "[") ? match[k + 1] + 1 : k + 1;
+      if (after >= kernel->close || !assignment_width(t, after)) continue;
+      const bool element = after > k + 1 || (k > 0 && is_punct(t[k - 1], "*"));  // (not `p = q`)
+      if (!element || (after > k + 1 && !values.same_in_threads(k + 2, after - 1))) return false;
+    }
+    return true;
+  };
+  // The flag a condition [b, e) reads, declared in the function body whose '{' is at body (or
+  // its parameter list), whether it is __shared__; nullopt when it reads none. A read through a
+  // volatile cast (`((volatile int*)p)[0]`) is one of global memory.
+  auto reads_flag = [&](std::size_t b, std::size_t e,
+                        std::size_t body) -> std::optional<std::pair<std::string, bool>> {
+    for (std::size_t k = b; k < e; ++k) {
+      if (k > 0 && (is_punct(t[k - 1], ".") || is_punct(t[k - 1], "::"))) continue;
+      if (t[k].kind != Token::ident) continue;
+      for (const auto* set : {&flags, &global_flags})
+        if (auto f = set->find(t[k].text); f != set->end() && f->second.count(body))
+          return std::pair{t[k].text, set == &flags};
+      if (is_ident(t[k], "volatile")) {
+        std::size_t cast_end = k;  // the cast's ')': what follows it is the pointer read
+        while (cast_end < e && !is_punct(t[cast_end], ")")) ++cast_end;
+        std::size_t name = cast_end + 1;
+        while (name < e && (is_punct(t[name], "(") || is_punct(t[name], "&"))) ++name;
+        return std::pair{
+            name < e && t[name].kind == Token::ident ? t[name].text : "a volatile cast", false};
+      }
+    }
+    return std::nullopt;
   };
   for (std::size_t k = 0; k + 1 < t.size(); ++k) {
     if (t[k].directive || !is_punct(t[k + 1], "(") || match[k + 1] >= t.size()) continue;
@@ -1261,11 +1326,12 @@ std::vector<SpinWait> shared_spin_waits(const std::vector<Token>& t) {
       continue;
     }
     if (body_stop == kNone) body_stop = statement_end(t, match, body, t.size());
-    const std::string flag = reads_flag(cond, cond_end, function_of[k]);
-    if (flag.empty() || cond == cond_end || acts(body, std::min(body_stop, t.size())) ||
+    const auto flag = reads_flag(cond, cond_end, function_of[k]);
+    if (!flag || cond == cond_end || acts(body, std::min(body_stop, t.size())) ||
         acts(cond, cond_end))
       continue;
-    found.push_back({cond, flag});
+    found.push_back({cond, flag->first, flag->second,
+                     !flag->second && between_blocks(cond, cond_end, flag->first)});
   }
   return found;
 }

@@ -86,8 +86,9 @@ struct SyncUse {
   // Whether any barrier, warp operation or cooperative-groups construct appears.
   bool any() const { return block_barriers || other_sync; }
 };
-// (lockstep: whether lockstep_pointers count; the cpu plan scans a body whose warp
-// operations it blanked, barriers among them, without them)
+// (lockstep: whether lockstep_pointers and spin-waits on global memory count; the cpu plan
+// finds a kernel body's in the whole source, where its parameters are, and scans the body
+// alone, or with its warp operations blanked, without them)
 SyncUse scan_sync(std::string_view source, bool lockstep = true);
 
 // Whether the source needs block barriers or warp operations: scan_sync(source).any(). The cpu
@@ -120,19 +121,28 @@ std::size_t assignment_width(const std::vector<Token>& toks, std::size_t k);
 // 's'" and its line), or nothing.
 SyncUse lockstep_sync(const std::vector<Token>& toks);
 
-// Loops that wait for another thread of the block: `while (flag == 0) {}`, `do { __nanosleep(32); }
-// while (!ready);`, `for (; s_done < n;) ;`, whose condition reads a `volatile __shared__`
-// variable the text declares and whose body assigns nothing and does not synchronise. A GPU's
-// warps run at once, so the thread that sets the flag runs while the waiter spins; the cpu
-// backend runs such a kernel as fibers and yields in each test of the condition (scan_sync's
-// other_sync, "a spin-wait on __shared__ 'flag'"). A volatile pointer the body sets to its shared
-// memory (`volatile int* f = &flag;`) is such a variable too. Each as the index of its
+// Loops that wait for another thread: `while (flag == 0) {}`, `do { __nanosleep(32); } while
+// (!ready);`, `for (; s_done < n;) ;`, whose condition reads a volatile variable and whose body
+// assigns nothing and does not synchronise. The variable: a `volatile __shared__` one the text
+// declares, or a volatile pointer the body sets to its shared memory (`volatile int* f =
+// &flag;`), set by another thread of the block; or a flag in global memory, which another block
+// may set too: a function's volatile pointer parameter or local (`volatile int* ready`), or a
+// read through a volatile cast (`((volatile int*)count)[0]`). A GPU's warps run at once, so the
+// thread that sets the flag runs while the waiter spins; the cpu backend runs such a kernel as
+// fibers and yields in each test of the condition (scan_sync's other_sync, "a spin-wait on
+// __shared__ 'flag'"), but for a flag between blocks alone, and runs the blocks of one that
+// spins on global memory at once (LaunchConfig::resident). Each as the index of its
 // condition's first token in toks, and that variable's name.
 struct SpinWait {
   std::size_t condition;
   std::string name;
+  bool shared = true;  // a flag in the block's shared memory (else global memory)
+  // A global flag that only another block sets: in a kernel, read and stored through subscripts
+  // the same in every thread (`while (flags[tile - 1] == 0) {}` ... `flags[tile] = 1;`, a
+  // chained scan's look-back). Its kernel's threads need not yield: it keeps its plan.
+  bool between_blocks = false;
 };
-std::vector<SpinWait> shared_spin_waits(const std::vector<Token>& toks);
+std::vector<SpinWait> spin_waits(const std::vector<Token>& toks);
 
 // A __constant__ or __device__ variable at namespace scope: `__constant__ float w[9][K];`.
 struct GlobalDecl {

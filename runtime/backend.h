@@ -55,6 +55,9 @@ struct LaunchConfig {
   // Every block at once, so that the kernel may synchronise its whole grid
   // (cooperative_groups::this_grid().sync()); an error when they cannot all be resident.
   bool cooperative = false;
+  // Every block at once where the backend can, so that a block spinning on global memory lets
+  // the block that sets it run (a hand-made grid barrier over a small grid); never an error.
+  bool resident = false;
 };
 
 // What the loaded kernel says of itself; -1 where the backend cannot tell.

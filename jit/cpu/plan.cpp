@@ -370,27 +370,40 @@ std::vector<ThreadPlan> thread_plans(std::string_view source, const std::string&
   std::vector<jit::SyncUse> uses;
   for (const auto& k : bodies)
     uses.push_back(jit::scan_sync(source.substr(k.open, k.close - k.open), false));
-  // A kernel's lockstep pointers (`volatile int* flags`, a parameter or in the body), found in
-  // the whole source, where a kernel's parameters tell its values the same in every thread
-  // from a device function's: its warp-synchronous code, as the body's (lines the body's).
+  // What the whole source finds that keeps a kernel from regions, where a kernel's parameters
+  // matter: its lockstep pointers (`volatile int* flags`, a parameter or in the body), where a
+  // kernel's parameters tell its values the same in every thread from a device function's (its
+  // warp-synchronous code), and its spin-waits on global memory through a volatile parameter
+  // (`while (ready[col] == 0) {}`), each as the body's (lines the body's).
   std::vector<std::optional<jit::SyncUse>> lockstep(bodies.size());
   if (source.find("volatile") != std::string_view::npos) {
     const std::vector<jit::Token> t = jit::lex(source);
+    auto keep = [&](std::size_t i, const std::string& what, int line) {
+      jit::SyncUse& use = lockstep[i].emplace();
+      use.other_sync = use.other_used = true;
+      use.first_other = what;
+      use.first_other_line = line - (line_at(source, bodies[i].open) - 1);
+      if (!uses[i].other_sync) {
+        uses[i].other_sync = uses[i].other_used = true;
+        uses[i].first_other = use.first_other;
+        uses[i].first_other_line = use.first_other_line;
+      }
+    };
     for (const jit::LockstepPointer& p : jit::lockstep_pointers(t))
       for (std::size_t i = 0; i < bodies.size(); ++i) {
         const std::size_t at = t[p.name].begin;
         const bool in_kernel = p.body ? t[p.body].begin == bodies[i].open
                                       : at > bodies[i].open && at < bodies[i].close;
-        if (!in_kernel || lockstep[i]) continue;
-        jit::SyncUse& use = lockstep[i].emplace();
-        use.other_sync = use.other_used = true;
-        use.first_other = "warp-synchronous code through volatile '" + t[p.name].text + "'";
-        use.first_other_line = p.line - (line_at(source, bodies[i].open) - 1);
-        if (!uses[i].other_sync) {
-          uses[i].other_sync = uses[i].other_used = true;
-          uses[i].first_other = use.first_other;
-          uses[i].first_other_line = use.first_other_line;
-        }
+        if (in_kernel && !lockstep[i])
+          keep(i, "warp-synchronous code through volatile '" + t[p.name].text + "'", p.line);
+      }
+    for (const jit::SpinWait& w : jit::spin_waits(t))
+      for (std::size_t i = 0; i < bodies.size(); ++i) {
+        const std::size_t at = t[w.condition].begin;
+        if (!w.shared && !w.between_blocks && at > bodies[i].open && at < bodies[i].close &&
+            !lockstep[i])
+          keep(i, "a spin-wait on volatile '" + w.name + "' (another thread sets it)",
+               t[w.condition].line);
       }
   }
   // Everything but the kernel bodies: device functions, globals, includes.
@@ -522,9 +535,10 @@ std::string yield_in_spin_waits(std::string_view source) {
   if (source.find("volatile") == std::string_view::npos) return std::string(source);
   const std::vector<jit::Token> t = jit::lex(source);
   std::string out(source);
-  const std::vector<jit::SpinWait> spins = jit::shared_spin_waits(t);
+  const std::vector<jit::SpinWait> spins = jit::spin_waits(t);
   for (auto s = spins.rbegin(); s != spins.rend(); ++s)  // last first: offsets stay valid
-    out.insert(t[s->condition].begin, "::kiln_cpu::spin_yield(), ");
+    out.insert(t[s->condition].begin,
+               s->shared ? "::kiln_cpu::spin_yield(), " : "::kiln_cpu::spin_yield(1), ");
   return out;
 }
 

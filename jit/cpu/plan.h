@@ -71,10 +71,10 @@ std::string rewrite_extern_shared(std::string_view source, bool checked = false)
 // `static` would clash). Variables keep their names (kiln sets and reads them by name).
 std::string internal_kernels(std::string_view source);
 
-// Each spin-wait on a volatile __shared__ variable (jit::shared_spin_waits: `while (flag == 0)
-// {}`) yields to the block's other threads in each test of its condition: `while
-// (::kiln_cpu::spin_yield(), flag == 0)`. Its kernel runs as fibers (scan_sync), where the
-// thread that sets the flag then runs; lines stay.
+// Each spin-wait (jit::spin_waits: `while (flag == 0) {}`) yields to the block's other threads
+// in each test of its condition: `while (::kiln_cpu::spin_yield(), flag == 0)`, `spin_yield(1)`
+// where the flag is in global memory. Its kernel runs as fibers (scan_sync), where the thread
+// that sets the flag then runs; lines stay.
 std::string yield_in_spin_waits(std::string_view source);
 
 // Each pointer of legacy warp-synchronous code (jit::lockstep_pointers: `volatile float* s`

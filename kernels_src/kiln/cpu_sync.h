@@ -5,10 +5,11 @@
 // ---- Block barriers --------------------------------------------------------------------------
 inline void __syncthreads() { kiln_cpu::tls.api->barrier(kiln_cpu::tls.exec, kiln_cpu::barrier_plain, 0); }
 namespace kiln_cpu {
-// Each test of a spin-wait's condition on shared memory (plan.h yield_in_spin_waits): the other
-// threads of the block run first, one of which sets what it waits for.
-inline void spin_yield() {
-  tls.api->barrier(tls.exec, barrier_yield, 0);
+// Each test of a spin-wait's condition (plan.h yield_in_spin_waits): the other threads of the
+// block run first, one of which sets what it waits for; of one on global memory (global 1),
+// another block may set it, so the thread waits on when none of its block can run.
+inline void spin_yield(int global = 0) {
+  tls.api->barrier(tls.exec, barrier_yield, global);
 }
 // cooperative_groups::memcpy_async(block, ...) as the lowering of block-level groups writes it
 // (jit/cpu/block_groups.h): the calling thread's strided share of the block's copy, of `size`

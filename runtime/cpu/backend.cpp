@@ -339,7 +339,11 @@ void CpuProgram::launch(const LaunchConfig& config, void** args) {
   if (static_shared_ > long(48 * 1024))
     throw Error("kernel '" + entry_.name + "': its module uses " + std::to_string(static_shared_) +
                 " bytes of static shared memory, more than the limit of 49152");
-  if (!config.cooperative) return backend_->pool().launch(entry_, config, args, config.grid.count());
+  const std::uint64_t blocks = config.grid.count();
+  if (config.resident && !config.cooperative && blocks > 1 &&
+      blocks <= cpu::WorkerPool::kMaxCooperativeBlocks)
+    return backend_->pool().launch_cooperative(entry_, config, args, blocks);
+  if (!config.cooperative) return backend_->pool().launch(entry_, config, args, blocks);
   if (config.grid.count() > cpu::WorkerPool::kMaxCooperativeBlocks)
     throw Error("kernel '" + entry_.name + "' synchronises its grid (this_grid().sync()), so all of "
                 "its blocks must run at once: " + std::to_string(config.grid.count()) +

@@ -1,10 +1,12 @@
 #include "runtime/cpu/block_runner.h"
 
 #include <algorithm>
+#include <bit>
 #include <coroutine>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
@@ -463,7 +465,7 @@ void BlockRunner::release_barrier() {
 
 int BlockRunner::barrier(int op, int predicate) {
   if (op == kiln_cpu::barrier_yield) {
-    spin_yield();
+    spin_yield(predicate != 0);
     return 0;
   }
   if (coroutines_) not_in_coroutines("__syncthreads");
@@ -494,15 +496,18 @@ int BlockRunner::barrier(int op, int predicate) {
 }
 
 // A spin-wait's turn: the fiber stays ready and the others that are run first, in order. When
-// no other thread of the block can run, nothing can set what it waits for: a deadlock, on a GPU
-// too, which is an error rather than a hang.
-void BlockRunner::spin_yield() {
-  if (!in_fibers_ || coroutines_) return;
+// no other thread of the block can run, nothing can set shared memory it waits for: a deadlock,
+// on a GPU too, which is an error rather than a hang; global memory another block may set,
+// which runs on another OS thread meanwhile.
+void BlockRunner::spin_yield(bool global) {
+  if (!in_fibers_ || coroutines_) return std::this_thread::yield();
   const unsigned me = cur_, next = find_ready(me + 1);
-  if (next == n_ && find_ready(0) == n_)
+  if (next == n_ && find_ready(0) == n_) {
+    if (global) return std::this_thread::yield();
     throw Error(where(me) +
                 ": spins on shared memory that no other thread of its block can set (each is "
                 "at a barrier, at a warp operation or done): a deadlock on a GPU too");
+  }
   fibers_[me].state = State::ready;
   switch_to(&fibers_[me].ctx, next);
 }
@@ -564,15 +569,32 @@ void BlockRunner::unjoined_source(const Warp& w, unsigned lane) const {
 }
 
 // Completes the warp operation of the lanes named by mask once all its live lanes are waiting
-// at one with the same mask (lanes that exited do not count). Lanes at a lockstep pointer's
-// read (after_stores) wait on while others complete: the warp's stores come first.
+// at one with the same mask (lanes that exited do not count). Lanes at __activemask go first,
+// each call's lanes apart: a GPU's converged lanes, those of one branch of divergent code
+// (`if (v & 1) r = __ballot_sync(__activemask(), p); else ...`), the others waiting on for
+// their own operation. Lanes at a lockstep pointer's read (after_stores) wait on while others
+// complete: the warp's stores come first.
 bool BlockRunner::try_complete(Warp& w, unsigned mask) {
   unsigned group = mask & w.live;
   if ((w.waiting & group) != group) return false;
   for (unsigned j = 0; j < 32; ++j)
     if ((group >> j & 1) && (w.mask[j] & w.live) != group) return false;
   const unsigned stores = group & ~after_stores(w, group);
-  complete(w, stores ? stores : group);
+  unsigned at_activemask = 0;
+  for (unsigned j = 0; j < 32; ++j)
+    if ((stores >> j & 1) && w.op[j] == kiln_cpu::warp_activemask) at_activemask |= 1u << j;
+  if (!at_activemask) {
+    complete(w, stores ? stores : group);
+    return true;
+  }
+  while (at_activemask) {  // (a call by its return address)
+    const void* call = w.code[std::countr_zero(at_activemask)];
+    unsigned same = 0;
+    for (unsigned j = 0; j < 32; ++j)
+      if ((at_activemask >> j & 1) && w.code[j] == call) same |= 1u << j;
+    complete(w, same);
+    at_activemask &= ~same;
+  }
   return true;
 }
 

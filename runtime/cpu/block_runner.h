@@ -96,7 +96,7 @@ class BlockRunner final : public OverflowCatcher {
   void destroy_coroutines();
   [[noreturn]] void not_in_coroutines(const char* what);
   bool ready(unsigned i) const;
-  void spin_yield();
+  void spin_yield(bool global);
   unsigned find_ready(unsigned from) const;
   void switch_to(ctx::fcontext_t* save, unsigned next, bool finishing = false);
   void arrived(void* fake);

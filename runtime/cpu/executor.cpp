@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "runtime/cpu/block_runner.h"
 #include "runtime/error.h"
@@ -37,7 +38,10 @@ kiln_cpu::Tls loop_tls(void* exec) {
               "source (or a header it includes with quotes)");
 }
 int loop_barrier(void* exec, int op, int pred) {
-  if (op == kiln_cpu::barrier_yield) return 0;  // (a spin-wait's turn: nothing else runs)
+  if (op == kiln_cpu::barrier_yield) {    // (a spin-wait's turn: nothing else of its block runs)
+    if (pred) std::this_thread::yield();  // (on global memory: another block may set it)
+    return 0;
+  }
   if (!single_thread(loop_tls(exec))) loop_unsupported(exec, "__syncthreads");
   return pred;
 }

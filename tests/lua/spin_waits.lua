@@ -73,4 +73,64 @@ if cuda.backend() == "cpu" then
   expect.error("spins on shared memory that no other thread of its block can set",
                function() m.stuck[{ 1, 64 }](cuda.device_array(64, "int32")) end)
 end
+
+-- Flags in global memory (they hung). Within a block: a sync-free triangular solve's warp waits
+-- for the warp before it through a volatile parameter, then reduces by shuffles; thread 0 waits
+-- for thread 1 (a GPU gives each thread of a warp its own progress). Between blocks: a hand-made
+-- grid barrier over a small grid, whose blocks a GPU runs at once (the cpu backend ran them one
+-- after another on the launching thread: block 0 spun for ever).
+local g = cuda.module([[
+__global__ void warps(volatile int* ready, volatile double* x) {
+  const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+  double s = lane + 1;
+  if (w > 0) { while (ready[w - 1] == 0) { } s += x[w - 1]; }
+  for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+  if (lane == 0) { x[w] = s; __threadfence(); ready[w] = 1; }
+}
+__global__ void threads(volatile int* ready, int* out) {
+  const int i = threadIdx.x;
+  if (i + 1 < blockDim.x) { while (ready[i + 1] == 0) { } }
+  out[i] = i + 1 < blockDim.x ? out[i + 1] + i : i;
+  __threadfence();
+  ready[i] = 1;
+}
+__global__ void grid_barrier(int* out, int* counter) {
+  out[blockIdx.x * blockDim.x + threadIdx.x] = blockIdx.x + 1;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(counter, 1);
+    while (((volatile int*)counter)[0] < gridDim.x) { }
+  }
+  __syncthreads();
+  const int next = (blockIdx.x + 1) % gridDim.x;
+  out[(gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x] =
+      ((volatile int*)out)[next * blockDim.x + threadIdx.x];
+}
+]])
+local ready, x = cuda.to_device(array.zeros(4, "int32")), cuda.to_device(array.zeros(4))
+g.warps[{ 1, 128 }](ready, x)
+local xs, total = x:copy_to_host(), 0
+for w = 1, 4 do
+  total = total * 32 + 528  -- (each lane adds the warp before's sum: 32 times it)
+  assert(xs[w] == total, ("warp %d: %s, expected %d"):format(w - 1, xs[w], total))
+end
+if cuda.backend() == "cpu" then
+  assert(g.warps:info().why:find("spin-wait on volatile 'ready'", 1, true), g.warps:info().why)
+end
+local done, chain = cuda.to_device(array.zeros(40, "int32")), cuda.to_device(array.zeros(40, "int32"))
+g.threads[{ 1, 40 }](done, chain)
+local hc = chain:copy_to_host()
+for i = 0, 39 do  -- thread i's: i + (i + 1) + ... + 39
+  assert(hc[i + 1] == (39 * 40 - (i - 1) * i) // 2, ("thread %d: %d"):format(i, hc[i + 1]))
+end
+for _, blocks in ipairs({ 2, 7, 32 }) do
+  local o, count = cuda.device_array(2 * blocks * 32, "int32"), cuda.to_device(array.zeros(1, "int32"))
+  g.grid_barrier[{ blocks, 32 }](o, count)
+  local ho = o:copy_to_host()
+  for b = 0, blocks - 1 do
+    assert(ho[(blocks + b) * 32 + 1] == (b + 1) % blocks + 1,
+           ("%d blocks: block %d read %d"):format(blocks, b, ho[(blocks + b) * 32 + 1]))
+  end
+end
 print("ok")

@@ -746,8 +746,8 @@ TEST(JitSpinWaits, LoopsWaitingOnSharedFlags) {
         body + "\n}";
     const std::vector<Token> t = lex(src);
     std::vector<std::string> found;
-    for (const SpinWait& w : shared_spin_waits(t))
-      found.push_back(w.name + "@" + t[w.condition].text);
+    for (const SpinWait& w : spin_waits(t))
+      found.push_back(w.name + "@" + t[w.condition].text + (w.shared ? "" : " global"));
     return found;
   };
   using V = std::vector<std::string>;
@@ -762,10 +762,16 @@ TEST(JitSpinWaits, LoopsWaitingOnSharedFlags) {
   for (const char* body :
        {"while (flag == 0) { o[0]++; }", "while (flag == 0) { o[1] = 2; }",
         "do { __syncthreads(); } while (flag == 0);", "while (plain == 0) {}",
-        "while (g[0] == 0) {}", "while (o[0] == 0) {}", "for (;;) { if (flag) break; }",
-        "while (flag == 0) { o[0] += 1; }", "while (__shfl_sync(~0u, flag, 0) == 0) {}",
-        "for (int i = 0; i < flag; i++) put(o, i);", "while (flag == 0) { step(o); }"})
+        "while (o[0] == 0) {}", "for (;;) { if (flag) break; }", "while (flag == 0) { o[0] += 1; }",
+        "while (__shfl_sync(~0u, flag, 0) == 0) {}", "for (int i = 0; i < flag; i++) put(o, i);",
+        "while (flag == 0) { step(o); }"})
     EXPECT_EQ(waits(body), V{}) << body;
+  // In global memory, which another block may set: a volatile pointer the body sets to other
+  // than its shared memory, a read through a volatile cast.
+  EXPECT_EQ(waits("while (g[0] == 0) {}"), V{"g@g global"});
+  EXPECT_EQ(waits("while (((volatile int*)o)[0] < 4) { }"), V{"o@( global"});
+  EXPECT_EQ(waits("while (*(volatile unsigned*)&o[2] == 0u) __threadfence();"), V{"o@* global"});
+  EXPECT_EQ(waits("asm volatile(\"membar.gl;\"); while (o[0] == 0) {}"), V{});
   // Still one with kiln's yield in its condition (the plan reads the source after the rewrite).
   EXPECT_EQ(waits("while (::kiln_cpu::spin_yield(), flag == 0) { }"), V{"flag@::"});
   // A flag is the function body's that declares it: another kernel's loop over a parameter of
@@ -774,7 +780,37 @@ TEST(JitSpinWaits, LoopsWaitingOnSharedFlags) {
       "__global__ void a(int* o) { __shared__ volatile int n; n = 1; o[0] = n; }\n"
       "__global__ void b(int* o, int n) { while (n > o[0]) {} }\n"
       "__shared__ volatile int g;\n__global__ void c() { while (g == 0) {} }";
-  EXPECT_TRUE(shared_spin_waits(lex(two)).empty());
+  EXPECT_TRUE(spin_waits(lex(two)).empty());
+  // A function's volatile pointer parameter is a flag in global memory (sync-free triangular
+  // solves: `while (ready[col] == 0) {}`), a declaration's is not followed.
+  const std::string params =
+      "__device__ void wait_for(volatile int* const ready, int i) { while (!ready[i]) {} }\n"
+      "__global__ void k(int n, volatile int* done) {\n  while (done[n] == 0) {}\n}\n"
+      "__global__ void d(volatile int* x);\n__global__ void e(int* x) { while (x[0]) {} }";
+  const std::vector<Token> pt = lex(params);
+  std::vector<std::string> found;
+  for (const SpinWait& w : spin_waits(pt))
+    found.push_back(w.name + (w.shared ? "" : " global") + "@" +
+                    std::to_string(pt[w.condition].line));
+  EXPECT_EQ(found, (std::vector<std::string>{"ready global@1", "done global@3"}));
+  EXPECT_EQ(scan_sync("__global__ void k(volatile int* f) {\n  while (!f[threadIdx.x + 1]) {}\n}")
+                .first_other,
+            "a spin-wait on volatile 'f' (another thread sets it)");
+  // Between blocks alone: read and stored at subscripts the same in every thread (a look-back's
+  // flags, a grid barrier's counter); not where a thread stores its own element.
+  auto between = [](const std::string& body) {
+    const std::vector<Token> t =
+        lex("__global__ void k(volatile int* f, int* c, int n) {\n  const int tile = "
+            "blockIdx.x, w = threadIdx.x / 32;\n" +
+            body + "\n}");
+    const std::vector<SpinWait> w = spin_waits(t);
+    return w.size() == 1 ? std::optional<bool>(w[0].between_blocks) : std::nullopt;
+  };
+  EXPECT_EQ(between("if (threadIdx.x == 0) { while (f[tile - 1] == 0) {} f[tile] = 1; }"), true);
+  EXPECT_EQ(between("atomicAdd(c, 1); while (((volatile int*)c)[0] < n) {}"), true);
+  EXPECT_EQ(between("while (f[w - 1] == 0) {} f[w] = 1;"), false);
+  EXPECT_EQ(between("if (w == 1) { while (f[0] == 0) {} } if (w == 0) f[w] = 1;"), false);
+  EXPECT_EQ(between("while (f[0] == 0) {} *f = 1;"), true);
   // scan_sync counts one as synchronisation, naming the flag and the condition's line.
   const SyncUse u = scan_sync("{\n  __shared__ volatile int ready;\n  while (!ready) {}\n}");
   EXPECT_TRUE(u.other_sync);
