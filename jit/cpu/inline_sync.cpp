@@ -621,13 +621,14 @@ class Inliner {
   // agg_inc(n); dst[kiln_h1_] = v; }`, NVIDIA's warp-aggregated filter). Only where that
   // changes nothing: not in a header's part, not where the call might not run (&&, ||, ?:) or
   // not run yet (after a comma between declarators), nor in an unevaluated operand; a function
-  // that is no template, whose return type is written plainly.
+  // whose return type is written plainly, a template's too where the type names none of its
+  // parameters (`sqrt(block_sum<128>(red, v))`, a Householder QR's norm: `double`).
   std::optional<Edit> hoist_call(std::size_t c, int& counter) const {
-    if (x_.t[c].kind != Token::ident || member(c) || !x_.punct(c + 1, "(")) return std::nullopt;
+    if (x_.t[c].kind != Token::ident || member(c) || !called(c)) return std::nullopt;
     const Function* f = find(x_.t[c].text);
-    if (!f || !f->syncs || !f->refused.empty() || !f->tparams.empty() || !f->returns_value)
-      return std::nullopt;
-    const std::size_t close = x_.match[c + 1];
+    if (!f || !f->syncs || !f->refused.empty() || !f->returns_value) return std::nullopt;
+    const std::size_t paren = x_.punct(c + 1, "<") ? angle_close(x_, c + 1) : c + 1;
+    const std::size_t close = x_.match[paren];
     if (close == npos) return std::nullopt;
     static const std::set<std::string> unevaluated{"sizeof", "decltype", "alignof",
                                                    "typeid", "noexcept", "__typeof__"};
@@ -679,9 +680,15 @@ class Inliner {
                                                   "constexpr",    "extern"};
     std::string type;
     const std::size_t name = f->open - 1;
-    for (std::size_t k = f->first; k < name; ++k) {
+    std::size_t first = f->first;
+    if (is_ident(x_.t[first], "template") && x_.punct(first + 1, "<"))
+      first = angle_close(x_, first + 1);
+    if (first == npos) return std::nullopt;
+    for (std::size_t k = first; k < name; ++k) {
       if (specifiers.count(x_.t[k].text)) continue;
-      if (is_ident(x_.t[k], "auto") || x_.punct(k, "(") || x_.punct(k, "&")) return std::nullopt;
+      if (is_ident(x_.t[k], "auto") || x_.punct(k, "(") || x_.punct(k, "&") ||
+          std::count(f->tparams.begin(), f->tparams.end(), x_.t[k].text))
+        return std::nullopt;
       type += (type.empty() ? "" : " ") + x_.t[k].text;
     }
     if (type.empty()) return std::nullopt;

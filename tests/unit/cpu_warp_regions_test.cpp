@@ -168,6 +168,46 @@ __global__ void k(const int* in, int* out) {
   EXPECT_EQ(regions, fibers);
 }
 
+// A template's call inside an expression moves out too where its return type names none of its
+// parameters (a Householder QR's `sqrt(block_sum<128>(red, x * x))`: it ran as fibers, 40x
+// slower); one returning its T stays a call (the variable's type would be T's).
+TEST(CpuInlineSync, TemplateCallsInsideExpressionsAreInlined) {
+  const std::string src = R"(
+template <int N> __device__ int block_sum(int* red, int v) {
+  red[threadIdx.x] = v;
+  __syncthreads();
+  for (int off = N / 2; off > 0; off >>= 1) {
+    if (threadIdx.x < off) red[threadIdx.x] += red[threadIdx.x + off];
+    __syncthreads();
+  }
+  int r = red[0];
+  __syncthreads();
+  return r;
+}
+__global__ void k(const int* in, int* out) {
+  __shared__ int red[128];
+  const int v = in[blockIdx.x * blockDim.x + threadIdx.x];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = 3 * block_sum<128>(red, v) + v;
+})";
+  const std::string out = cpu::inline_sync_functions(src);
+  EXPECT_EQ(lines(out), lines(src));
+  EXPECT_EQ(out.find("block_sum"), std::string::npos) << out;
+  EXPECT_NE(out.find("int kiln_h1_; {"), std::string::npos) << out;
+  std::vector<int> in(256);
+  for (int i = 0; i < 256; ++i) in[i] = (i * 29) % 31 - 12;
+  auto [regions, fibers] = both_ways(src, in, 128);
+  for (int b = 0; b < 2; ++b) {
+    const int sum = std::accumulate(in.begin() + b * 128, in.begin() + b * 128 + 128, 0);
+    for (int t = 0; t < 128; ++t) ASSERT_EQ(regions[b * 128 + t], 3 * sum + in[b * 128 + t]);
+  }
+  EXPECT_EQ(regions, fibers);
+  const std::string dependent =
+      "template <typename T> __device__ T warp_sum(T v) { return __shfl_xor_sync(~0u, v, 1) + v; "
+      "}\n"
+      "__global__ void k(float* x) { x[0] = 1 + warp_sum<float>(x[0]); }";
+  EXPECT_EQ(cpu::inline_sync_functions(dependent), dependent);
+}
+
 // A synchronising call inside the body of an unbraced if, else or loop (NVIDIA's warp-aggregated
 // filter: `if (keep) dst[agg_inc(n)] = v;`) moves into braces with its statement, and the kernel
 // runs as regions (it ran as fibers); so does `if (x[1] > 0) x[0] = 1 + warp_sum(x[0]);`. Every
