@@ -737,7 +737,7 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
     }
   }
   spec->program = spec->build.build->module->kernel(spec->lowered_name);
-  if (!spec->build.build->globals_applied) apply_globals(*spec->build.build);
+  if (!spec->build.build->globals_applied) apply_globals_to_new_build(*spec->build.build);
   note_fibers(*spec->program, name_expression);
   if (!apart.empty()) note_own_globals(name_expression, apart);
   return spec;
@@ -773,6 +773,21 @@ void Kernel::note_fibers(const Program& program, const std::string& name_express
 void Kernel::apply_globals(Build& build) const {
   for (const auto& [name, bytes] : *globals_)
     build.module->set_global(name, bytes.data(), bytes.size());
+  build.globals_applied = true;
+}
+
+void Kernel::apply_globals_to_new_build(Build& build) {
+  for (auto it = globals_->begin(); it != globals_->end(); ++it) {
+    try {
+      build.module->set_global(it->first, it->second.data(), it->second.size());
+    } catch (const Error& e) {
+      const std::string global = it->first;
+      globals_->erase(it);
+      throw Error("kernel '" + name() + "': the value an earlier m:set_constant(\"" + global +
+                  "\", ...) gave, before the module was built, does not fit, and is dropped (" +
+                  e.what() + ")");
+    }
+  }
   build.globals_applied = true;
 }
 

@@ -185,6 +185,7 @@ class Kernel {
   // m:set_constant).
   void apply_globals(Build& build) const;
   void apply_globals_to_builds() const;
+  const KernelOptions& options() const { return options_; }
 
  private:
   std::string name_expression(const std::vector<ArgValue>& args) const;
@@ -216,6 +217,10 @@ class Kernel {
   std::string declared_type(std::size_t i, const std::string& name_expression) const;
   // Compiles the specialisation name_expression of the current overload.
   std::unique_ptr<Specialisation> compile(const std::string& name_expression);
+  // Applies the module's globals to a build just made. A value m:set_constant gave before any
+  // build could only be checked against the declaration: one the compiled global cannot hold is
+  // dropped (the next launch runs without it) and named in the error, with the call it came from.
+  void apply_globals_to_new_build(Build& build);
   // The overload a name expression of this kernel instantiates (nullopt: none now, after an
   // edit; a template's instance among overloads: unknown), and its declaration (else decl()).
   std::optional<std::size_t> overload_of(const std::string& name_expression) const;

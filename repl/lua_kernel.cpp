@@ -673,13 +673,42 @@ int module_index(lua_State* L) {
   return lua_error(L);
 }
 
+// The number an extent names: a plain number, or a macro of one, given by the module's defines
+// (`defines = {NTAPS = 15}`) or an object-like #define of the source (`#define NTAPS 31`, the
+// last one); nullopt otherwise.
+std::optional<long> extent_number(std::string e, const std::string& text,
+                                  const std::vector<std::pair<std::string, std::string>>& defines) {
+  auto number = [](std::string s) -> std::optional<long> {
+    s.erase(0, s.find_first_not_of(" \t\n"));
+    s.erase(s.find_last_not_of(" \t\n") + 1);
+    if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos)
+      return std::nullopt;
+    return std::stol(s);
+  };
+  if (auto n = number(e)) return n;
+  e.erase(0, e.find_first_not_of(" \t\n"));
+  e.erase(e.find_last_not_of(" \t\n") + 1);
+  for (const auto& [macro, value] : defines)
+    if (macro == e) return number(value);
+  std::optional<long> found;
+  const std::vector<jit::Token> t = jit::lex(text);
+  for (std::size_t k = 0; k + 2 < t.size(); ++k)
+    if (t[k].directive && jit::is_ident(t[k], "define") && jit::is_ident(t[k + 1], e.c_str()) &&
+        t[k + 2].directive && t[k + 2].line == t[k].line && t[k + 1].end != t[k + 2].begin &&
+        (k + 3 == t.size() || !t[k + 3].directive || t[k + 3].line != t[k].line))
+      found = number(t[k + 2].text);
+  return found;
+}
+
 // The element type and element count of a global named in source:
-// "__constant__ float w[9];" -> float32, 9. The count is 0 when an extent is not a plain number
-// (`c_K[KERNEL_LENGTH]`): the compiled module then says how big the global is (the backends
-// check every write against the symbol's size), whatever expression gives it. A global of
-// another type (a struct) has no dtype; *type is its spelling.
-std::pair<std::optional<DType>, long> declared_global(const std::string& text,
-                                                      const std::string& name, std::string* type) {
+// "__constant__ float w[9];" -> float32, 9 (`w[NTAPS]` too, where a define or #define gives
+// NTAPS a number). The count is 0 when an extent is no such number: the compiled module then
+// says how big the global is (the backends check every write against the symbol's size),
+// whatever expression gives it. A global of another type (a struct) has no dtype; *type is its
+// spelling.
+std::pair<std::optional<DType>, long> declared_global(
+    const std::string& text, const std::string& name, std::string* type,
+    const std::vector<std::pair<std::string, std::string>>& defines) {
   std::optional<jit::GlobalDecl> decl = jit::find_global(text, name);
   if (!decl)
     throw Error("set_constant: no __constant__ or __device__ variable '" + name +
@@ -688,12 +717,10 @@ std::pair<std::optional<DType>, long> declared_global(const std::string& text,
   std::optional<DType> t = dtype_of_cpp(decl->type);
   if (!t) return {std::nullopt, 0};
   long count = 1;
-  for (std::string e : decl->extents) {
-    e.erase(0, e.find_first_not_of(" \t\n"));
-    e.erase(e.find_last_not_of(" \t\n") + 1);
-    if (e.empty() || e.size() > 9 || e.find_first_not_of("0123456789") != std::string::npos)
-      return {*t, 0};
-    count *= std::stol(e);
+  for (const std::string& e : decl->extents) {
+    const std::optional<long> n = extent_number(e, text, defines);
+    if (!n) return {*t, 0};
+    count *= *n;
   }
   return {*t, decl->extents.empty() ? 0 : count};
 }
@@ -728,7 +755,8 @@ int module_set_constant(lua_State* L) {
     std::string name = lua_tostring(L, 2);
     jit::ArgValue scalar = arg_value(L, 3);
     std::string type;
-    const auto [declared, extent] = declared_global(m->source->text(), name, &type);
+    const auto [declared, extent] =
+        declared_global(m->source->text(), name, &type, m->kernels.front()->options().defines);
     if (!declared) {
       // A struct global (`__constant__ Sphere s[SPHERES];`, CUDA by Example's ray tracer) takes
       // the bytes of whole structs, as a struct parameter takes an array: a float32 array of

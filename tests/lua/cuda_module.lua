@@ -21,6 +21,27 @@ assert(array.equal(y:copy_to_host(), array.from({ 1, 2, 3, 4 }, "float32")))
 expect_error("no __constant__ or __device__ variable 'nothing'", function() m:set_constant("nothing", 1) end)
 expect_error("holds 4 elements", function() m:set_constant("weights", array.ones(5, "float32")) end)
 
+-- An extent a macro gives (`#define`, or a module's defines) is checked when set, before any
+-- build; one kiln cannot read is checked at the first build, whose launch fails naming the
+-- m:set_constant call, and drops the value: the next launch runs.
+local taps_src = [[
+#define WIDE (NTAPS * 2)
+__constant__ float taps[NTAPS];
+__constant__ float wide[WIDE];
+__global__ void fir(float* y) { y[threadIdx.x] = taps[threadIdx.x] + wide[threadIdx.x]; }
+]]
+local mt = cuda.module("#define NTAPS 4\n" .. taps_src)
+expect_error("holds 4 elements, the array has 5", function() mt:set_constant("taps", array.ones(5, "float32")) end)
+local md = cuda.module(taps_src, { defines = { NTAPS = 3 } })
+expect_error("holds 3 elements, the array has 4", function() md:set_constant("taps", array.ones(4, "float32")) end)
+md:set_constant("taps", array.from({ 1, 2, 3 }, "float32"))
+md:set_constant("wide", array.ones(7, "float32"))  -- (6 fit: known once built)
+local yt = cuda.device_array(3, "float32")
+expect_error("the value an earlier m:set_constant(\"wide\", ...) gave, before the module was built, does not fit",
+             function() md.fir[{ 1, 3 }](yt) end)
+md.fir[{ 1, 3 }](yt)
+assert(array.equal(yt:copy_to_host(), array.from({ 1, 2, 3 }, "float32")), tostring(yt:copy_to_host()))
+
 -- Vector globals (Rodinia cfd's `__constant__ float3 ff_flux_contribution...`): an array of the
 -- vector type, or of its lanes; a number is refused.
 local mv = cuda.module [[
