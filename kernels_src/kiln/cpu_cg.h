@@ -415,6 +415,41 @@ inline T exclusive_scan(const thread_block_tile<N, P>& g, T v, Op op = Op()) {
   }
 }
 
+// invoke_one: one thread of the group (a GPU picks any; kiln the first) calls fn(args...);
+// invoke_one_broadcast also hands its result to every thread of a tile or coalesced group.
+template <class Group, class Fn, class... Args>
+inline void invoke_one(const Group& g, Fn&& fn, Args&&... args) {
+  if (g.thread_rank() == 0) fn(args...);
+}
+template <class Group, class Fn, class... Args>
+inline auto invoke_one_broadcast(const Group& g, Fn&& fn, Args&&... args) {
+  decltype(fn(args...)) result{};
+  if (g.thread_rank() == 0) result = fn(args...);
+  return g.shfl(result, 0);
+}
+
+// reduce_store_async / reduce_update_async: the group's reduce, which one thread then stores
+// (through a pointer, or into an atomic) or folds into an atomic with op (compare and swap), as
+// the asynchronous forms do once they complete: kiln completes them at once.
+template <class Group, class Dst, class T, class Op>
+inline void reduce_store_async(const Group& g, Dst* dst, const T& v, Op op) {
+  const T r = reduce(g, v, op);
+  if (g.thread_rank() == 0) *dst = r;
+}
+template <class Group, class Atomic, class T, class Op>
+inline void reduce_store_async(const Group& g, Atomic& dst, const T& v, Op op) {
+  const T r = reduce(g, v, op);
+  if (g.thread_rank() == 0) dst.store(r);
+}
+template <class Group, class Atomic, class T, class Op>
+inline void reduce_update_async(const Group& g, Atomic& dst, const T& v, Op op) {
+  const T r = reduce(g, v, op);
+  if (g.thread_rank() != 0) return;
+  auto old = dst.load();
+  while (!dst.compare_exchange_weak(old, op(old, r))) {
+  }
+}
+
 // memcpy_async: the group's threads copy bytes between memories (each a strided share), and
 // wait makes the copy visible to the whole group. `size` is a byte count or
 // cuda::aligned_size_t<N>, anything that converts to one.

@@ -62,4 +62,22 @@ for i = 0, n - 1 do  -- the grid-stride loop gives element i to block (i // 256)
 end
 local hs = sums:copy_to_host()
 for b = 1, 7 do assert(hs[b] == want[b], ("block_sum block %d: %d, expected %d"):format(b - 1, hs[b], want[b])) end
+
+-- invoke_one, invoke_one_broadcast (the value the warp's first thread computed) and the
+-- asynchronous reductions (each warp's sum, stored and folded into an atomic).
+local ones, bcast = cuda.device_array(3 * nb, "int32"), cuda.device_array(nb * bs, "int32")
+m.one_thread_calls[{ nb, bs }](cuda.to_device(input), ones, bcast)
+local ho, hb = ones:copy_to_host(), bcast:copy_to_host()
+for b = 0, nb - 1 do
+  local sum = 0
+  for t = 0, bs - 1 do sum = sum + input[b * bs + t + 1] end
+  assert(ho[3 * b + 1] == 5 + b, ("invoke_one, block %d: %d"):format(b, ho[3 * b + 1]))
+  assert(ho[3 * b + 2] == sum and ho[3 * b + 3] == sum,
+         ("reduce_*_async, block %d: %d and %d, expected %d"):format(b, ho[3 * b + 2], ho[3 * b + 3], sum))
+  for t = 0, bs - 1 do
+    local w = t // 32
+    local want = 7 + w + input[b * bs + w * 32 + 1]
+    assert(hb[b * bs + t + 1] == want, ("invoke_one_broadcast, block %d thread %d"):format(b, t))
+  end
+end
 print("ok")

@@ -59,3 +59,31 @@ __global__ void block_sum(const T* in, T* out, int n) {
     if (tile.thread_rank() == 0) out[blockIdx.x] = v;
   }
 }
+
+// CUDA 12's one-thread calls and asynchronous reductions: invoke_one, invoke_one_broadcast,
+// reduce_store_async into shared memory, reduce_update_async into an atomic_ref. Per block:
+// out[0] the value invoke_one stored, out[1] the warps' stored sums added, out[2] the atomic's
+// total; per thread, bcast[i] what its warp's broadcast returned.
+#include <cuda/atomic>
+__global__ void one_thread_calls(const int* in, int* out, int* bcast) {
+  cg::thread_block block = cg::this_thread_block();
+  auto warp = cg::tiled_partition<32>(block);
+  __shared__ int first, part[4], total;
+  const int v = in[blockIdx.x * 128 + block.thread_rank()];
+  cg::invoke_one(block, [&] {
+    first = 5 + (int)blockIdx.x;
+    total = 0;
+  });
+  block.sync();
+  bcast[blockIdx.x * 128 + block.thread_rank()] =
+      cg::invoke_one_broadcast(warp, [&] { return 7 + (int)warp.meta_group_rank() + v; });
+  cg::reduce_store_async(warp, &part[warp.meta_group_rank()], v, cg::plus<int>());
+  cuda::atomic_ref<int, cuda::thread_scope_block> atomic_total(total);
+  cg::reduce_update_async(warp, atomic_total, v, cg::plus<int>());
+  block.sync();
+  if (block.thread_rank() == 0) {
+    out[blockIdx.x * 3 + 0] = first;
+    out[blockIdx.x * 3 + 1] = part[0] + part[1] + part[2] + part[3];
+    out[blockIdx.x * 3 + 2] = total;
+  }
+}
