@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -47,12 +48,18 @@ bool has_settable_globals(const std::string& text) {
   return false;
 }
 
-// The key of what an argument is, for finding its specialisation: kind, dtype, ndim.
+// The key of what an argument is, for finding its specialisation: kind, dtype, ndim; and what
+// else choose_overload reads (a table's lanes and fields, whether a number is integral).
 void append_signature(std::string& key, const ArgValue& a) {
   key += static_cast<char>('a' + static_cast<int>(a.kind));
   if (a.kind == ArgValue::Kind::device_array || a.kind == ArgValue::Kind::host_array) {
     key += static_cast<char>('A' + static_cast<int>(a.dtype));
     key += static_cast<char>('0' + a.ndim);
+  } else if (a.kind == ArgValue::Kind::table) {
+    key += static_cast<char>('0' + std::min<std::size_t>(a.lanes.size(), 9));
+    key += a.fields.empty() ? '-' : '+';
+  } else if (a.kind == ArgValue::Kind::number) {
+    key += std::floor(a.number) == a.number ? 'i' : 'f';
   }
 }
 
@@ -315,12 +322,43 @@ CompileResult Jit::gpu_build(const CompileRequest& request,
 
 // ------------------------------------------------------------------------------------- Kernel
 
+namespace {
+
+// decls with each parameter type's aliases read (`typedef float real;`: `real*` is `float*`),
+// for choose_overload, which knows C++'s types only. (One declaration: as it is.)
+std::vector<KernelDecl> read_aliases(std::vector<KernelDecl> decls, const std::string& source) {
+  if (decls.size() < 2) return decls;
+  for (KernelDecl& d : decls)
+    for (ParamDecl& p : d.params)
+      for (std::size_t at = 0; at < p.type.size();) {
+        if (!std::isalpha(static_cast<unsigned char>(p.type[at])) && p.type[at] != '_') {
+          ++at;
+          continue;
+        }
+        std::size_t end = at;
+        while (end < p.type.size() &&
+               (std::isalnum(static_cast<unsigned char>(p.type[end])) || p.type[end] == '_'))
+          ++end;
+        const std::string word = p.type.substr(at, end - at);
+        const std::optional<std::string> alias = find_type_alias(source, word);
+        if (alias && *alias != word) {
+          p.type.replace(at, end - at, *alias);
+          end = at + alias->size();
+        }
+        at = end;
+      }
+  return decls;
+}
+
+}  // namespace
+
 Kernel::Kernel(std::shared_ptr<Jit> jit, std::shared_ptr<SourceText> source,
                std::vector<KernelDecl> decls, KernelOptions options,
                std::shared_ptr<Globals> globals)
     : jit_(std::move(jit)),
       source_(std::move(source)),
       overloads_(std::move(decls)),
+      choices_(read_aliases(overloads_, source_->text())),
       options_(std::move(options)),
       globals_(std::move(globals)),
       built_revision_(source_->revision()),
@@ -335,7 +373,7 @@ std::string Kernel::name_expression(const std::vector<ArgValue>& args) const {
                : options_.name;
   std::string why;
   std::optional<std::string> expr =
-      deduce_name_expression(overloads_[choose_overload(overloads_, args)], args, &why);
+      deduce_name_expression(overloads_[choose_overload(choices_, args)], args, &why);
   if (!expr) throw Error("kernel '" + name() + "': " + why);
   return *expr;
 }
@@ -376,28 +414,6 @@ std::string struct_name_of(const std::string& type) {
 // A struct type's template name: "TensorInfo" of "TensorInfo<float, long long>".
 std::string template_name_of(const std::string& struct_type) {
   return struct_type.substr(0, struct_type.find('<'));
-}
-
-// type with each whole word params[i] read as args[i]: `T*` of `TensorInfo<float, int>` is
-// `float*`.
-std::string substitute_words(std::string type, const std::vector<std::string>& params,
-                             const std::vector<std::string>& args) {
-  for (std::size_t t = 0; t < params.size() && t < args.size(); ++t) {
-    const std::string& word = params[t];
-    for (std::size_t at = 0; (at = type.find(word, at)) != std::string::npos;) {
-      auto part_of_word = [&](std::size_t k) {
-        return k < type.size() &&
-               (std::isalnum(static_cast<unsigned char>(type[k])) || type[k] == '_');
-      };
-      if ((at > 0 && part_of_word(at - 1)) || part_of_word(at + word.size())) {
-        at += word.size();
-        continue;
-      }
-      type.replace(at, word.size(), args[t]);
-      at += args[t].size();
-    }
-  }
-  return type;
 }
 
 // The struct a pointer parameter type points to ("Node*", "const Node *", "Node* __restrict__"),
@@ -478,7 +494,12 @@ std::optional<StructDecl> probed_decl(const SourceText& source, const std::strin
 // The template arguments of a name expression, as written: "k<P, 4>" -> {"P", "4"}.
 std::vector<std::string> template_arguments(const std::string& name_expression) {
   std::vector<std::string> args;
-  const std::size_t open = name_expression.find('<');
+  std::size_t name = 0;  // (after a cast, `(void(*)(float*, int))t<float>`)
+  for (int depth = 0; name < name_expression.size() && name_expression[0] == '('; ++name) {
+    if (name_expression[name] == '(') ++depth;
+    if (name_expression[name] == ')' && --depth == 0) break;
+  }
+  const std::size_t open = name_expression.find('<', name_expression[0] == '(' ? name : 0);
   if (open == std::string::npos) return args;
   std::string arg;
   int depth = 0;
@@ -642,13 +663,16 @@ std::vector<std::string> Kernel::build_names(const std::string& name_expression,
   if (name_expression != plain(decl)) return {name_expression};
   std::vector<std::string> names;
   std::set<std::string> plain_names, templates;  // (a template's instances build on their own)
+  std::set<std::string> overloaded;              // (overloads build together, each by its cast)
   const std::vector<bool> conditional = conditional_lines(source_->text());
   for (const KernelDecl& d : find_kernels(source_->text())) {
     if (!d.template_params.empty()) {
       templates.insert(d.name);
       continue;
     }
-    if (!plain_names.insert(d.name).second) return alone("the source overloads a kernel's name");
+    if (d.overloaded) overloaded.insert(d.name);
+    if (!plain_names.insert(d.name).second && !d.overloaded)
+      return alone("the source overloads a kernel's name");
     // (one in an #if group may be gone after the preprocessor, and would fail the others')
     if (d.line < int(conditional.size()) && conditional[d.line]) {
       if (d.name == decl.name) return alone("a kernel inside an #if group");
@@ -656,10 +680,10 @@ std::vector<std::string> Kernel::build_names(const std::string& name_expression,
     }
     names.push_back(plain(d));
   }
-  // (overloads of one arity are one declaration to find_kernels, two bodies here)
+  // (a name find_kernels lists once, defined twice: declarations it took for one kernel)
   std::set<std::string> defined;
   for (const KernelBody& b : find_kernel_bodies(source_->text()))
-    if (!defined.insert(b.name).second && !templates.count(b.name))
+    if (!defined.insert(b.name).second && !templates.count(b.name) && !overloaded.count(b.name))
       return alone("the source overloads a kernel's name");
   if (std::any_of(plain_names.begin(), plain_names.end(),
                   [&](const std::string& n) { return templates.count(n) != 0; }))
@@ -805,6 +829,8 @@ void Kernel::reload_if_edited() {
   const std::string name = this->name();
   std::vector<KernelDecl> previous =
       std::exchange(overloads_, select_kernels(*source_, name, false));
+  std::vector<KernelDecl> previous_choices =
+      std::exchange(choices_, read_aliases(overloads_, source_->text()));
   const std::size_t previous_current = std::exchange(current_, 0);
   std::unordered_map<std::string, std::unique_ptr<Specialisation>> rebuilt;
   names_grid_ = names_grid();
@@ -816,11 +842,13 @@ void Kernel::reload_if_edited() {
       if (overload_of(expr)) rebuilt[expr] = compile(expr);
   } catch (const Interrupted&) {
     overloads_ = std::move(previous);
+    choices_ = std::move(previous_choices);
     current_ = previous_current;
     built_revision_ = previous_revision;
     throw;
   } catch (...) {
     overloads_ = std::move(previous);
+    choices_ = std::move(previous_choices);
     current_ = previous_current;
     throw;
   }
@@ -834,7 +862,12 @@ const KernelDecl& Kernel::decl_of(const std::string& name_expression) const {
 }
 
 std::optional<std::size_t> Kernel::overload_of(const std::string& name_expression) const {
-  if (overloads_.size() == 1) return 0;
+  // (one left: a cast of another overload's, which an edit removed, is none)
+  if (overloads_.size() == 1)
+    return name_expression.starts_with("(void(*)") && overloads_[0].template_params.empty() &&
+                   *deduce_name_expression(overloads_[0], {}, nullptr) != name_expression
+               ? std::nullopt
+               : std::optional<std::size_t>(0);
   for (std::size_t i = 0; i < overloads_.size(); ++i)
     if (overloads_[i].template_params.empty() &&
         *deduce_name_expression(overloads_[i], {}, nullptr) == name_expression)
@@ -882,8 +915,9 @@ ArgValue default_argument(const std::string& kernel, int position, const ParamDe
 
 }  // namespace
 
-std::vector<ArgValue> Kernel::with_defaults(std::vector<ArgValue> args) const {
-  const KernelDecl& decl = overloads_[choose_overload(overloads_, args)];
+std::vector<ArgValue> Kernel::with_defaults(std::vector<ArgValue> args) {
+  if (source_->is_file()) reload_if_edited();
+  const KernelDecl& decl = overloads_[choose_overload(choices_, args)];
   for (std::size_t i = args.size(); i < decl.params.size(); ++i) {
     if (decl.params[i].default_value.empty()) break;  // (the count's error names them all)
     args.push_back(default_argument(decl.name, int(i + 1), decl.params[i]));
@@ -899,7 +933,7 @@ Kernel::Specialisation& Kernel::specialise(const std::vector<ArgValue>& args) {
     current_ = it->second->overload;
     return *(last_ = it->second);
   }
-  current_ = choose_overload(overloads_, args);
+  current_ = choose_overload(choices_, args);
   if (args.size() != decl().params.size())
     throw Error("kernel '" + decl().name + "' takes " + std::to_string(decl().params.size()) +
                 " argument" + (decl().params.size() == 1 ? "" : "s") + " " +

@@ -166,8 +166,9 @@ class Kernel {
 
   // args followed by the default arguments of the parameters after them (`int* partial =
   // NULL`, `int n = 4`: null pointers and literals) in the overload args choose; throws
-  // kiln::Error naming a parameter whose default kiln cannot evaluate. Every call goes through it.
-  std::vector<ArgValue> with_defaults(std::vector<ArgValue> args) const;
+  // kiln::Error naming a parameter whose default kiln cannot evaluate. Every call goes through it
+  // (a file's edit is read first: the overloads may have changed).
+  std::vector<ArgValue> with_defaults(std::vector<ArgValue> args);
   // The specialisation for these arguments, compiled on first use; hot-reloads file sources.
   Specialisation& specialise(const std::vector<ArgValue>& args);
   // Marshals args for spec and launches; throws kiln::Error naming the kernel on bad input.
@@ -236,6 +237,7 @@ class Kernel {
   std::shared_ptr<Jit> jit_;
   std::shared_ptr<SourceText> source_;
   std::vector<KernelDecl> overloads_;  // the declarations of its name (one, unless overloaded)
+  std::vector<KernelDecl> choices_;    // overloads_ with typedefs read (`real*`: `float*`)
   std::size_t current_ = 0;            // decl(): the overload of the last call
   KernelOptions options_;
   std::shared_ptr<Globals> globals_;

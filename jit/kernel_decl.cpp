@@ -245,7 +245,11 @@ void merge(KernelDecl& first, const KernelDecl& again, bool again_is_definition)
     if (tp.default_value.empty()) tp.default_value = again.template_params[k].default_value;
     if (tp.name.empty()) tp.name = again.template_params[k].name;
   }
-  if (again_is_definition) first.line = again.line;
+  if (again_is_definition) {  // (its types as the definition spells them: a typedef's struct)
+    first.line = again.line;
+    for (std::size_t k = 0; k < first.params.size() && k < again.params.size(); ++k)
+      first.params[k].type = again.params[k].type;
+  }
   first.extern_c = first.extern_c || again.extern_c;
 }
 
@@ -397,6 +401,26 @@ std::string plain_lambdas(std::string_view source) {
   return out;
 }
 
+std::string substitute_words(std::string type, const std::vector<std::string>& params,
+                             const std::vector<std::string>& args) {
+  for (std::size_t t = 0; t < params.size() && t < args.size(); ++t) {
+    const std::string& word = params[t];
+    for (std::size_t at = 0; (at = type.find(word, at)) != std::string::npos;) {
+      auto part_of_word = [&](std::size_t k) {
+        return k < type.size() &&
+               (std::isalnum(static_cast<unsigned char>(type[k])) || type[k] == '_');
+      };
+      if ((at > 0 && part_of_word(at - 1)) || part_of_word(at + word.size())) {
+        at += word.size();
+        continue;
+      }
+      type.replace(at, word.size(), args[t]);
+      at += args[t].size();
+    }
+  }
+  return type;
+}
+
 std::string parameter_list(const KernelDecl& decl) {
   std::string list;
   for (const ParamDecl& p : decl.params)
@@ -406,22 +430,41 @@ std::string parameter_list(const KernelDecl& decl) {
 
 std::vector<KernelDecl> find_kernels(std::string_view source) {
   std::vector<Token> toks = code_tokens(source);
+  std::vector<KernelSite> sites = kernel_sites(source, toks, pair_brackets(toks));
+  // A declaration's definition: the one of its parameter types (type_key), else the only one
+  // of its name and arity, however it spells them (`float const*`, `unsigned int`, a typedef).
+  std::vector<std::size_t> definition(sites.size(), kNone);
+  for (std::size_t i = 0; i < sites.size(); ++i) {
+    if (sites[i].body != kNone) continue;
+    std::vector<std::size_t> candidates, elsewhere;  // (elsewhere: `void A::f(...) {` outside A)
+    for (std::size_t j = 0; j < sites.size(); ++j) {
+      const KernelDecl &a = sites[i].decl, &b = sites[j].decl;
+      if (sites[j].body != kNone && a.name == b.name && a.params.size() == b.params.size())
+        (a.scope == b.scope ? candidates : elsewhere).push_back(j);
+    }
+    if (candidates.empty() && elsewhere.size() == 1) candidates = elsewhere;
+    for (std::size_t j : candidates)
+      if (same_function(sites[i].decl, sites[j].decl)) definition[i] = j;
+    if (definition[i] == kNone && candidates.size() == 1) definition[i] = candidates[0];
+  }
   std::vector<KernelDecl> found;
   std::vector<bool> found_defined;
-  for (KernelSite& site : kernel_sites(source, toks, pair_brackets(toks))) {
+  std::map<std::size_t, std::size_t> found_of;  // a definition's site -> its entry in found
+  for (std::size_t i = 0; i < sites.size(); ++i) {
+    KernelSite& site = sites[i];
     const bool defined = site.body != kNone;
-    bool merged = false;
-    for (std::size_t f = 0; f < found.size(); ++f) {
-      if (!same_function(found[f], site.decl)) continue;
+    const std::size_t def = defined ? i : definition[i];
+    std::size_t f = def != kNone && found_of.count(def) ? found_of[def] : found.size();
+    for (std::size_t g = 0; f == found.size() && g < found.size(); ++g)
+      if (same_function(found[g], site.decl) && (def == kNone || !found_defined[g])) f = g;
+    if (f < found.size()) {
       merge(found[f], site.decl, defined && !found_defined[f]);
       found_defined[f] = found_defined[f] || defined;
-      merged = true;
-      break;
-    }
-    if (!merged) {
+    } else {
       found.push_back(std::move(site.decl));
       found_defined.push_back(defined);
     }
+    if (def != kNone) found_of[def] = f;
   }
   for (KernelDecl& d : found)
     d.overloaded = std::count_if(found.begin(), found.end(), [&](const KernelDecl& o) {

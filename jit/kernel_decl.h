@@ -40,6 +40,11 @@ struct KernelDecl {
 // such option and refuses them, though a lambda in device code is device code without them.
 std::string plain_lambdas(std::string_view source);
 
+// type with each whole word params[i] read as args[i]: `T*` of `TensorInfo<float, int>` is
+// `float*`.
+std::string substitute_words(std::string type, const std::vector<std::string>& params,
+                             const std::vector<std::string>& args);
+
 // "(float* x, int n)": the parameters as declared, for messages.
 std::string parameter_list(const KernelDecl& decl);
 

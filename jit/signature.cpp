@@ -798,7 +798,15 @@ std::optional<std::string> deduce_name_expression(const KernelDecl& decl,
   }
   std::string out = decl.scope + decl.name + "<";
   for (std::size_t k = 0; k < needed; ++k) out += (k ? ", " : "") + values[k];
-  return out + ">";
+  out += ">";
+  if (!decl.overloaded) return out;
+  // (an overloaded template's instance by a cast too, its parameters' types with the arguments)
+  std::vector<std::string> names;
+  for (const TemplateParam& tp : decl.template_params) names.push_back(tp.name);
+  std::string types;
+  for (const ParamDecl& p : decl.params)
+    types += (types.empty() ? "" : ", ") + substitute_words(p.type, names, values);
+  return "(void(*)(" + types + "))" + out;
 }
 
 namespace {
@@ -833,8 +841,8 @@ int fit(const std::string& type, const ArgValue& a) {
       return p.dtype == DType::float64 ? 2 : 1;
     case ArgValue::Kind::boolean:
       return !pointer && p.dtype == DType::boolean ? 2 : -1;
-    case ArgValue::Kind::table:
-      return pointer ? -1 : d.lanes > 1 ? 2 : 0;
+    case ArgValue::Kind::table:  // (a vector's lanes, {x, y} or {1, 2}; never a scalar)
+      return !pointer && d.lanes > 1 && a.lanes.size() == std::size_t(d.lanes) ? 2 : -1;
     case ArgValue::Kind::other:
       return 0;
   }

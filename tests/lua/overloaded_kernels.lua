@@ -78,4 +78,63 @@ r[{1, 64}](rf)
 r[{1, 64}](ri)
 assert(rf:copy_to_host()[1] == 63 and ri:copy_to_host()[64] == 0)
 if cuda.backend() == "cpu" then assert(r:info().threads == "regions", r:info().why) end
+-- A module's overloads build with its other kernels, sharing its __device__ variables.
+local shared = cuda.module([[
+__device__ int counter;
+__global__ void add(int* x) { counter += x[0]; }
+__global__ void add(float* x) { counter += (int)x[0] * 100; }
+__global__ void read(int* o) { o[0] = counter; }
+]])
+local one, two = cuda.to_device(array.from({ 1 }, "int32")), cuda.to_device(array.from({ 2 }, "float32"))
+shared.add[{ 1, 1 }](one)
+shared.add[{ 1, 1 }](two)
+shared.read[{ 1, 1 }](o)
+assert(o:copy_to_host()[1] == 201, "the overloads' counter: " .. o:copy_to_host()[1])
+
+-- Choosing: a table takes a struct or a vector of its length, never a scalar; typedefs are read
+-- (`real*` is float*); templates overload too; a declaration spelled otherwise than its
+-- definition (`float const*`, a typedef of the struct), or inside its namespace with the
+-- definition outside, is one kernel with it.
+local pick = cuda.module([[
+struct P { float a, b; };
+typedef P Q;
+typedef float real;
+typedef double dreal;
+__global__ void s(float* o, P p) { o[0] = p.a + p.b; }
+__global__ void s(float* o, float v) { o[0] = -v; }
+__global__ void v(float* o, float2 q) { o[0] = q.x + q.y; }
+__global__ void v(float* o, float4 q) { o[0] = q.w; }
+__global__ void t(real* x, real v) { x[0] = v; }
+__global__ void t(dreal* x, dreal v) { x[0] = 2 * v; }
+template <typename T> __global__ void u(T* x) { x[0] = 1; }
+template <typename T> __global__ void u(T* x, int n) { x[0] = n; }
+__global__ void z(float const* x, float* y);
+__global__ void z(const float* x, float* y) { y[0] = x[0] + 1; }
+__global__ void w(float* x, Q q);
+__global__ void w(float* x, P p) { x[0] = p.a * p.b; }
+namespace A { __global__ void f(int* x); }
+__global__ void A::f(int* x) { x[0] = 3; }
+]])
+local fo, dd = cuda.device_array(1, "float32"), cuda.device_array(1, "float64")
+local function got(k, arr, ...) k[{ 1, 1 }](arr, ...); return arr:copy_to_host()[1] end
+assert(got(pick.s, fo, { a = 1.5, b = 2 }) == 3.5 and got(pick.s, fo, 2) == -2)
+assert(got(pick.v, fo, { 1, 2 }) == 3 and got(pick.v, fo, { 1, 2, 3, 4 }) == 4)
+assert(got(pick.t, fo, 1.5) == 1.5 and got(pick.t, dd, 1.5) == 3)
+assert(got(pick.u, fo) == 1 and got(pick.u, fo, 9) == 9)
+pick.z[{ 1, 1 }](cuda.to_device(array.from({ 4 }, "float32")), fo)
+assert(fo:copy_to_host()[1] == 5)
+assert(got(pick.w, fo, { a = 2, b = 3 }) == 6)
+assert(got(pick.f, o) == 3)
+
+-- A kernel file's edit that removes an overload, or changes their parameters, is read before
+-- the overload is chosen.
+local path = os.tmpname()
+local function write(text) local fh = assert(io.open(path, "w")); fh:write(text); fh:close() end
+write("__global__ void g(float* x, float a) { x[0] = a; }\n__global__ void g(double* x, double a) { x[0] = 2 * a; }\n")
+local g = cuda.jit_file(path)
+assert(got(g, fo, 1.5) == 1.5 and got(g, dd, 1.5) == 3)
+os.execute("sleep 1")  -- (a later modification time)
+write("__global__ void g(float* x, float a, int n) { x[0] = a + n; }\n")
+assert(got(g, fo, 1.5, 100) == 101.5)
+os.remove(path)
 print("overloaded kernels ok")
