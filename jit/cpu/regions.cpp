@@ -2710,6 +2710,10 @@ RegionRewrite form_regions_by_kernel(std::string_view source, const std::set<std
   // other directive inside a kernel body (#if: which text is the code) declines it.
   std::vector<std::size_t> kept_lines;  // offsets of the kept #define and #undef lines
   std::vector<std::pair<std::size_t, Token>> kept_tokens;  // their tokens, by the line's offset
+  std::map<std::string, int> definitions;                  // the source's #defines of each name
+  for (std::size_t k = 0; k + 1 < toks.size(); ++k)
+    if (toks[k].directive && is_ident(toks[k], "define") && toks[k + 1].kind == Token::ident)
+      ++definitions[toks[k + 1].text];
   std::erase_if(toks, [&](const Token& t) {
     if (!t.directive) return false;
     const std::size_t nl = t.begin == 0 ? std::string_view::npos : source.rfind('\n', t.begin - 1);
@@ -2732,6 +2736,19 @@ RegionRewrite form_regions_by_kernel(std::string_view source, const std::set<std
     return true;
   });
   const std::vector<std::pair<std::size_t, std::string>> kept_words = macro_words(kept_tokens);
+  struct KeptMacro {
+    std::size_t at;  // its line
+    std::string name;
+    bool define;  // (else an #undef)
+  };
+  std::vector<KeptMacro> kept_macros;
+  for (std::size_t i = 0; i + 1 < kept_tokens.size(); ++i) {
+    const auto& [line, t] = kept_tokens[i];
+    const bool define = is_ident(t, "define");
+    if ((define || is_ident(t, "undef")) && kept_tokens[i + 1].first == line &&
+        kept_tokens[i + 1].second.kind == Token::ident)
+      kept_macros.push_back({line, kept_tokens[i + 1].second.text, define});
+  }
   // Sentinels (empty punctuators) so that lookahead past the end stays in range.
   for (int s = 0; s < 4; ++s)
     toks.push_back({Token::punct, "", source.size(), source.size(), 0, false});
@@ -2756,6 +2773,22 @@ RegionRewrite form_regions_by_kernel(std::string_view source, const std::set<std
     for (const auto& [offset, word] : kept_words)
       if (body.open < offset && offset < body.close && writer.names_a_variable(word))
         return "a #define inside the kernel names its variable '" + word + "'";
+    // A statement the rewrite repeats in a later region (a recomputed variable's initialiser)
+    // must expand as it did where it was written: each macro defined once, and named only
+    // between its #define and #undef.
+    for (const KeptMacro& m : kept_macros) {
+      if (m.at < body.open || m.at > body.close) continue;
+      if (definitions[m.name] > 1) return "a #define of '" + m.name + "' again";
+      std::size_t from = body.open, to = body.close;
+      bool defined_here = false;
+      for (const KeptMacro& n : kept_macros)
+        if (n.name == m.name && n.at > body.open && n.at < body.close)
+          (n.define ? from : to) = n.at, defined_here = defined_here || n.define;
+      if (!defined_here) return "an #undef of '" + m.name + "', defined outside the kernel";
+      for (std::size_t k = at(body.open); k < toks.size() && toks[k].begin < body.close; ++k)
+        if (is_ident(toks[k], m.name.c_str()) && (toks[k].begin < from || toks[k].begin > to))
+          return "'" + m.name + "' named outside its #define and #undef";
+    }
     return "";
   };
   const std::vector<jit::KernelDecl> decls = jit::find_kernels(source);

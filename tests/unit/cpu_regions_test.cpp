@@ -2427,6 +2427,46 @@ __global__ void k(int* out) {
   for (int t = 0; t < 32; ++t) ASSERT_EQ(o[t], 3 * (31 - t) + 3 * t) << t;
 }
 
+// A macro defined twice, or undefined where the file defined it, is declined: a variable the
+// rewrite recomputes in a later region would expand the later definition (a was 4, not 1).
+TEST(CpuRegions, KernelMacroRedefinitionsAreDeclined) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"(
+__global__ void k(int* out) {
+  __shared__ int s[32];
+#define W 1
+  int a = W;
+#undef W
+#define W 4
+  s[threadIdx.x] = W;
+  __syncthreads();
+  out[threadIdx.x] = a + s[31 - threadIdx.x];
+#undef W
+})",
+       "a #define of 'W' again"},
+      {R"(
+#define HALF 1
+__global__ void k(int* out) {
+  __shared__ int s[32];
+  int a = HALF;
+#undef HALF
+  s[threadIdx.x] = 4;
+  __syncthreads();
+  out[threadIdx.x] = a + s[31 - threadIdx.x];
+})",
+       "an #undef of 'HALF', defined outside the kernel"},
+  };
+  for (const auto& [src, why] : cases) {
+    Built b = build(src, "k");
+    EXPECT_NE(b.kernel->attributes().threads, "regions");
+    EXPECT_NE(b.kernel->attributes().why.find(why), std::string::npos)
+        << b.kernel->attributes().why;
+    Buffer<int> out(32, -1);
+    launch(*b.kernel, {1}, {32}, 0, out.p);
+    for (int v : out.host()) ASSERT_EQ(v, 5);
+  }
+}
+
 // What the rewrite takes but the compiler refuses (a parameter named as one of the rewrite's
 // own variables) builds from the source as written, as fibers, with the same answer and the
 // reason.
