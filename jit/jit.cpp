@@ -1021,18 +1021,42 @@ bool Kernel::names_grid() const {
 }
 
 bool Kernel::spins_on_global_memory() const {
-  // In this kernel's body, or anywhere outside the kernels' bodies (a device function it calls).
+  // In this kernel's body, or in a function outside the kernels' bodies that its body names.
   const std::string& text = source_->text();
   if (text.find("volatile") == std::string::npos) return false;
   const std::vector<Token> toks = lex(text);
+  const std::vector<std::size_t> match = pair_groups(toks);
   const std::vector<KernelBody> bodies = find_kernel_bodies(text);
+  auto body_names = [&](const std::string& function) {
+    for (const KernelBody& b : bodies)
+      if (b.name == name() &&
+          !find_identifier(std::string_view(text).substr(b.open, b.close - b.open), function)
+               .empty())
+        return true;
+    return false;
+  };
   for (const SpinWait& s : spin_waits(toks)) {
-    if (s.shared) continue;
+    if (s.shared || (s.between_blocks && s.stored)) continue;  // (a look-back: see SpinWait)
     const std::size_t at = toks[s.condition].begin;
     const auto body = std::find_if(bodies.begin(), bodies.end(), [&](const KernelBody& b) {
       return b.open < at && at < b.close;
     });
-    if (body == bodies.end() || body->name == name()) return true;
+    if (body != bodies.end()) {
+      if (body->name == name()) return true;
+      continue;
+    }
+    // (the function around it: the outermost '{' holding it, after `name(...)`)
+    std::size_t open = toks.size();
+    for (std::size_t k = 0; k < s.condition; ++k)
+      if (is_punct(toks[k], "{") && match[k] > s.condition && match[k] < toks.size()) {
+        open = k;
+        break;
+      }
+    if (open == toks.size() || open < 2 || !is_punct(toks[open - 1], ")")) return true;
+    std::size_t paren = open - 1;
+    while (paren > 0 && !(is_punct(toks[paren], "(") && match[paren] == open - 1)) --paren;
+    if (paren == 0 || toks[paren - 1].kind != Token::ident || body_names(toks[paren - 1].text))
+      return true;
   }
   return false;
 }

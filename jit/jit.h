@@ -195,8 +195,9 @@ class Kernel {
   std::string current_expression(const std::vector<ArgValue>* args, const char* how) const;
   // Whether the kernel may synchronise its grid (names this_grid): it then launches cooperatively.
   bool names_grid() const;
-  // Whether the kernel may spin on global memory another block sets (jit::spin_waits): its
-  // blocks then run at once where the backend can (LaunchConfig::resident).
+  // Whether the kernel may spin on global memory another block sets, other than a look-back
+  // at earlier blocks (jit::spin_waits): its blocks then run at once where the backend can
+  // (LaunchConfig::resident).
   bool spins_on_global_memory() const;
   // The request that builds name_expressions (the kernel's own among them), with the layout
   // probes of all their struct parameters.

@@ -823,11 +823,21 @@ class ThreadValues {
   // `threadIdx.x == N` (either way round, or `!threadIdx.x`), or the same of a variable only
   // ever assigned threadIdx.x (`int tid = threadIdx.x; ... if (tid == 0)`). Such code, a
   // block's leader publishing or awaiting a flag, has no lanes to keep in step.
-  bool in_one_lane(std::size_t k) const {
-    for (const Control& c : controls_)
-      if (c.kind == Kind::branch && c.holds(k) && one_lane_test(c.header_begin, c.header_end))
-        return true;
-    return false;
+  bool in_one_lane(std::size_t k) const { return !one_lane_header(k).empty(); }
+  // The test of such an `if` around token k, as text (`threadIdx.x==0`, of `threadIdx.x == 0 &&
+  // blockIdx.x > 0` too), the innermost, or "".
+  std::string one_lane_header(std::size_t k) const {
+    std::string header;
+    for (const Control& c : controls_) {
+      if (c.kind != Kind::branch || !c.holds(k)) continue;
+      for (const auto& [b, e] : conjuncts(c.header_begin, c.header_end))
+        if (one_lane_test(b, e)) {
+          header.clear();
+          for (std::size_t j = b; j < e; ++j) header += t_[j].text;
+          break;
+        }
+    }
+    return header;
   }
 
   std::pair<std::size_t, std::size_t> varying_control(std::size_t k) const {
@@ -904,6 +914,21 @@ class ThreadValues {
   }
   // Whether a branch's condition [b, e) holds in one thread of a row: `x == N`, `N == x`, `!x`
   // for x threadIdx.x (thread_x).
+  // The operands of the top-level `&&`s of [b, e) (itself, when it has none).
+  std::vector<std::pair<std::size_t, std::size_t>> conjuncts(std::size_t b, std::size_t e) const {
+    std::vector<std::pair<std::size_t, std::size_t>> parts;
+    std::size_t from = b;
+    for (std::size_t k = b; k + 1 < e; ++k) {
+      if ((is_punct(t_[k], "(") || is_punct(t_[k], "[")) && match_[k] < e)
+        k = match_[k];
+      else if (is_punct(t_[k], "&") && is_punct(t_[k + 1], "&") && t_[k].end == t_[k + 1].begin) {
+        parts.emplace_back(from, k);
+        from = ++k + 1;
+      }
+    }
+    parts.emplace_back(from, e);
+    return parts;
+  }
   bool one_lane_test(std::size_t b, std::size_t e) const {
     if (e > b + 1 && is_punct(t_[b], "!")) return thread_x(b + 1, e);
     for (std::size_t k = b; k + 2 < e; ++k)
@@ -1291,10 +1316,19 @@ std::vector<SpinWait> spin_waits(const std::vector<Token>& t) {
     return false;
   };
   // Whether a spin on global flag in condition [b, e) waits for another block alone: in a
-  // kernel, through a pointer and subscripts the same in every thread, whose stores (`flags[tile]
-  // = 1`) the kernel makes at subscripts the same in every thread too (a chained scan's
-  // look-back, a grid barrier's counter). A store of each thread's own element (`ready[w] = 1`)
-  // may be what another thread of the block waits for.
+  // kernel, by the block's leader (`if (threadIdx.x == 0)`), through a pointer and subscripts
+  // the same in every thread, whose stores (`flags[tile] = 1`) the kernel makes at subscripts
+  // the same in every thread too, by the same leader (a chained scan's look-back, a grid
+  // barrier's counter). A store of each thread's own element (`ready[w] = 1`), or one by another
+  // thread (`if (threadIdx.x == 32) flag[0] = 1;`), may be what the waiter waits for.
+  // Whether the name at k is dereferenced (`*flag = 1`), not declared (`volatile int* flag =`).
+  auto dereferenced = [&](std::size_t k) {
+    if (k < 2 || !is_punct(t[k - 1], "*")) return false;
+    const Token& before = t[k - 2];
+    return !(before.kind == Token::ident && !is_ident(before, "else") && !is_ident(before, "do") &&
+             !is_ident(before, "return")) &&
+           !is_punct(before, ">") && !is_punct(before, "*");
+  };
   std::map<std::size_t, ThreadValues> kernel_values;  // by body '{': read once per kernel
   auto between_blocks = [&](std::size_t b, std::size_t e, const std::string& flag) {
     const auto kernel = enclosing_kernel(t, match, b, function_of[b]);
@@ -1309,12 +1343,30 @@ std::vector<SpinWait> spin_waits(const std::vector<Token>& t) {
     if (!parameter && values.varies(flag)) return false;
     for (std::size_t k = b; k < e; ++k)  // (the subscripts it reads at)
       if (is_punct(t[k], "[") && !values.same_in_threads(k + 1, match[k])) return false;
+    const std::string leader = values.one_lane_header(b);
+    if (leader.empty()) return false;
     for (std::size_t k = kernel->open + 1; k + 1 < kernel->close; ++k) {
+      // (an atomic on it is a store, `atomicExch(flag, 1)`: by the same leader, a count)
+      if (t[k].kind == Token::ident && t[k].text.starts_with("atomic") && is_punct(t[k + 1], "(") &&
+          match[k + 1] < kernel->close) {
+        std::size_t arg_end = k + 2;
+        while (arg_end < match[k + 1] && !is_punct(t[arg_end], ","))
+          arg_end = is_punct(t[arg_end], "(") || is_punct(t[arg_end], "[") ? match[arg_end] + 1
+                                                                           : arg_end + 1;
+        for (std::size_t a = k + 2; a < arg_end; ++a)
+          if (is_ident(t[a], flag.c_str()) && values.one_lane_header(k) != leader) return false;
+        continue;
+      }
       if (!is_ident(t[k], flag.c_str()) || (k > 0 && is_punct(t[k - 1], "."))) continue;
       const std::size_t after = is_punct(t[k + 1], "[") ? match[k + 1] + 1 : k + 1;
       if (after >= kernel->close || !assignment_width(t, after)) continue;
-      const bool element = after > k + 1 || (k > 0 && is_punct(t[k - 1], "*"));  // (not `p = q`)
-      if (!element || (after > k + 1 && !values.same_in_threads(k + 2, after - 1))) return false;
+      if (after == k + 1 && (t[k - 1].kind == Token::ident || is_punct(t[k - 1], "*")) &&
+          !dereferenced(k))
+        continue;  // (its declaration: `volatile int* flags = flags_p;`)
+      const bool element = after > k + 1 || dereferenced(k);  // (not `p = q`)
+      if (!element || (after > k + 1 && !values.same_in_threads(k + 2, after - 1)) ||
+          values.one_lane_header(k) != leader)
+        return false;
     }
     return true;
   };
@@ -1334,8 +1386,10 @@ std::vector<SpinWait> spin_waits(const std::vector<Token>& t) {
         while (cast_end < e && !is_punct(t[cast_end], ")")) ++cast_end;
         std::size_t name = cast_end + 1;
         while (name < e && (is_punct(t[name], "(") || is_punct(t[name], "&"))) ++name;
-        return std::pair{
-            name < e && t[name].kind == Token::ident ? t[name].text : "a volatile cast", false};
+        const std::string read = name < e && t[name].kind == Token::ident ? t[name].text : "";
+        const auto in_shared = shared.find(read);  // (a __shared__ array's, through the cast)
+        return std::pair{read.empty() ? std::string("a volatile cast") : read,
+                         in_shared != shared.end() && in_shared->second.count(body) > 0};
       }
     }
     return std::nullopt;
@@ -1373,8 +1427,16 @@ std::vector<SpinWait> spin_waits(const std::vector<Token>& t) {
     if (!flag || cond == cond_end || acts(body, std::min(body_stop, t.size())) ||
         acts(cond, cond_end))
       continue;
+    const std::size_t fn = function_of[k];
+    bool stored = false;  // (a plain store to the flag in its function: `flags[tile] = 1;`)
+    for (std::size_t j = fn == kNone ? 0 : fn + 1;
+         fn != kNone && j + 1 < match[fn] && j + 1 < t.size() && !stored; ++j) {
+      if (!is_ident(t[j], flag->first.c_str()) || is_punct(t[j - 1], ".")) continue;
+      const std::size_t after = is_punct(t[j + 1], "[") ? match[j + 1] + 1 : j + 1;
+      stored = after < t.size() && assignment_width(t, after) && (after > j + 1 || dereferenced(j));
+    }
     found.push_back({cond, flag->first, flag->second,
-                     !flag->second && between_blocks(cond, cond_end, flag->first)});
+                     !flag->second && between_blocks(cond, cond_end, flag->first), stored});
   }
   return found;
 }

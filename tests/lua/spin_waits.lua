@@ -108,6 +108,50 @@ __global__ void grid_barrier(int* out, int* counter) {
       ((volatile int*)out)[next * blockDim.x + threadIdx.x];
 }
 ]])
+-- Set by another thread of the block, at a subscript the same in every thread, by a store, an
+-- atomic, or through a cast of shared memory; and a look-back at earlier blocks (its leader's
+-- flags), which keeps its mode.
+local same = cuda.module([[
+__global__ void store(volatile int* flags, int* out) {
+  if (threadIdx.x == 0) { while (flags[blockIdx.x] == 0) {} out[blockIdx.x] = 7; }
+  if (threadIdx.x == 32) flags[blockIdx.x] = 1;
+}
+__global__ void atomic(int* flags, int* out) {
+  if (threadIdx.x == 0) { while (((volatile int*)flags)[blockIdx.x] == 0) {} out[blockIdx.x] = 7; }
+  if (threadIdx.x == 32) atomicExch(&flags[blockIdx.x], 1);
+}
+__global__ void shared_cast(int* out) {
+  __shared__ int flag[1];
+  if (threadIdx.x == 0) flag[0] = 0;
+  __syncthreads();
+  if (threadIdx.x == 0) { while (((volatile int*)flag)[0] == 0) {} out[blockIdx.x] = 7; }
+  if (threadIdx.x == 32) ((volatile int*)flag)[0] = 1;
+}
+__global__ void look_back(const int* in, int* out, volatile int* flags) {
+  const int i = blockIdx.x * 64 + threadIdx.x;
+  if (threadIdx.x == 0 && blockIdx.x > 0) { while (flags[blockIdx.x - 1] == 0) {} }
+  __syncthreads();
+  out[i] = in[i] + (blockIdx.x > 0 ? out[i - 64] : 0);
+  __syncthreads();
+  if (threadIdx.x == 0) { __threadfence(); flags[blockIdx.x] = 1; }
+}
+]])
+for _, name in ipairs({ "store", "atomic", "shared_cast" }) do
+  local flags, seen = cuda.to_device(array.zeros(2, "int32")), cuda.to_device(array.zeros(2, "int32"))
+  if name == "shared_cast" then same[name][{ 2, 64 }](seen) else same[name][{ 2, 64 }](flags, seen) end
+  local hs = seen:copy_to_host()
+  assert(hs[1] == 7 and hs[2] == 7, name .. ": " .. tostring(hs))
+end
+local tiles = 40
+local ins, sums, lb = cuda.to_device(array.ones(64 * tiles, "int32")), cuda.device_array(64 * tiles, "int32"),
+                      cuda.to_device(array.zeros(tiles, "int32"))
+same.look_back[{ tiles, 64 }](ins, sums, lb)
+local hl = sums:copy_to_host()
+for t = 1, tiles do assert(hl[64 * t] == t, ("look-back tile %d: %d"):format(t, hl[64 * t])) end
+if cuda.backend() == "cpu" then
+  assert(same.look_back:info().threads == "regions", same.look_back:info().why)
+end
+
 local ready, x = cuda.to_device(array.zeros(4, "int32")), cuda.to_device(array.zeros(4))
 g.warps[{ 1, 128 }](ready, x)
 local xs, total = x:copy_to_host(), 0

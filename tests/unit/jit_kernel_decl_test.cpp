@@ -807,10 +807,20 @@ TEST(JitSpinWaits, LoopsWaitingOnSharedFlags) {
     return w.size() == 1 ? std::optional<bool>(w[0].between_blocks) : std::nullopt;
   };
   EXPECT_EQ(between("if (threadIdx.x == 0) { while (f[tile - 1] == 0) {} f[tile] = 1; }"), true);
-  EXPECT_EQ(between("atomicAdd(c, 1); while (((volatile int*)c)[0] < n) {}"), true);
+  EXPECT_EQ(between("volatile int* g = f;\n"
+                    "if (threadIdx.x == 0 && tile > 0) { while (g[tile - 1] == 0) {} }\n"
+                    "if (threadIdx.x == 0) g[tile] = 1;"),
+            true);  // (a declaration is no store; the leader's test may be a conjunct)
+  EXPECT_EQ(
+      between("if (threadIdx.x == 0) { atomicAdd(c, 1); while (((volatile int*)c)[0] < n) {} }"),
+      true);
+  EXPECT_EQ(between("atomicAdd(c, 1); while (((volatile int*)c)[0] < n) {}"), false);
   EXPECT_EQ(between("while (f[w - 1] == 0) {} f[w] = 1;"), false);
   EXPECT_EQ(between("if (w == 1) { while (f[0] == 0) {} } if (w == 0) f[w] = 1;"), false);
-  EXPECT_EQ(between("while (f[0] == 0) {} *f = 1;"), true);
+  EXPECT_EQ(between("if (threadIdx.x == 0) { while (f[0] == 0) {} *f = 1; }"), true);
+  EXPECT_EQ(
+      between("if (threadIdx.x == 0) { while (f[0] == 0) {} } if (threadIdx.x == 32) f[0] = 1;"),
+      false);  // (another thread of the block sets it)
   // scan_sync counts one as synchronisation, naming the flag and the condition's line.
   const SyncUse u = scan_sync("{\n  __shared__ volatile int ready;\n  while (!ready) {}\n}");
   EXPECT_TRUE(u.other_sync);
