@@ -66,7 +66,7 @@ inline grid_group this_grid() {
 // binary_partition and the dynamic tiled_partition return. Ranks count the mask's set bits.
 class coalesced_group {
  public:
-  coalesced_group() : mask_(__activemask()) {}
+  __attribute__((always_inline)) coalesced_group() : mask_(__activemask()) {}
   explicit coalesced_group(unsigned mask, unsigned meta_rank = 0, unsigned meta_size = 1)
       : mask_(mask), meta_rank_(meta_rank), meta_size_(meta_size) {}
   unsigned size() const { return __popc(mask_); }
@@ -121,7 +121,7 @@ class coalesced_group {
   unsigned mask_;
   unsigned meta_rank_ = 0, meta_size_ = 1;
 };
-inline coalesced_group coalesced_threads() {
+__attribute__((always_inline)) inline coalesced_group coalesced_threads() {
   return {};
 }
 

@@ -41,7 +41,11 @@ inline int __syncthreads_or(int p) {
 
 // ---- Warp operations (32 lanes; exited lanes are inactive) ------------------------------------
 namespace kiln_cpu {
-inline unsigned long long warp_op(int op, unsigned mask, unsigned long long v, int param, int width) {
+// (always inlined, as __activemask and coalesced_threads are: the runtime tells a call by its
+// return address, which -O0 would leave in these wrappers, one for every call)
+__attribute__((always_inline)) inline unsigned long long warp_op(int op, unsigned mask,
+                                                                 unsigned long long v, int param,
+                                                                 int width) {
   return tls.api->warp(tls.exec, op, mask, v, param, width);
 }
 // Shuffles any trivially copyable value, 8 bytes at a time.
@@ -83,7 +87,7 @@ inline int __all_sync(unsigned mask, int p) {
 }
 inline int __uni_sync(unsigned mask, int p) { return __all_sync(mask, p) || !__any_sync(mask, p); }
 inline void __syncwarp(unsigned mask = 0xffffffffu) { kiln_cpu::warp_op(kiln_cpu::warp_sync, mask, 0, 0, 32); }
-inline unsigned __activemask() {
+__attribute__((always_inline)) inline unsigned __activemask() {
   return unsigned(kiln_cpu::warp_op(kiln_cpu::warp_activemask, 0xffffffffu, 0, 0, 32));
 }
 template <class T>

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 #include "runtime/error.h"
@@ -570,10 +571,11 @@ void BlockRunner::unjoined_source(const Warp& w, unsigned lane) const {
 
 // Completes the warp operation of the lanes named by mask once all its live lanes are waiting
 // at one with the same mask (lanes that exited do not count). Lanes at __activemask go first,
-// each call's lanes apart: a GPU's converged lanes, those of one branch of divergent code
-// (`if (v & 1) r = __ballot_sync(__activemask(), p); else ...`), the others waiting on for
-// their own operation. Lanes at a lockstep pointer's read (after_stores) wait on while others
-// complete: the warp's stores come first.
+// one call's lanes at a time: a GPU's converged lanes, those of one branch of divergent code
+// (`if (v & 1) r = __ballot_sync(__activemask(), p); else ...`), the others waiting on. The
+// call first in the code goes first (a branch's before the one after it, which the branch's
+// lanes then reach too, as a GPU's warp reconverges there). Lanes at a lockstep pointer's read
+// (after_stores) wait on while others complete: the warp's stores come first.
 bool BlockRunner::try_complete(Warp& w, unsigned mask) {
   unsigned group = mask & w.live;
   if ((w.waiting & group) != group) return false;
@@ -587,15 +589,19 @@ bool BlockRunner::try_complete(Warp& w, unsigned mask) {
     complete(w, stores ? stores : group);
     return true;
   }
-  while (at_activemask) {  // (a call by its return address)
-    const void* call = w.code[std::countr_zero(at_activemask)];
-    unsigned same = 0;
-    for (unsigned j = 0; j < 32; ++j)
-      if ((at_activemask >> j & 1) && w.code[j] == call) same |= 1u << j;
-    complete(w, same);
-    at_activemask &= ~same;
-  }
+  complete(w, first_call(w, at_activemask));
   return true;
+}
+
+// Of lanes, those waiting at the call first in the code (by its return address).
+unsigned BlockRunner::first_call(const Warp& w, unsigned lanes) {
+  const void* call = nullptr;
+  for (unsigned j = 0; j < 32; ++j)
+    if ((lanes >> j & 1) && (!call || std::less<>()(w.code[j], call))) call = w.code[j];
+  unsigned same = 0;
+  for (unsigned j = 0; j < 32; ++j)
+    if ((lanes >> j & 1) && w.code[j] == call) same |= 1u << j;
+  return same;
 }
 
 // The lanes of group waiting at a lockstep pointer's read (cpu_sync.h lockstep_ref).
@@ -688,7 +694,7 @@ bool BlockRunner::release_divergent_activemask() {
       if ((w.waiting >> j & 1) && w.op[j] == kiln_cpu::warp_activemask) group |= 1u << j;
     if (group == 0) continue;
     const unsigned stores = group & ~after_stores(w, group);  // (the stores first, as above)
-    complete(w, stores ? stores : group);
+    complete(w, stores ? first_call(w, stores) : group);
     released = true;
   }
   return released;

@@ -105,6 +105,7 @@ class BlockRunner final : public OverflowCatcher {
   void release_barrier();
   bool try_complete(Warp& w, unsigned mask);
   static unsigned after_stores(const Warp& w, unsigned group);
+  static unsigned first_call(const Warp& w, unsigned lanes);
   void complete(Warp& w, unsigned group);
   bool release_divergent_activemask();
   std::string where(unsigned fiber) const;

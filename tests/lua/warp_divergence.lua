@@ -27,6 +27,15 @@ __global__ void cases(const int* x, unsigned* out) {
   }
   out[i] = r;
 }
+__global__ void after_if(const int* x, unsigned* out) {
+  const unsigned lane = threadIdx.x % 32;
+  unsigned inside = 0;
+  if (lane < 5) inside = __popc(__activemask());
+  const unsigned m = __activemask();  // (reconverged: the whole warp)
+  out[threadIdx.x] = __ballot_sync(m, x[threadIdx.x] > 0);
+  out[blockDim.x + threadIdx.x] = m;
+  out[2 * blockDim.x + threadIdx.x] = inside;
+}
 __global__ void counters(const int* x, int* counts, int* slots) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int v = x[i], c = v & 1;
@@ -88,5 +97,30 @@ for i = 1, n do  -- each class's slots: 0 .. its count - 1, once each
   local c, s = a[i] % 2, hs[i]
   assert(s >= 0 and s < total[c] and not seen[c][s], ("slot %d of element %d"):format(s, i))
   seen[c][s] = true
+end
+local pos = cuda.to_device(array.ones(32, "int32"))
+local ao = cuda.device_array(96, "uint32")
+m.after_if[{ 1, 32 }](pos, ao)
+local ha = ao:copy_to_host()
+for l = 0, 31 do
+  assert(ha[l + 1] == 0xffffffff and ha[32 + l + 1] == 0xffffffff and ha[64 + l + 1] == (l < 5 and 5 or 0),
+         ("after_if lane %d: %x %x %d"):format(l, ha[l + 1], ha[32 + l + 1], ha[64 + l + 1]))
+end
+
+-- At -O0 too (the calls are told apart by their return address: the wrappers are inlined).
+local o0 = cuda.module([[
+__global__ void branches(const int* x, unsigned* out) {
+  const int v = x[threadIdx.x];
+  if (v & 1) out[threadIdx.x] = 100 + __popc(__activemask());
+  else out[threadIdx.x] = __popc(__activemask());
+}]], { options = { "-O0" } })
+local bits = array.zeros(32, "int32")
+for l = 1, 32 do bits[l] = l % 3 == 0 and 1 or 0 end
+o0.branches[{ 1, 32 }](cuda.to_device(bits), o)
+local odd = 0
+for l = 1, 32 do odd = odd + bits[l] end
+local ho = o:copy_to_host()
+for l = 1, 32 do
+  assert(ho[l] == (bits[l] == 1 and 100 + odd or 32 - odd), ("-O0 lane %d: %d"):format(l - 1, ho[l]))
 end
 print("ok")
