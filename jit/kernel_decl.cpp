@@ -385,7 +385,13 @@ std::vector<bool> conditional_lines(std::string_view source) {
 
 std::string plain_lambdas(std::string_view source) {
   std::string out(source);
-  if (source.find("__device__") == std::string_view::npos) return out;
+  bool annotated = false;  // (a quick look first: `]`, blanks, `__`)
+  for (std::size_t at = source.find(']'); at != std::string_view::npos && !annotated;
+       at = source.find(']', at + 1)) {
+    const std::size_t next = source.find_first_not_of(" \t\r\n", at + 1);
+    annotated = next != std::string_view::npos && source.substr(next, 2) == "__";
+  }
+  if (!annotated) return out;
   const std::vector<Token> t = code_tokens(source);
   for (std::size_t k = 0; k + 1 < t.size(); ++k) {
     if (!is_punct(t[k], "]")) continue;

@@ -310,9 +310,11 @@ CompileResult Nvrtc::compile(const CompileRequest& request,
   const Api& a = *api_;
   std::string filename = request.filename.empty() ? "kernel.cu" : request.filename;
   std::vector<const char*> header_names, header_sources;
+  std::vector<std::string> plain_headers;  // (their lambdas too: plain_lambdas)
+  plain_headers.reserve(headers.size());
   for (const auto& [name, text] : headers) {
     header_names.push_back(name.c_str());
-    header_sources.push_back(text.c_str());
+    header_sources.push_back(plain_headers.emplace_back(plain_lambdas(text)).c_str());
   }
   std::vector<std::string> options;
   if (!has_std_option(request.options))
