@@ -27,7 +27,9 @@
 
 namespace kiln::cpu {
 
-inline constexpr std::size_t kFiberStackBytes = 64 * 1024;
+// A GPU thread may use up to 512 KiB of local memory (a solver's per-thread work arrays): each
+// fiber gets as much, reserved (MAP_NORESERVE) and only backed where the kernel touches it.
+inline constexpr std::size_t kFiberStackBytes = 512 * 1024;
 // Loop and region modes: a block's threads share one stack (in region mode their barrier-level
 // variables too, one array each), guarded like the fiber stacks.
 inline constexpr std::size_t kBlockStackBytes = 8 * 1024 * 1024;

@@ -443,6 +443,34 @@ __global__ void k(int* out) {
   }
 }
 
+// A thread's local array of 96 KB (a solver's work array; CUDA allows 512 KB of local memory)
+// fits in every mode: it overflowed the fibers' 64 KiB stacks.
+TEST_P(CpuBarrier, LargeLocalArraysFit) {
+  Built b = build_in_mode(R"(
+__global__ void k(const double* in, double* out) {
+  __shared__ double s[32];
+  double work[12000];
+  for (int i = 0; i < 12000; ++i) work[i] = in[(threadIdx.x + i) % 64];
+  s[threadIdx.x] = 0;
+  __syncthreads();
+  double acc = 0;
+  for (int i = 0; i < 12000; ++i) acc += work[(i * 7) % 12000];
+  s[threadIdx.x] = acc;
+  __syncthreads();
+  out[threadIdx.x] = s[31 - threadIdx.x];
+})",
+                          "k");
+  std::vector<double> in(64);
+  for (int i = 0; i < 64; ++i) in[i] = i % 5;
+  Buffer<double> din(in), out(32, -1.0);
+  launch(*b.kernel, {1}, {32}, 0, din.p, out.p);
+  for (int t = 0; t < 32; ++t) {
+    double acc = 0;
+    for (int i = 0; i < 12000; ++i) acc += in[(31 - t + (i * 7) % 12000) % 64];
+    ASSERT_EQ(out.host()[t], acc) << t;
+  }
+}
+
 TEST_P(CpuBarrier, FiberStackOverflowIsReported) {
   Built b = build_in_mode(std::string(kDeepRecursion) + R"(
 __global__ void k(int* out, int depth) {
@@ -458,7 +486,7 @@ __global__ void k(int* out, int depth) {
   } catch (const Error& e) {
     std::string m = e.what();
     EXPECT_NE(m.find(GetParam() == "regions" ? "overflowed its block's 8 MiB stack"
-                                             : "overflowed its 64 KiB fiber stack"),
+                                             : "overflowed its 512 KiB fiber stack"),
               std::string::npos)
         << m;
     EXPECT_NE(m.find("thread (5,0,0) of block (0,0,0)"), std::string::npos) << m;
