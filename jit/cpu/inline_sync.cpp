@@ -193,6 +193,49 @@ class Inliner {
     return free;
   }
 
+  // The source with each synchronising function's early returns at its body's top level made
+  // the branches of an if/else that ends it, or nullopt when there are none: `if (t >= 32)
+  // return 0.f; v = warp_sum(v); return v;` becomes `if (t >= 32) return 0.f; else { v =
+  // warp_sum(v); return v; }`, which inline_call takes (a block sum whose other warps leave
+  // early ran as fibers, 11x slower). Lines kept.
+  std::optional<std::string> else_after_early_returns() {
+    find_functions();
+    std::vector<std::pair<std::size_t, std::string>> inserts;  // (offset, text), in order
+    for (const Function& f : functions_) {
+      if (!f.syncs || f.refused != "a return before the end of its body") continue;
+      std::size_t opened = 0;
+      for (std::size_t k = f.body + 1; k < f.end;) {
+        const std::size_t next = top_statement_end(k, f.end);
+        if (next == npos || next > f.end) {
+          opened = 0;
+          break;
+        }
+        if (is_ident(x_.t[k], "if") && x_.punct(k + 1, "(") && next < f.end &&
+            next == statement_after(x_.match[k + 1] + 1) &&
+            returns_at_end(x_.match[k + 1] + 1, next)) {
+          inserts.emplace_back(x_.t[next - 1].end, " else {");
+          ++opened;
+        }
+        k = next;
+      }
+      if (opened == 0) {
+        while (!inserts.empty() && inserts.back().first > x_.t[f.body].begin) inserts.pop_back();
+        continue;
+      }
+      inserts.emplace_back(x_.t[f.end].begin, std::string(opened, '}') + " ");
+    }
+    if (inserts.empty()) return std::nullopt;
+    std::string out;
+    std::size_t done = 0;
+    for (const auto& [offset, text] : inserts) {
+      out.append(src_.substr(done, offset - done));
+      out += text;
+      done = offset;
+    }
+    out.append(src_.substr(done));
+    return out;
+  }
+
   // The source with the synchronising functions that nothing names any more blanked.
   std::string without_unused() {
     find_functions();
@@ -442,6 +485,55 @@ class Inliner {
       if (!branch) return false;
       ++k;
     }
+  }
+
+  // Whether the statement [b, e) ends with a return: `return v;`, or a block whose last
+  // statement is one.
+  bool returns_at_end(std::size_t b, std::size_t e) const {
+    std::size_t last = e - 1;  // its ';', or its block's '}'
+    if (x_.punct(b, "{")) {
+      if (x_.match[b] != e - 1 || e < b + 3) return false;
+      last = e - 2;
+    }
+    if (!x_.punct(last, ";")) return false;
+    std::size_t start = last;  // back to the statement's start
+    while (start > b && !x_.punct(start - 1, ";") && !x_.punct(start - 1, "{") &&
+           !x_.punct(start - 1, "}"))
+      --start;
+    return is_ident(x_.t[start], "return");
+  }
+
+  // One past the statement starting at token k at a function body's top level (ending by
+  // limit): a block, an if with its else, a loop or switch with its body, a do-while, or one
+  // ending at ';'; npos when it cannot tell.
+  std::size_t top_statement_end(std::size_t k, std::size_t limit) const {
+    if (k >= limit) return npos;
+    if (x_.punct(k, "{")) return x_.match[k] == npos ? npos : x_.match[k] + 1;
+    if (is_ident(x_.t[k], "if") && x_.punct(k + 1, "(") && x_.match[k + 1] != npos) {
+      const std::size_t then_end = top_statement_end(x_.match[k + 1] + 1, limit);
+      if (then_end == npos || then_end >= limit) return then_end;
+      return is_ident(x_.t[then_end], "else") ? top_statement_end(then_end + 1, limit) : then_end;
+    }
+    if ((is_ident(x_.t[k], "for") || is_ident(x_.t[k], "while") || is_ident(x_.t[k], "switch")) &&
+        x_.punct(k + 1, "(") && x_.match[k + 1] != npos)
+      return top_statement_end(x_.match[k + 1] + 1, limit);
+    if (is_ident(x_.t[k], "do")) {
+      const std::size_t body_end = top_statement_end(k + 1, limit);
+      if (body_end == npos || body_end + 1 >= limit || !is_ident(x_.t[body_end], "while") ||
+          !x_.punct(body_end + 1, "(") || x_.match[body_end + 1] == npos)
+        return npos;
+      const std::size_t semi = x_.match[body_end + 1] + 1;
+      return x_.punct(semi, ";") ? semi + 1 : npos;
+    }
+    for (std::size_t j = k; j < limit; ++j) {
+      if (x_.match[j] != npos && (x_.punct(j, "(") || x_.punct(j, "[") || x_.punct(j, "{")))
+        j = x_.match[j];
+      else if (x_.punct(j, "}"))
+        return npos;
+      else if (x_.punct(j, ";"))
+        return j + 1;
+    }
+    return npos;
   }
 
   // One past the statement starting at token k (a block, an if with its else, or one ending
@@ -718,6 +810,7 @@ std::string inline_sync_functions(std::string_view source) {
   std::string current(source);
   int counter = 0;
   bool changed = false;
+  if (auto branched = Inliner(current).else_after_early_returns()) current = std::move(*branched);
   for (int pass = 0; pass < kMaxPasses; ++pass) {
     auto next = Inliner(current).pass(counter);
     if (!next) break;

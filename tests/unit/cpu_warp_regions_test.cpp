@@ -42,8 +42,8 @@ __global__ void k(float* x, int* c) {
   EXPECT_NE(out.find("x[threadIdx.x] += ("), std::string::npos) << out;
   EXPECT_NE(out.find("for (int kiln_i1_o = 16;"), std::string::npos) << out;  // locals renamed
   EXPECT_NE(out.find("#define FULL"), std::string::npos);
-  // What cannot be inlined is left as written: an overloaded function, a return before the
-  // end, an output parameter, a recursive function; a call inside an expression where moving
+  // What cannot be inlined is left as written: an overloaded function, an output parameter, a
+  // recursive function; a call inside an expression where moving
   // it before the statement could change what runs (a condition, &&, a comma between
   // declarators, an unevaluated operand). (The body of an unbraced if: below.)
   for (const std::string body : {
@@ -53,7 +53,6 @@ __global__ void k(float* x, int* c) {
            "float a = x[1], b = warp_sum(a); x[0] = b;",
            "x[0] = sizeof(warp_sum(x[0]));",
            "x[0] = over(x[0]);",
-           "x[0] = early(x[0]);",
            "float r; out(x[0], r); x[0] = r;",
            "x[0] = rec(x[0]);",
        }) {
@@ -61,7 +60,6 @@ __global__ void k(float* x, int* c) {
 __device__ float warp_sum(float v) { return __shfl_xor_sync(~0u, v, 1) + v; }
 __device__ float over(float v) { return __shfl_xor_sync(~0u, v, 1); }
 __device__ int over(int v) { return __shfl_xor_sync(~0u, v, 1); }
-__device__ float early(float v) { if (v > 0) return v; return __shfl_xor_sync(~0u, v, 1); }
 __device__ void out(float v, float& r) { r = __shfl_xor_sync(~0u, v, 1); }
 __device__ float rec(float v) { if (v > 1) v = rec(v / 2); return __shfl_xor_sync(~0u, v, 1); }
 __global__ void k(float* x) { )" +
@@ -89,7 +87,7 @@ std::pair<std::vector<int>, std::vector<int>> both_ways(const std::string& src,
 
 // A function whose returns end its body or the branches of an if/else that does (simpleCooperative-
 // Groups' sumReduction: `if (rank == 0) return val; else return -1;`) is inlined too, each
-// return an assignment; one returning before other code is not. Against the host and fibers.
+// return an assignment; one returning inside a loop is not. Against the host and fibers.
 TEST(CpuInlineSync, ReturnsInTrailingBranchesAreInlined) {
   const std::string src = R"(
 __device__ int neighbour(int v, int* s) {
@@ -119,10 +117,9 @@ __global__ void k(const int* in, int* out) {
     ASSERT_EQ(regions[i], t == 0 ? in[i + 1] * 100 : t < 8 ? in[i - 1] : -1) << i;
   }
   EXPECT_EQ(regions, fibers);
-  // Not: a return followed by more code, a return in a loop.
+  // Not: a return in a loop (one followed by more code: EarlyReturnsBecomeBranches).
   for (const std::string body :
-       {"if (v > 0) return v; __syncthreads(); return -v;",
-        "for (int i = 0; i < v; ++i) { __syncthreads(); return i; } return 0;"}) {
+       {"for (int i = 0; i < v; ++i) { __syncthreads(); return i; } return 0;"}) {
     const std::string s2 =
         "__device__ int f(int v) { " + body + " }\n__global__ void k(int* x) { x[0] = f(x[1]); }";
     EXPECT_EQ(cpu::inline_sync_functions(s2), s2) << body;
@@ -206,6 +203,49 @@ __global__ void k(const int* in, int* out) {
       "}\n"
       "__global__ void k(float* x) { x[0] = 1 + warp_sum<float>(x[0]); }";
   EXPECT_EQ(cpu::inline_sync_functions(dependent), dependent);
+}
+
+// Early returns at a function body's top level (a block sum whose warps but the first leave
+// before the shuffle tail) become if/else branches, and the function is inlined: the kernel ran
+// as fibers, 11x slower. A return inside a loop still keeps the function a call.
+TEST(CpuInlineSync, EarlyReturnsBecomeBranches) {
+  const std::string src = R"(
+__device__ int block_sum(int* s, int v) {
+  const int t = threadIdx.x;
+  s[t] = v;
+  __syncthreads();
+  for (int st = blockDim.x / 2; st > 32; st >>= 1) {
+    if (t < st) s[t] += s[t + st];
+    __syncthreads();
+  }
+  if (t >= 32) return -1;
+  int r = s[t] + s[t + 32];
+  if (r == 12345) { return 0; }
+  for (int off = 16; off > 0; off >>= 1) r += __shfl_down_sync(0xffffffffu, r, off);
+  return r;
+}
+__global__ void k(const int* in, int* out) {
+  __shared__ int s[128];
+  const int v = in[blockIdx.x * blockDim.x + threadIdx.x];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = block_sum(s, v);
+})";
+  const std::string out = cpu::inline_sync_functions(src);
+  EXPECT_EQ(lines(out), lines(src));
+  EXPECT_EQ(out.find("block_sum"), std::string::npos) << out;
+  std::vector<int> in(256);
+  for (int i = 0; i < 256; ++i) in[i] = (i * 13) % 29 - 7;
+  auto [regions, fibers] = both_ways(src, in, 128);
+  for (int b = 0; b < 2; ++b) {
+    const int sum = std::accumulate(in.begin() + b * 128, in.begin() + b * 128 + 128, 0);
+    ASSERT_EQ(regions[b * 128], sum) << b;
+    for (int t = 32; t < 128; ++t) ASSERT_EQ(regions[b * 128 + t], -1) << b << "," << t;
+  }
+  EXPECT_EQ(regions, fibers);
+  const std::string in_loop =
+      "__device__ int f(int v) { for (int i = 0; i < 3; ++i) { if (v > i) return v; } "
+      "return __shfl_xor_sync(~0u, v, 1); }\n"
+      "__global__ void k(int* x) { x[threadIdx.x] = f(x[threadIdx.x]); }";
+  EXPECT_EQ(cpu::inline_sync_functions(in_loop), in_loop);
 }
 
 // A synchronising call inside the body of an unbraced if, else or loop (NVIDIA's warp-aggregated
