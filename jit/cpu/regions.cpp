@@ -2785,6 +2785,12 @@ RegionRewrite form_regions_by_kernel(std::string_view source, const std::set<std
         if (n.name == m.name && n.at > body.open && n.at < body.close)
           (n.define ? from : to) = n.at, defined_here = defined_here || n.define;
       if (!defined_here) return "an #undef of '" + m.name + "', defined outside the kernel";
+      // (a later region may recompute what the macro gave: `int a = N * t;` read after a barrier)
+      if (!m.define)
+        for (std::size_t k = at(m.at); k < toks.size() && toks[k].begin < body.close; ++k)
+          if (toks[k].kind == Token::ident &&
+              (toks[k].text.starts_with("__syncthreads") || region_warp_operation(toks[k].text)))
+            return "an #undef of '" + m.name + "' before a barrier";
       for (std::size_t k = at(body.open); k < toks.size() && toks[k].begin < body.close; ++k)
         if (is_ident(toks[k], m.name.c_str()) && (toks[k].begin < from || toks[k].begin > to))
           return "'" + m.name + "' named outside its #define and #undef";

@@ -2427,8 +2427,9 @@ __global__ void k(int* out) {
   for (int t = 0; t < 32; ++t) ASSERT_EQ(o[t], 3 * (31 - t) + 3 * t) << t;
 }
 
-// A macro defined twice, or undefined where the file defined it, is declined: a variable the
-// rewrite recomputes in a later region would expand the later definition (a was 4, not 1).
+// A macro defined twice, undefined where the file defined it, or undefined before a barrier, is
+// declined: a variable the rewrite recomputes in a later region would expand the later
+// definition, or what the name means after the #undef (a was 4, or 100, not 1).
 TEST(CpuRegions, KernelMacroRedefinitionsAreDeclined) {
   const std::pair<const char*, const char*> cases[] = {
       {R"(
@@ -2455,6 +2456,18 @@ __global__ void k(int* out) {
   out[threadIdx.x] = a + s[31 - threadIdx.x];
 })",
        "an #undef of 'HALF', defined outside the kernel"},
+      {R"(
+constexpr int SCALE = 100;
+__global__ void k(int* out) {
+  __shared__ int s[32];
+#define SCALE 1
+  int a = SCALE;
+#undef SCALE
+  s[threadIdx.x] = 4;
+  __syncthreads();
+  out[threadIdx.x] = a + s[31 - threadIdx.x];
+})",
+       "an #undef of 'SCALE' before a barrier"},
   };
   for (const auto& [src, why] : cases) {
     Built b = build(src, "k");
