@@ -1021,43 +1021,48 @@ bool Kernel::names_grid() const {
 }
 
 bool Kernel::spins_on_global_memory() const {
-  // In this kernel's body, or in a function outside the kernels' bodies that its body names.
+  // In this kernel's body, or in a function outside the kernels' bodies that it reaches.
   const std::string& text = source_->text();
   if (text.find("volatile") == std::string::npos) return false;
   const std::vector<Token> toks = lex(text);
   const std::vector<std::size_t> match = pair_groups(toks);
   const std::vector<KernelBody> bodies = find_kernel_bodies(text);
-  auto body_names = [&](const std::string& function) {
-    for (const KernelBody& b : bodies)
-      if (b.name == name() &&
-          !find_identifier(std::string_view(text).substr(b.open, b.close - b.open), function)
-               .empty())
-        return true;
-    return false;
+  struct Function {
+    std::string name;
+    std::size_t open, close;  // its body's braces, as tokens
   };
-  for (const SpinWait& s : spin_waits(toks)) {
-    if (s.shared || (s.between_blocks && s.stored)) continue;  // (a look-back: see SpinWait)
-    const std::size_t at = toks[s.condition].begin;
-    const auto body = std::find_if(bodies.begin(), bodies.end(), [&](const KernelBody& b) {
-      return b.open < at && at < b.close;
-    });
-    if (body != bodies.end()) {
-      if (body->name == name()) return true;
-      continue;
-    }
-    // (the function around it: the outermost '{' holding it, after `name(...)`)
-    std::size_t open = toks.size();
-    for (std::size_t k = 0; k < s.condition; ++k)
-      if (is_punct(toks[k], "{") && match[k] > s.condition && match[k] < toks.size()) {
-        open = k;
-        break;
-      }
-    if (open == toks.size() || open < 2 || !is_punct(toks[open - 1], ")")) return true;
-    std::size_t paren = open - 1;
-    while (paren > 0 && !(is_punct(toks[paren], "(") && match[paren] == open - 1)) --paren;
-    if (paren == 0 || toks[paren - 1].kind != Token::ident || body_names(toks[paren - 1].text))
-      return true;
+  std::vector<Function> functions;  // outside the kernels: `name(...) {` at the top level
+  for (std::size_t k = 1; k < toks.size(); ++k) {
+    if (!is_punct(toks[k], "{") || match[k] >= toks.size() || !is_punct(toks[k - 1], ")")) continue;
+    std::size_t paren = k - 1;
+    while (paren > 0 && !(is_punct(toks[paren], "(") && match[paren] == k - 1)) --paren;
+    const bool kernel = std::any_of(bodies.begin(), bodies.end(),
+                                    [&](const KernelBody& b) { return b.open == toks[k].begin; });
+    if (!kernel && paren > 0 && toks[paren - 1].kind == Token::ident)
+      functions.push_back({toks[paren - 1].text, k, match[k]});
+    k = match[k];  // (its body is no top level)
   }
+  std::set<std::string> spinning;  // the functions that spin, and those that call them
+  for (const SpinWait& s : spin_waits(toks)) {
+    if (s.shared || s.look_back) continue;
+    const std::size_t at = toks[s.condition].begin;
+    for (const KernelBody& b : bodies)
+      if (b.open < at && at < b.close && b.name == name()) return true;
+    for (const Function& f : functions)
+      if (f.open < s.condition && s.condition < f.close) spinning.insert(f.name);
+  }
+  for (bool grew = !spinning.empty(); grew;) {
+    grew = false;
+    for (const Function& f : functions)
+      for (std::size_t k = f.open + 1; k < f.close && !spinning.count(f.name); ++k)
+        if (toks[k].kind == Token::ident && spinning.count(toks[k].text))
+          grew = spinning.insert(f.name).second || grew;
+  }
+  for (const KernelBody& b : bodies)
+    if (b.name == name())
+      for (const std::string& f : spinning)
+        if (!find_identifier(std::string_view(text).substr(b.open, b.close - b.open), f).empty())
+          return true;
   return false;
 }
 

@@ -830,6 +830,27 @@ class ThreadValues {
   // ever assigned threadIdx.x (`int tid = threadIdx.x; ... if (tid == 0)`). Such code, a
   // block's leader publishing or awaiting a flag, has no lanes to keep in step.
   bool in_one_lane(std::size_t k) const { return !one_lane_header(k).empty(); }
+  // The tests of every branch around token k whose header varies between threads, each of
+  // their `&&` operands that varies, as text and in order, when one of them makes k run in at
+  // most one lane (`threadIdx.x==0`, `threadIdx.y==1`...); else "". Two tokens with the same run
+  // in the same thread of each block.
+  std::string leader_tests(std::size_t k) const {
+    if (!in_one_lane(k)) return "";
+    std::string tests;
+    for (const Control& c : controls_) {
+      if (!c.holds(k)) continue;
+      if (c.kind != Kind::branch) {  // (a varying loop: its iterations are not one thread's)
+        if (!same_in_threads(c.header_begin, c.header_end)) return "";
+        continue;
+      }
+      for (const auto& [b, e] : conjuncts(c.header_begin, c.header_end)) {
+        if (same_in_threads(b, e)) continue;
+        for (std::size_t j = b; j < e; ++j) tests += t_[j].text;
+        tests += ";";
+      }
+    }
+    return tests;
+  }
   // The test of such an `if` around token k, as text (`threadIdx.x==0`, of `threadIdx.x == 0 &&
   // blockIdx.x > 0` too), the innermost, or "".
   std::string one_lane_header(std::size_t k) const {
@@ -1349,30 +1370,45 @@ std::vector<SpinWait> spin_waits(const std::vector<Token>& t) {
     if (!parameter && values.varies(flag)) return false;
     for (std::size_t k = b; k < e; ++k)  // (the subscripts it reads at)
       if (is_punct(t[k], "[") && !values.same_in_threads(k + 1, match[k])) return false;
-    const std::string leader = values.one_lane_header(b);
+    const std::string leader = values.leader_tests(b);
     if (leader.empty()) return false;
+    // Every other use of the flag: a read, its declaration, or a store (an element, `*flag`,
+    // an atomic's target) by the same leader. Anything else (passed to a call, an alias, an
+    // address computed from it) may be another thread's store: not between blocks.
+    std::string declared_from;  // (`volatile int* flags = flags_p;`: flags_p is it too)
     for (std::size_t k = kernel->open + 1; k + 1 < kernel->close; ++k) {
-      // (an atomic on it is a store, `atomicExch(flag, 1)`: by the same leader, a count)
-      if (t[k].kind == Token::ident && t[k].text.starts_with("atomic") && is_punct(t[k + 1], "(") &&
-          match[k + 1] < kernel->close) {
-        std::size_t arg_end = k + 2;
-        while (arg_end < match[k + 1] && !is_punct(t[arg_end], ","))
-          arg_end = is_punct(t[arg_end], "(") || is_punct(t[arg_end], "[") ? match[arg_end] + 1
-                                                                           : arg_end + 1;
-        for (std::size_t a = k + 2; a < arg_end; ++a)
-          if (is_ident(t[a], flag.c_str()) && values.one_lane_header(k) != leader) return false;
+      if (k >= b && k < e) continue;  // (the spin's own read)
+      const bool alias = !declared_from.empty() && is_ident(t[k], declared_from.c_str());
+      if ((!is_ident(t[k], flag.c_str()) && !alias) || is_punct(t[k - 1], ".") ||
+          is_punct(t[k - 1], "->"))
+        continue;
+      const std::size_t after = is_punct(t[k + 1], "[") ? match[k + 1] + 1 : k + 1;
+      if (!alias && after == k + 1 && is_punct(t[k + 1], "=") && !dereferenced(k) &&
+          (t[k - 1].kind == Token::ident || is_punct(t[k - 1], "*"))) {
+        if (t[k + 2].kind == Token::ident && (is_punct(t[k + 3], ";") || is_punct(t[k + 3], ",")))
+          declared_from = t[k + 2].text;  // (its declaration)
         continue;
       }
-      if (!is_ident(t[k], flag.c_str()) || (k > 0 && is_punct(t[k - 1], "."))) continue;
-      const std::size_t after = is_punct(t[k + 1], "[") ? match[k + 1] + 1 : k + 1;
-      if (after >= kernel->close || !assignment_width(t, after)) continue;
-      if (after == k + 1 && (t[k - 1].kind == Token::ident || is_punct(t[k - 1], "*")) &&
-          !dereferenced(k))
-        continue;  // (its declaration: `volatile int* flags = flags_p;`)
-      const bool element = after > k + 1 || dereferenced(k);  // (not `p = q`)
-      if (!element || (after > k + 1 && !values.same_in_threads(k + 2, after - 1)) ||
-          values.one_lane_header(k) != leader)
-        return false;
+      if (alias && is_punct(t[k + 1], ";") && is_punct(t[k - 1], "=")) continue;
+      // An atomic's target: `atomicExch(flag, 1)`, `atomicAdd(&flag[i], 1)`.
+      std::size_t call = k;
+      while (call > kernel->open && (is_punct(t[call - 1], "&") || is_punct(t[call - 1], "(")))
+        --call;
+      const bool atomic_target = call < k && is_punct(t[call], "(") &&
+                                 t[call - 1].kind == Token::ident &&
+                                 t[call - 1].text.starts_with("atomic") &&
+                                 (is_punct(t[after], ",") || is_punct(t[after], ")"));
+      const bool stored = atomic_target || (after < kernel->close && assignment_width(t, after) &&
+                                            (after > k + 1 || dereferenced(k)));
+      if (stored) {
+        if ((after > k + 1 && !values.same_in_threads(k + 2, after - 1)) ||
+            values.leader_tests(k) != leader)
+          return false;
+        continue;
+      }
+      const bool read = after > k + 1 && !is_punct(t[k - 1], "&") && !is_punct(t[after], "=") &&
+                        !(is_punct(t[after], "+") || is_punct(t[after], "-"));
+      if (!read) return false;
     }
     return true;
   };
@@ -1441,8 +1477,14 @@ std::vector<SpinWait> spin_waits(const std::vector<Token>& t) {
       const std::size_t after = is_punct(t[j + 1], "[") ? match[j + 1] + 1 : j + 1;
       stored = after < t.size() && assignment_width(t, after) && (after > j + 1 || dereferenced(j));
     }
-    found.push_back({cond, flag->first, flag->second,
-                     !flag->second && between_blocks(cond, cond_end, flag->first), stored});
+    bool backward = false;  // (a subscript below another: `flags[tile - 1]`)
+    for (std::size_t j = cond; j < cond_end; ++j)
+      if (is_punct(t[j], "[") && match[j] < cond_end)
+        for (std::size_t m = j + 1; m < match[j]; ++m)
+          backward = backward || (is_punct(t[m], "-") && !is_punct(t[m + 1], ">") &&
+                                  !is_punct(t[m + 1], "-") && !is_punct(t[m - 1], "-"));
+    const bool between = !flag->second && between_blocks(cond, cond_end, flag->first);
+    found.push_back({cond, flag->first, flag->second, between, between && stored && backward});
   }
   return found;
 }

@@ -146,11 +146,11 @@ struct SpinWait {
   // the same in every thread (`while (flags[tile - 1] == 0) {}` ... `flags[tile] = 1;`, a
   // chained scan's look-back). Its kernel's threads need not yield: it keeps its plan.
   bool between_blocks = false;
-  // Whether its function stores to the flag (`flags[tile] = 1;`). Blocks that wait for flags
-  // other blocks store wait for earlier blocks (a look-back), which run first; one that waits
-  // for a count others add to (a hand-made grid barrier) or for anything else needs them all
-  // running at once (LaunchConfig::resident).
-  bool stored = false;
+  // A look-back: between blocks, at a lower subscript (`flags[tile - 1]`) of flags its function
+  // stores (`flags[tile] = 1;`). Its blocks wait for earlier blocks, which run first; one that
+  // waits for a count others add to (a hand-made grid barrier), or for anything else, needs
+  // them all running at once (LaunchConfig::resident).
+  bool look_back = false;
 };
 std::vector<SpinWait> spin_waits(const std::vector<Token>& toks);
 

@@ -112,6 +112,7 @@ void BlockRunner::run(const KernelEntry& k, const kiln_cpu::Tls& launch, void** 
   for (unsigned w = 0; w < warps_.size(); ++w) {
     unsigned lanes = n_ - w * 32 >= 32 ? 32 : n_ - w * 32;
     warps_[w].live = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
+    std::fill(std::begin(warps_[w].completed), std::end(warps_[w].completed), 0u);
     warps_[w].waiting = 0;
   }
   live_ = n_;
@@ -501,6 +502,9 @@ int BlockRunner::barrier(int op, int predicate) {
 // on a GPU too, which is an error rather than a hang; global memory another block may set,
 // which runs on another OS thread meanwhile.
 void BlockRunner::spin_yield(bool global) {
+  if (global && worker_.grid && worker_.grid->aborted())
+    throw Error(where(cur_) +
+                ": spins on memory that another block sets, and another block failed");
   if (!in_fibers_ || coroutines_) return std::this_thread::yield();
   const unsigned me = cur_, next = find_ready(me + 1);
   if (next == n_ && find_ready(0) == n_) {
@@ -573,9 +577,10 @@ void BlockRunner::unjoined_source(const Warp& w, unsigned lane) const {
 // at one with the same mask (lanes that exited do not count). Lanes at __activemask go first,
 // one call's lanes at a time: a GPU's converged lanes, those of one branch of divergent code
 // (`if (v & 1) r = __ballot_sync(__activemask(), p); else ...`), the others waiting on. The
-// call first in the code goes first (a branch's before the one after it, which the branch's
-// lanes then reach too, as a GPU's warp reconverges there). Lanes at a lockstep pointer's read
-// (after_stores) wait on while others complete: the warp's stores come first.
+// call of the lane furthest behind goes first (first_call: a branch's before the one after the
+// join, which the branch's lanes then reach too, as a GPU's warp reconverges there). Lanes at a
+// lockstep pointer's read (after_stores) wait on while others complete: the warp's stores come
+// first.
 bool BlockRunner::try_complete(Warp& w, unsigned mask) {
   unsigned group = mask & w.live;
   if ((w.waiting & group) != group) return false;
@@ -593,11 +598,15 @@ bool BlockRunner::try_complete(Warp& w, unsigned mask) {
   return true;
 }
 
-// Of lanes, those waiting at the call first in the code (by its return address).
+// Of lanes, those waiting at the call (by its return address) of the lane furthest behind: the
+// fewest warp operations completed, then the lowest lane. So the lanes of a branch complete
+// their call before the lanes that ran the other branch's complete the one after the join
+// (which the first then reach too), as a GPU's warp runs each branch before it reconverges.
 unsigned BlockRunner::first_call(const Warp& w, unsigned lanes) {
   const void* call = nullptr;
+  unsigned behind = ~0u;
   for (unsigned j = 0; j < 32; ++j)
-    if ((lanes >> j & 1) && (!call || std::less<>()(w.code[j], call))) call = w.code[j];
+    if ((lanes >> j & 1) && w.completed[j] < behind) behind = w.completed[j], call = w.code[j];
   unsigned same = 0;
   for (unsigned j = 0; j < 32; ++j)
     if ((lanes >> j & 1) && w.code[j] == call) same |= 1u << j;
@@ -679,6 +688,7 @@ void BlockRunner::complete(Warp& w, unsigned group) {
     w.result[j] = r;
   }
   w.waiting &= ~group;
+  for (unsigned j = 0; j < 32; ++j) w.completed[j] += group >> j & 1;
 }
 
 // When no fiber can go on: the lanes of each warp waiting at __activemask while the warp's other

@@ -80,6 +80,7 @@ class BlockRunner final : public OverflowCatcher {
     int op[32], param[32], width[32];
     unsigned long long value[32], result[32];
     const void* code[32];
+    unsigned completed[32];  // how many warp operations each lane has completed
     unsigned unjoined[32];  // the lane a shuffle read that was not taking part, or 32
     unsigned group[32];     // with unjoined: the lanes its operation completed with
   };

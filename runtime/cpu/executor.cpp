@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <system_error>
 #include <thread>
 
 #include "runtime/cpu/block_runner.h"
@@ -170,6 +171,7 @@ void GridBarrier::leave() {
 void GridBarrier::abort() {
   std::lock_guard lock(mutex_);
   aborted_ = true;
+  aborted_flag_.store(true, std::memory_order_relaxed);
   cv_.notify_all();
 }
 
@@ -331,7 +333,14 @@ void WorkerPool::launch_cooperative(const KernelEntry& k, const LaunchConfig& cf
     }
   };
   std::vector<std::thread> threads;
-  for (std::uint64_t b = 1; b < blocks; ++b) threads.emplace_back(run, b);
+  try {
+    for (std::uint64_t b = 1; b < blocks; ++b) threads.emplace_back(run, b);
+  } catch (const std::system_error& e) {  // (no thread for a block: the others must not wait)
+    grid.abort();
+    for (auto& t : threads) t.join();
+    throw Error("kernel '" + k.name + "': cannot start a thread for each of its " +
+                std::to_string(blocks) + " blocks, which must run at once: " + e.what());
+  }
   run(0);
   for (auto& t : threads) t.join();
   std::fflush(stdout);

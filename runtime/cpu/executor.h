@@ -70,6 +70,9 @@ class GridBarrier {
   void arrive_and_wait();
   void leave();
   void abort();
+  // Whether a block failed: a block spinning on global memory another block sets (a resident
+  // launch's) stops then, as one waiting in the barrier does.
+  bool aborted() const { return aborted_flag_.load(std::memory_order_relaxed); }
 
  private:
   void release_locked();
@@ -77,6 +80,7 @@ class GridBarrier {
   std::condition_variable cv_;
   std::uint64_t expected_, arrived_ = 0, generation_ = 0;
   bool aborted_ = false;
+  std::atomic<bool> aborted_flag_{false};
 };
 
 // Everything a worker thread owns: its fiber stacks, its dynamic shared memory, its runner.

@@ -98,8 +98,13 @@ void FiberStacks::reserve(unsigned count) {
     if (p == MAP_FAILED)
       throw Error("cpu backend: cannot map a fiber stack: " + std::string(std::strerror(errno)));
     if (::mprotect(p, kGuardBytes, PROT_NONE) != 0) {
+      const int error = errno;
       ::munmap(p, kGuardBytes + bytes_);
-      throw Error("cpu backend: cannot protect a fiber stack's guard page");
+      throw Error("cpu backend: cannot protect a fiber stack's guard page (" +
+                  std::string(std::strerror(error)) +
+                  "): each fiber stack is two memory mappings, and a grid whose blocks all run at "
+                  "once (grid.sync) needs one per thread of every block; the system allows "
+                  "vm.max_map_count of them");
     }
     bases_.push_back(static_cast<char*>(p));
   }

@@ -120,6 +120,16 @@ __global__ void atomic(int* flags, int* out) {
   if (threadIdx.x == 0) { while (((volatile int*)flags)[blockIdx.x] == 0) {} out[blockIdx.x] = 7; }
   if (threadIdx.x == 32) atomicExch(&flags[blockIdx.x], 1);
 }
+__global__ void rows(volatile int* flags, int* out) {  // (blocks of {32, 2}: a leader per row)
+  if (threadIdx.x == 0 && threadIdx.y == 0) { while (flags[blockIdx.x] == 0) {} out[blockIdx.x] = 7; }
+  if (threadIdx.x == 0 && threadIdx.y == 1) flags[blockIdx.x] = 1;
+}
+__device__ void release(volatile int* f) { *f = 1; }
+__global__ void through_call(volatile int* flags, int* out) {
+  volatile int* mine = flags + blockIdx.x;
+  if (threadIdx.x == 0) { while (*mine == 0) {} out[blockIdx.x] = 7; }
+  if (threadIdx.x == 32) release(mine);
+}
 __global__ void shared_cast(int* out) {
   __shared__ int flag[1];
   if (threadIdx.x == 0) flag[0] = 0;
@@ -136,9 +146,10 @@ __global__ void look_back(const int* in, int* out, volatile int* flags) {
   if (threadIdx.x == 0) { __threadfence(); flags[blockIdx.x] = 1; }
 }
 ]])
-for _, name in ipairs({ "store", "atomic", "shared_cast" }) do
+for _, name in ipairs({ "store", "atomic", "rows", "through_call", "shared_cast" }) do
   local flags, seen = cuda.to_device(array.zeros(2, "int32")), cuda.to_device(array.zeros(2, "int32"))
-  if name == "shared_cast" then same[name][{ 2, 64 }](seen) else same[name][{ 2, 64 }](flags, seen) end
+  local block = name == "rows" and { 32, 2 } or 64
+  if name == "shared_cast" then same[name][{ 2, block }](seen) else same[name][{ 2, block }](flags, seen) end
   local hs = seen:copy_to_host()
   assert(hs[1] == 7 and hs[2] == 7, name .. ": " .. tostring(hs))
 end

@@ -36,6 +36,13 @@ __global__ void after_if(const int* x, unsigned* out) {
   out[blockDim.x + threadIdx.x] = m;
   out[2 * blockDim.x + threadIdx.x] = inside;
 }
+__global__ void after_if_else(unsigned* out) {
+  const unsigned lane = threadIdx.x % 32;
+  unsigned inside;
+  if (lane < 20) inside = __popc(__activemask());
+  else inside = 100 + __popc(__activemask());
+  out[threadIdx.x] = inside + 1000 * __popc(__activemask());  // (reconverged: 32)
+}
 __global__ void counters(const int* x, int* counts, int* slots) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int v = x[i], c = v & 1;
@@ -105,6 +112,12 @@ local ha = ao:copy_to_host()
 for l = 0, 31 do
   assert(ha[l + 1] == 0xffffffff and ha[32 + l + 1] == 0xffffffff and ha[64 + l + 1] == (l < 5 and 5 or 0),
          ("after_if lane %d: %x %x %d"):format(l, ha[l + 1], ha[32 + l + 1], ha[64 + l + 1]))
+end
+
+m.after_if_else[{ 1, 32 }](ao)
+ha = ao:copy_to_host()
+for l = 0, 31 do
+  assert(ha[l + 1] == 32000 + (l < 20 and 20 or 112), ("after_if_else lane %d: %d"):format(l, ha[l + 1]))
 end
 
 -- At -O0 too (the calls are told apart by their return address: the wrappers are inlined).

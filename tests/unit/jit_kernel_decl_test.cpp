@@ -821,6 +821,11 @@ TEST(JitSpinWaits, LoopsWaitingOnSharedFlags) {
   EXPECT_EQ(
       between("if (threadIdx.x == 0) { while (f[0] == 0) {} } if (threadIdx.x == 32) f[0] = 1;"),
       false);  // (another thread of the block sets it)
+  EXPECT_EQ(between("if (threadIdx.x == 0 && threadIdx.y == 0) { while (f[0] == 0) {} }\n"
+                    "if (threadIdx.x == 0 && threadIdx.y == 1) f[0] = 1;"),
+            false);  // (another row's leader)
+  EXPECT_EQ(between("if (threadIdx.x == 0) { while (f[0] == 0) {} } if (threadIdx.x == 32) g(f);"),
+            false);  // (a call may store it)
   // scan_sync counts one as synchronisation, naming the flag and the condition's line.
   const SyncUse u = scan_sync("{\n  __shared__ volatile int ready;\n  while (!ready) {}\n}");
   EXPECT_TRUE(u.other_sync);
