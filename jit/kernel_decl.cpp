@@ -1287,7 +1287,8 @@ std::vector<SpinWait> spin_waits(const std::vector<Token>& t) {
     if (j + 2 >= t.size() || !is_punct(t[j], "*")) continue;
     ++j;
     while (j + 1 < t.size() && t[j].kind == Token::ident && t[j + 1].kind == Token::ident) ++j;
-    if (t[j].kind != Token::ident) continue;  // (j: the declarator's name: `* const p`)
+    // (j: the declarator's name: `* const p`)
+    if (t[j].kind != Token::ident || j + 3 >= t.size()) continue;
     if (function_of[k] == kNone) {  // a parameter: of the function whose body follows its list
       std::size_t open = k;
       while (open > 0 && !(is_punct(t[open], "(") && match[open] < t.size() && match[open] > j))
@@ -1383,6 +1384,7 @@ std::vector<SpinWait> spin_waits(const std::vector<Token>& t) {
           is_punct(t[k - 1], "->"))
         continue;
       const std::size_t after = is_punct(t[k + 1], "[") ? match[k + 1] + 1 : k + 1;
+      if (after + 3 >= t.size()) return false;  // (an unclosed subscript: unknown)
       if (!alias && after == k + 1 && is_punct(t[k + 1], "=") && !dereferenced(k) &&
           (t[k - 1].kind == Token::ident || is_punct(t[k - 1], "*"))) {
         if (t[k + 2].kind == Token::ident && (is_punct(t[k + 3], ";") || is_punct(t[k + 3], ",")))

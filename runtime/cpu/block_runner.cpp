@@ -1,12 +1,10 @@
 #include "runtime/cpu/block_runner.h"
 
 #include <algorithm>
-#include <bit>
 #include <coroutine>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <thread>
 
 #include "runtime/error.h"
