@@ -110,11 +110,14 @@ class Lowering {
       if (taken_[k] || t_[k].kind != Token::ident) continue;
       bool lowered = true;
       if (names_.count(t_[k].text))
-        lowered = include_line(k) || group_sync(k) || group_reduce(k) || group_copy(k);
+        lowered =
+            include_line(k) || group_sync(k) || group_reduce(k) || group_scan(k) || group_copy(k);
       else if (block(k) && !member(k))
         lowered = block_member_call(k) || block_argument(k);
       else if (tile(k) && !member(k))
         lowered = tile_member_call(k) || tile_argument(k);
+      else if (coalesced(k) && !member(k))
+        lowered = coalesced_member_call(k);
       if (!lowered) kept_.insert(unit_[k]);
     }
     return edited();
@@ -144,6 +147,7 @@ class Lowering {
     for (std::size_t k = 0; k < t_.size(); ++k) block_declaration(k);
     for (std::size_t k = 0; k < t_.size(); ++k) block_parameter(k);
     for (std::size_t k = 0; k < t_.size(); ++k) tile_declaration(k);
+    for (std::size_t k = 0; k < t_.size(); ++k) coalesced_declaration(k);
     return true;
   }
 
@@ -339,6 +343,18 @@ class Lowering {
     tiles_[{unit_[k], t_[name].text}] = width;
     take(k, close + 1, "");
     declarations_.push_back({edits_.size() - 1, t_[name].text});
+  }
+
+  // `[const] NS::coalesced_group g = NS::coalesced_threads();` (or `auto g`) at k, after a
+  // statement's start: g is a coalesced group, the declaration `const unsigned g =
+  // __activemask();`, its lane mask (the lanes that reach it), which its members then read.
+  void coalesced_declaration(std::size_t k) {
+    const std::size_t name = declared_name(k, "coalesced_group", false), call = name + 2;
+    if (!name || !qualified(call, "coalesced_threads") || !is_punct(t_[call + 3], "(") ||
+        !is_punct(t_[call + 4], ")") || !is_punct(t_[call + 5], ";"))
+      return;
+    coalesced_.insert({unit_[k], t_[name].text});
+    take(k, call + 5, "const unsigned " + t_[name].text + " = __activemask();");
   }
 
   // The '(' of the call whose argument list holds token k at depth 0, and k's argument index
@@ -570,6 +586,52 @@ class Lowering {
     return true;
   }
 
+  // A member call of a coalesced group g (its lane mask) at k: its shuffles as the warp's over
+  // g from the lane of the rank they name, its votes and sync the warp's over g (a ballot's
+  // bits by rank), its rank and size counted in g; a meta group of its own.
+  bool coalesced_member_call(std::size_t k) {
+    if (!is_punct(t_[k + 1], ".") || !is_punct(t_[k + 3], "(")) return false;
+    const std::string &m = t_[k + 2].text, &g = t_[k].text;
+    if (is_punct(t_[k + 4], ")")) {
+      const std::string text = m == "sync"                           ? "__syncwarp(" + g + ")"
+                               : m == "thread_rank"                  ? rank(g)
+                               : (m == "size" || m == "num_threads") ? size(g)
+                               : m == "meta_group_rank"              ? "0u"
+                               : m == "meta_group_size"              ? "1u"
+                               : m == "get_mask"                     ? "(" + g + ")"
+                                                                     : "";
+      if (text.empty()) return false;
+      take(k, k + 4, text);
+      return true;
+    }
+    const std::size_t close = closing(k + 3);
+    if (close == t_.size()) return false;
+    if (m == "any" || m == "all" || m == "ballot") {
+      take(k, k + 3,
+           m == "ballot" ? "::kiln_cpu::group_bits(" + g + ", __ballot_sync(" + g + ", "
+                         : "__" + m + "_sync(" + g + ", ");
+      if (m == "ballot") {
+        taken_[close] = true;
+        edits_.push_back({t_[close].begin, t_[close].end, "))", unit_[k]});
+      }
+      return true;
+    }
+    if (m != "shfl" && m != "shfl_down" && m != "shfl_up") return false;
+    std::size_t comma = k + 4;  // between the value and the rank or delta
+    for (int depth = 0; comma < close; ++comma) {
+      if (is_punct(t_[comma], "(") || is_punct(t_[comma], "[") || is_punct(t_[comma], "{")) ++depth;
+      if (is_punct(t_[comma], ")") || is_punct(t_[comma], "]") || is_punct(t_[comma], "}")) --depth;
+      if (depth == 0 && is_punct(t_[comma], ",")) break;
+    }
+    if (comma >= close) return false;
+    const std::string from = m == "shfl" ? "" : rank(g) + (m == "shfl_down" ? " + " : " - ");
+    take(k, k + 3, "__shfl_sync(" + g + ", ");
+    take(comma, comma, ", ::kiln_cpu::group_lane(" + g + ", " + from + "(");
+    taken_[close] = true;
+    edits_.push_back({t_[close].begin, t_[close].end, "), " + tile_lane(32) + "))", unit_[k]});
+    return true;
+  }
+
   // The ')' that closes the '(' at k, or t_.size().
   std::size_t closing(std::size_t k) const {
     int depth = 0;
@@ -583,15 +645,26 @@ class Lowering {
     return t_.size();
   }
 
+  // The '(' that opens the ')' at k, or t_.size().
+  std::size_t open_of(std::size_t k) const {
+    for (std::size_t j = k + 1, depth = 0; j-- > 0;) {
+      if (is_punct(t_[j], ")")) ++depth;
+      if (is_punct(t_[j], "(") && --depth == 0) return j;
+    }
+    return t_.size();
+  }
+
   // `#include <cooperative_groups.h>` around token k: the line goes (nothing else of the
   // header remains).
-  // (and `<cooperative_groups/reduce.h>`, for NS::reduce)
+  // (and `<cooperative_groups/reduce.h>` and `<cooperative_groups/scan.h>`)
   bool include_line(std::size_t k) {
     if (!t_[k].directive || k < 2 || !t_[k - 2].directive || !is_ident(t_[k - 2], "include") ||
         !is_punct(t_[k - 1], "<") || !is_ident(t_[k], "cooperative_groups"))
       return false;
     std::size_t dot = k + 1;
-    if (is_punct(t_[dot], "/") && is_ident(t_[dot + 1], "reduce")) dot += 2;
+    if (is_punct(t_[dot], "/") &&
+        (is_ident(t_[dot + 1], "reduce") || is_ident(t_[dot + 1], "scan")))
+      dot += 2;
     if (!is_punct(t_[dot], ".") || !is_ident(t_[dot + 1], "h") || !is_punct(t_[dot + 2], ">"))
       return false;
     const std::size_t hash = src_.rfind('#', t_[k - 2].begin);  // (the lexer skips the '#')
@@ -644,25 +717,27 @@ class Lowering {
     return false;
   }
 
-  // `NS::reduce(t, value, NS::op<T>())` at k, t a tile of W lanes and op plus, less, greater,
-  // bit_and, bit_or or bit_xor, as a whole statement `[type] name = ...;` after a statement's
-  // start: a butterfly of xor shuffles over the tile, which leaves every lane the whole
-  // tile's result, as NS::reduce does. The statement becomes
-  //   T kiln_g<N> = (value); for (int kiln_o<N> = W / 2; ...; kiln_o<N> /= 2) {
-  //     T kiln_x<N> = __shfl_xor_sync(0xffffffffu, kiln_g<N>, kiln_o<N>, W);
-  //     kiln_g<N> = op(kiln_g<N>, kiln_x<N>); } [type] name = kiln_g<N>;
-  // in T, the op's own type, statements the region rewrite runs as warp steps.
-  bool group_reduce(std::size_t k) {
-    // (or `return NS::reduce(...);`, a device function's whole result: `return kiln_g<N>;`)
+  // A collective `NS::fn(g, value[, NS::op<T>()])` at k, g a tile or a coalesced group and op
+  // plus, less, greater, bit_and, bit_or or bit_xor, as a whole statement `[type] name = ...;`
+  // after a statement's start, or `return ...;` (a device function's whole result).
+  struct Collective {
+    std::size_t start, value_end, close;  // the statement's first token, the value's end, ')'
+    bool returned;
+    std::string target;   // `[type] name` ("" when returned)
+    std::string type;     // the op's type, else the value's declared type ("": unknown)
+    std::string combine;  // the op of A and B
+    bool op_given;
+  };
+  std::optional<Collective> collective(std::size_t k, const char* fn, bool op_optional) const {
     const bool returned =
         k >= 2 && is_ident(t_[k - 1], "return") &&
         (is_punct(t_[k - 2], ";") || is_punct(t_[k - 2], "{") || is_punct(t_[k - 2], "}"));
-    if (!qualified(k, "reduce") || !is_punct(t_[k + 3], "(") || !tile(k + 4) ||
+    if (!qualified(k, fn) || !is_punct(t_[k + 3], "(") || !(tile(k + 4) || coalesced(k + 4)) ||
         !is_punct(t_[k + 5], ",") || k < 3 ||
         !(returned || (is_punct(t_[k - 1], "=") && t_[k - 2].kind == Token::ident)))
-      return false;
+      return std::nullopt;
     const std::size_t close = closing(k + 3);
-    if (close == t_.size() || !is_punct(t_[close + 1], ";")) return false;
+    if (close == t_.size() || !is_punct(t_[close + 1], ";")) return std::nullopt;
     // value: up to the comma at depth 0; then NS::op<T>() or NS::op<T>{}
     std::size_t comma = k + 6;
     for (int depth = 0; comma < close; ++comma) {
@@ -670,52 +745,206 @@ class Lowering {
       if (is_punct(t_[comma], ")") || is_punct(t_[comma], "]") || is_punct(t_[comma], "}")) --depth;
       if (depth == 0 && is_punct(t_[comma], ",")) break;
     }
-    if (comma >= close || comma == k + 6 || !names_.count(t_[comma + 1].text) ||
-        !is_punct(t_[comma + 2], "::") || !is_punct(t_[comma + 4], "<"))
-      return false;
-    static const std::pair<const char*, const char*> kOps[] = {
-        {"plus", "A + B"},    {"less", "(B < A ? B : A)"}, {"greater", "(A < B ? B : A)"},
-        {"bit_and", "A & B"}, {"bit_or", "A | B"},         {"bit_xor", "A ^ B"}};
-    const char* combine = nullptr;
-    for (const auto& [op, text] : kOps)
-      if (is_ident(t_[comma + 3], op)) combine = text;
-    std::size_t angle = comma + 5;
-    while (angle < close && t_[angle].kind == Token::ident) ++angle;  // `unsigned int`
-    const bool made = (is_punct(t_[angle + 1], "(") && is_punct(t_[angle + 2], ")")) ||
-                      (is_punct(t_[angle + 1], "{") && is_punct(t_[angle + 2], "}"));  // (llm.c)
-    if (!combine || angle == comma + 5 || !is_punct(t_[angle], ">") || angle + 3 != close || !made)
-      return false;
+    if (comma == k + 6) return std::nullopt;
+    Collective c{0, comma, close, returned, "", "", "A + B", comma < close};
+    if (c.op_given) {
+      if (!names_.count(t_[comma + 1].text) || !is_punct(t_[comma + 2], "::") ||
+          !is_punct(t_[comma + 4], "<"))
+        return std::nullopt;
+      static const std::pair<const char*, const char*> kOps[] = {
+          {"plus", "A + B"},    {"less", "(B < A ? B : A)"}, {"greater", "(A < B ? B : A)"},
+          {"bit_and", "A & B"}, {"bit_or", "A | B"},         {"bit_xor", "A ^ B"}};
+      c.combine.clear();
+      for (const auto& [op, text] : kOps)
+        if (is_ident(t_[comma + 3], op)) c.combine = text;
+      std::size_t angle = comma + 5;
+      while (angle < close && t_[angle].kind == Token::ident) ++angle;  // `unsigned int`
+      const bool made = (is_punct(t_[angle + 1], "(") && is_punct(t_[angle + 2], ")")) ||
+                        (is_punct(t_[angle + 1], "{") && is_punct(t_[angle + 2], "}"));  // (llm.c)
+      if (c.combine.empty() || angle == comma + 5 || !is_punct(t_[angle], ">") ||
+          angle + 3 != close || !made)
+        return std::nullopt;
+      c.type = text(comma + 5, angle);
+    } else if (!op_optional) {
+      return std::nullopt;
+    } else {
+      c.type = value_type(k + 6, comma);
+      if (c.type.empty()) return std::nullopt;
+    }
     // the statement: `name =` or `type... name =` after a statement's start
-    std::size_t start = returned ? k - 1 : k - 2;
-    while (start > 0 && (t_[start - 1].kind == Token::ident || is_punct(t_[start - 1], "::")) &&
-           !t_[start - 1].directive)
-      --start;
-    if (start > 0 && !(is_punct(t_[start - 1], ";") || is_punct(t_[start - 1], "{") ||
-                       is_punct(t_[start - 1], "}")))
-      return false;
+    c.start = returned ? k - 1 : k - 2;
+    while (c.start > 0 &&
+           (t_[c.start - 1].kind == Token::ident || is_punct(t_[c.start - 1], "::")) &&
+           !t_[c.start - 1].directive)
+      --c.start;
+    if (c.start > 0 && !(is_punct(t_[c.start - 1], ";") || is_punct(t_[c.start - 1], "{") ||
+                         is_punct(t_[c.start - 1], "}")))
+      return std::nullopt;
     static const std::set<std::string> statement_words{"return", "else",  "case",    "goto",
                                                        "do",     "throw", "typedef", "using"};
-    for (std::size_t j = start; j < k - 2 && !returned; ++j)
-      if (statement_words.count(t_[j].text)) return false;
-    auto text = [&](std::size_t a, std::size_t b) {  // tokens [a, b) on one line
-      std::string out;
-      for (std::size_t j = a; j < b; ++j) out += (j > a ? " " : "") + t_[j].text;
-      return out;
-    };
-    const std::string n = std::to_string(++reductions_), g = "kiln_g" + n, o = "kiln_o" + n,
-                      x = "kiln_x" + n, type = text(comma + 5, angle);
-    const int width = tile(k + 4);
-    std::string step = combine;
-    for (std::size_t at; (at = step.find('A')) != std::string::npos;) step.replace(at, 1, g);
-    for (std::size_t at; (at = step.find('B')) != std::string::npos;) step.replace(at, 1, x);
-    // (the value's tokens stay, to be lowered themselves: `int(t.thread_rank())`)
-    take(start, k + 5, type + " " + g + " = (");
-    take(comma, close + 1,
-         "); for (int " + o + " = " + std::to_string(width / 2) + "; " + o + " > 0; " + o +
-             " /= 2) { " + type + " " + x + " = __shfl_xor_sync(0xffffffffu, " + g + ", " + o +
-             ", " + std::to_string(width) + "); " + g + " = " + step + "; } " +
-             (returned ? "return " + g : text(start, k - 1) + " = " + g) + ";");
+    for (std::size_t j = c.start; j < k - 2 && !returned; ++j)
+      if (statement_words.count(t_[j].text)) return std::nullopt;
+    if (!returned) c.target = text(c.start, k - 1);
+    return c;
+  }
+
+  // Tokens [a, b) on one line.
+  std::string text(std::size_t a, std::size_t b) const {
+    std::string out;
+    for (std::size_t j = a; j < b; ++j) out += (j > a ? " " : "") + t_[j].text;
+    return out;
+  }
+
+  // The type a collective without an op deduces from its value, tokens [b, e): an unsuffixed
+  // integer literal's int, or a variable's type as its kernel body or function declares it
+  // (`int v = ...;`, a parameter `float v`); "" for anything else (the collective is kept).
+  std::string value_type(std::size_t b, std::size_t e) const {
+    if (e != b + 1) return "";
+    if (t_[b].kind == Token::number)
+      return t_[b].text.find_first_not_of("0123456789") == std::string::npos ? "int" : "";
+    if (t_[b].kind != Token::ident) return "";
+    // (back through the body, then a kernel's parameters: the ')' before its '{' to its '(')
+    std::size_t params = t_.size();
+    for (std::size_t j = b; j-- > 0;) {
+      if (unit_[j] != unit_[b] && params == t_.size()) {
+        if (!is_punct(t_[j], ")") || unit_[b] < 0) return "";
+        params = open_of(j);
+        if (params == t_.size()) return "";
+        continue;
+      }
+      if (params != t_.size() && j <= params) return "";
+      if (!is_ident(t_[j], t_[b].text) || member(j) ||
+          !(is_punct(t_[j + 1], "=") || is_punct(t_[j + 1], ";") || is_punct(t_[j + 1], ",") ||
+            is_punct(t_[j + 1], ")")))
+        continue;
+      std::size_t first = j;  // the type's words, after a statement's start or '(' or ','
+      while (first > 0 && t_[first - 1].kind == Token::ident && !t_[first - 1].directive) --first;
+      if (first == j || first == 0 || t_[first - 1].directive || !visible(j, b)) continue;
+      if (!(is_punct(t_[first - 1], ";") || is_punct(t_[first - 1], "{") ||
+            is_punct(t_[first - 1], "}") || is_punct(t_[first - 1], "(") ||
+            is_punct(t_[first - 1], ",")))
+        continue;
+      for (std::size_t w = first; w < j; ++w)
+        if (is_ident(t_[w], "auto") || regions::is_statement_keyword(t_[w].text)) return "";
+      std::size_t type = first;
+      while (type < j && (is_ident(t_[type], "const") || is_ident(t_[type], "volatile"))) ++type;
+      return type < j ? text(type, j) : "";
+    }
+    return "";
+  }
+
+  // Whether a name declared at token j is in scope at token b after it: no scope holding j
+  // closes before b (a block's '}', or the ')' of a header or parameters, whose braced body
+  // must then hold b).
+  bool visible(std::size_t j, std::size_t b) const {
+    int braces = 0, parens = 0;
+    for (std::size_t k = j + 1; k < b; ++k) {
+      if (is_punct(t_[k], "{")) ++braces;
+      if (is_punct(t_[k], "}") && --braces < 0) return false;
+      if (is_punct(t_[k], "(")) ++parens;
+      if (is_punct(t_[k], ")") && --parens < 0)
+        return is_punct(t_[k + 1], "{") && b < body_end(k + 1);
+    }
     return true;
+  }
+
+  // `NS::reduce(t, value, NS::op<T>())` at k (collective), t a tile of W lanes: a butterfly of
+  // xor shuffles over the tile, which leaves every lane the whole tile's result, as NS::reduce
+  // does. The statement becomes
+  //   T kiln_g<N> = (value); for (int kiln_o<N> = W / 2; ...; kiln_o<N> /= 2) {
+  //     T kiln_x<N> = __shfl_xor_sync(0xffffffffu, kiln_g<N>, kiln_o<N>, W);
+  //     kiln_g<N> = op(kiln_g<N>, kiln_x<N>); } [type] name = kiln_g<N>;
+  // in T, the op's own type, statements the region rewrite runs as warp steps. Over a coalesced
+  // group g (a lane mask): __reduce_<op>_sync(g, v) where T is int or unsigned, else a tree of
+  // shuffles by rank that leaves the result at rank 0, then handed to every rank.
+  bool group_reduce(std::size_t k) {
+    const std::optional<Collective> c = collective(k, "reduce", false);
+    if (!c) return false;
+    const std::string n = std::to_string(++reductions_), g = "kiln_g" + n, o = "kiln_o" + n,
+                      x = "kiln_x" + n, &type = c->type;
+    std::string body;
+    if (const int width = tile(k + 4)) {
+      body = "for (int " + o + " = " + std::to_string(width / 2) + "; " + o + " > 0; " + o +
+             " /= 2) { " + type + " " + x + " = __shfl_xor_sync(0xffffffffu, " + g + ", " + o +
+             ", " + std::to_string(width) + "); " + g + " = " + combined(c->combine, g, x) + "; }";
+    } else {
+      const std::string& mask = t_[k + 4].text;
+      static const std::map<std::string, const char*> kWarpReduce{{"A + B", "add"},
+                                                                  {"(B < A ? B : A)", "min"},
+                                                                  {"(A < B ? B : A)", "max"},
+                                                                  {"A & B", "and"},
+                                                                  {"A | B", "or"},
+                                                                  {"A ^ B", "xor"}};
+      if (type == "int" || type == "unsigned" || type == "unsigned int")
+        body = g + " = " + type + "(__reduce_" + kWarpReduce.at(c->combine) + "_sync(" + mask +
+               ", " + g + "));";
+      else
+        body = "for (unsigned " + o + " = 1u; " + o + " < 32u; " + o + " *= 2u) { " + type + " " +
+               x + " = __shfl_sync(" + mask + ", " + g + ", " +
+               group_lane(mask, rank(mask) + " + " + o) + "); if (" + rank(mask) + " + " + o +
+               " < " + size(mask) + ") " + g + " = " + combined(c->combine, g, x) + "; } " + g +
+               " = __shfl_sync(" + mask + ", " + g + ", " + group_lane(mask, "0u") + ");";
+    }
+    write_collective(k, *c, g, body, g);
+    return true;
+  }
+
+  // `NS::inclusive_scan(g, value[, NS::op<T>()])` or `NS::exclusive_scan(...)` at k
+  // (collective), g a tile or a coalesced group: Hillis-Steele steps of shuffles up by rank (a
+  // tile's within its segment, `__shfl_up_sync(0xffffffffu, v, d, W)`), in T, the op's type
+  // or the value's; an exclusive scan then takes the rank before's (rank 0: T{}), as NS's do.
+  bool group_scan(std::size_t k) {
+    const bool inclusive = qualified(k, "inclusive_scan");
+    const std::optional<Collective> c =
+        collective(k, inclusive ? "inclusive_scan" : "exclusive_scan", true);
+    if (!c) return false;
+    const std::string n = std::to_string(++reductions_), g = "kiln_g" + n, o = "kiln_o" + n,
+                      x = "kiln_x" + n, p = "kiln_p" + n, &type = c->type;
+    const int width = tile(k + 4);
+    const std::string mask = width ? "0xffffffffu" : t_[k + 4].text,
+                      w = std::to_string(width) + "u",
+                      my_rank = width ? tile_lane(width) : rank(mask);
+    auto up = [&](const std::string& v, const std::string& d) {  // the value d ranks before
+      return width ? "__shfl_up_sync(0xffffffffu, " + v + ", " + d + ", " + w + ")"
+                   : "__shfl_sync(" + mask + ", " + v + ", " +
+                         group_lane(mask, my_rank + " - " + d) + ")";
+    };
+    std::string body = "for (unsigned " + o + " = 1u; " + o + " < " + (width ? w : "32u") + "; " +
+                       o + " *= 2u) { " + type + " " + x + " = " + up(g, o) + "; if (" + my_rank +
+                       " >= " + o + ") " + g + " = " + combined(c->combine, x, g) + "; }";
+    std::string result = g;
+    if (!inclusive) {
+      body += " " + type + " " + p + " = " + up(g, "1u") + ";";
+      result = "(" + my_rank + " == 0u ? ::kiln_cpu::same_t<" + type + ">{} : " + p + ")";
+    }
+    write_collective(k, *c, g, body, result);
+    return true;
+  }
+
+  // The edits of collective c at k: `T g = (value); body [type] name = result;` (or `return
+  // result;`), the value's tokens kept in place (to be lowered themselves: `t.thread_rank()`).
+  void write_collective(std::size_t k, const Collective& c, const std::string& g,
+                        const std::string& body, const std::string& result) {
+    take(c.start, k + 5, c.type + " " + g + " = (");
+    take(c.value_end, c.close + 1,
+         "); " + body + " " + (c.returned ? "return " + result : c.target + " = " + result) + ";");
+  }
+
+  // An op's text of A and B (Collective::combine) with a and b in their places.
+  static std::string combined(std::string op, const std::string& a, const std::string& b) {
+    for (std::size_t at; (at = op.find('A')) != std::string::npos;) op.replace(at, 1, a);
+    for (std::size_t at; (at = op.find('B')) != std::string::npos;) op.replace(at, 1, b);
+    return op;
+  }
+
+  // A coalesced group of lane mask g: the thread's rank in it, its size, and the lane of rank
+  // (the caller's own where the group has no such rank).
+  static std::string rank(const std::string& g) {
+    return "unsigned(__popc(" + g + " & ((1u << " + tile_lane(32) + ") - 1u)))";
+  }
+  static std::string size(const std::string& g) { return "unsigned(__popc(" + g + "))"; }
+  static std::string group_lane(const std::string& g, const std::string& rank) {
+    return "::kiln_cpu::group_lane(" + g + ", " + rank + ", " + tile_lane(32) + ")";
   }
 
   // `b.sync()`, `b.thread_rank()`, `b.size()` or `b.num_threads()` at k; `b.group_index()`,
@@ -737,6 +966,8 @@ class Lowering {
     return true;
   }
 
+  // Whether token k names a coalesced group variable of its kernel body (or function).
+  bool coalesced(std::size_t k) const { return coalesced_.count({unit_[k], t_[k].text}) > 0; }
   // Whether token k names a block variable of its kernel body (or of the code outside them).
   bool block(std::size_t k) const { return blocks_.count({unit_[k], t_[k].text}) > 0; }
   // The width of the tile variable token k names in its body, or 0.
@@ -799,6 +1030,7 @@ class Lowering {
   std::set<std::string> names_;                       // cooperative_groups and its aliases
   std::set<std::pair<int, std::string>> blocks_;      // the block variables, by unit
   std::map<std::pair<int, std::string>, int> tiles_;  // the tile variables: widths (lanes)
+  std::set<std::pair<int, std::string>> coalesced_;   // the coalesced group variables
   // The functions outside the bodies: each one's unit and its name's token (overloads:
   // kOutside and t_.size()).
   std::map<std::string, std::pair<int, std::size_t>> function_unit_;
@@ -862,7 +1094,11 @@ const std::set<std::string>& lowered_group_names() {
                                            "greater",
                                            "bit_and",
                                            "bit_or",
-                                           "bit_xor"};
+                                           "bit_xor",
+                                           "inclusive_scan",
+                                           "exclusive_scan",
+                                           "coalesced_group",
+                                           "coalesced_threads"};
   return names;
 }
 

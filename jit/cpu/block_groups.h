@@ -13,8 +13,12 @@
 // d, W)`), which the region rewrite runs as warp steps, its votes the warp's (masked to its
 // lanes), its sync __syncwarp(), its ranks indices; a statement `[T] r = cg::reduce(tile, v,
 // cg::plus<U>());` (or less, greater, bit_and, bit_or, bit_xor) a loop of xor shuffles in U
-// that leaves every lane the tile's result; `cg::memcpy_async(block, ...)` a copy by the block's
-// threads' strided shares (done at once), and `cg::wait(block)` / `wait_prior<N>(block)`
+// that leaves every lane the tile's result, `[T] r = cg::inclusive_scan(tile, v[, op]);` (or
+// exclusive_scan) steps of up-shuffles in the op's type or v's declared one; a coalesced group
+// (`auto g = cg::coalesced_threads();`) its lane mask `const unsigned g = __activemask();`,
+// whose ranks, shuffles, votes, reductions and scans read it; `cg::memcpy_async(block, ...)` a copy
+// by the block's threads' strided shares (done at once), and `cg::wait(block)` /
+// `wait_prior<N>(block)`
 // __syncthreads().
 // In each kernel body whose every use of cooperative groups is of those kinds (`thread_block`
 // or `auto` variables initialised from this_thread_block(), `thread_block_tile<W>` or `auto`

@@ -1307,9 +1307,18 @@ class BodyWriter {
         is_ident(t, "do") || is_ident(t, "switch") || is_ident(t, "__syncwarp") ||
         has_block_barrier(i, next) || !has_warp_op(i, next))
       return false;
+    edits_.push_back({t.begin, t.begin, warp_steps_before(i, next)});
+    return true;
+  }
+
+  // The warp operations called in tokens [b, e), each replaced by the thread's result: the
+  // slots of their operands, a region that stores each running thread's, and a step per
+  // operation that computes every thread's result, as text to go before the region that reads
+  // the results.
+  std::string warp_steps_before(std::size_t b, std::size_t e) {
     std::string operands, steps, storage;
     bool calls = false;
-    for (std::size_t k = i; k < next; ++k) {
+    for (std::size_t k = b; k < e; ++k) {
       const int op = warp_op(t_[k]);
       if (is_ident(t_[k], "__syncwarp")) throw Refused("__syncwarp inside an expression");
       if (op < 0) continue;
@@ -1370,9 +1379,7 @@ class BodyWriter {
       blank(t_[k].begin, t_[close].end, result);
       k = close;
     }
-    edits_.push_back({t.begin, t.begin,
-                      storage + region_open(i, i, calls, true) + operands + kRegionClose + steps});
-    return true;
+    return storage + region_open(b, b, calls, true) + operands + kRegionClose + steps;
   }
 
   // `if (cond) A [else B]` holding warp operations and no block barrier: each running thread
@@ -1381,12 +1388,13 @@ class BodyWriter {
   // on a GPU (`if (warp == 0) v = warp_sum(v);`).
   void predicated_if(std::size_t i, std::size_t next) {
     const std::size_t open = i + 1, close = match_[open];
-    if (has_warp_op(open, close)) throw Refused("a warp operation in the header of an if");
+    // (a warp operation in cond, `if (__any_sync(m, p))`: its steps before cond's region)
+    const std::string steps = has_warp_op(open, close) ? warp_steps_before(open + 1, close) : "";
     const std::string n = std::to_string(++counter_);
     const std::string then_set = "kiln_c" + n + "_", else_set = "kiln_e" + n + "_";
     blank(t_[i].begin, t_[open].end,
           "{ bool " + then_set + "[kiln_n_], " + else_set + "[kiln_n_]; ::kiln_cpu::cleared(" +
-              then_set + ", kiln_n_); ::kiln_cpu::cleared(" + else_set + ", kiln_n_);");
+              then_set + ", kiln_n_); ::kiln_cpu::cleared(" + else_set + ", kiln_n_);" + steps);
     edits_.push_back({t_[close - 1].end, t_[close - 1].end,
                       "); " + else_set + "[kiln_t_] = !" + then_set + "[kiln_t_];"});
     write_region(open + 1, close, has_call(open, close + 1), true);

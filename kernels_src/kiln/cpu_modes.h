@@ -500,6 +500,21 @@ inline void assign_array(T (&to)[N], const T (&from)[N]) {
 // device function (`reduceBlock(sdata, v, tid, cta)`, NVIDIA's samples): nothing, its
 // synchronisation and ranks already plain CUDA where it is used.
 struct block_group {};
+// A coalesced group lowered to its lane mask (`auto g = cg::coalesced_threads();` as
+// `const unsigned g = __activemask();`): the lane of the thread of rank in it, or lane (the
+// caller's own) where the group has no such rank, so that a shuffle past its end reads the
+// caller's value, as the group's own shfl_down and shfl_up do.
+inline unsigned group_lane(unsigned mask, unsigned rank, unsigned lane) {
+  for (unsigned i = 0; i < rank && mask; ++i) mask &= mask - 1;
+  return mask ? unsigned(__builtin_ctz(mask)) : lane;
+}
+// A warp-wide lane mask as bits by rank in the group of mask (a coalesced group's ballot).
+inline unsigned group_bits(unsigned mask, unsigned lanes) {
+  unsigned out = 0, bit = 0;
+  for (; mask; mask &= mask - 1, ++bit)
+    if (lanes >> __builtin_ctz(mask) & 1) out |= 1u << bit;
+  return out;
+}
 // The copies of a `bool` across barriers, one int each (regions.cpp, replicate). GCC 12
 // vectorises no thread loop that loads a bool beside wider data ("no vectype"): hotspot's `if
 // (computed) tile[ty][tx] = next[ty][tx];` ran scalar, a branch per thread. An int loads as a

@@ -394,11 +394,12 @@ __global__ void k(int* out) {
   }
 }
 
-// __activemask and coalesced_threads() in divergent code, as fibers: once no fiber can go on,
-// the lanes waiting at __activemask get their own mask (they deadlocked before, waiting for the
-// warp's other lanes, which waited at the barrier after the branch).
+// __activemask and coalesced_threads() in divergent code, as fibers (regions off): once no
+// fiber can go on, the lanes waiting at __activemask get their own mask (they deadlocked before,
+// waiting for the warp's other lanes, which waited at the barrier after the branch). As regions
+// (the group lowered to its mask, block_groups.h), the same.
 TEST(CpuWarp, ActivemaskInDivergentCode) {
-  Built b = build(R"(
+  const std::string src = R"(
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
 __global__ void k(unsigned* masks, int* ranks) {
@@ -413,15 +414,17 @@ __global__ void k(unsigned* masks, int* ranks) {
     ranks[t] = -1;
   }
   __syncthreads();
-})",
-                  "k");
-  ASSERT_EQ(b.kernel->attributes().threads, "fibers");
-  Buffer<unsigned> masks(64, 0);
-  Buffer<int> ranks(64, 0);
-  launch(*b.kernel, {1}, {64}, 0, masks.p, ranks.p);
-  for (int t = 0; t < 64; ++t) {
-    ASSERT_EQ(masks.host()[t], t % 2 == 0 ? 0x55555555u : 1u) << t;
-    ASSERT_EQ(ranks.host()[t], t % 2 == 0 ? t % 32 / 2 + 1600 : -1) << t;
+})";
+  for (const bool regions : {false, true}) {
+    Built b = build(src, "k", {}, regions ? cpu() : without_regions());
+    ASSERT_EQ(b.kernel->attributes().threads, regions ? "regions" : "fibers");
+    Buffer<unsigned> masks(64, 0);
+    Buffer<int> ranks(64, 0);
+    launch(*b.kernel, {1}, {64}, 0, masks.p, ranks.p);
+    for (int t = 0; t < 64; ++t) {
+      ASSERT_EQ(masks.host()[t], t % 2 == 0 ? 0x55555555u : 1u) << t;
+      ASSERT_EQ(ranks.host()[t], t % 2 == 0 ? t % 32 / 2 + 1600 : -1) << t;
+    }
   }
 }
 

@@ -1070,6 +1070,51 @@ __global__ void staged(const float* in, float* out) {
   EXPECT_EQ(cpu::lower_block_groups(unqualified), "\n\n__global__ void k() {  __syncthreads(); }");
 }
 
+// Scans on tiles and coalesced groups are lowered (their results: tests/lua/group_collectives.lua)
+// where the scan's type is known: the op's, or the value's as declared; a coalesced group passed
+// on, or a member the lowering does not take, leaves its kernel as written.
+TEST(CpuRegions, GroupScansAndCoalescedGroupsAreLowered) {
+  auto lowered = [](const std::string& body) {
+    const std::string src =
+        "#include <cooperative_groups.h>\n#include <cooperative_groups/scan.h>\n"
+        "namespace cg = cooperative_groups;\n__global__ void k(int* a, float f) "
+        "{\n  auto t = cg::tiled_partition<16>(cg::this_thread_block());\n  " +
+        body + "\n}";
+    const std::string out = cpu::lower_block_groups(src);
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), std::count(src.begin(), src.end(), '\n'));
+    return out == src ? std::string() : out;
+  };
+  for (const char* taken : {
+           "int v = a[0]; int s = cg::inclusive_scan(t, v); a[1] = s;",
+           "a[1] = 0; int s; s = cg::exclusive_scan(t, 1);",
+           "float s = cg::inclusive_scan(t, f); a[1] = int(s);",
+           "unsigned int s = cg::exclusive_scan(t, a[0], cg::bit_xor<unsigned int>()); a[1] = s;",
+           "auto g = cg::coalesced_threads(); a[g.thread_rank()] = g.shfl_up(g.size(), 1);",
+           "cg::coalesced_group g = cg::coalesced_threads(); int s = cg::reduce(g, f, "
+           "cg::plus<float>()); a[0] = s + int(g.ballot(s > 0)) + g.meta_group_rank();",
+       }) {
+    const std::string out = lowered(taken);
+    EXPECT_NE(out, "") << taken;
+    EXPECT_EQ(out.find("cg::"), std::string::npos) << out;
+  }
+  for (const char* kept : {
+           "int s = cg::inclusive_scan(t, a[0] * 2); a[1] = s;",  // (the value's type unknown)
+           "auto v = a[0]; int s = cg::inclusive_scan(t, v); a[1] = s;",
+           "a[1] = cg::inclusive_scan(t, a[0], cg::plus<int>()) + 1;",  // (inside an expression)
+           "auto g = cg::coalesced_threads(); pass(g);",
+           "auto g = cg::coalesced_threads(); a[0] = g.match_any(a[1]);",
+           "auto g = cg::coalesced_threads(); auto h = cg::tiled_partition(g, 4);",
+       })
+    EXPECT_EQ(lowered(kept), "") << kept;
+  // The value's type is its declaration's in scope there (not one in a block already closed).
+  for (const char* shadowed : {
+           "int v = 1; { float v = f; } int s = cg::inclusive_scan(t, v); a[1] = s + int(f);",
+           "int v = 1; for (float v = f; v < 2; ++v) {} int s = cg::inclusive_scan(t, v); a[1] = "
+           "s;",
+       })
+    EXPECT_NE(lowered(shadowed).find("int kiln_g1 = ( v);"), std::string::npos) << shadowed;
+}
+
 // Cooperative groups are lowered kernel by kernel: one that passes its tile to a device
 // function which uses it in a way the lowering does not take keeps them (and runs as fibers),
 // while the kernel beside it, which uses its block only to synchronise, runs as regions. (The
