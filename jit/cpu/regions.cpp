@@ -1401,12 +1401,16 @@ class BodyWriter {
     edits_.push_back({t_[open + 1].begin, t_[open + 1].begin, then_set + "[kiln_t_] = ("});
     blank(t_[close].begin, t_[close].end, " { const bool* const kiln_act_ = " + then_set + ";");
     const std::size_t then_end = statement_end(close + 1);
+    acts_.push_back(then_set);
     sub_statement(close + 1, then_end, false);
+    acts_.pop_back();
     edits_.push_back({t_[then_end - 1].end, t_[then_end - 1].end, " }"});
     if (then_end < next) {  // after `else`
       blank(t_[then_end].begin, t_[then_end].end,
             "{ const bool* const kiln_act_ = " + else_set + ";");
+      acts_.push_back(else_set);
       sub_statement(then_end + 1, next, false);
+      acts_.pop_back();
       edits_.push_back({t_[next - 1].end, t_[next - 1].end, " }"});
     }
     edits_.push_back({t_[next - 1].end, t_[next - 1].end, " }"});
@@ -1444,12 +1448,19 @@ class BodyWriter {
       cond_b = semis[0] + 1, cond_e = semis[1];
     }
     if (has_warp_op(open, close)) throw Refused("a warp operation in the header of a loop");
-    const std::string live = "kiln_live" + std::to_string(++counter_) + "_";
+    const std::string n = std::to_string(++counter_);
+    const std::string live = "kiln_live" + n + "_";
+    // (threads that took `continue`: out of the rest of the iteration, back in for the step)
+    const std::string continued =
+        loop_exits(close + 1, next).continues ? "kiln_cont" + n + "_" : "";
     scopes_.emplace_back();  // the init's variables live as long as the loop
     scope_ends_.push_back(next);
     blank(t_[i].begin, t_[open].end,
           "{ bool " + live + "[kiln_n_]; ::kiln_cpu::enter_lockstep(" + live +
-              ", kiln_n_, kiln_done_, kiln_act_);");
+              ", kiln_n_, kiln_done_, kiln_act_);" +
+              (continued.empty() ? ""
+                                 : " bool " + continued + "[kiln_n_]; ::kiln_cpu::cleared(" +
+                                       continued + ", kiln_n_);"));
     if (is_for && cond_b - 1 > open + 1)
       write_region(open + 1, cond_b);  // the init, with its ';'
     else if (is_for)
@@ -1472,13 +1483,18 @@ class BodyWriter {
     warp_loops_.push_back(true);
     loop_flags_at_.push_back(edits_.size());
     aheads_.push_back(Ahead{});
+    predicated_.push_back({live, continued, acts_.size()});
     edits_.push_back({t_[i].begin, t_[i].begin, ""});
     sub_statement(close + 1, next, false);
     loops_.pop_back();
     warp_loops_.pop_back();
     loop_flags_at_.pop_back();
     aheads_.pop_back();
-    edits_.push_back({t_[next - 1].end, t_[next - 1].end, step + " } }"});
+    predicated_.pop_back();
+    const std::string resume = continued.empty() ? ""
+                                                 : " ::kiln_cpu::resume_continued(" + live + ", " +
+                                                       continued + ", kiln_n_);";
+    edits_.push_back({t_[next - 1].end, t_[next - 1].end, resume + step + " } }"});
     scopes_.pop_back();
     scope_ends_.pop_back();
   }
@@ -1551,7 +1567,8 @@ class BodyWriter {
       throw Refused("`" + t.text + "` without its header");
     if (is_ident(t, "for") || is_ident(t, "while")) {
       const std::size_t open = i + 1, close = match_[open];
-      if (!has_block_barrier(i, next) && thread_header(open, close)) {
+      if (!has_block_barrier(i, next) &&
+          (thread_header(open, close) || loop_exits(close + 1, next).any())) {
         predicated_loop(i, next);
         return;
       }
@@ -1607,12 +1624,14 @@ class BodyWriter {
     loops_.push_back("kiln_j" + std::to_string(++counter_) + "_");
     loop_flags_at_.push_back(edits_.size());  // its flags, declared before it if it has any
     aheads_.push_back(std::move(ahead));
+    predicated_.push_back({});
     edits_.push_back({at.begin, at.begin, ""});
     sub_statement(b, e, true);
     loops_.pop_back();
     warp_loops_.pop_back();
     loop_flags_at_.pop_back();
     aheads_.pop_back();
+    predicated_.pop_back();
   }
 
   // The body of a loop or if: a block, or a single statement given braces.
@@ -2465,13 +2484,15 @@ class BodyWriter {
     if (!expression) leave_loop(b, e);
   }
 
-  // `break;` and `continue;` in the region [b, e) that leave the loop with a barrier around it
-  // (not a loop or switch inside the region): the thread's region ends and sets the loop's
-  // flag, and after the region the block leaves the loop or goes on to its next iteration
-  // (CUDA requires every thread of the block to take the same way at a barrier's loop).
-  void leave_loop(std::size_t b, std::size_t e) {
-    if (loops_.empty()) return;
-    bool broke = false, continued = false;
+  // The `break`s and `continue`s of tokens [b, e) that leave the loop around them (none inside
+  // an inner loop or, for a break, a switch; none in a lambda).
+  struct Exits {
+    std::vector<std::size_t> at;
+    bool continues = false;
+    bool any() const { return !at.empty(); }
+  };
+  Exits loop_exits(std::size_t b, std::size_t e) const {
+    Exits out;
     std::vector<std::pair<std::size_t, bool>> inner;  // ends of inner loops (true) and switches
     for (std::size_t k = b; k < e; ++k) {
       while (!inner.empty() && k >= inner.back().first) inner.pop_back();
@@ -2484,14 +2505,42 @@ class BodyWriter {
       }
       const bool is_break = is_ident(t, "break"), is_continue = is_ident(t, "continue");
       if (!is_break && !is_continue) continue;
-      const bool loop_inside = std::any_of(inner.begin(), inner.end(),
-                                           [&](const auto& n) { return is_break || n.second; });
-      if (loop_inside) continue;
+      if (std::any_of(inner.begin(), inner.end(),
+                      [&](const auto& n) { return is_break || n.second; }))
+        continue;
+      out.at.push_back(k);
+      out.continues = out.continues || is_continue;
+    }
+    return out;
+  }
+
+  // `break;` and `continue;` in the region [b, e) that leave the loop with a barrier around it
+  // (not a loop or switch inside the region): the thread's region ends and sets the loop's
+  // flag, and after the region the block leaves the loop or goes on to its next iteration
+  // (CUDA requires every thread of the block to take the same way at a barrier's loop).
+  void leave_loop(std::size_t b, std::size_t e) {
+    if (loops_.empty()) return;
+    bool broke = false, continued = false;
+    for (const std::size_t k : loop_exits(b, e).at) {
+      const Token& t = t_[k];
+      const bool is_break = is_ident(t, "break");
       // A loop with warp operations and no block barrier need only be left together by each
       // warp's lanes, not by the block: warps may run different numbers of iterations, which
-      // the block's flag (one way for all threads) cannot give.
-      if (warp_loops_.back())
-        throw Refused("`" + t.text + "` in a loop with warp operations and no __syncthreads");
+      // the block's flag (one way for all threads) cannot give. Such a loop is predicated
+      // (statement), and the thread leaves it alone: out of its loop's live set and of the
+      // branches' it is in, for the rest of the iteration (continue) or the loop (break).
+      if (warp_loops_.back()) {
+        const Predicated& loop = predicated_.back();
+        if (loop.live.empty())
+          throw Refused("`" + t.text + "` in a loop with warp operations and no __syncthreads");
+        std::string out = "return (";
+        for (std::size_t a = loop.acts_at; a < acts_.size(); ++a)
+          out += acts_[a] + "[kiln_t_] = false, ";
+        out += loop.live + "[kiln_t_] = false, ";
+        if (!is_break) out += loop.continued + "[kiln_t_] = true, ";
+        edits_.push_back({t.begin, t.end, out + "::kiln_cpu::RegionEnd{})"});
+        continue;
+      }
       edits_.push_back(
           {t.begin, t.end,
            "return ::kiln_cpu::flagged(" + loops_.back() + (is_break ? "b" : "c") + ")"});
@@ -2669,6 +2718,14 @@ class BodyWriter {
   std::vector<bool> warp_loops_;  // for each of loops_: whether it has warp operations alone
   std::vector<std::size_t> loop_flags_at_;  // for each, the edit that declares its flags
   std::vector<Ahead> aheads_;               // for each, its variable two iterations on
+  // For each of loops_, where it is predicated (a warp loop its threads leave one by one): the
+  // live set's name, the continued set's ("": no continue), and where its acts_ start.
+  struct Predicated {
+    std::string live, continued;
+    std::size_t acts_at = 0;
+  };
+  std::vector<Predicated> predicated_;
+  std::vector<std::string> acts_;           // the running sets of the predicated branches we are in
   std::vector<Replica> param_copies_;       // the written parameters, replicated (body())
   std::set<std::string> written_params_;    // their names
 };

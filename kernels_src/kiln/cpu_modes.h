@@ -170,6 +170,12 @@ inline int vote(unsigned count, int op, unsigned n, const bool* done) {
 inline void enter_lockstep(bool* live, unsigned n, const bool* done, const bool* act) {
   for (unsigned t = 0; t < n; ++t) live[t] = running(t, done, act);
 }
+// The end of a lockstep loop's iteration: the threads that took `continue` (out of the rest of
+// it) are in the loop again, for its step and condition.
+inline void resume_continued(bool* live, bool* continued, unsigned n) {
+  for (unsigned t = 0; t < n; ++t)
+    if (continued[t]) live[t] = true, continued[t] = false;
+}
 // Whether another round is due: some thread is still in the loop and has not returned.
 inline bool in_lockstep(const bool* live, unsigned n, const bool* done) {
   for (unsigned t = 0; t < n; ++t)

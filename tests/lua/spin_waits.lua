@@ -163,6 +163,60 @@ if cuda.backend() == "cpu" then
   assert(same.look_back:info().threads == "regions", same.look_back:info().why)
 end
 
+-- A warp's decoupled look-back (single-pass scans): warp 0 reads 32 predecessors' status words
+-- at a time and spins (`continue`) while any is not ready; lanes past the first block with a
+-- prefix add nothing. As regions, each warp leaving the loop on its own.
+local wlb = cuda.module([[
+// status: 0 not ready, 1 | sum << 2 the block's own sum, 2 | prefix << 2 its inclusive prefix
+__global__ void warp_look_back(const int* in, int* out, volatile unsigned* status) {
+  __shared__ int sums[64], before;
+  const int t = threadIdx.x, i = blockIdx.x * 64 + t;
+  sums[t] = in[i];
+  __syncthreads();
+  for (int d = 1; d < 64; d *= 2) {
+    const int o = t >= d ? sums[t - d] : 0;
+    __syncthreads();
+    sums[t] += o;
+    __syncthreads();
+  }
+  if (t < 32) {
+    const int total = sums[63];
+    if (t == 0) status[blockIdx.x] = (blockIdx.x == 0 ? 2u : 1u) | unsigned(total) << 2;
+    int prefix = 0, end = int(blockIdx.x) - 1;
+    while (end >= 0) {
+      const int j = end - t;
+      const unsigned s = j >= 0 ? status[j] : 2u;
+      if (__any_sync(0xffffffffu, (s & 3u) == 0u)) continue;
+      const unsigned done = __ballot_sync(0xffffffffu, (s & 3u) == 2u);
+      const int stop = done ? __ffs(done) - 1 : 32;
+      int v = t <= stop ? int(s >> 2) : 0;
+      for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+      prefix += __shfl_sync(0xffffffffu, v, 0);
+      if (done) break;
+      end -= 32;
+    }
+    if (t == 0) {
+      before = prefix;
+      if (blockIdx.x > 0) status[blockIdx.x] = 2u | unsigned(prefix + total) << 2;
+    }
+  }
+  __syncthreads();
+  out[i] = before + sums[t];
+}
+]])
+local wtiles = 150
+local wx = array.random.integers(0, 5, 64 * wtiles, { dtype = "int32", seed = 5 })
+local wout, wstatus = cuda.device_array(64 * wtiles, "int32"), cuda.to_device(array.zeros(wtiles, "uint32"))
+wlb.warp_look_back[{ wtiles, 64 }](cuda.to_device(wx), wout, wstatus)
+local hw, run = wout:copy_to_host(), 0
+for i = 1, 64 * wtiles do
+  run = run + wx[i]
+  assert(hw[i] == run, ("warp look-back, element %d: %d, expected %d"):format(i - 1, hw[i], run))
+end
+if cuda.backend() == "cpu" then
+  assert(wlb.warp_look_back:info().threads == "regions", wlb.warp_look_back:info().why)
+end
+
 local ready, x = cuda.to_device(array.zeros(4, "int32")), cuda.to_device(array.zeros(4))
 g.warps[{ 1, 128 }](ready, x)
 local xs, total = x:copy_to_host(), 0

@@ -560,10 +560,11 @@ __global__ void k(const int* in, int* out) {
 
 // A loop with warp operations and no __syncthreads that each warp leaves (`break`) or skips the
 // rest of (`continue`) on its own: valid CUDA (only a warp's lanes must agree), which the
-// block's loop flag cannot run (the whole block left the loop at the first warp's break).
-// Declined: it runs as fibers, each warp its own trip count; a break of a loop or switch
-// inside a region stays taken. Against the host.
-TEST(CpuWarpRegions, LoopsLeftWarpByWarpAreDeclined) {
+// block's loop flag cannot run (the whole block left the loop at the first warp's break). It is
+// predicated: a thread that leaves drops out of the loop's live set (and of the branches' it is
+// in), for the rest of the iteration (continue) or the loop (break); a break of a loop or switch
+// inside a region stays that loop's. Against the host, with fibers' trip counts.
+TEST(CpuWarpRegions, LoopsLeftWarpByWarp) {
   const std::string brk = R"(
 __global__ void k(const int* in, int* out) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -585,11 +586,8 @@ __global__ void k(const int* in, int* out) {
   }
   out[threadIdx.x] = acc;
 })";
-  std::string why;
-  EXPECT_FALSE(cpu::form_regions(brk, &why));
-  EXPECT_NE(why.find("`break` in a loop with warp operations"), std::string::npos) << why;
-  EXPECT_FALSE(cpu::form_regions(cont, &why));
-  EXPECT_NE(why.find("`continue` in a loop with warp operations"), std::string::npos) << why;
+  EXPECT_TRUE(cpu::form_regions(brk));
+  EXPECT_TRUE(cpu::form_regions(cont));
   EXPECT_TRUE(cpu::form_regions(
       "__global__ void k(int* x, int n) {\n int s = n; for (int i = 0; i < n; ++i) { s += "
       "__shfl_xor_sync(~0u, s, 1); for (int j = 0; j < 4; ++j) if (j == 2) break; switch (s) "
@@ -602,11 +600,93 @@ __global__ void k(const int* in, int* out) {
       for (int l = 0; l < 32; ++l) expected[w * 32 + l] = is_break ? in[w] : in[w] < 4 ? 3 : 4;
     }
     Built b = build(is_break ? brk : cont, "k");
-    EXPECT_EQ(b.kernel->attributes().threads, "fibers") << b.kernel->attributes().why;
+    EXPECT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
     Buffer<int> din(in), out(256, -1);
     launch(*b.kernel, {1}, {256}, 0, din.p, out.p);
     EXPECT_EQ(out.host(), expected) << order;
   }
+}
+
+// Lanes leaving a warp loop one by one, inside branches: a persistent warp pulling rows from a
+// queue until it is empty (`if (row >= rows) break;`), and lanes that `continue` or `break` in a
+// nested if, after which __activemask and a ballot leave them out. Against the host.
+TEST(CpuWarpRegions, LanesLeaveWarpLoopsInBranches) {
+  const std::string queue = R"(
+__global__ void k(const int* in, int* out, int* next, int rows) {
+  const int lane = threadIdx.x % 32;
+  while (true) {
+    int row = 0;
+    if (lane == 0) row = atomicAdd(next, 1);
+    row = __shfl_sync(0xffffffffu, row, 0);
+    if (row >= rows) break;
+    int v = in[row * 32 + lane];
+    for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (lane == 0) out[row] = v;
+  }
+})";
+  Built q = build(queue, "k");
+  ASSERT_EQ(q.kernel->attributes().threads, "regions") << q.kernel->attributes().why;
+  const int rows = 45;
+  std::vector<int> in(rows * 32);
+  for (int i = 0; i < rows * 32; ++i) in[i] = (i * 7) % 23 - 11;
+  Buffer<int> din(in), out(rows, -1), next(1, 0);
+  launch(*q.kernel, {3}, {64}, 0, din.p, out.p, next.p, rows);
+  for (int r = 0; r < rows; ++r)
+    ASSERT_EQ(out.host()[r], std::accumulate(in.begin() + r * 32, in.begin() + r * 32 + 32, 0))
+        << r;
+
+  const std::string lanes = R"(
+__global__ void k(const int* in, int* out) {
+  const int t = threadIdx.x;
+  int acc = 0;
+  for (int i = 0; i < 6; ++i) {
+    const int v = in[i * 64 + t];
+    if (v % 3 == 0) {
+      if (v % 2 == 0) continue;
+      acc += 1000 * __popc(__activemask());  // (the lanes that did not continue)
+    } else if (v > 90) {
+      acc += 100000;
+      break;
+    }
+    acc += __popc(__activemask()) + 10 * __popc(__ballot_sync(__activemask(), v > 50));
+  }
+  out[t] = acc;
+})";
+  Built b = build(lanes, "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
+  std::vector<int> x(6 * 64);
+  for (int i = 0; i < 6 * 64; ++i) x[i] = (i * 37 + 11) % 97;
+  Buffer<int> dx(x), dout(64, -1);
+  launch(*b.kernel, {1}, {64}, 0, dx.p, dout.p);
+  std::vector<bool> left(64, false);
+  std::vector<int> acc(64, 0);
+  for (int i = 0; i < 6; ++i) {
+    std::vector<bool> reach(64, false), odd(64, false);
+    for (int t = 0; t < 64; ++t)
+      odd[t] = !left[t] && x[i * 64 + t] % 3 == 0 && x[i * 64 + t] % 2 == 1;
+    for (int t = 0; t < 64; ++t) {
+      if (left[t]) continue;
+      const int v = x[i * 64 + t];
+      if (v % 3 == 0) {
+        if (v % 2 == 0) continue;
+        acc[t] +=
+            1000 * int(std::count(odd.begin() + t / 32 * 32, odd.begin() + t / 32 * 32 + 32, true));
+      } else if (v > 90) {
+        acc[t] += 100000;
+        left[t] = true;
+        continue;
+      }
+      reach[t] = true;
+    }
+    for (int t = 0; t < 64; ++t) {
+      if (!reach[t]) continue;
+      int active = 0, big = 0;
+      for (int u = t / 32 * 32; u < t / 32 * 32 + 32; ++u)
+        if (reach[u]) ++active, big += x[i * 64 + u] > 50;
+      acc[t] += active + 10 * big;
+    }
+  }
+  for (int t = 0; t < 64; ++t) ASSERT_EQ(dout.host()[t], acc[t]) << t;
 }
 
 // Lambdas in a kernel with barriers: their own `return`s stay theirs, one declared at barrier
