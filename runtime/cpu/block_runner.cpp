@@ -577,22 +577,21 @@ void BlockRunner::unjoined_source(const Warp& w, unsigned lane) const {
 // (`if (v & 1) r = __ballot_sync(__activemask(), p); else ...`), the others waiting on. The
 // call of the lane furthest behind goes first (first_call: a branch's before the one after the
 // join, which the branch's lanes then reach too, as a GPU's warp reconverges there). Lanes at a
-// lockstep pointer's read (after_stores) wait on while others complete: the warp's stores come
-// first.
+// lockstep pointer's read (after_stores) wait on while others at __activemask (a lockstep
+// store's steps) complete: the warp's stores come first. Lanes at any other operation wait for
+// them instead: a read needs no other lane, and those lanes' operation needs the readers (a
+// look-back's `s = j >= 0 ? status[j] : 2u; if (__any_sync(~0u, s == 0)) continue;`, where
+// lane 0 alone reads: the vote ran without it).
 bool BlockRunner::try_complete(Warp& w, unsigned mask) {
   unsigned group = mask & w.live;
   if ((w.waiting & group) != group) return false;
   for (unsigned j = 0; j < 32; ++j)
     if ((group >> j & 1) && (w.mask[j] & w.live) != group) return false;
-  const unsigned stores = group & ~after_stores(w, group);
+  const unsigned readers = after_stores(w, group), others = group & ~readers;
   unsigned at_activemask = 0;
   for (unsigned j = 0; j < 32; ++j)
-    if ((stores >> j & 1) && w.op[j] == kiln_cpu::warp_activemask) at_activemask |= 1u << j;
-  if (!at_activemask) {
-    complete(w, stores ? stores : group);
-    return true;
-  }
-  complete(w, first_call(w, at_activemask));
+    if ((others >> j & 1) && w.op[j] == kiln_cpu::warp_activemask) at_activemask |= 1u << j;
+  complete(w, at_activemask ? first_call(w, at_activemask) : readers ? readers : group);
   return true;
 }
 

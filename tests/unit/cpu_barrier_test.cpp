@@ -428,6 +428,29 @@ __global__ void k(unsigned* masks, int* ranks) {
   }
 }
 
+// A lockstep pointer read by some lanes alone (a look-back's `s = lane == 0 ? status[j] : 2u;`)
+// while the others wait at a vote of the whole warp: as fibers, the read completes first and
+// its lanes join the vote (the vote ran without them, and they then waited alone: a deadlock
+// reported, a wrong ballot, and --check's "not taking part"). Regions: the same.
+TEST(CpuWarp, LockstepReadBeforeAWarpVote) {
+  const std::string src = R"(
+__global__ void k(volatile unsigned* status, unsigned* out) {
+  const int lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) status[2 + blockIdx.x] = 5u;
+  const unsigned s = lane == 0 ? status[blockIdx.x + lane] : 1u;
+  out[blockIdx.x * blockDim.x + threadIdx.x] = __ballot_sync(0xffffffffu, s == 0u);
+})";
+  for (const bool regions : {false, true}) {
+    Built b = build(src, "k", {}, regions ? cpu() : without_regions());
+    ASSERT_EQ(b.kernel->attributes().threads, regions ? "regions" : "fibers")
+        << b.kernel->attributes().why;
+    Buffer<unsigned> status(std::vector<unsigned>{0u, 3u, 0u, 0u}), out(128, 7u);
+    launch(*b.kernel, {2}, {64}, 0, status.p, out.p);
+    for (int i = 0; i < 128; ++i) ASSERT_EQ(out.host()[i], i < 64 ? 1u : 0u) << regions << " " << i;
+    EXPECT_EQ(status.host(), (std::vector<unsigned>{0u, 3u, 5u, 5u}));
+  }
+}
+
 TEST(CpuFibers, DeadlockIsReported) {
   Built b = build(R"(
 __global__ void k(int* out) {
