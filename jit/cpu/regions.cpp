@@ -245,7 +245,7 @@ class BodyWriter {
     std::set<std::string> written;
     for (std::size_t i = open; i < close; ++i)
       if (t_[i].kind == Token::ident && !member_name(i) && params_.count(t_[i].text) &&
-          writes(i, true) && !array_element_address(i))
+          ((writes(i, true) && !array_element_address(i)) || written_by_call(i)))
         written.insert(t_[i].text);
     written_params_ = written;
     std::string param_copies;
@@ -813,11 +813,8 @@ class BodyWriter {
       }
       if (t.kind != Token::ident || member_name(k)) continue;
       if (own_arrays.count(t.text)) return false;
-      if (t.text == var && (writes(k) || call_argument(k))) return false;
-      const bool element =
-          is_punct(t_[k + 1], "[") || (is_punct(t_[k + 1], "-") && is_punct(t_[k + 2], ">"));
-      if (!declared.count(t.text) && (writes(k, true) || (call_argument(k) && !element)))
-        return false;
+      if (t.text == var && (writes(k) || written_by_call(k))) return false;
+      if (!declared.count(t.text) && (writes(k, true) || written_by_call(k))) return false;
     }
     return indexes_by_var && recomputed_subscripts(region, i, next, var);
   }
@@ -1073,7 +1070,8 @@ class BodyWriter {
         named_in({var}, next, close_))
       return std::nullopt;
     for (std::size_t k = body + 1; k < last; ++k)  // nothing else moves it, nor leaves the loop
-      if (is_ident(t_[k], var) && !member_name(k) && writes(k)) return std::nullopt;
+      if (is_ident(t_[k], var) && !member_name(k) && (writes(k) || written_by_call(k)))
+        return std::nullopt;
     if (leaves_loop(body + 1, last)) return std::nullopt;
     Rounds r{i, close, next,     var,  text(first, name),     {},
              c, close, last + 3, semi, has_call(open, close), last};
@@ -1092,7 +1090,9 @@ class BodyWriter {
     const std::size_t bound = is_punct(t_[c + 2], "=") ? c + 3 : c + 2;
     if (!uniform_expr(bound, r.cond_end) || !uniform_expr(r.step, r.step_end)) return false;
     for (std::size_t k = r.close + 1; k < r.next; ++k)
-      if (is_ident(t_[k], r.var) && !member_name(k) && writes(k) && k != r.own_step) return false;
+      if (is_ident(t_[k], r.var) && !member_name(k) && (writes(k) || written_by_call(k)) &&
+          k != r.own_step)
+        return false;
     return true;
   }
   // Writes r as rounds: a loop over the block's first index, `for (k = base; k < n; k +=
@@ -1150,12 +1150,12 @@ class BodyWriter {
   }
 
   // Whether the variable name may be written in tokens [from, to) (default: to the body's end):
-  // assigned, incremented, its address taken, or passed to a call (whose parameter may be a
-  // reference; a value macro writes nothing).
+  // assigned, incremented, its address taken, or passed to a call that may take it by reference
+  // (written_by_call).
   bool may_write(const std::string& name, std::size_t from, std::size_t to = 0) const {
     for (std::size_t k = from; k < (to ? to : close_); ++k)
       if (t_[k].kind == Token::ident && t_[k].text == name && !member_name(k) &&
-          (writes(k) || call_argument(k)))
+          (writes(k) || written_by_call(k)))
         return true;
     return false;
   }
@@ -1177,6 +1177,95 @@ class BodyWriter {
          (is_punct(t_[next], "-") && next + 1 < t_.size() && is_punct(t_[next + 1], ">")));
     if (k == 0 || !(member || (edge(k - 1) && edge(next)))) return false;
     return in_call_arguments(k);
+  }
+
+  // Whether a call may write the variable named at token k: k is the object of a member
+  // function call (`it.advance(n)`), or passed whole to a call that may take it by reference
+  // (`adv(p, n)` with `void adv(const float*& p, int n)`, a macro `ADV(p, n)` that assigns it).
+  // Known to take it by value: math functions, CUDA's intrinsics and atomics (their operands are
+  // values and pointers), and the source's functions whose every definition declares that
+  // parameter without a non-const '&'. (Only a write spelled out in the body was seen: each
+  // thread of a block then advanced one shared copy of a parameter, or a grid-stride loop's
+  // round recomputed an index a helper had moved.)
+  bool written_by_call(std::size_t k) const {
+    std::size_t j = k + 1;
+    bool member = false;
+    while (j + 1 < t_.size() && is_punct(t_[j], ".") && t_[j + 1].kind == Token::ident)
+      j += 2, member = true;
+    if (member && j < t_.size() && is_punct(t_[j], "(")) return true;
+    if (!call_argument(k)) return false;
+    // k and its members (`it.p`), through parentheses right around them (`f((p))`), must be a
+    // whole argument: after '(' or ',', before ',' or ')'. Then its index among the call's.
+    std::size_t first = k, last = j - 1;
+    while (first > 0 && last + 1 < t_.size() && is_punct(t_[first - 1], "(") &&
+           match_[first - 1] == last + 1 && regions::callee(t_, first - 1) >= t_.size())
+      --first, ++last;
+    if (first == 0 || last + 1 >= t_.size()) return false;
+    if (is_punct(t_[first - 1], "?") || is_punct(t_[first - 1], ":") ||
+        is_punct(t_[last + 1], "?") || is_punct(t_[last + 1], ":"))
+      return true;  // (`f(c ? a : b)` binds a reference to a or b)
+    if (!(is_punct(t_[first - 1], "(") || is_punct(t_[first - 1], ",")) ||
+        !(is_punct(t_[last + 1], ")") || is_punct(t_[last + 1], ",")))
+      return false;
+    int index = 0;
+    std::size_t open = first - 1;
+    for (; !is_punct(t_[open], "("); --open) {
+      if (is_punct(t_[open], ")") || is_punct(t_[open], "]") || is_punct(t_[open], "}"))
+        open = match_[open];
+      else if (is_punct(t_[open], ","))
+        ++index;
+      else if (is_punct(t_[open], "[") || is_punct(t_[open], "{") || is_punct(t_[open], ";") ||
+               open == 0)
+        return false;
+    }
+    const std::size_t name = regions::callee(t_, open);
+    if (name >= t_.size()) return false;  // (a grouping: k is in an expression's value)
+    const std::string& f = t_[name].text;
+    if (is_keyword_type(f) || is_statement_keyword(f) || f == "sizeof" || f == "switch" ||
+        f == "while" || f == "if" || is_pure_math(f) || value_macros_.count(f) ||
+        warp_op(t_[name]) >= 0 || f.rfind("__", 0) == 0 || f.rfind("atomic", 0) == 0 ||
+        f == "printf" || f == "assert")
+      return false;
+    return !by_value_everywhere(f, index);
+  }
+
+  // Whether the source defines function name, and every definition's parameter index is taken
+  // by value (no '&' but after `const`).
+  bool by_value_everywhere(const std::string& name, int index) const {
+    bool defined = false;
+    for (std::size_t k = 0; k + 1 < t_.size(); ++k) {
+      if (!is_ident(t_[k], name) || !is_punct(t_[k + 1], "(") ||
+          (k > 0 && (is_punct(t_[k - 1], ".") || is_punct(t_[k - 1], "::"))))
+        continue;
+      std::size_t close = match_[k + 1], after = close + 1;
+      while (after < t_.size() && t_[after].kind == Token::ident) ++after;  // const, noexcept
+      if (after >= t_.size() || !is_punct(t_[after], "{") || k == 0 ||
+          !(t_[k - 1].kind == Token::ident || is_punct(t_[k - 1], "*") ||
+            is_punct(t_[k - 1], "&") || is_punct(t_[k - 1], ">")))
+        continue;  // a call, not a definition
+      defined = true;
+      int at = 0;
+      bool is_const = false;
+      for (std::size_t x = k + 2; x < close; ++x) {
+        if (is_punct(t_[x], "(") || is_punct(t_[x], "[") || is_punct(t_[x], "<")) {
+          if (is_punct(t_[x], "<")) {  // (template arguments: `const A<T, 2>& a`)
+            int depth = 0;
+            for (; x < close; ++x) {
+              if (is_punct(t_[x], "<")) ++depth;
+              if (is_punct(t_[x], ">") && --depth == 0) break;
+            }
+          } else {
+            x = match_[x];
+          }
+          continue;
+        }
+        if (is_punct(t_[x], ",")) ++at, is_const = false;
+        if (at != index) continue;
+        if (is_ident(t_[x], "const")) is_const = true;
+        if (is_punct(t_[x], "&") && !is_const) return false;
+      }
+    }
+    return defined;
   }
 
   // Whether token k is inside the argument list of a call (not a value macro's).
@@ -1707,7 +1796,7 @@ class BodyWriter {
         if (t_[k].kind == Token::ident && !member_name(k) && !vars.count(t_[k].text))
           if (const Replica* r = replica(t_[k].text); r && !r->uniform) uniform_step = false;
       for (std::size_t k = close + 1; k < next; ++k)
-        if (is_ident(t_[k], var) && !member_name(k) && (writes(k) || call_argument(k)))
+        if (is_ident(t_[k], var) && !member_name(k) && (writes(k) || written_by_call(k)))
           uniform_step = false;
       if (!set || !uniform_step) throw Refused("a header that writes '" + var + "'");
       const std::string copy =
@@ -1750,7 +1839,7 @@ class BodyWriter {
         plain.pop_back();
       }
       if (!is_ident(t, var) || member_name(k) || in_type_query(k)) continue;
-      if (!writes(k) && !call_argument(k)) continue;  // a read
+      if (!writes(k) && !written_by_call(k)) continue;  // a read
       // `var op= E;` or `var++;` as a statement of its own, every block around it plain
       const Token& p = t_[k - 1];
       if (!(is_punct(p, ";") || is_punct(p, "{") || is_punct(p, "}")) ||

@@ -2,6 +2,7 @@
 // declaration, check each declarator's initialiser, and wrap the indices it reads.
 #include "jit/cpu/signed_indices.h"
 
+#include <cstdlib>
 #include <set>
 #include <vector>
 
@@ -24,14 +25,44 @@ bool index_component(const std::vector<Token>& t, std::size_t k) {
          (k == 0 || !(is_punct(t[k - 1], ".") || is_punct(t[k - 1], "::")));
 }
 
+// Whether integer literal x is beyond what index arithmetic multiplies or adds (2^20): a
+// hash's or a random generator's constant (`tid * 1103515245 + 12345`, FNV's 16777619), whose
+// arithmetic wraps on purpose.
+bool hash_constant(const Token& x) {
+  return std::strtoull(x.text.c_str(), nullptr, 0) > (1ull << 20);
+}
+
+// The names the source gives such a constant: `#define PRIME 16777619u`, `constexpr unsigned
+// kMul = 2654435761u;` (an integer literal alone, maybe in parentheses).
+std::set<std::string> hash_constant_names(const std::vector<Token>& t) {
+  std::set<std::string> out;
+  for (std::size_t k = 0; k + 2 < t.size(); ++k) {
+    if (t[k].kind != Token::ident) continue;
+    std::size_t v = k + 1;
+    const bool defined = t[k].directive && k > 0 && is_ident(t[k - 1], "define") &&
+                         t[k - 1].directive && t[k - 1].line == t[k].line;
+    if (!defined && !(is_punct(t[v], "=") && !t[k].directive)) continue;
+    if (!defined) ++v;
+    while (v < t.size() && is_punct(t[v], "(")) ++v;
+    if (v < t.size() && t[v].kind == Token::number && regions::is_integer_literal(t[v]) &&
+        hash_constant(t[v]) && (!defined || t[v].line == t[k].line))
+      out.insert(t[k].text);
+  }
+  return out;
+}
+
 // Whether tokens [b, e) are integer arithmetic of the kind the rewrite takes: identifiers
-// (not called), members, integer literals, parentheses, + - * (signed_indices.h).
-bool plain_arithmetic(const std::vector<Token>& t, std::size_t b, std::size_t e) {
+// (not called), members, integer literals, parentheses, + - * (signed_indices.h), and no
+// hash constant (by its value or its name: hashes).
+bool plain_arithmetic(const std::vector<Token>& t, std::size_t b, std::size_t e,
+                      const std::set<std::string>& hashes) {
   if (b >= e) return false;
   for (std::size_t k = b; k < e; ++k) {
     const Token& x = t[k];
     if (x.directive || x.kind == Token::string) return false;
-    if (x.kind == Token::number && !regions::is_integer_literal(x)) return false;
+    if (x.kind == Token::number && (!regions::is_integer_literal(x) || hash_constant(x)))
+      return false;
+    if (x.kind == Token::ident && hashes.count(x.text)) return false;
     if (x.kind == Token::ident && k + 1 < e && is_punct(t[k + 1], "(")) return false;  // a call
     if (x.kind == Token::punct &&
         !(x.text == "+" || x.text == "-" || x.text == "*" || x.text == "(" || x.text == ")" ||
@@ -72,6 +103,7 @@ bool declaration_start(const std::vector<Token>& t, std::size_t k) {
 
 std::string signed_index_arithmetic(std::string_view source) {
   const std::vector<Token> t = jit::lex(source);
+  const std::set<std::string> hashes = hash_constant_names(t);
   std::vector<std::size_t> wrap;  // index components to read as int
   for (std::size_t k = 0; k < t.size(); ++k) {
     if (!is_ident(t[k], "int") || t[k].directive || !declaration_start(t, k)) continue;
@@ -81,7 +113,7 @@ std::string signed_index_arithmetic(std::string_view source) {
     while (d + 1 < t.size() && t[d].kind == Token::ident && is_punct(t[d + 1], "=")) {
       const std::size_t end = initialiser_end(t, d + 2);
       if (end == t.size() || is_punct(t[end], ")")) break;
-      if (plain_arithmetic(t, d + 2, end))
+      if (plain_arithmetic(t, d + 2, end, hashes))
         for (std::size_t j = d + 2; j < end; ++j)
           if (index_component(t, j)) wrap.push_back(j);
       if (!is_punct(t[end], ",")) break;

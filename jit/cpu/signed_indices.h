@@ -11,7 +11,10 @@
 // Those operations agree with the unsigned ones modulo 2^32, and the int the initialiser
 // converts to keeps exactly that much. The one difference: an intermediate beyond int's range
 // is undefined where the unsigned one wrapped; with indices below 2^31, such an E computes an
-// index that is itself out of int's range, which a GPU program cannot use either.
+// index that is itself out of int's range, which a GPU program cannot use either. Hashes and
+// random generators wrap on purpose (`int h = threadIdx.x * 1103515245 + 12345;`, where GCC
+// then folded `h > 12345` to `threadIdx.x > 0`): an initialiser with a literal beyond 2^20, or
+// a name the source defines as one (a macro, a constant), is left as it computes.
 #pragma once
 #include <string>
 #include <string_view>

@@ -2,6 +2,7 @@
 // subscript, check its expression, and write it twice, once with its operands widened.
 #include "jit/cpu/wide_subscripts.h"
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
@@ -81,10 +82,40 @@ std::vector<std::pair<std::size_t, std::size_t>> operands(const std::vector<Toke
   return out;
 }
 
+// The macros the source defines whose expansion could do something when evaluated: a call, an
+// assignment, an increment, a subscript (`#define NEXT_SLOT atomicAdd(counter, 1)`, `#define POP
+// (--top)`). A subscript naming one is left alone: the rewrite writes its expression twice.
+std::set<std::string> acting_macros(std::string_view source, const std::vector<Token>& t) {
+  std::set<std::string> out;
+  for (std::size_t k = 0; k + 1 < t.size(); ++k) {
+    if (!t[k].directive || !is_ident(t[k], "define") || t[k + 1].kind != Token::ident ||
+        (k > 0 && t[k - 1].directive && t[k - 1].line == t[k].line))
+      continue;
+    for (std::size_t j = k + 2; j < t.size() && t[j].directive; ++j) {
+      const Token& x = t[j];
+      if (x.line != t[j - 1].line &&  // (a line continued with '\' goes on)
+          source.substr(t[j - 1].end, x.begin - t[j - 1].end).find('\\') == std::string_view::npos)
+        break;
+      const bool calls = x.kind == Token::ident && j + 1 < t.size() && is_punct(t[j + 1], "(") &&
+                         t[j + 1].line == x.line && !regions::is_keyword_type(x.text);
+      if (calls || is_punct(x, "=") || is_punct(x, "[") || is_punct(x, "++") || is_punct(x, "--") ||
+          (is_punct(x, "+") && j + 1 < t.size() && is_punct(t[j + 1], "+") &&
+           t[j + 1].begin == x.end) ||
+          (is_punct(x, "-") && j + 1 < t.size() && is_punct(t[j + 1], "-") &&
+           t[j + 1].begin == x.end)) {
+        out.insert(t[k + 1].text);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string wide_subscripts(std::string_view source) {
   const std::vector<Token> t = jit::lex(source);
+  const std::set<std::string> acting = acting_macros(source, t);
   struct Insert {
     std::size_t begin, end;  // (equal: an insertion)
     std::string text;
@@ -107,7 +138,10 @@ std::string wide_subscripts(std::string_view source) {
         (is_punct(t[close + 1], "(") || is_punct(t[close + 1], "{")))
       continue;  // a lambda after a condition: if (c) [x]() { ... }
     const auto ops = operands(t, k + 1, close);
-    if (ops.empty()) continue;
+    if (ops.empty() || std::any_of(ops.begin(), ops.end(), [&](const auto& op) {
+          return acting.count(t[op.first].text) > 0;
+        }))
+      continue;
     const std::size_t b = t[k + 1].begin, e = t[close - 1].end;
     const std::string expr(source.substr(b, e - b));
     if (expr.find('\n') != std::string::npos) continue;  // lines must not move

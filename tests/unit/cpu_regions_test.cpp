@@ -1629,6 +1629,17 @@ TEST(CpuRegions, SubscriptsAreComputedWide) {
   EXPECT_NE(wide.find("a[i][::kiln_cpu::wide_index<decltype((n - 1) + 0)>"), std::string::npos)
       << wide;  // a[i]'s own subscript
   EXPECT_EQ(cpu::wide_subscripts("auto [x, y] = pair; q[x] = 1;"), "auto [x, y] = pair; q[x] = 1;");
+  // A macro that acts when evaluated (a call, an increment, an assignment) would run twice: such a
+  // subscript is left alone (survey 14: a work queue's push took two slots); a plain one is not.
+  const std::string macros =
+      "#define NEXT_SLOT atomicAdd(counter, 1)\n#define POP (--top)\n#define SET \\\n (x = 2)\n"
+      "#define OFF (2 * W)\nvoid f(int* a, int i) { a[0 + NEXT_SLOT] = a[1 + POP] + a[SET * i] + "
+      "a[OFF + i]; }";
+  const std::string wide_macros = cpu::wide_subscripts(macros);
+  for (const char* kept : {"a[0 + NEXT_SLOT]", "a[1 + POP]", "a[SET * i]"})
+    EXPECT_NE(wide_macros.find(kept), std::string::npos) << kept << "\n" << wide_macros;
+  EXPECT_NE(wide_macros.find("::kiln_cpu::wide(OFF) + ::kiln_cpu::wide(i)"), std::string::npos)
+      << wide_macros;
 
   const std::string src = R"(
 __global__ void k(const int* in, int* out, unsigned* wrapped, int rows, int cols, int steps) {
@@ -1689,6 +1700,13 @@ TEST(CpuRegions, IndexArithmeticIsReadAsInt) {
       {"int q = n > 0 ? threadIdx.x : 0;", ""},
       {"x = (int)threadIdx.x;", ""},
       {"#define I int k = threadIdx.x;", ""},
+      // Hashes and random generators, whose arithmetic wraps on purpose (survey 14: GCC folded
+      // `h > 12345` to `threadIdx.x > 0`): a literal beyond 2^20, or a name defined as one.
+      {"int h = threadIdx.x * 1103515245 + 12345;", ""},
+      {"int h = threadIdx.x * 0x9E3779B9u;", ""},
+      {"#define PRIME 16777619u\nint h = (blockIdx.x + 7) * PRIME;", ""},
+      {"constexpr unsigned kMul = (2654435761u); int h = threadIdx.x * kMul;", ""},
+      {"int k = threadIdx.x * 1048576;", "int k = int(threadIdx.x) * 1048576;"},
   };
   for (const auto& [code, expected] : cases)
     EXPECT_EQ(cpu::signed_index_arithmetic(code), expected.empty() ? code : expected) << code;
@@ -1952,6 +1970,79 @@ __global__ void rows(int* out, int h, int w) {
       ASSERT_EQ(rows_sum.host()[0], 32 * expect) << grid << " " << block;
     }
   }
+}
+
+// A variable written through a call is as written as one assigned in the body (survey 14): a
+// parameter advanced by a helper taking it by reference, by a macro or by a member function is
+// each thread's own (one copy for the block made every thread advance it: an invalid access, or
+// a count of every thread's increments), and a grid-stride loop whose index a helper or a macro
+// moves is not run in rounds (each round recomputed the index: the skip was lost). Against the
+// host.
+TEST(CpuRegions, WritesThroughCallsAndMacros) {
+  const std::string src = R"(
+#define ADV(p, k) ((p) += (k))
+#define SKIP(i) ((i) += 1)
+__device__ void adv(const float*& p, int k) { p += k; }
+__device__ void bump(int& n) { n += 1; }
+__device__ void skip_one(int& i) { i += 1; }
+__device__ int twice(int i) { return 2 * i; }
+struct Iter {
+  const float* p;
+  __device__ void advance(int k) { p += k; }
+};
+__global__ void by_ref(const float* src, const float* more, Iter it, int n, float* out) {
+  __shared__ float s[64];
+  adv(src, blockIdx.x * 64 + threadIdx.x);
+  ADV(more, threadIdx.x);
+  it.advance(threadIdx.x);
+  bump(n);
+  s[threadIdx.x] = *src;
+  __syncthreads();
+  out[blockIdx.x * 64 + threadIdx.x] = s[63 - threadIdx.x] + *more + *it.p + n;
+}
+__global__ void skips(const int* x, int* y, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+    if (x[i]) skip_one(i);
+    y[i] = 1;
+  }
+}
+__global__ void macro_skips(const int* x, int* y, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+    if (x[i]) SKIP(i);
+    y[i] = 1;
+  }
+}
+__global__ void by_value(int* y, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+    y[i] = twice(i);
+}
+)";
+  // (rounds, kiln_k, in none of them: the skipping ones run in lockstep thread by thread)
+  const cpu::RegionRewrite r = cpu::form_regions_by_kernel(cpu::signed_index_arithmetic(src),
+                                                           {"skips", "macro_skips", "by_value"});
+  EXPECT_EQ(r.lockstep, (std::set<std::string>{"skips", "macro_skips", "by_value"}));
+  EXPECT_EQ(r.source.find("kiln_k"), std::string::npos) << r.source;
+  Built b = build(src, "by_ref");
+  ASSERT_EQ(b.kernel->attributes().threads, "regions") << b.kernel->attributes().why;
+  std::vector<float> xs(128);
+  for (int i = 0; i < 128; ++i) xs[i] = float(i % 17);
+  Buffer<float> x(xs), out(128, -1.0f);
+  launch(*b.kernel, {2}, {64}, 0, x.p, x.p, x.p, 10, out.p);
+  for (int blk = 0; blk < 2; ++blk)
+    for (int t = 0; t < 64; ++t)
+      ASSERT_EQ(out.host()[blk * 64 + t], xs[blk * 64 + 63 - t] + 2 * xs[t] + 11.0f)
+          << blk << " " << t;
+  for (const char* name : {"skips", "macro_skips"}) {
+    Built k = build(src, name);
+    const int n = 8;
+    Buffer<int> flags(std::vector<int>{0, 1, 0, 0, 0, 0, 0, 0}), y(n, 0);
+    launch(*k.kernel, {1}, {4}, 0, flags.p, y.p, n);  // thread 1 goes on at 2, then 6: not 1, 5
+    EXPECT_EQ(y.host(), (std::vector<int>{1, 0, 1, 1, 1, 0, 1, 1})) << name;
+  }
+  Built v = build(src, "by_value");
+  Buffer<int> y(300, -1);
+  launch(*v.kernel, {2}, {64}, 0, y.p, 300);
+  for (int i = 0; i < 300; ++i) ASSERT_EQ(y.host()[i], 2 * i) << i;
 }
 
 // The while form of a grid-stride loop, as cuda-samples' reduce6 writes it (`unsigned int i =
