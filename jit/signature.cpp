@@ -302,6 +302,13 @@ void convert_scalar(const Where& where, const ParamType& p, const ArgValue& v,
     }
     return;
   }
+  if (p.dtype == DType::uint64 && v.kind == ArgValue::Kind::integer && v.integer < 0) {
+    // Lua's integers are signed: a value past 2^63 - 1 is the integer of its bits, as Lua
+    // writes 0xFFFFFFFFFFFFFFFF (-1) and a uint64 element reads back (two's complement).
+    const auto bits = static_cast<std::uint64_t>(v.integer);
+    std::memcpy(out, &bits, sizeof bits);
+    return;
+  }
   long double x;
   if (v.kind == ArgValue::Kind::integer) {
     x = static_cast<long double>(v.integer);

@@ -39,8 +39,10 @@ const char* dtype_name(DType t) {
 // The names of a vector's lanes, as CUDA's vector types call them.
 constexpr const char* kLaneNames[] = {"x", "y", "z", "w"};
 
-// Pushes element i (0-based flat): a table of lanes for vector dtypes, an integer for integer dtypes (a float for uint64 values past
-// 2^63 - 1, which Lua integers cannot hold), a float for float dtypes, a boolean for bool.
+// Pushes element i (0-based flat): a table of lanes for vector dtypes, an integer for integer
+// dtypes (a uint64 past 2^63 - 1 as the integer of its bits, negative: Lua's own reading of
+// 0xFFFFFFFFFFFFFFFF, exact where a float lost the low bits of a hash), a float for float
+// dtypes, a boolean for bool.
 void push_element(lua_State* L, const HostArray& a, std::int64_t i) {
   if (is_vector(a.dtype())) {  // a table {x =, y =, z =, w =}
     const int lanes = dtype_info(a.dtype()).lanes;
@@ -66,14 +68,9 @@ void push_element(lua_State* L, const HostArray& a, std::int64_t i) {
     case DType::boolean:
       lua_pushboolean(L, a.as<bool>()[i]);
       return;
-    case DType::uint64: {
-      std::uint64_t v = a.as<std::uint64_t>()[i];
-      if (v > static_cast<std::uint64_t>(LUA_MAXINTEGER))
-        lua_pushnumber(L, static_cast<lua_Number>(v));
-      else
-        lua_pushinteger(L, static_cast<lua_Integer>(v));
+    case DType::uint64:
+      lua_pushinteger(L, static_cast<lua_Integer>(a.as<std::uint64_t>()[i]));
       return;
-    }
     default:
       lua_pushinteger(L, a.get_integer(i));
       return;

@@ -867,6 +867,8 @@ int reduce_call(lua_State* L) {
                                     [L](std::size_t bytes) { return allocate_device(L, bytes); });
     if (dtype == DType::boolean)
       lua_pushboolean(L, result.get_integer(0) != 0);
+    else if (dtype == DType::uint64)  // (past 2^63 - 1: the integer of its bits, as elements)
+      lua_pushinteger(L, static_cast<lua_Integer>(result.as<std::uint64_t>()[0]));
     else if (dtype_info(dtype).is_integer)
       lua_pushinteger(L, result.get_integer(0));
     else

@@ -292,8 +292,11 @@ void HostArray::set_number(std::int64_t i, double v) {
         throw Error("array: value " + number_string(v) +
                     (std::isfinite(v) && v == std::trunc(v) ? " is out of range for "
                                                             : " is not an integer, as ") +
-                    dtype_name(dtype_) + " needs" +
-                    (std::is_same_v<T, bool> ? "" : " " + range_string<T>()));
+                    dtype_name(dtype_) +
+                    (std::is_same_v<T, bool>                  ? " needs"
+                     : std::isfinite(v) && v == std::trunc(v) ? " "
+                                                              : " needs ") +
+                    (std::is_same_v<T, bool> ? "" : range_string<T>()));
       as<T>()[i] = static_cast<T>(v);
     }
   });
@@ -309,6 +312,8 @@ void HostArray::set_integer(std::int64_t i, std::int64_t v) {
       if (v != 0 && v != 1)
         throw Error("array: value " + std::to_string(v) + " is not a bool (0, 1, true, false)");
       as<T>()[i] = v != 0;
+    } else if constexpr (std::is_same_v<T, std::uint64_t>) {
+      as<T>()[i] = static_cast<T>(v);  // (a negative v: the bits past 2^63 - 1, as Lua has them)
     } else {
       if (!std::in_range<T>(v))
         throw Error("array: value " + std::to_string(v) + " is out of range for " +

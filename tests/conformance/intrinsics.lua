@@ -229,7 +229,7 @@ local want = {
   u = { 300, 0, 4294967295, 0, 70000, 0 },
   s = { 300, -5, -1, 0, 4464, 0 },
   l = { 300, -5, math.maxinteger, 0, math.maxinteger, math.mininteger },
-  ul = { 300, 0, 10000000000000000000, 0, 18446744073709551615, 0 },
+  ul = { 300, 0, 0x8AC7230489E80000, 0, 0xFFFFFFFFFFFFFFFF, 0 },  -- (1e19, 2^64 - 1: Lua's bits)
 }
 for name, w in pairs(want) do
   local h = dev[name]:copy_to_host()

@@ -63,10 +63,14 @@ b[1] = true
 b[2] = 1
 assert(b[1] == true and b[2] == true and b[3] == false)
 local u = array.zeros(1, "uint64")
-u[1] = 2^63  -- past Lua's integers: stored exactly, read back as a float
-assert(u[1] == 2^63 and math.type(u[1]) == "float")
+u[1] = 2^63  -- past Lua's integers: stored exactly, read back as the integer of its bits
+assert(u[1] == math.mininteger and math.type(u[1]) == "integer")
 u[1] = math.maxinteger
 assert(u[1] == math.maxinteger and math.type(u[1]) == "integer")
+u[1] = 0xcbf29ce484222325  -- (a negative Lua integer: FNV's offset basis, every bit kept)
+assert(u[1] == 0xcbf29ce484222325 and ("%x"):format(u[1]) == "cbf29ce484222325")
+assert(tostring(u) == "array([14695981039346656037], dtype=uint64)", tostring(u))
+assert(not pcall(function() array.zeros(1, "uint32")[1] = -1 end))  -- (narrower: out of range)
 local i8 = array.zeros(2, "i8")
 i8[1] = -128
 i8[2] = 127

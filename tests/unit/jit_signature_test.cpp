@@ -430,6 +430,9 @@ TEST(JitArgPack, ScalarConversions) {
   EXPECT_EQ(error_of("float", integer(16777217)), "");  // narrowing to float is fine
   EXPECT_EQ(error_of("float", number(1e300)), "");
   EXPECT_EQ(error_of("bool", boolean(false)), "");
+  // (a 64-bit unsigned value past 2^63 - 1 as Lua has it: the negative integer of its bits)
+  EXPECT_EQ(error_of("unsigned long long", integer(-1)), "");
+  EXPECT_EQ(error_of("size_t", integer(INT64_MIN)), "");
   // Rejected.
   EXPECT_EQ(error_of("int", number(2.5)),
             "kernel 'scale': parameter 1 'x' (int) expects an integer, got a number (2.5)");
