@@ -13,7 +13,7 @@ std::map<std::string, std::string> builtin_headers(const fs::path& kernels_dir) 
       kernels_dir.string(), false,
       [&](const std::string& name, std::string_view text) { out.emplace(name, text); },
       [](const std::string& name) { return name.ends_with(".cuh"); });
-  read_folder((kernels_dir / "kiln" / "nvrtc_include").string(), false,
+  read_folder((kernels_dir / "kiln" / "nvrtc_include").string(), true,
               [&](const std::string& name, std::string_view text) { out[name] = text; });
   if (!out.count("kiln.cuh"))
     throw Error("kiln: cannot read kiln.cuh in " + kernels_dir.string() +

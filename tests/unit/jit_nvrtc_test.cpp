@@ -337,6 +337,36 @@ TEST(JitNvrtc, CompileErrorsCarryFileAndLine) {
   EXPECT_THROW(n->compile(req, {}), CompileError);
 }
 
+// Device code written for nvcc includes the C++ library's headers (CUB- and CUTLASS-style code:
+// <type_traits>, <limits>, <utility>, ...) and <cub/cub.cuh>: NVRTC has neither, and refused
+// them (survey 14). kiln's are libcu++'s, their names in std too, and CUB's block, warp and
+// thread levels.
+TEST(JitNvrtc, StandardHeadersAndCubResolve) {
+  NEED_NVRTC(n);
+  const char* src = R"(#include <array>
+#include <cub/cub.cuh>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+template <typename T, int B>
+__global__ void block_max(const T* in, T* out) {
+  using R = cub::BlockReduce<T, B>;
+  __shared__ typename R::TempStorage tmp;
+  static_assert(std::is_arithmetic_v<T> && !std::is_same<T, bool>::value, "numbers");
+  std::tuple<T, int> p{in[blockIdx.x * B + threadIdx.x], 1};
+  auto [a, b] = p;
+  std::array<T, 2> pair{a, T(b)};
+  const T m = R(tmp).Reduce(pair[0] * pair[1], cuda::maximum<>{});
+  if (threadIdx.x == 0) out[blockIdx.x] = std::max(m, std::numeric_limits<T>::lowest());
+}
+)";
+  CompileResult r = compile(*n, src, {"block_max<float, 128>"});
+  EXPECT_NE(r.ptx.find(".entry"), std::string::npos) << r.ptx.substr(0, 400);
+}
+
 TEST(JitNvrtc, DefinesApplyAndUserStdWins) {
   NEED_NVRTC(n);
   const char* src =
