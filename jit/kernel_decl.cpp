@@ -1560,6 +1560,7 @@ std::vector<std::string> device_variables(std::string_view source) {
         mutable_variable = false;
     if (j < t.size() && is_punct(t[j], "<")) continue;  // (a template type: not read here)
     if (!mutable_variable || j >= t.size() || t[j - 1].kind != Token::ident ||
+        t[j - 1].text == "operator" ||  // (`__device__ T& operator[](int i)`: a member function)
         !(is_punct(t[j], ";") || is_punct(t[j], "=") || is_punct(t[j], "[") ||
           is_punct(t[j], ",") || is_punct(t[j], "{")))
       continue;
@@ -1582,9 +1583,41 @@ std::vector<std::string> device_variables(std::string_view source) {
 }
 
 std::optional<GlobalDecl> find_global(std::string_view source, std::string_view name) {
+  // A qualified name (`cfg::weights`) is its last word in those namespaces; an unqualified one,
+  // that word at namespace scope: the outermost first, else in one namespace or another.
+  const std::size_t colons = name.rfind("::");
+  const std::string word(colons == std::string_view::npos ? name : name.substr(colons + 2));
+  const std::string wanted(colons == std::string_view::npos ? "" : name.substr(0, colons + 2));
   std::vector<Token> toks = lex(source);
+  std::vector<std::string> scopes;  // for each open brace: its namespace's words + "::", or "{"
+  std::string pending;              // a namespace's name whose '{' comes next
+  bool namespace_next = false;
+  std::optional<GlobalDecl> nested;  // an unqualified name's first match inside a namespace
   for (std::size_t k = 0; k < toks.size(); ++k) {
-    if (toks[k].directive || !is_ident(toks[k], name)) continue;
+    if (toks[k].directive) continue;
+    if (is_ident(toks[k], "namespace")) {
+      namespace_next = true, pending.clear();
+      continue;
+    }
+    if (namespace_next && (toks[k].kind == Token::ident || is_punct(toks[k], "::"))) {
+      pending += toks[k].text;
+      continue;
+    }
+    if (is_punct(toks[k], "{")) {  // (an anonymous namespace's names have no symbol: "{")
+      const bool linkage = k >= 2 && is_ident(toks[k - 2], "extern") &&
+                           toks[k - 1].kind == Token::string;  // extern "C" { ... }: no scope
+      scopes.push_back(linkage ? "" : namespace_next && !pending.empty() ? pending + "::" : "{");
+      namespace_next = false;
+      continue;
+    }
+    namespace_next = false;
+    if (is_punct(toks[k], "}") && !scopes.empty()) scopes.pop_back();
+    if (!is_ident(toks[k], word)) continue;
+    std::string scope;  // the namespaces around k, or "{" inside anything else
+    for (const std::string& sc : scopes) scope = sc == "{" || scope == "{" ? "{" : scope + sc;
+    if (scope == "{" || (!wanted.empty() && scope != wanted) ||
+        (k > 0 && is_punct(toks[k - 1], "::")))
+      continue;
     // A later declarator (`__constant__ float kx[N], ky[N];`) has the first one's type.
     const std::size_t declarator =
         k > 0 && is_punct(toks[k - 1], ",") ? first_declarator(toks, k) : k;
@@ -1616,10 +1649,25 @@ std::optional<GlobalDecl> find_global(std::string_view source, std::string_view 
       j = close + 1;
     }
     if (j < toks.size() && (is_punct(toks[j], ";") || is_punct(toks[j], "=") ||
-                            is_punct(toks[j], ",") || is_punct(toks[j], "{")))
-      return decl;
+                            is_punct(toks[j], ",") || is_punct(toks[j], "{"))) {
+      decl.scope = scope;
+      if (!wanted.empty() || scope.empty()) return decl;
+      if (!nested) nested = decl;
+    }
   }
-  return std::nullopt;
+  return nested;
+}
+
+std::string global_symbol(const GlobalDecl& decl, std::string_view name) {
+  const std::size_t colons = name.rfind("::");
+  const std::string word(colons == std::string_view::npos ? name : name.substr(colons + 2));
+  if (decl.scope.empty()) return word;
+  std::string symbol = "_ZN";  // (the Itanium ABI's nested name: N <length><word>... E)
+  for (std::size_t at = 0, next; at < decl.scope.size(); at = next + 2) {
+    next = decl.scope.find("::", at);
+    symbol += std::to_string(next - at) + decl.scope.substr(at, next - at);
+  }
+  return symbol + std::to_string(word.size()) + word + "E";
 }
 
 std::string settable_statics(std::string_view source) {

@@ -158,10 +158,16 @@ std::vector<SpinWait> spin_waits(const std::vector<Token>& toks);
 struct GlobalDecl {
   std::string type;                  // its element type's words, qualifiers dropped: "float"
   std::vector<std::string> extents;  // each [...]'s text, as written: {"9", "K"}
+  std::string scope;                 // its namespaces, "cfg::inner::" ("": the global one)
 };
 // The declaration of the global named name in source (comments, strings and preprocessor lines
-// skipped), or nullopt when there is none.
+// skipped), or nullopt when there is none. A qualified name (`cfg::weights`) is looked for in
+// those namespaces; an unqualified one at namespace scope, the global one first.
 std::optional<GlobalDecl> find_global(std::string_view source, std::string_view name);
+
+// The symbol of global name declared as decl: its name at the global namespace, else its
+// mangled name (`cfg::weights`: `_ZN3cfg7weightsE`), as NVRTC and the host compiler give it.
+std::string global_symbol(const GlobalDecl& decl, std::string_view name);
 
 // The names of the __device__ variables a source declares outside function bodies that its
 // kernels may store to: not const, constexpr or __constant__ (`__device__ int g_count;`,

@@ -45,6 +45,7 @@ struct ModuleBox {
   std::shared_ptr<jit::SourceText> source;
   std::shared_ptr<jit::Globals> globals;
   std::vector<KernelRef> kernels;
+  jit::KernelOptions opts;  // the module's (its template instances by name take them too)
   std::map<std::string, DeviceArray> textures;  // bound arrays, kept alive while bound
 };
 
@@ -639,7 +640,8 @@ int cuda_module(lua_State* L) {
                      : jit::SourceText::from_file(resolve_kernel_file(L, file)));
     auto globals = std::make_shared<jit::Globals>();
     std::vector<KernelRef> kernels = make_kernels(L, source, opts, opts.name.empty(), globals);
-    ModuleBox* m = new_object<ModuleBox>(L, kModuleMeta, ModuleBox{source, globals, kernels});
+    ModuleBox* m =
+        new_object<ModuleBox>(L, kModuleMeta, ModuleBox{source, globals, kernels, opts, {}});
     lua_createtable(L, 0, static_cast<int>(m->kernels.size()));
     for (const KernelRef& k : m->kernels) {
       push_kernel(L, k);
@@ -650,16 +652,42 @@ int cuda_module(lua_State* L) {
   });
 }
 
+// The module's template kernel that name expression name instantiates (`m["scale<float, 4>"]`:
+// one of its kernels' names, then template arguments), or nullptr.
+const KernelRef* instantiated_kernel(const ModuleBox& m, const std::string& name) {
+  const std::size_t angle = name.find('<');
+  if (angle == std::string::npos || angle == 0 || name.back() != '>') return nullptr;
+  std::string base = name.substr(0, angle);
+  base.erase(base.find_last_not_of(" \t") + 1);
+  for (const KernelRef& k : m.kernels)
+    if (k->name() == base) return &k;
+  return nullptr;
+}
+
 // m.kernel_name, or a method; a name that is neither is an error naming the module's kernels
-// (not a nil that `m.typo[...]` would index). [-0, +1]
+// (not a nil that `m.typo[...]` would index). A template kernel's instance by name
+// (`m["scale<float, 4>"]`, as opts.name gives it) is made once.
+// [-0, +1]
 int module_index(lua_State* L) {
-  const ModuleBox* m = static_cast<const ModuleBox*>(luaL_checkudata(L, 1, kModuleMeta));
+  ModuleBox* m = static_cast<ModuleBox*>(luaL_checkudata(L, 1, kModuleMeta));
   lua_getiuservalue(L, 1, 1);
   lua_pushvalue(L, 2);
   if (lua_rawget(L, -2) != LUA_TNIL) return 1;
   luaL_getmetafield(L, 1, "__methods");
   lua_pushvalue(L, 2);
   if (lua_rawget(L, -2) != LUA_TNIL || lua_type(L, 2) != LUA_TSTRING) return 1;
+  if (instantiated_kernel(*m, lua_tostring(L, 2))) {
+    lua_settop(L, 3);  // the kernels' table at 3
+    return protect(L, [&] {
+      jit::KernelOptions o = m->opts;
+      o.name = lua_tostring(L, 2);
+      push_kernel(L, make_kernels(L, m->source, o, false, m->globals).front());
+      lua_pushvalue(L, 2);
+      lua_pushvalue(L, -2);
+      lua_rawset(L, 3);  // (the same kernel, and its builds, at the next m["..."])
+      return 1;
+    });
+  }
   // (made on the Lua stack alone: a memory error there longjmps past no C++ object)
   luaL_where(L, 1);
   lua_pushfstring(L, "module has no kernel '%s' (its kernels: ", lua_tostring(L, 2));
@@ -707,13 +735,14 @@ std::optional<long> extent_number(std::string e, const std::string& text,
 // whatever expression gives it. A global of another type (a struct) has no dtype; *type is its
 // spelling.
 std::pair<std::optional<DType>, long> declared_global(
-    const std::string& text, const std::string& name, std::string* type,
+    const std::string& text, const std::string& name, std::string* type, std::string* symbol,
     const std::vector<std::pair<std::string, std::string>>& defines) {
   std::optional<jit::GlobalDecl> decl = jit::find_global(text, name);
   if (!decl)
     throw Error("set_constant: no __constant__ or __device__ variable '" + name +
                 "' in the module");
   *type = decl->type.size() > 60 ? decl->type.substr(0, 60) + "..." : decl->type;
+  *symbol = jit::global_symbol(*decl, name);
   std::optional<DType> t = dtype_of_cpp(decl->type);
   if (!t) return {std::nullopt, 0};
   long count = 1;
@@ -754,9 +783,9 @@ int module_set_constant(lua_State* L) {
   return protect(L, [&] {
     std::string name = lua_tostring(L, 2);
     jit::ArgValue scalar = arg_value(L, 3);
-    std::string type;
-    const auto [declared, extent] =
-        declared_global(m->source->text(), name, &type, m->kernels.front()->options().defines);
+    std::string type, symbol;  // (a namespace's global by its mangled name: `cfg::w`)
+    const auto [declared, extent] = declared_global(m->source->text(), name, &type, &symbol,
+                                                    m->kernels.front()->options().defines);
     if (!declared) {
       // A struct global (`__constant__ Sphere s[SPHERES];`, CUDA by Example's ray tracer) takes
       // the bytes of whole structs, as a struct parameter takes an array: a float32 array of
@@ -764,7 +793,7 @@ int module_set_constant(lua_State* L) {
       if (!values)
         throw Error("set_constant: '" + name + "' has type '" + type +
                     "': give a host array of its bytes (whole structs, their fields in order)");
-      set_module_global(*m, name,
+      set_module_global(*m, symbol,
                         std::vector<char>(static_cast<char*>(values->data()),
                                           static_cast<char*>(values->data()) + values->nbytes()));
       return 0;
@@ -800,7 +829,7 @@ int module_set_constant(lua_State* L) {
       const char* at = static_cast<const char*>(pack.pointers()[0]);
       bytes.assign(at, at + dtype_info(dtype).size);
     }
-    set_module_global(*m, name, std::move(bytes));
+    set_module_global(*m, symbol, std::move(bytes));
     return 0;
   });
 }

@@ -195,4 +195,38 @@ k[{1, 1}](out)
 assert(out:copy_to_host()[1] == 3)
 os.remove(path)
 expect_error("does not exist", cuda.jit_file, "/nonexistent/kernel.cu")
+
+-- A namespace's __constant__ by its qualified name, or unqualified where no other has that name.
+local ns = cuda.module([[
+namespace cfg { __constant__ float weights[4]; }
+namespace a { namespace b { __constant__ int table[2]; } }
+__global__ void k(float* out) { out[threadIdx.x] = cfg::weights[threadIdx.x] + a::b::table[threadIdx.x % 2]; }
+]])
+ns:set_constant("cfg::weights", array.from({1, 2, 3, 4}, "float32"))
+ns:set_constant("table", array.from({10, 20}, "int32"))
+local nout = cuda.device_array(4, "float32")
+ns.k[{1, 4}](nout)
+ns:set_constant("a::b::table", array.from({100, 200}, "int32"))  -- (after the build too)
+ns.k[{1, 4}](nout)
+local hn = nout:copy_to_host()
+assert(hn[1] == 101 and hn[2] == 202 and hn[3] == 103 and hn[4] == 204, tostring(hn))
+expect_error("no __constant__ or __device__ variable 'b::table'",
+             function() ns:set_constant("b::table", array.from({1, 2}, "int32")) end)
+
+-- A template kernel's instance by name (`m["scale<int, 3>"]`), made once per name.
+local t = cuda.module([[
+__device__ int calls;
+template <typename T, int F>
+__global__ void scale(T* x) { x[threadIdx.x] *= F; if (threadIdx.x == 0) atomicAdd(&calls, 1); }
+__global__ void count(int* out) { out[0] = calls; }
+]])
+local three = t["scale<int, 3>"]
+assert(rawequal(three, t["scale<int, 3>"]) and three ~= t["scale<int, 4>"], "made once per name")
+local xs = cuda.to_device(array.from({1, 2, 3}, "int32"))
+three[{1, 3}](xs)
+t["scale<int,4>"][{1, 3}](xs)
+local hx = xs:copy_to_host()
+assert(hx[1] == 12 and hx[2] == 24 and hx[3] == 36, tostring(hx))
+expect_error("has no kernel 'nope<int>'", function() return t["nope<int>"] end)
+expect_error("scale<int, 3, 5>", function() t["scale<int, 3, 5>"][{1, 1}](xs) end)
 print("cuda_module: ok")

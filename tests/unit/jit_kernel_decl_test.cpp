@@ -603,6 +603,42 @@ __global__ void k(float* x) { float c_K = 1; x[0] = c_K; })";
   EXPECT_TRUE(find_global(huge + "zz;", "zz"));
 }
 
+// A global in a namespace by its qualified name, or unqualified where the global namespace has
+// none of that name; its symbol is the mangled one NVRTC and the host compiler give it (survey
+// 14: `cfg::weights` could not be set, `weights` failed at the launch).
+TEST(JitFindGlobal, NamespacesAndTheirSymbols) {
+  const char* src = R"(namespace cfg { __constant__ float weights[4]; }
+namespace a { namespace b { __constant__ int table[2]; } struct S { int table; }; }
+namespace x::y { __device__ double table; }
+namespace { __constant__ int hidden[2]; }
+extern "C" { __device__ int plain_c; }
+__constant__ int table[3];)";
+  std::optional<GlobalDecl> w = find_global(src, "cfg::weights");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->scope, "cfg::");
+  EXPECT_EQ(global_symbol(*w, "cfg::weights"), "_ZN3cfg7weightsE");
+  std::optional<GlobalDecl> unqualified = find_global(src, "weights");
+  ASSERT_TRUE(unqualified);
+  EXPECT_EQ(global_symbol(*unqualified, "weights"), "_ZN3cfg7weightsE");
+  std::optional<GlobalDecl> ab = find_global(src, "a::b::table");
+  ASSERT_TRUE(ab);
+  EXPECT_EQ(ab->extents, std::vector<std::string>{"2"});
+  EXPECT_EQ(global_symbol(*ab, "a::b::table"), "_ZN1a1b5tableE");
+  std::optional<GlobalDecl> xy = find_global(src, "x::y::table");
+  ASSERT_TRUE(xy);
+  EXPECT_EQ(xy->type, "double");
+  EXPECT_EQ(global_symbol(*xy, "x::y::table"), "_ZN1x1y5tableE");
+  std::optional<GlobalDecl> outer = find_global(src, "table");  // (the global namespace's first)
+  ASSERT_TRUE(outer);
+  EXPECT_EQ(outer->extents, std::vector<std::string>{"3"});
+  EXPECT_EQ(global_symbol(*outer, "table"), "table");
+  std::optional<GlobalDecl> c = find_global(src, "plain_c");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(global_symbol(*c, "plain_c"), "plain_c");
+  EXPECT_FALSE(find_global(src, "a::table"));
+  EXPECT_FALSE(find_global(src, "hidden"));  // (an anonymous namespace's: no symbol)
+}
+
 TEST(JitFindGlobal, LaterDeclaratorsHaveTheFirstOnesType) {
   // PMPP's MRI-Q: `__constant__ float kx_c[CHUNK], ky_c[CHUNK], kz_c[CHUNK];`
   const char* src = R"(__constant__ float kx_c[CHUNK], ky_c[CHUNK], kz_c[2 * CHUNK];
@@ -861,6 +897,7 @@ namespace world { __device__ hitable* d_world; }
 __device__ int f(int x) { __shared__ int s; return x; }
 __device__ __forceinline__ int g(int* p);
 __global__ void k() { __device__ int never; }
+struct View { float* p; __device__ float& operator[](int i) { return p[i]; } };
 )"),
             (std::vector<std::string>{"g_hits", "g_next", "g_bins", "g_origin", "d_world"}));
   EXPECT_TRUE(device_variables("__global__ void k(int* p) { p[0] = 1; }").empty());
