@@ -312,12 +312,13 @@ void WorkerPool::launch_cooperative(const KernelEntry& k, const LaunchConfig& cf
   std::lock_guard lock(launch_mutex_);
   install_fault_handler();
   GridBarrier grid(blocks);
-  std::vector<std::unique_ptr<Worker>> workers;
-  for (std::uint64_t b = 0; b < blocks; ++b) workers.push_back(std::make_unique<Worker>());
+  std::vector<std::unique_ptr<Worker>>& workers = cooperative_workers_;
+  while (workers.size() < blocks) workers.push_back(std::make_unique<Worker>());
   std::mutex error_mutex;
   std::exception_ptr error;
   auto run = [&](std::uint64_t b) {
     Worker& worker = *workers[b];
+    worker.moved_to_another_thread();
     ScopedAltStack alt(worker.altstack);
     KernelThreadScope kernel_thread;
     worker.grid = &grid;
@@ -338,11 +339,15 @@ void WorkerPool::launch_cooperative(const KernelEntry& k, const LaunchConfig& cf
   } catch (const std::system_error& e) {  // (no thread for a block: the others must not wait)
     grid.abort();
     for (auto& t : threads) t.join();
+    workers.clear();
     throw Error("kernel '" + k.name + "': cannot start a thread for each of its " +
                 std::to_string(blocks) + " blocks, which must run at once: " + e.what());
   }
   run(0);
   for (auto& t : threads) t.join();
+  std::size_t stacks = 0;
+  for (const std::unique_ptr<Worker>& w : workers) stacks += w->stacks.count(), w->grid = nullptr;
+  if (stacks > kKeptFiberStacks) workers.clear();
   std::fflush(stdout);
   if (error) {
     try {

@@ -45,6 +45,7 @@ class FiberStacks {
   FiberStacks& operator=(const FiberStacks&) = delete;
   void reserve(unsigned count);           // throws kiln::Error when the memory cannot be mapped
   void* top(unsigned i) const;            // the initial stack pointer of stack i
+  std::size_t count() const { return bases_.size(); }  // the stacks made so far
   bool is_guard(const void* addr) const;  // async-signal-safe
 
  private:
