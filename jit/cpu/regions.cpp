@@ -2852,6 +2852,12 @@ RegionRewrite form_regions_by_kernel(std::string_view source, const std::set<std
                                      const std::set<std::string>& fibers) {
   RegionRewrite result;
   std::vector<Token> toks = jit::lex(source);
+  // `if constexpr (C)` is read as `if (C)`, its text kept: C is the same in every thread (a
+  // barrier's if, whose header stays as written, discards its branch as before; a predicated
+  // one's header becomes each thread's, both branches then compiled for the instance).
+  for (std::size_t k = toks.size(); k-- > 1;)
+    if (is_ident(toks[k], "constexpr") && is_ident(toks[k - 1], "if"))
+      toks.erase(toks.begin() + std::ptrdiff_t(k));
   const std::set<std::string> macros = thread_macros(toks);
   const std::set<std::string> constants = constant_macros(source, toks);
   const std::set<std::string> values = value_macros(source, toks, constants);
