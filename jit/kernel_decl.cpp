@@ -1585,6 +1585,8 @@ std::vector<std::string> device_variables(std::string_view source) {
 std::optional<GlobalDecl> find_global(std::string_view source, std::string_view name) {
   // A qualified name (`cfg::weights`) is its last word in those namespaces; an unqualified one,
   // that word at namespace scope: the outermost first, else in one namespace or another.
+  const bool outermost = name.starts_with("::");  // `::table`: the global namespace's
+  if (outermost) name.remove_prefix(2);
   const std::size_t colons = name.rfind("::");
   const std::string word(colons == std::string_view::npos ? name : name.substr(colons + 2));
   const std::string wanted(colons == std::string_view::npos ? "" : name.substr(0, colons + 2));
@@ -1652,13 +1654,30 @@ std::optional<GlobalDecl> find_global(std::string_view source, std::string_view 
                             is_punct(toks[j], ",") || is_punct(toks[j], "{"))) {
       decl.scope = scope;
       if (!wanted.empty() || scope.empty()) return decl;
-      if (!nested) nested = decl;
+      if (outermost) continue;
+      if (!nested)
+        nested = decl;
+      else if (nested->scope != scope &&
+               std::find(nested->also.begin(), nested->also.end(), scope) == nested->also.end())
+        nested->also.push_back(scope);
     }
   }
   return nested;
 }
 
+std::vector<std::string> deduced_type_headers(const std::vector<std::string>& name_expressions) {
+  static const std::pair<const char*, const char*> kNarrow[] = {
+      {"__half", "cuda_fp16.h"}, {"__nv_bfloat16", "cuda_bf16.h"}, {"__nv_fp8_", "cuda_fp8.h"}};
+  std::vector<std::string> out;
+  for (const auto& [type, header] : kNarrow)
+    if (std::any_of(name_expressions.begin(), name_expressions.end(),
+                    [&](const std::string& n) { return n.find(type) != std::string::npos; }))
+      out.push_back(header);
+  return out;
+}
+
 std::string global_symbol(const GlobalDecl& decl, std::string_view name) {
+  if (name.starts_with("::")) name.remove_prefix(2);
   const std::size_t colons = name.rfind("::");
   const std::string word(colons == std::string_view::npos ? name : name.substr(colons + 2));
   if (decl.scope.empty()) return word;

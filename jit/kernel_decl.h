@@ -40,6 +40,11 @@ struct KernelDecl {
 // such option and refuses them, though a lambda in device code is device code without them.
 std::string plain_lambdas(std::string_view source);
 
+// The headers that declare the narrow float types kiln may deduce as template arguments from an
+// array's dtype (`scale<__half>`: <cuda_fp16.h>; __nv_bfloat16: <cuda_bf16.h>; __nv_fp8_*:
+// <cuda_fp8.h>) named by name_expressions: a source written for any T need not include them.
+std::vector<std::string> deduced_type_headers(const std::vector<std::string>& name_expressions);
+
 // type with each whole word params[i] read as args[i]: `T*` of `TensorInfo<float, int>` is
 // `float*`.
 std::string substitute_words(std::string type, const std::vector<std::string>& params,
@@ -159,6 +164,7 @@ struct GlobalDecl {
   std::string type;                  // its element type's words, qualifiers dropped: "float"
   std::vector<std::string> extents;  // each [...]'s text, as written: {"9", "K"}
   std::string scope;                 // its namespaces, "cfg::inner::" ("": the global one)
+  std::vector<std::string> also;     // an unqualified name's other namespaces declaring it
 };
 // The declaration of the global named name in source (comments, strings and preprocessor lines
 // skipped), or nullopt when there is none. A qualified name (`cfg::weights`) is looked for in

@@ -149,8 +149,8 @@ HostArray Reduction::reduce(void* in, std::int64_t n, DType dtype,
   }
   if (!approx) return exact;
   const double wide = approx->get_number(0);
-  const double got = acc == DType::int64 ? double(exact.get_integer(0))
-                                          : double(std::uint64_t(exact.get_integer(0)));
+  const double got =
+      acc == DType::int64 ? double(exact.get_integer(0)) : double(exact.as<std::uint64_t>()[0]);
   if (std::fabs(got - wide) > 1e-6 * std::max(1.0, std::fabs(wide)))
   {
     char about[32];

@@ -660,8 +660,30 @@ const KernelRef* instantiated_kernel(const ModuleBox& m, const std::string& name
   std::string base = name.substr(0, angle);
   base.erase(base.find_last_not_of(" \t") + 1);
   for (const KernelRef& k : m.kernels)
-    if (k->name() == base) return &k;
+    if ((k->name() == base || k->decl().scope + k->name() == base) &&
+        !k->decl().template_params.empty())
+      return &k;
   return nullptr;
+}
+
+// A name expression without the spaces that C++ reads alike (`fill<float,4>`, `fill<float, 4>`):
+// one kernel, one build, whichever the script writes.
+std::string plain_name_expression(const std::string& name) {
+  std::string out;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (name[i] != ' ' && name[i] != '\t') {
+      out += name[i];
+      continue;
+    }
+    const auto word = [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    };
+    const std::size_t next = name.find_first_not_of(" \t", i);
+    if (!out.empty() && next != std::string::npos && word(out.back()) && word(name[next]))
+      out += ' ';  // (`unsigned int`)
+    i = next == std::string::npos ? name.size() : next - 1;
+  }
+  return out;
 }
 
 // m.kernel_name, or a method; a name that is neither is an error naming the module's kernels
@@ -678,10 +700,15 @@ int module_index(lua_State* L) {
   if (lua_rawget(L, -2) != LUA_TNIL || lua_type(L, 2) != LUA_TSTRING) return 1;
   if (instantiated_kernel(*m, lua_tostring(L, 2))) {
     lua_settop(L, 3);  // the kernels' table at 3
+    const std::string plain = plain_name_expression(lua_tostring(L, 2));
+    if (lua_getfield(L, 3, plain.c_str()) != LUA_TNIL) return 1;  // (written another way)
+    lua_pop(L, 1);
     return protect(L, [&] {
       jit::KernelOptions o = m->opts;
-      o.name = lua_tostring(L, 2);
+      o.name = plain;
       push_kernel(L, make_kernels(L, m->source, o, false, m->globals).front());
+      lua_pushvalue(L, -1);
+      lua_setfield(L, 3, plain.c_str());
       lua_pushvalue(L, 2);
       lua_pushvalue(L, -2);
       lua_rawset(L, 3);  // (the same kernel, and its builds, at the next m["..."])
@@ -741,6 +768,12 @@ std::pair<std::optional<DType>, long> declared_global(
   if (!decl)
     throw Error("set_constant: no __constant__ or __device__ variable '" + name +
                 "' in the module");
+  if (!decl->also.empty()) {
+    std::string where = decl->scope + name;
+    for (const std::string& scope : decl->also) where += ", " + scope + name;
+    throw Error("set_constant: '" + name + "' is declared in several namespaces (" + where +
+                "): name the one to set");
+  }
   *type = decl->type.size() > 60 ? decl->type.substr(0, 60) + "..." : decl->type;
   *symbol = jit::global_symbol(*decl, name);
   std::optional<DType> t = dtype_of_cpp(decl->type);

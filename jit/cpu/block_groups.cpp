@@ -813,24 +813,50 @@ class Lowering {
         continue;
       }
       if (params != t_.size() && j <= params) return "";
-      if (!is_ident(t_[j], t_[b].text) || member(j) ||
-          !(is_punct(t_[j + 1], "=") || is_punct(t_[j + 1], ";") || is_punct(t_[j + 1], ",") ||
-            is_punct(t_[j + 1], ")")))
-        continue;
+      if (!is_ident(t_[j], t_[b].text) || member(j) || !visible(j, b)) continue;
+      // The nearest declaration in scope: `T v =`, `T v;`, `T v{`, a parameter `T v,` or
+      // `T v)`, `const T& v`; one that reads otherwise (a later declarator, `float a, v = 1;`)
+      // gives no type, rather than an outer declaration's that it hides.
+      const Token& next = t_[j + 1];
+      const bool declarator_end = is_punct(next, "=") || is_punct(next, ";") ||
+                                  is_punct(next, ",") || is_punct(next, ")") ||
+                                  is_punct(next, "{") || is_punct(next, "[");
+      const Token& before = t_[j - 1];
+      const bool declared = declarator_end && (before.kind == Token::ident ||
+                                               is_punct(before, "&") || is_punct(before, "*") ||
+                                               is_punct(before, ",") || is_punct(before, ">"));
+      if (!declared || regions::is_statement_keyword(before.text)) continue;
+      if (is_punct(before, ",") && in_call(j)) continue;  // an argument: f(a, v)
       std::size_t first = j;  // the type's words, after a statement's start or '(' or ','
-      while (first > 0 && t_[first - 1].kind == Token::ident && !t_[first - 1].directive) --first;
-      if (first == j || first == 0 || t_[first - 1].directive || !visible(j, b)) continue;
-      if (!(is_punct(t_[first - 1], ";") || is_punct(t_[first - 1], "{") ||
+      while (first > 0 && (t_[first - 1].kind == Token::ident || is_punct(t_[first - 1], "&")) &&
+             !t_[first - 1].directive)
+        --first;
+      if (first == j || first == 0 || t_[first - 1].directive ||
+          !(is_punct(t_[first - 1], ";") || is_punct(t_[first - 1], "{") ||
             is_punct(t_[first - 1], "}") || is_punct(t_[first - 1], "(") ||
-            is_punct(t_[first - 1], ",")))
-        continue;
-      for (std::size_t w = first; w < j; ++w)
+            is_punct(t_[first - 1], ",")) ||
+          is_punct(next, "["))
+        return "";
+      std::string type;
+      for (std::size_t w = first; w < j; ++w) {
         if (is_ident(t_[w], "auto") || regions::is_statement_keyword(t_[w].text)) return "";
-      std::size_t type = first;
-      while (type < j && (is_ident(t_[type], "const") || is_ident(t_[type], "volatile"))) ++type;
-      return type < j ? text(type, j) : "";
+        if (is_ident(t_[w], "const") || is_ident(t_[w], "volatile") || is_punct(t_[w], "&"))
+          continue;  // (the scan takes its value as T: decayed)
+        type += (type.empty() ? "" : " ") + t_[w].text;
+      }
+      return type;
     }
     return "";
+  }
+
+  // Whether token k is inside parentheses within its statement, other than a for header's.
+  bool in_call(std::size_t k) const {
+    for (std::size_t j = k, depth = 0; j-- > 0;) {
+      if (is_punct(t_[j], "{") || is_punct(t_[j], "}")) return false;
+      if (is_punct(t_[j], ")")) ++depth;
+      if (is_punct(t_[j], "(") && depth-- == 0) return j == 0 || !is_ident(t_[j - 1], "for");
+    }
+    return false;
   }
 
   // Whether a name declared at token j is in scope at token b after it: no scope holding j

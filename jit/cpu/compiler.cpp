@@ -143,7 +143,7 @@ std::string c_string_body(std::string_view text) {
 // Part of the compiler identity: bump it whenever translation_unit() or the plan (plan.cpp's
 // thread_plans, the scans it rests on) changes what it generates, so that modules cached by an
 // older kiln are built anew.
-constexpr int kTranslationUnitVersion = 33;
+constexpr int kTranslationUnitVersion = 34;
 
 // The GPU architecture device code sees as __CUDA_ARCH__: the one asked for ("sm_90",
 // "compute_86", "90" -> 900, 860, 900), else sm_80's 800 (NVRTC's check compiles for sm_80 too).
@@ -376,6 +376,8 @@ std::string CpuCompiler::translation_unit(const Plan& plan) const {
   // Where kiln/cpu_include/curand_kernel.h finds the toolkit's.
   if (!curand_header_.empty())
     tu += "#define KILN_CURAND_KERNEL_H \"" + c_string_body(curand_header_) + "\"\n";
+  for (const std::string& header : jit::deduced_type_headers(request.name_expressions))
+    tu += "#include <" + header + ">\n";  // (a deduced `scale<__half>`'s type)
   tu += "#line 1 \"" + quoted + "\"\n";
   std::string source = cpu::rewrite_extern_shared(plan.source, plan.checked_pointers);
   if (coroutines) source = cpu::rewrite_coroutine_returns(source);

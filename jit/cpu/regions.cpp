@@ -243,10 +243,16 @@ class BodyWriter {
     // blockIdx.x * TILE + threadIdx.x;`, as CUDA's samples advance their pointers) is
     // replicated like a variable declared at the body's top, each copy starting as the argument.
     std::set<std::string> written;
-    for (std::size_t i = open; i < close; ++i)
-      if (t_[i].kind == Token::ident && !member_name(i) && params_.count(t_[i].text) &&
+    const std::map<std::string, std::set<std::string>> macros = macro_writes();
+    for (std::size_t i = open; i < close; ++i) {
+      if (t_[i].kind != Token::ident || member_name(i)) continue;
+      if (params_.count(t_[i].text) &&
           ((writes(i, true) && !array_element_address(i)) || written_by_call(i)))
         written.insert(t_[i].text);
+      if (auto m = macros.find(t_[i].text); m != macros.end())  // `#define STEP p += 1`
+        for (const std::string& name : m->second)
+          if (params_.count(name)) written.insert(name);
+    }
     written_params_ = written;
     std::string param_copies;
     for (const std::string& name : written) {
@@ -1268,6 +1274,32 @@ class BodyWriter {
     return defined;
   }
 
+  // The source's macros whose expansion writes a name: assigns it, or increments or decrements
+  // it (`#define STEP p += threadIdx.x`), each with the names it writes.
+  std::map<std::string, std::set<std::string>> macro_writes() const {
+    std::map<std::string, std::set<std::string>> out;
+    for (std::size_t k = 0; k + 1 < t_.size(); ++k) {
+      if (!t_[k].directive || !is_ident(t_[k], "define") || t_[k + 1].kind != Token::ident)
+        continue;
+      for (std::size_t j = k + 2; j + 2 < t_.size() && t_[j].directive; ++j) {
+        if (is_ident(t_[j], "define")) break;  // (the next directive's)
+        if (t_[j].kind != Token::ident) continue;
+        auto adjacent = [&](std::size_t a) { return t_[a].end == t_[a + 1].begin; };
+        const Token& n = t_[j + 1];
+        static const std::set<std::string> ops{"+", "-", "*", "/", "%", "&", "|", "^"};
+        const bool assigned = (is_punct(n, "=") && !is_punct(t_[j + 2], "=")) ||
+                              (n.kind == Token::punct && ops.count(n.text) &&
+                               is_punct(t_[j + 2], "=") && adjacent(j + 1)) ||
+                              ((is_punct(n, "+") || is_punct(n, "-")) &&
+                               is_punct(t_[j + 2], n.text) && adjacent(j + 1));
+        const bool stepped = j >= 2 && (is_punct(t_[j - 1], "+") || is_punct(t_[j - 1], "-")) &&
+                             is_punct(t_[j - 2], t_[j - 1].text) && adjacent(j - 2);
+        if (assigned || stepped) out[t_[k + 1].text].insert(t_[j].text);
+      }
+    }
+    return out;
+  }
+
   // Whether token k is inside the argument list of a call (not a value macro's).
   bool in_call_arguments(std::size_t k) const {
     static const std::set<std::string> not_calls{"if",     "for",    "while",
@@ -1477,8 +1509,20 @@ class BodyWriter {
   // on a GPU (`if (warp == 0) v = warp_sum(v);`).
   void predicated_if(std::size_t i, std::size_t next) {
     const std::size_t open = i + 1, close = match_[open];
-    // (a warp operation in cond, `if (__any_sync(m, p))`: its steps before cond's region)
-    const std::string steps = has_warp_op(open, close) ? warp_steps_before(open + 1, close) : "";
+    // (a warp operation in cond, `if (__any_sync(m, p))`: its steps before cond's region, for
+    // every lane that reaches the if; not after && or || or inside ?:, where only some lanes
+    // would evaluate it)
+    std::string steps;
+    if (has_warp_op(open, close)) {
+      for (std::size_t k = open + 1; k < close; ++k)
+        if ((is_punct(t_[k], "?") ||
+             ((is_punct(t_[k], "&") || is_punct(t_[k], "|")) && is_punct(t_[k + 1], t_[k].text) &&
+              t_[k].end == t_[k + 1].begin)) &&
+            has_warp_op(k, close))
+          throw Refused("a warp operation in the header of an if after " + t_[k].text +
+                        (is_punct(t_[k], "?") ? "" : t_[k].text));
+      steps = warp_steps_before(open + 1, close);
+    }
     const std::string n = std::to_string(++counter_);
     const std::string then_set = "kiln_c" + n + "_", else_set = "kiln_e" + n + "_";
     blank(t_[i].begin, t_[open].end,

@@ -328,6 +328,10 @@ CompileResult Nvrtc::compile(const CompileRequest& request,
   if (headers.count("limits.h") && headers.count("math.h"))
     for (const char* implicit : {"--pre-include=limits.h", "--pre-include=math.h"})
       options.push_back(implicit);
+  // A template argument kiln deduced from a float16, bfloat16 or fp8 array (`scale<__half>`):
+  // its header, which the source, written for any T, need not include.
+  for (const std::string& header : deduced_type_headers(request.name_expressions))
+    options.push_back("--pre-include=" + header);
   const bool int128_given =
       std::any_of(request.options.begin(), request.options.end(),
                   [](const std::string& o) { return o.ends_with("device-int128"); });

@@ -212,6 +212,20 @@ local hn = nout:copy_to_host()
 assert(hn[1] == 101 and hn[2] == 202 and hn[3] == 103 and hn[4] == 204, tostring(hn))
 expect_error("no __constant__ or __device__ variable 'b::table'",
              function() ns:set_constant("b::table", array.from({1, 2}, "int32")) end)
+-- (a name several namespaces declare must be qualified; `::x` is the global namespace's)
+local two = cuda.module([[
+namespace p { __constant__ int x; }
+namespace q { __constant__ int x; }
+__constant__ int y;
+__global__ void k(int* out) { out[0] = p::x + 10 * q::x + 100 * y; }
+]])
+expect_error("'x' is declared in several namespaces (p::x, q::x)", function() two:set_constant("x", 1) end)
+two:set_constant("p::x", 1)
+two:set_constant("q::x", 2)
+two:set_constant("::y", 3)
+local tout = cuda.device_array(1, "int32")
+two.k[{1, 1}](tout)
+assert(tout:copy_to_host()[1] == 321)
 
 -- A template kernel's instance by name (`m["scale<int, 3>"]`), made once per name.
 local t = cuda.module([[
@@ -222,11 +236,23 @@ __global__ void count(int* out) { out[0] = calls; }
 ]])
 local three = t["scale<int, 3>"]
 assert(rawequal(three, t["scale<int, 3>"]) and three ~= t["scale<int, 4>"], "made once per name")
+assert(rawequal(three, t["scale<int,3>"]) and rawequal(three, t["scale< int , 3 >"]), "spaces")
 local xs = cuda.to_device(array.from({1, 2, 3}, "int32"))
 three[{1, 3}](xs)
 t["scale<int,4>"][{1, 3}](xs)
 local hx = xs:copy_to_host()
 assert(hx[1] == 12 and hx[2] == 24 and hx[3] == 36, tostring(hx))
 expect_error("has no kernel 'nope<int>'", function() return t["nope<int>"] end)
-expect_error("scale<int, 3, 5>", function() t["scale<int, 3, 5>"][{1, 1}](xs) end)
+expect_error("has no kernel 'count<int>'", function() return t["count<int>"] end)  -- (no template)
+expect_error("scale<int,3,5>", function() t["scale<int, 3, 5>"][{1, 1}](xs) end)
+-- A template deduced from a float16 or bfloat16 array compiles though its source, written for
+-- any T, includes neither <cuda_fp16.h> nor <cuda_bf16.h> (survey 14: NVRTC's name map, and the
+-- host compiler, did not know __half).
+local generic = cuda.jit("template <typename T>\n__global__ void twice(T* x, T a) { x[threadIdx.x] = x[threadIdx.x] * a; }\n")
+for _, dtype in ipairs({"float16", "bfloat16"}) do
+  local d = cuda.to_device(array.arange(4, dtype))
+  generic[{1, 4}](d, 2)
+  local h = d:copy_to_host()
+  assert(h[1] == 0 and h[2] == 2 and h[4] == 6, dtype .. ": " .. tostring(h))
+end
 print("cuda_module: ok")

@@ -19,6 +19,10 @@ assert(sum(array.full(4, math.maxinteger // 8, "int64")) == 4 * (math.maxinteger
 
 expect.error("overflows int64", sum, array.full(4, math.maxinteger // 2, "int64"))
 expect.error("overflows uint64", prod, array.full(70, 2, "uint8"))
+-- A uint64 result past 2^63 - 1 is the Lua integer of its bits (review 8: the overflow check
+-- could not read it).
+assert(sum(array.from({ 1, 0xF000000000000001 }, "uint64")) == 0xF000000000000002)
+assert(cuda.reduce("a > b ? a : b")(array.from({ 1, 0xF000000000000001 }, "uint64")) == 0xF000000000000001)
 -- Expressions that cannot overflow and do not compile for doubles still work.
 assert(cuda.reduce("a | b")(array.from({ 1, 2, 4, 8 }, "int64")) == 15)
 assert(cuda.reduce("a ^ b")(array.from({ 7, 2 }, "uint16")) == 5)

@@ -485,6 +485,14 @@ TEST(CpuWarpRegions, DeclinesWhatLockstepCannotTake) {
   EXPECT_NE(why("x[0] = __shfl_sync(~0u, __shfl_sync(~0u, n, 1), 2);").find("inside another"),
             std::string::npos);
   EXPECT_EQ(why("if (__any_sync(~0u, n > 0)) x[0] = 1;"), "");  // (VotesInIfHeaders)
+  // (after && or ||, or inside ?:, only some lanes would vote: the step before the header would
+  // take them all, a wrong answer; review 8)
+  EXPECT_NE(why("if (n > 5 && __any_sync(__activemask(), n > 9)) x[0] = 1;").find("after &&"),
+            std::string::npos);
+  EXPECT_NE(why("if (n > 5 || __all_sync(__activemask(), n > 9)) x[0] = 1;").find("after ||"),
+            std::string::npos);
+  EXPECT_NE(why("if (n > 5 ? __any_sync(~0u, n > 9) : 0) x[0] = 1;").find("after ?"),
+            std::string::npos);
   EXPECT_EQ(
       why("int v = n; for (int o = 1; o < 32; o *= 2) v += __shfl_up_sync(~0u, v, o); x[0] = v;"),
       "");

@@ -367,6 +367,17 @@ __global__ void block_max(const T* in, T* out) {
   EXPECT_NE(r.ptx.find(".entry"), std::string::npos) << r.ptx.substr(0, 400);
 }
 
+// A template instance kiln deduced from a float16 or bfloat16 array (`scale<__half>`) compiles
+// though the source, written for any T, includes no <cuda_fp16.h>: NVRTC failed in its own
+// name map ("__nv_name_map(2): identifier "__half" is undefined", survey 14).
+TEST(JitNvrtc, DeducedNarrowFloatTypesBringTheirHeaders) {
+  NEED_NVRTC(n);
+  const char* src =
+      "template <typename T>\n__global__ void scale(T* x, T a) { x[0] = x[0] * a; }\n";
+  CompileResult r = compile(*n, src, {"scale<__half>", "scale<__nv_bfloat16>"});
+  EXPECT_EQ(r.lowered_names.size(), 2u);
+}
+
 TEST(JitNvrtc, DefinesApplyAndUserStdWins) {
   NEED_NVRTC(n);
   const char* src =
