@@ -209,10 +209,10 @@ int cuda_stream(lua_State* L) {
   });
 }
 
-// s:synchronize(). [-0, +0]
+// s:synchronize() (the default stream's: the device's). [-0, +0]
 int stream_synchronize(lua_State* L) {
   auto& s = *static_cast<std::unique_ptr<Stream>*>(luaL_checkudata(L, 1, kStreamMeta));
-  return protect(L, [&] { return s->synchronize(), 0; });
+  return protect(L, [&] { return s ? s->synchronize() : runtime(L).backend().synchronize(), 0; });
 }
 
 // cuda.event() -> a new event. [-0, +1]
@@ -235,6 +235,34 @@ int event_record(lua_State* L) {
 int event_synchronize(lua_State* L) {
   auto& e = *static_cast<std::unique_ptr<Event>*>(luaL_checkudata(L, 1, kEventMeta));
   return protect(L, [&] { return e->synchronize(), 0; });
+}
+
+// e:query() -> whether the work the event records is done (Numba's event.query()). [-0, +1]
+int event_query(lua_State* L) {
+  auto& e = *static_cast<std::unique_ptr<Event>*>(luaL_checkudata(L, 1, kEventMeta));
+  return protect(L, [&] { return lua_pushboolean(L, e->query()), 1; });
+}
+
+// e:wait([stream]): later work on stream (default: the default stream) waits for the event's
+// (Numba's event.wait(stream)). [-0, +0]
+int event_wait(lua_State* L) {
+  auto& e = *static_cast<std::unique_ptr<Event>*>(luaL_checkudata(L, 1, kEventMeta));
+  Stream* s = opt_stream(L, 2);
+  return protect(L, [&] { return e->wait(s), 0; });
+}
+
+// start:elapsed_time(stop) -> milliseconds (Numba's event.elapsed_time). [-0, +1]
+int event_elapsed_time(lua_State* L) {
+  auto& a = *static_cast<std::unique_ptr<Event>*>(luaL_checkudata(L, 1, kEventMeta));
+  auto& b = *static_cast<std::unique_ptr<Event>*>(luaL_checkudata(L, 2, kEventMeta));
+  return protect(L, [&] { return lua_pushnumber(L, b->elapsed_ms_since(*a)), 1; });
+}
+
+// cuda.default_stream() -> the default stream, as a stream (Numba's cuda.default_stream()):
+// where a stream is taken it is 0's; its synchronize() waits for the device. [-0, +1]
+int cuda_default_stream(lua_State* L) {
+  new_object<std::unique_ptr<Stream>>(L, kStreamMeta, nullptr);
+  return 1;
 }
 
 // cuda.event_elapsed_time(start, stop) -> milliseconds. [-0, +1]
@@ -523,7 +551,8 @@ int open_cuda(lua_State* L) {
   new_metatable<std::unique_ptr<Stream>>(L, kStreamMeta, stream_methods, nullptr);
   lua_pop(L, 1);
   static const luaL_Reg event_methods[] = {
-      {"record", event_record}, {"synchronize", event_synchronize}, {nullptr, nullptr}};
+      {"record", event_record}, {"synchronize", event_synchronize},   {"query", event_query},
+      {"wait", event_wait},     {"elapsed_time", event_elapsed_time}, {nullptr, nullptr}};
   new_metatable<std::unique_ptr<Event>>(L, kEventMeta, event_methods, nullptr);
   lua_pop(L, 1);
   luaL_newmetatable(L, kRuntimeKey);
@@ -533,6 +562,7 @@ int open_cuda(lua_State* L) {
   static const luaL_Reg functions[] = {{"backend", cuda_backend},
                                        {"is_available", cuda_is_available},
                                        {"synchronize", cuda_synchronize},
+                                       {"default_stream", cuda_default_stream},
                                        {"list_devices", cuda_list_devices},
                                        {"get_current_device", cuda_get_current_device},
                                        {"select_device", cuda_select_device},

@@ -45,6 +45,8 @@ class Event {
   virtual ~Event() = default;
   virtual void record(Stream* stream) = 0;  // nullptr: the default stream
   virtual void synchronize() = 0;
+  virtual bool query() = 0;               // whether the work it records is done (or none)
+  virtual void wait(Stream* stream) = 0;  // later work on stream waits for that work
   virtual double elapsed_ms_since(const Event& start) const = 0;
 };
 

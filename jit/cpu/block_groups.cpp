@@ -840,8 +840,11 @@ class Lowering {
       std::string type;
       for (std::size_t w = first; w < j; ++w) {
         if (is_ident(t_[w], "auto") || regions::is_statement_keyword(t_[w].text)) return "";
-        if (is_ident(t_[w], "const") || is_ident(t_[w], "volatile") || is_punct(t_[w], "&"))
-          continue;  // (the scan takes its value as T: decayed)
+        static const std::set<std::string> storage{"const",      "volatile",     "static",
+                                                   "__shared__", "__constant__", "__device__",
+                                                   "extern",     "register"};
+        if (storage.count(t_[w].text) || is_punct(t_[w], "&"))
+          continue;  // (the scan takes its value as T: decayed, its storage aside)
         type += (type.empty() ? "" : " ") + t_[w].text;
       }
       return type;

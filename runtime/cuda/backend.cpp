@@ -148,6 +148,20 @@ class CudaEvent final : public Event {
     state_->check(state_->driver->cuEventSynchronize(get()), "cuEventSynchronize");
   }
 
+  bool query() override {
+    state_->enter();
+    const CUresult r = state_->driver->cuEventQuery(get());
+    if (r == CUDA_ERROR_NOT_READY) return false;
+    state_->check(r, "cuEventQuery");
+    return true;
+  }
+
+  void wait(Stream* stream) override {
+    state_->enter();
+    state_->check(state_->driver->cuStreamWaitEvent(state_->stream_of(stream), get(), 0),
+                  "cuStreamWaitEvent");
+  }
+
   // Waits for this event, then measures from start to it.
   double elapsed_ms_since(const Event& start) const override {
     const auto* begin = dynamic_cast<const CudaEvent*>(&start);

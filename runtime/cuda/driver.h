@@ -19,45 +19,47 @@
 namespace kiln::cuda {
 
 // Entry points kiln cannot work without: X(name, ABI version of the typedef used).
-#define KILN_CUDA_REQUIRED(X)         \
-  X(cuInit, 2000)                     \
-  X(cuDriverGetVersion, 2020)         \
-  X(cuGetErrorName, 6000)             \
-  X(cuGetErrorString, 6000)           \
-  X(cuDeviceGetCount, 2000)           \
-  X(cuDeviceGet, 2000)                \
-  X(cuDeviceGetName, 2000)            \
-  X(cuDeviceGetAttribute, 2000)       \
-  X(cuDeviceTotalMem, 3020)           \
-  X(cuDevicePrimaryCtxRetain, 7000)   \
-  X(cuDevicePrimaryCtxRelease, 11000) \
-  X(cuDevicePrimaryCtxReset, 11000)   \
-  X(cuCtxSetCurrent, 4000)            \
-  X(cuCtxSynchronize, 2000)           \
-  X(cuMemGetInfo, 3020)               \
-  X(cuMemAlloc, 3020)                 \
-  X(cuMemFree, 3020)                  \
-  X(cuMemHostRegister, 6050)          \
-  X(cuMemHostUnregister, 4000)        \
-  X(cuMemcpyHtoDAsync, 3020)          \
-  X(cuMemcpyDtoHAsync, 3020)          \
-  X(cuMemcpyDtoDAsync, 3020)          \
-  X(cuMemsetD8Async, 3020)            \
-  X(cuStreamCreate, 2000)             \
-  X(cuStreamDestroy, 4000)            \
-  X(cuStreamSynchronize, 2000)        \
-  X(cuEventCreate, 2000)              \
-  X(cuEventRecord, 2000)              \
-  X(cuEventSynchronize, 2000)         \
-  X(cuEventDestroy, 4000)             \
-  X(cuModuleLoadDataEx, 2010)         \
-  X(cuModuleUnload, 2000)             \
-  X(cuModuleGetFunction, 2000)        \
-  X(cuModuleGetGlobal, 3020)          \
-  X(cuLaunchKernel, 4000)             \
-  X(cuLaunchCooperativeKernel, 9000)  \
-  X(cuFuncGetAttribute, 2020)         \
-  X(cuFuncSetAttribute, 9000)         \
+#define KILN_CUDA_REQUIRED(X)               \
+  X(cuInit, 2000)                           \
+  X(cuDriverGetVersion, 2020)               \
+  X(cuGetErrorName, 6000)                   \
+  X(cuGetErrorString, 6000)                 \
+  X(cuDeviceGetCount, 2000)                 \
+  X(cuDeviceGet, 2000)                      \
+  X(cuDeviceGetName, 2000)                  \
+  X(cuDeviceGetAttribute, 2000)             \
+  X(cuDeviceTotalMem, 3020)                 \
+  X(cuDevicePrimaryCtxRetain, 7000)         \
+  X(cuDevicePrimaryCtxRelease, 11000)       \
+  X(cuDevicePrimaryCtxReset, 11000)         \
+  X(cuCtxSetCurrent, 4000)                  \
+  X(cuCtxSynchronize, 2000)                 \
+  X(cuMemGetInfo, 3020)                     \
+  X(cuMemAlloc, 3020)                       \
+  X(cuMemFree, 3020)                        \
+  X(cuMemHostRegister, 6050)                \
+  X(cuMemHostUnregister, 4000)              \
+  X(cuMemcpyHtoDAsync, 3020)                \
+  X(cuMemcpyDtoHAsync, 3020)                \
+  X(cuMemcpyDtoDAsync, 3020)                \
+  X(cuMemsetD8Async, 3020)                  \
+  X(cuStreamCreate, 2000)                   \
+  X(cuStreamDestroy, 4000)                  \
+  X(cuStreamSynchronize, 2000)              \
+  X(cuStreamWaitEvent, 3020)                \
+  X(cuEventCreate, 2000)                    \
+  X(cuEventRecord, 2000)                    \
+  X(cuEventSynchronize, 2000)               \
+  X(cuEventQuery, 2000)                     \
+  X(cuEventDestroy, 4000)                   \
+  X(cuModuleLoadDataEx, 2010)               \
+  X(cuModuleUnload, 2000)                   \
+  X(cuModuleGetFunction, 2000)              \
+  X(cuModuleGetGlobal, 3020)                \
+  X(cuLaunchKernel, 4000)                   \
+  X(cuLaunchCooperativeKernel, 9000)        \
+  X(cuFuncGetAttribute, 2020)               \
+  X(cuFuncSetAttribute, 9000)               \
   X(cuOccupancyMaxPotentialBlockSize, 6050) \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050)
 

@@ -287,6 +287,11 @@ TEST_F(DriverDouble, StreamsAndEventsLiveAsLongAsTheirObjects) {
     stop->synchronize();
     EXPECT_EQ(back, host);
     EXPECT_DOUBLE_EQ(stop->elapsed_ms_since(*start), 0.25);  // the double's clock
+    EXPECT_TRUE(stop->query());
+    stop->wait(nullptr);  // (Numba's event.wait(stream): the default stream waits for it)
+    stop->wait(stream.get());
+    EXPECT_EQ(count("cuEventQuery"), 1);
+    EXPECT_EQ(count("cuStreamWaitEvent"), 2);
     EXPECT_EQ(control().live_handles(), 3);
     b.free(d);
   }

@@ -152,6 +152,13 @@ e2:record(s)
 s:synchronize()
 e2:synchronize()
 assert(cuda.event_elapsed_time(e1, e2) >= 0)
+-- (Numba's forms: start.elapsed_time(stop), event.query(), event.wait(stream), default_stream())
+assert(e1:elapsed_time(e2) == cuda.event_elapsed_time(e1, e2) and e2:query() == true)
+local d0 = cuda.default_stream()
+e2:wait(d0)
+e2:wait()
+m.twice[{1, 4, d0}](y)
+d0:synchronize()
 
 -- cuda.reduce: integers exactly, floats within rounding, with and without init.
 local sum = cuda.reduce "a + b"

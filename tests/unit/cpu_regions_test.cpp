@@ -1118,6 +1118,7 @@ TEST(CpuRegions, GroupScansAndCoalescedGroupsAreLowered) {
        })
     EXPECT_NE(lowered(shadowed).find("int kiln_g1 = ( v);"), std::string::npos) << shadowed;
   for (const char* inner : {
+           "__shared__ float v; float s = cg::inclusive_scan(t, v); a[1] = int(s);",  // (review 8)
            "int v = 1; { const float* p = &f; float v{*p}; float s = cg::inclusive_scan(t, v); "
            "a[1] = int(s); }",
            "int v = 1; { const float& v = f; float s = cg::inclusive_scan(t, v); a[1] = int(s); }",

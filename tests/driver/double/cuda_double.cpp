@@ -342,6 +342,19 @@ CUresult d_cuEventRecord(CUevent event, CUstream stream) {
   it->second = s.clock_ms += 0.25;  // each record a quarter millisecond after the last
   return CUDA_SUCCESS;
 }
+CUresult d_cuEventQuery(CUevent event) {
+  ENTER("cuEventQuery", true, "");
+  if (!s.events.count(event))
+    return violation(s, "cuEventQuery: not a live event", CUDA_ERROR_INVALID_HANDLE);
+  return CUDA_SUCCESS;  // (the double runs nothing: all work is done)
+}
+CUresult d_cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int) {
+  ENTER("cuStreamWaitEvent", true, "");
+  if (CUresult r = check_stream(s, stream, "cuStreamWaitEvent")) return r;
+  if (!s.events.count(event))
+    return violation(s, "cuStreamWaitEvent: not a live event", CUDA_ERROR_INVALID_HANDLE);
+  return CUDA_SUCCESS;
+}
 CUresult d_cuEventSynchronize(CUevent event) {
   ENTER("cuEventSynchronize", true, "");
   if (!s.events.count(event)) return violation(s, "cuEventSynchronize: not a live event", CUDA_ERROR_INVALID_HANDLE);
@@ -527,38 +540,40 @@ const std::map<std::string, void*>& entry_points() {
                                   2000) KILN_DOUBLE_ENTRY(cuStreamDestroy, 4000)
                                   KILN_DOUBLE_ENTRY(cuStreamSynchronize, 2000) KILN_DOUBLE_ENTRY(
                                       cuEventCreate, 2000) KILN_DOUBLE_ENTRY(cuEventRecord, 2000)
-                                      KILN_DOUBLE_ENTRY(cuEventSynchronize, 2000) KILN_DOUBLE_ENTRY(
-                                          cuEventDestroy,
-                                          4000) KILN_DOUBLE_ENTRY(cuEventElapsedTime, 2000)
-                                          KILN_DOUBLE_ENTRY(cuModuleLoadDataEx, 2010) KILN_DOUBLE_ENTRY(
-                                              cuModuleUnload,
-                                              2000) KILN_DOUBLE_ENTRY(cuModuleGetFunction, 2000)
-                                              KILN_DOUBLE_ENTRY(cuModuleGetGlobal, 3020) KILN_DOUBLE_ENTRY(
-                                                  cuLaunchKernel,
-                                                  4000) KILN_DOUBLE_ENTRY(cuLaunchCooperativeKernel, 9000)
-                                                  KILN_DOUBLE_ENTRY(
-                                                      cuFuncGetAttribute,
-                                                      2020) KILN_DOUBLE_ENTRY(cuFuncSetAttribute, 9000)
-                                                      KILN_DOUBLE_ENTRY(
-                                                          cuOccupancyMaxPotentialBlockSize, 6050)
+                                      KILN_DOUBLE_ENTRY(cuEventQuery, 2000) KILN_DOUBLE_ENTRY(
+                                          cuStreamWaitEvent,
+                                          3020) KILN_DOUBLE_ENTRY(cuEventSynchronize, 2000)
+                                          KILN_DOUBLE_ENTRY(cuEventDestroy, 4000) KILN_DOUBLE_ENTRY(
+                                              cuEventElapsedTime,
+                                              2000) KILN_DOUBLE_ENTRY(cuModuleLoadDataEx, 2010)
+                                              KILN_DOUBLE_ENTRY(cuModuleUnload, 2000) KILN_DOUBLE_ENTRY(
+                                                  cuModuleGetFunction,
+                                                  2000) KILN_DOUBLE_ENTRY(cuModuleGetGlobal, 3020)
+                                                  KILN_DOUBLE_ENTRY(cuLaunchKernel, 4000) KILN_DOUBLE_ENTRY(
+                                                      cuLaunchCooperativeKernel,
+                                                      9000) KILN_DOUBLE_ENTRY(cuFuncGetAttribute, 2020)
+                                                      KILN_DOUBLE_ENTRY(cuFuncSetAttribute, 9000)
                                                           KILN_DOUBLE_ENTRY(
-                                                              cuOccupancyMaxActiveBlocksPerMultiprocessor,
-                                                              6050) KILN_DOUBLE_ENTRY(cuMemAllocAsync,
-                                                                                      11020)
-                                                              KILN_DOUBLE_ENTRY(cuMemFreeAsync,
-                                                                                11020)
-                                                                  KILN_DOUBLE_ENTRY(
-                                                                      cuDeviceGetDefaultMemPool,
-                                                                      11020)
+                                                              cuOccupancyMaxPotentialBlockSize,
+                                                              6050)
+                                                              KILN_DOUBLE_ENTRY(
+                                                                  cuOccupancyMaxActiveBlocksPerMultiprocessor,
+                                                                  6050) KILN_DOUBLE_ENTRY(cuMemAllocAsync,
+                                                                                          11020)
+                                                                  KILN_DOUBLE_ENTRY(cuMemFreeAsync,
+                                                                                    11020)
                                                                       KILN_DOUBLE_ENTRY(
-                                                                          cuMemPoolSetAttribute,
+                                                                          cuDeviceGetDefaultMemPool,
                                                                           11020)
                                                                           KILN_DOUBLE_ENTRY(
-                                                                              cuMemPoolTrimTo,
+                                                                              cuMemPoolSetAttribute,
                                                                               11020)
                                                                               KILN_DOUBLE_ENTRY(
-                                                                                  cuMemPoolGetAttribute,
-                                                                                  11020)};
+                                                                                  cuMemPoolTrimTo,
+                                                                                  11020)
+                                                                                  KILN_DOUBLE_ENTRY(
+                                                                                      cuMemPoolGetAttribute,
+                                                                                      11020)};
 #undef KILN_DOUBLE_ENTRY
   return table;
 }
