@@ -1669,10 +1669,11 @@ std::vector<std::string> deduced_type_headers(const std::vector<std::string>& na
   static const std::pair<const char*, const char*> kNarrow[] = {
       {"__half", "cuda_fp16.h"}, {"__nv_bfloat16", "cuda_bf16.h"}, {"__nv_fp8_", "cuda_fp8.h"}};
   std::vector<std::string> out;
-  for (const auto& [type, header] : kNarrow)
-    if (std::any_of(name_expressions.begin(), name_expressions.end(),
-                    [&](const std::string& n) { return n.find(type) != std::string::npos; }))
-      out.push_back(header);
+  for (const auto& narrow : kNarrow)  // (no structured binding: a lambda captures it)
+    if (std::any_of(name_expressions.begin(), name_expressions.end(), [&](const std::string& n) {
+          return n.find(narrow.first) != std::string::npos;
+        }))
+      out.push_back(narrow.second);
   return out;
 }
 

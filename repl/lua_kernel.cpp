@@ -276,7 +276,9 @@ LaunchConfig check_config(lua_State* L, int idx, const char* kernel) {
   idx = lua_absindex(L, idx);
   lua_geti(L, idx, 1);
   lua_geti(L, idx, 2);
-  if (lua_isnil(L, -2) || lua_isnil(L, -1)) luaL_error(L, "a launch needs {grid, block}");
+  if (lua_isnil(L, -2) || lua_isnil(L, -1))
+    luaL_error(L, "kernel '%s': a launch needs {grid, block}: k[{blocks, threads}](args...)",
+               kernel);
   c.grid = check_dim(L, -2, "grid", kernel);
   c.block = check_dim(L, -1, "block", kernel);
   lua_pop(L, 2);
@@ -340,6 +342,9 @@ int kernel_index(lua_State* L) {
     (void)l;
     return 1;
   }
+  if (lua_type(L, 2) == LUA_TNUMBER)  // (Numba's k[blocks, threads] is one table in Lua)
+    return luaL_error(L, "kernel '%s': a launch configuration is a table: k[{blocks, threads}]",
+                      k->name().c_str());
   const char* key = luaL_checkstring(L, 2);
   if (std::strcmp(key, "name") == 0) return lua_pushstring(L, k->name().c_str()), 1;
   luaL_getmetafield(L, 1, "__methods");
