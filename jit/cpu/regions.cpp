@@ -1243,31 +1243,29 @@ class BodyWriter {
       if (!is_ident(t_[k], name) || !is_punct(t_[k + 1], "(") ||
           (k > 0 && (is_punct(t_[k - 1], ".") || is_punct(t_[k - 1], "::"))))
         continue;
-      std::size_t close = match_[k + 1], after = close + 1;
+      // (matched here: the definition is outside the body, which match_ pairs alone)
+      std::size_t close = k + 2;
+      for (int depth = 0; close < t_.size(); ++close) {
+        if (is_punct(t_[close], "(")) ++depth;
+        if (is_punct(t_[close], ")") && depth-- == 0) break;
+      }
+      std::size_t after = close + 1;
       while (after < t_.size() && t_[after].kind == Token::ident) ++after;  // const, noexcept
       if (after >= t_.size() || !is_punct(t_[after], "{") || k == 0 ||
           !(t_[k - 1].kind == Token::ident || is_punct(t_[k - 1], "*") ||
             is_punct(t_[k - 1], "&") || is_punct(t_[k - 1], ">")))
         continue;  // a call, not a definition
       defined = true;
-      int at = 0;
+      int at = 0, depth = 0;  // (inside parentheses, brackets or template arguments: no comma)
       bool is_const = false;
       for (std::size_t x = k + 2; x < close; ++x) {
-        if (is_punct(t_[x], "(") || is_punct(t_[x], "[") || is_punct(t_[x], "<")) {
-          if (is_punct(t_[x], "<")) {  // (template arguments: `const A<T, 2>& a`)
-            int depth = 0;
-            for (; x < close; ++x) {
-              if (is_punct(t_[x], "<")) ++depth;
-              if (is_punct(t_[x], ">") && --depth == 0) break;
-            }
-          } else {
-            x = match_[x];
-          }
-          continue;
-        }
+        if (is_punct(t_[x], "(") || is_punct(t_[x], "[") || is_punct(t_[x], "<")) ++depth;
+        if (is_punct(t_[x], ")") || is_punct(t_[x], "]") || is_punct(t_[x], ">")) --depth;
+        if (depth > 0) continue;
         if (is_punct(t_[x], ",")) ++at, is_const = false;
         if (at != index) continue;
         if (is_ident(t_[x], "const")) is_const = true;
+        if (is_punct(t_[x], "*")) is_const = false;  // (`const float*& p`: the pointer is not)
         if (is_punct(t_[x], "&") && !is_const) return false;
       }
     }

@@ -15,7 +15,7 @@ namespace kiln::cpu {
 
 // Part of the cpu backend's compiler identity (the cache key): bump it whenever the rewrite
 // changes what it produces, so that no module built by an older rewrite is loaded.
-inline constexpr int kRegionsVersion = 86;
+inline constexpr int kRegionsVersion = 87;
 
 // source with every __global__ body that names __syncthreads rewritten into regions (lines
 // kept, so compiler messages and check-mode reports name the user's lines), or nullopt, with
