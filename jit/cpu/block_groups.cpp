@@ -617,12 +617,7 @@ class Lowering {
       return true;
     }
     if (m != "shfl" && m != "shfl_down" && m != "shfl_up") return false;
-    std::size_t comma = k + 4;  // between the value and the rank or delta
-    for (int depth = 0; comma < close; ++comma) {
-      if (is_punct(t_[comma], "(") || is_punct(t_[comma], "[") || is_punct(t_[comma], "{")) ++depth;
-      if (is_punct(t_[comma], ")") || is_punct(t_[comma], "]") || is_punct(t_[comma], "}")) --depth;
-      if (depth == 0 && is_punct(t_[comma], ",")) break;
-    }
+    const std::size_t comma = argument_end(k + 4, close);  // between the value and the rank
     if (comma >= close) return false;
     const std::string from = m == "shfl" ? "" : rank(g) + (m == "shfl_down" ? " + " : " - ");
     take(k, k + 3, "__shfl_sync(" + g + ", ");
@@ -630,6 +625,16 @@ class Lowering {
     taken_[close] = true;
     edits_.push_back({t_[close].begin, t_[close].end, "), " + tile_lane(32) + "))", unit_[k]});
     return true;
+  }
+
+  // The ',' at depth 0 that ends the argument starting at token from, or close (its call's ')').
+  std::size_t argument_end(std::size_t from, std::size_t close) const {
+    for (int depth = 0; from < close; ++from) {
+      if (is_punct(t_[from], "(") || is_punct(t_[from], "[") || is_punct(t_[from], "{")) ++depth;
+      if (is_punct(t_[from], ")") || is_punct(t_[from], "]") || is_punct(t_[from], "}")) --depth;
+      if (depth == 0 && is_punct(t_[from], ",")) break;
+    }
+    return from;
   }
 
   // The ')' that closes the '(' at k, or t_.size().
@@ -739,12 +744,7 @@ class Lowering {
     const std::size_t close = closing(k + 3);
     if (close == t_.size() || !is_punct(t_[close + 1], ";")) return std::nullopt;
     // value: up to the comma at depth 0; then NS::op<T>() or NS::op<T>{}
-    std::size_t comma = k + 6;
-    for (int depth = 0; comma < close; ++comma) {
-      if (is_punct(t_[comma], "(") || is_punct(t_[comma], "[") || is_punct(t_[comma], "{")) ++depth;
-      if (is_punct(t_[comma], ")") || is_punct(t_[comma], "]") || is_punct(t_[comma], "}")) --depth;
-      if (depth == 0 && is_punct(t_[comma], ",")) break;
-    }
+    const std::size_t comma = argument_end(k + 6, close);
     if (comma == k + 6) return std::nullopt;
     Collective c{0, comma, close, returned, "", "", "A + B", comma < close};
     if (c.op_given) {
