@@ -1,6 +1,7 @@
 // The disk cache. An entry file is
-//   "KILNCACHE" u32 format u64 total_size str kiln_version str key str image_kind bytes image str ptx
-//   u64 n str[n] lowered_names u64 n str[n] signatures str log u64 xxh3_64(everything before)
+//   "KILNCACHE" u32 format u64 total_size str kiln_version str key str image_kind bytes image str
+//   ptx u64 n str[n] lowered_names u64 n str[n] signatures u64 n u32[n] max_threads str log u64
+//   xxh3_64(everything before)
 // with integers little-endian and every str/bytes a u64 length then the bytes. Files are written
 // to a mkstemp() temporary in the cache folder and renamed over the entry, so readers see a
 // whole old entry or a whole new one, never a mix, whatever number of processes race.
@@ -29,7 +30,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view kMagic = "KILNCACHE";
-constexpr std::uint32_t kFormat = 2;  // 2: the entry holds its key
+constexpr std::uint32_t kFormat = 3;  // 2: the entry holds its key; 3: max_threads
 constexpr std::string_view kEntrySuffix = ".kc";
 constexpr std::string_view kTempMarker = ".tmp.";
 
@@ -72,6 +73,17 @@ class Reader {
     out->resize(n);
     for (std::string& s : *out)
       if (!get_bytes(&s)) return false;
+    return true;
+  }
+  bool get_ints(std::vector<int>* out) {
+    std::uint64_t n;
+    if (!get_int(&n) || n > (s_.size() - pos_) / 4) return false;
+    out->resize(n);
+    for (int& v : *out) {
+      std::uint32_t x;
+      if (!get_int(&x) || x > (1u << 20)) return false;
+      v = int(x);
+    }
     return true;
   }
   bool at_end() const { return pos_ == s_.size(); }
@@ -150,6 +162,8 @@ std::string encode_entry(const CompileResult& r, const std::string& key) {
     put_int<std::uint64_t>(out, list->size());
     for (const std::string& s : *list) put_bytes(out, s);
   }
+  put_int<std::uint64_t>(out, r.max_threads.size());
+  for (int n : r.max_threads) put_int<std::uint32_t>(out, std::uint32_t(n));
   put_bytes(out, r.log);
   std::string size;
   put_int<std::uint64_t>(size, out.size() + 8);
@@ -194,8 +208,8 @@ std::optional<CompileResult> decode_entry(std::string_view bytes, std::string* w
   if (!r.get_bytes(&stored_key)) return fail("malformed key field");
   if (key) *key = stored_key;
   if (!r.get_bytes(&out.image_kind) || !r.get_bytes(&image) || !r.get_bytes(&out.ptx) ||
-      !r.get_list(&out.lowered_names) || !r.get_list(&out.signatures) || !r.get_bytes(&out.log) ||
-      !r.at_end())
+      !r.get_list(&out.lowered_names) || !r.get_list(&out.signatures) ||
+      !r.get_ints(&out.max_threads) || !r.get_bytes(&out.log) || !r.at_end())
     return fail("malformed fields");
   out.image.assign(image.begin(), image.end());
   return out;

@@ -207,7 +207,7 @@ BuildRef Jit::build(const CompileRequest& request, const std::vector<std::string
     if (origin != Origin::disk) throw;
     // An entry that decodes but does not load (another machine's cubin, say): rebuild it.
     origin = Origin::compiled;
-    b->result = compiler_->compile(request);
+    b->result = compile_beside_check(request, extra_key);
     cache_.store(key, b->result);
     b->module = backend_->load(b->result);
   }
@@ -233,10 +233,10 @@ CompileResult Jit::compile_beside_check(const CompileRequest& request,
   if (!checks_for_gpu()) return compiler_->compile(request);
   headers();  // read here, so that the two threads do not race to fill it
   // The check's thread touches NVRTC and the disk cache; this one only the host compiler.
-  std::shared_future<void> check = std::async(std::launch::async, [&] {
-                                     block_interrupts_in_this_thread();
-                                     check_for_gpu(request, extra_key);
-                                   }).share();
+  std::shared_future<CompileResult> check = std::async(std::launch::async, [&] {
+                                              block_interrupts_in_this_thread();
+                                              return check_for_gpu(request, extra_key);
+                                            }).share();
   // The host compiler may ask NVRTC's verdict on the source (whose fault a failed rewrite is).
   CompileRequest host = request;
   host.compiles_as_cuda = [check]() -> std::optional<bool> {
@@ -259,25 +259,30 @@ CompileResult Jit::compile_beside_check(const CompileRequest& request,
   } catch (...) {
     host_error = std::current_exception();
   }
-  check.get();  // NVRTC's error first: it says what a GPU would
+  const CompileResult gpu = check.get();  // NVRTC's error first: it says what a GPU would
   if (host_error) std::rethrow_exception(host_error);
+  // A GPU refuses a block larger than the kernel's __launch_bounds__; so does this backend.
+  result.max_threads.clear();
+  for (const std::string& entry : gpu.lowered_names)
+    result.max_threads.push_back(ptx_max_threads(gpu.ptx, entry));
   return result;
 }
 
-void Jit::check_for_gpu(const CompileRequest& request, const std::vector<std::string>& extra_key) {
-  if (!checks_for_gpu()) return;
+CompileResult Jit::check_for_gpu(const CompileRequest& request,
+                                 const std::vector<std::string>& extra_key) {
+  if (!checks_for_gpu()) return {};
   CompileRequest r = request;
   // The GPU target asked for (opts.arch = "sm_90"), else the default one: what the host backend
   // calls its target ("native") means nothing to NVRTC.
   if (r.arch.rfind("sm_", 0) != 0 && r.arch.rfind("compute_", 0) != 0) r.arch.clear();
-  if (options_.check_archs.empty() || !r.arch.empty()) {
-    gpu_build(r, extra_key);
-    return;
-  }
+  if (options_.check_archs.empty() || !r.arch.empty()) return gpu_build(r, extra_key);
+  CompileResult first;
   for (const std::string& arch : options_.check_archs) {  // each one's cubin must assemble
     r.arch = arch;
-    gpu_build(r, extra_key);
+    CompileResult built = gpu_build(r, extra_key);
+    if (first.image_kind.empty()) first = std::move(built);
   }
+  return first;
 }
 
 CompileResult Jit::gpu_build(const CompileRequest& request,
@@ -318,6 +323,34 @@ CompileResult Jit::gpu_build(const CompileRequest& request,
   CompileResult result = compiler->compile(r, hdrs);
   cache_.store(key, result);
   return result;
+}
+
+int ptx_max_threads(std::string_view ptx, std::string_view entry) {
+  // `.entry name(` ... `)` then the directives before its body: `.maxntid 128, 1, 1`.
+  for (std::size_t at = ptx.find(".entry "); at != std::string_view::npos;
+       at = ptx.find(".entry ", at + 1)) {
+    std::size_t name = ptx.find_first_not_of(" \t", at + 7);
+    if (name == std::string_view::npos || ptx.compare(name, entry.size(), entry) != 0) continue;
+    const std::size_t after = name + entry.size();
+    if (after >= ptx.size() || (ptx[after] != '(' && !std::isspace((unsigned char)ptx[after])))
+      continue;
+    const std::size_t body = ptx.find('{', after);
+    const std::string_view head = ptx.substr(after, body - after);
+    const std::size_t directive = head.find(".maxntid");
+    if (directive == std::string_view::npos) return 0;
+    std::uint64_t threads = 1;
+    std::size_t p = directive + 8;
+    for (int dim = 0; dim < 3; ++dim) {
+      p = head.find_first_not_of(" \t,", p);
+      if (p == std::string_view::npos || !std::isdigit((unsigned char)head[p])) break;
+      std::uint64_t n = 0;
+      for (; p < head.size() && std::isdigit((unsigned char)head[p]); ++p)
+        n = std::min<std::uint64_t>(n * 10 + std::uint64_t(head[p] - '0'), 1 << 20);
+      threads = std::min<std::uint64_t>(threads * n, 1 << 20);
+    }
+    return int(std::min<std::uint64_t>(threads, 1 << 20));
+  }
+  return 0;
 }
 
 // ------------------------------------------------------------------------------------- Kernel

@@ -6,11 +6,12 @@
 #pragma once
 #include <chrono>
 #include <filesystem>
-#include <map>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -25,6 +26,10 @@
 namespace kiln::jit {
 
 class Nvrtc;
+
+// The most threads a block of PTX entry `entry` may have: the product of its `.maxntid`
+// (__launch_bounds__), 0 where it has none or the PTX has no such entry.
+int ptx_max_threads(std::string_view ptx, std::string_view entry);
 
 // What a user passes as opts to cuda.jit.
 struct KernelOptions {
@@ -107,7 +112,9 @@ class Jit {
   // On a backend other than cuda, also compiles the source with NVRTC (when it is there), so
   // that code that runs on the host is known to compile for a GPU and GPU-only mistakes are
   // reported as the cuda backend reports them. options().nvrtc_check turns it off.
-  void check_for_gpu(const CompileRequest& request, const std::vector<std::string>& extra_key);
+  // Returns NVRTC's build (the first of options().check_archs'), empty when it has no work.
+  CompileResult check_for_gpu(const CompileRequest& request,
+                              const std::vector<std::string>& extra_key);
   // Whether check_for_gpu has work: a backend other than cuda, the check on, NVRTC there.
   bool checks_for_gpu();
 

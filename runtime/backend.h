@@ -81,6 +81,9 @@ struct CompileResult {
   std::string ptx;                         // PTX text where there is one
   std::vector<std::string> lowered_names;  // one per name expression
   std::vector<std::string> signatures;     // one per name expression: "void (float*, int)"
+  // One per name expression where known (a host build beside NVRTC's check): the most threads
+  // its blocks may have, from __launch_bounds__ as NVRTC read it; 0 where it sets none.
+  std::vector<int> max_threads;
   std::string log;                         // compiler warnings
 };
 

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -103,18 +104,19 @@ class CpuBackend;
 class CpuProgram final : public Program {
  public:
   CpuProgram(std::shared_ptr<CpuBackend> backend, std::shared_ptr<SharedObject> so,
-             cpu::KernelEntry entry, long static_shared)
+             cpu::KernelEntry entry, long static_shared, int max_threads)
       : backend_(std::move(backend)),
         so_(std::move(so)),
         entry_(std::move(entry)),
-        static_shared_(static_shared) {
+        static_shared_(static_shared),
+        max_threads_(max_threads) {
     entry_.notes = &notes_;
   }
   void launch(const LaunchConfig& config, void** args) override;
   KernelAttributes attributes() const override {
     KernelAttributes a;
     a.shared_bytes = static_shared_;
-    a.max_threads_per_block = 1024;
+    a.max_threads_per_block = max_threads_ > 0 ? std::min(max_threads_, 1024) : 1024;
     a.threads = entry_.mode == kiln_cpu::mode_loop      ? "loop"
                 : entry_.mode == kiln_cpu::mode_fibers  ? "fibers"
                 : entry_.mode == kiln_cpu::mode_regions ? "regions"
@@ -136,6 +138,7 @@ class CpuProgram final : public Program {
   std::shared_ptr<SharedObject> so_;
   cpu::KernelEntry entry_;
   long static_shared_;
+  int max_threads_;            // its __launch_bounds__ (as NVRTC read them), 0: none known
   std::atomic<int> notes_{0};  // kiln_cpu::Note bits of the launches (entry_.notes)
   bool noted_ = false;         // take_note has told of them
 };
@@ -143,8 +146,11 @@ class CpuProgram final : public Program {
 class CpuModule final : public Module {
  public:
   CpuModule(std::shared_ptr<CpuBackend> backend, std::shared_ptr<SharedObject> so,
-            const cpu::Allocations* allocations, std::uint64_t id)
+            const cpu::Allocations* allocations, std::uint64_t id, const CompileResult& compiled)
       : backend_(std::move(backend)), so_(std::move(so)), allocations_(allocations), id_(id) {
+    for (std::size_t i = 0; i < compiled.max_threads.size() && i < compiled.lowered_names.size();
+         ++i)
+      max_threads_[compiled.lowered_names[i]] = compiled.max_threads[i];
     auto version = required_symbol<unsigned (*)()>(*so_, "kiln_abi_version");
     if (version() != KILN_CPU_ABI_VERSION)
       throw Error("cpu backend: kernel module built for ABI " + std::to_string(version()) +
@@ -177,7 +183,9 @@ class CpuModule final : public Module {
       e.round = required_symbol<kiln_cpu::RoundFn>(*so_, "kiln_round");
     }
     e.allocations = allocations_;
-    return std::make_unique<CpuProgram>(backend_, so_, std::move(e), static_shared_);
+    auto bound = max_threads_.find(lowered_name);
+    return std::make_unique<CpuProgram>(backend_, so_, std::move(e), static_shared_,
+                                        bound == max_threads_.end() ? 0 : bound->second);
   }
 
   void set_global(const std::string& name, const void* data, std::size_t bytes) override {
@@ -209,6 +217,7 @@ class CpuModule final : public Module {
   const cpu::Allocations* allocations_;  // owned by the backend, which outlives the module
   long tls_bytes_ = -1;                  // its TLS block; -1: unknown
   std::uint64_t id_;                     // unique among this backend's modules
+  std::map<std::string, int> max_threads_;  // lowered name → its __launch_bounds__ (0: none)
   long static_shared_ = -1;
 };
 
@@ -304,7 +313,7 @@ std::unique_ptr<Module> CpuBackend::load(const CompileResult& compiled) {
     done += std::size_t(n);
   }
   return std::make_unique<CpuModule>(shared_from_this(), cpu::open_memfd_object(fd), allocations(),
-                                     ++modules_loaded_);
+                                     ++modules_loaded_, compiled);
 }
 
 // Checks a launch against a GPU's limits; the message names the kernel and the bad value.
@@ -338,6 +347,11 @@ void validate_launch(const std::string& kernel, const LaunchConfig& c, const Dev
 
 void CpuProgram::launch(const LaunchConfig& config, void** args) {
   validate_launch(entry_.name, config, backend_->device());
+  if (max_threads_ > 0 && config.block.count() > std::uint64_t(max_threads_))
+    throw Error("kernel '" + entry_.name + "': block (" + std::to_string(config.block.x) + "," +
+                std::to_string(config.block.y) + "," + std::to_string(config.block.z) + ") has " +
+                std::to_string(config.block.count()) + " threads; this kernel allows at most " +
+                std::to_string(max_threads_) + " per block (its __launch_bounds__)");
   if (static_shared_ > long(48 * 1024))
     throw Error("kernel '" + entry_.name + "': its module uses " + std::to_string(static_shared_) +
                 " bytes of static shared memory, more than the limit of 49152");

@@ -30,4 +30,25 @@ int twice(int v) { return 2 * v; }
 __global__ void uses_host(int* x) { x[0] = twice(x[0]); }]]
   expect_error("__host__", function() host_only[{1, 1}](cuda.device_array(1, "int32")) end)
 end
+-- A block larger than the kernel's __launch_bounds__ (a template's, through a macro) is refused
+-- as a GPU refuses it, not run past the end of the shared array sized by it; smaller blocks run.
+if cuda.backend() == "cuda" or os.getenv("KILN_NVRTC_CHECK") ~= "0" then
+  local bounded = cuda.jit([[
+#define TILE 8
+template <int N> __global__ void __launch_bounds__(N * TILE) reverse(int* x) {
+  __shared__ int s[N * TILE];
+  s[threadIdx.x] = x[threadIdx.x];
+  __syncthreads();
+  x[threadIdx.x] = s[blockDim.x - 1 - threadIdx.x];
+}]], { name = "reverse<16>" })
+  local x = cuda.to_device(array.from({ 1, 2, 3 }, "int32"))
+  bounded[{ 1, 3 }](x)
+  local back = x:copy_to_host()
+  assert(back[1] == 3 and back[2] == 2 and back[3] == 1, "3 threads reverse three values")
+  assert(bounded:info().max_threads_per_block == 128, "k:info() gives the bound")
+  local big = cuda.device_array(256, "int32")
+  bounded[{ 1, 128 }](big)
+  expect_error("256 threads; this kernel allows at most 128 per block", function() bounded[{ 1, 256 }](big) end)
+  expect_error("at most 128 per block", function() bounded[{ 1, { 16, 16 } }](big) end)
+end
 print("cuda_ptx: ok")

@@ -40,6 +40,7 @@ CompileResult sample(const std::string& tag = "a", std::size_t image_bytes = 64)
   r.ptx = ".version 9.0\n.target sm_90\n// " + tag;
   r.lowered_names = {"_Z5scaleIfEvPT_i", "vec_add"};
   r.signatures = {"void (float*, int)", ""};
+  r.max_threads = {128, 0};
   r.log = "warning: " + tag;
   return r;
 }
@@ -50,6 +51,7 @@ void expect_same(const CompileResult& a, const CompileResult& b) {
   EXPECT_EQ(a.ptx, b.ptx);
   EXPECT_EQ(a.lowered_names, b.lowered_names);
   EXPECT_EQ(a.signatures, b.signatures);
+  EXPECT_EQ(a.max_threads, b.max_threads);
   EXPECT_EQ(a.log, b.log);
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "jit/headers.h"
+#include "jit/jit.h"
 #include "jit/kernel_decl.h"
 #include "jit/signature.h"
 #include "runtime/error.h"
@@ -113,6 +114,27 @@ TEST(JitNvrtc, CompilesExternCKernels) {
   KernelDecl d = find_kernels(src).at(0);
   EXPECT_TRUE(d.extern_c);
   EXPECT_EQ(classify_param(d.params[2].type).dtype, DType::uint64);
+}
+
+// __launch_bounds__ as NVRTC evaluates it (a macro, a template argument) reaches the PTX as
+// .maxntid, which the cpu backend enforces at launch: ptx_max_threads reads it per entry.
+TEST(JitNvrtc, LaunchBoundsReadFromPtx) {
+  NEED_NVRTC(n);
+  const char* src =
+      "#define TILE 16\n"
+      "template <int N> __global__ void __launch_bounds__(N, 2) t(int* x) { x[0] = N; }\n"
+      "__global__ void __launch_bounds__(TILE * TILE) square(int* x) { x[0] = 1; }\n"
+      "__global__ void free_size(int* x) { x[0] = 2; }\n"
+      "extern \"C\" __global__ void __launch_bounds__(64) c64(int* x) { x[0] = 3; }\n";
+  CompileResult r = compile(*n, src, {"t<96>", "square", "free_size", "c64"});
+  ASSERT_EQ(r.lowered_names.size(), 4u);
+  EXPECT_EQ(ptx_max_threads(r.ptx, r.lowered_names[0]), 96);
+  EXPECT_EQ(ptx_max_threads(r.ptx, r.lowered_names[1]), 256);
+  EXPECT_EQ(ptx_max_threads(r.ptx, r.lowered_names[2]), 0);
+  EXPECT_EQ(ptx_max_threads(r.ptx, r.lowered_names[3]), 64);
+  EXPECT_EQ(ptx_max_threads(r.ptx, "c6"), 0);  // a prefix of an entry's name is not it
+  EXPECT_EQ(ptx_max_threads(".entry k(\n.param .u64 p)\n.maxntid 8, 4, 2\n{\n}", "k"), 64);
+  EXPECT_EQ(ptx_max_threads(".entry k()\n.maxntid 99999999, 99999999, 1\n{}", "k"), 1 << 20);
 }
 
 // A source that names __int128 compiles as nvcc compiles it, with no flag: kiln passes NVRTC
