@@ -429,14 +429,15 @@ std::string struct_name_of(const std::string& type) {
     std::string word = rest.substr(at, end - at);
     at = end + 1;
     if (word.empty() || word == "const" || word == "volatile" || word == "struct" ||
-        word == "class" || word == "__grid_constant__")
+        word == "class" || word == "enum" || word == "__grid_constant__")
       continue;
     if (!name.empty()) return "";  // two names: not one struct
     name = word;
   }
   const std::size_t template_at = name.find('@');
-  for (std::size_t i = 0; i < name.size(); ++i)
-    if (i != template_at && !(std::isalnum(static_cast<unsigned char>(name[i])) || name[i] == '_'))
+  for (std::size_t i = 0; i < name.size(); ++i)  // (`geo::Box`: a namespace's struct)
+    if (i != template_at &&
+        !(std::isalnum(static_cast<unsigned char>(name[i])) || name[i] == '_' || name[i] == ':'))
       return "";
   if (template_at == std::string::npos) return name;
   if (template_at != name.size() - 1 || template_at == 0) return "";
@@ -444,9 +445,12 @@ std::string struct_name_of(const std::string& type) {
   return name.substr(0, template_at) + type.substr(open, type.rfind('>') - open + 1);
 }
 
-// A struct type's template name: "TensorInfo" of "TensorInfo<float, long long>".
+// A struct type's name as its declaration spells it, without its template's arguments or its
+// namespaces: "TensorInfo" of "TensorInfo<float, long long>", "Box" of "geo::Box".
 std::string template_name_of(const std::string& struct_type) {
-  return struct_type.substr(0, struct_type.find('<'));
+  const std::string name = struct_type.substr(0, struct_type.find('<'));
+  const std::size_t scope = name.rfind("::");
+  return scope == std::string::npos ? name : name.substr(scope + 2);
 }
 
 // The struct a pointer parameter type points to ("Node*", "const Node *", "Node* __restrict__"),
@@ -496,6 +500,14 @@ std::string layout_symbol(const std::string& struct_name) {
   for (char& c : symbol)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) c = '_';
   return symbol;
+}
+
+// The global an enumeration's probe fills: its size, alignment, and whether its underlying
+// type is signed.
+std::string enum_probe(const std::string& symbol, const std::string& type) {
+  const std::string u = "__underlying_type(" + type + ")";
+  return "__device__ unsigned long long " + symbol + "[] = {sizeof(" + type + "), alignof(" + type +
+         "), (" + u + ")-1 < (" + u + ")0};\n";
 }
 
 // The first declaration find(text, name) finds in the kernel's source, then in its local
@@ -572,20 +584,71 @@ std::vector<std::string> Kernel::probed_structs(const std::string& name_expressi
     std::string name = struct_name_of(type);
     if (name.empty()) name = pointee_struct_of(type);
     if (name.empty() || std::find(names.begin(), names.end(), name) != names.end()) continue;
-    if (probed_decl(*source_, template_name_of(name))) names.push_back(name);
+    if (probed_decl(*source_, template_name_of(name)) || is_enum(name)) names.push_back(name);
   }
   return names;
 }
 
+std::optional<DType> Kernel::enum_dtype(Build& build, const std::string& type_name,
+                                        const std::string& field) const {
+  if (type_name.empty() || !is_enum(type_name)) return std::nullopt;
+  unsigned long long words[3];  // sizeof, alignof, signed: enum_probe
+  try {
+    build.module->get_global(layout_symbol(field.empty() ? type_name : field), words, sizeof words);
+  } catch (const Error&) {
+    return std::nullopt;  // (not probed: an enumeration only a template's field names)
+  }
+  const bool is_signed = words[2] != 0;
+  switch (words[0]) {
+    case 1:
+      return is_signed ? DType::int8 : DType::uint8;
+    case 2:
+      return is_signed ? DType::int16 : DType::uint16;
+    case 4:
+      return is_signed ? DType::int32 : DType::uint32;
+    case 8:
+      return is_signed ? DType::int64 : DType::uint64;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<ParamType> Kernel::enum_param(Build& build, const std::string& type) const {
+  std::string name = struct_name_of(type);
+  if (name.empty()) name = pointee_struct_of(type);
+  const std::optional<DType> integer = enum_dtype(build, name);
+  if (!integer) return std::nullopt;
+  std::string as_integer = type;
+  if (as_integer.starts_with("enum ")) as_integer.erase(0, 5);
+  if (const std::size_t at = as_integer.find(name); at != std::string::npos)
+    as_integer.replace(at, name.size(), dtype_info(*integer).cpp);
+  ParamType p = classify_param(as_integer);
+  if (p.kind == ParamKind::unsupported) return std::nullopt;
+  p.spelling = type;  // (messages name the enumeration: "parameter 2 'm' (Mode)")
+  return p;
+}
+
+bool Kernel::is_enum(const std::string& type_name) const {
+  const std::string name = template_name_of(type_name);
+  if (type_name.find('<') != std::string::npos || name.empty()) return false;
+  if (declares_enum(source_->text(), name)) return true;
+  for (const std::string& text : source_->included_texts())
+    if (declares_enum(text, name)) return true;
+  return false;
+}
+
 std::string Kernel::layout_probes(const std::vector<std::string>& name_expressions) const {
   // Every kernel's of the build (a module's plain kernels share one: their parameters' types
-  // as declared), each struct once, in order.
-  std::vector<std::string> structs;
-  auto add = [&](const std::string& name) {
-    if (std::find(structs.begin(), structs.end(), name) == structs.end()) structs.push_back(name);
+  // as declared), each struct once, in order, with the namespaces of the kernel naming it.
+  std::vector<std::pair<std::string, std::string>> types;  // name, scope
+  auto add = [&](const std::string& name, const std::string& scope) {
+    if (std::find_if(types.begin(), types.end(), [&](const auto& t) { return t.first == name; }) ==
+        types.end())
+      types.emplace_back(name, scope);
   };
   if (name_expressions.size() == 1)
-    for (const std::string& name : probed_structs(name_expressions.front())) add(name);
+    for (const std::string& name : probed_structs(name_expressions.front()))
+      add(name, decl_of(name_expressions.front()).scope);
   const std::vector<KernelDecl> kernels =
       name_expressions.size() > 1 ? find_kernels(source_->text()) : std::vector<KernelDecl>{};
   for (const std::string& expr : name_expressions) {
@@ -594,24 +657,42 @@ std::string Kernel::layout_probes(const std::vector<std::string>& name_expressio
       for (const ParamDecl& p : d.params) {
         std::string name = struct_name_of(p.type);
         if (name.empty()) name = pointee_struct_of(p.type);
-        if (!name.empty() && probed_decl(*source_, template_name_of(name))) add(name);
+        if (!name.empty() && (probed_decl(*source_, template_name_of(name)) || is_enum(name)))
+          add(name, d.scope);
       }
     }
   }
   std::string probes;
-  for (const std::string& name : structs) {
+  for (const auto& [name, scope] : types) {
+    // (through a typedef, declared among the kernel's namespaces, where the name means what the
+    // kernel means by it; a template's arguments would split offsetof's macro arguments)
+    const std::string symbol = layout_symbol(name), local = symbol + "_type";
+    const std::string type = scope + local;
+    probes += scope.empty() ? "typedef " + name + " " + local + ";\n"
+                            : "namespace " + scope.substr(0, scope.size() - 2) + " { typedef " +
+                                  name + " " + local + "; }\n";
+    if (is_enum(name)) {
+      probes += enum_probe(symbol, type);
+      continue;
+    }
     const StructDecl d = *probed_decl(*source_, template_name_of(name));
-    // (through a typedef: a template's arguments would split offsetof's macro arguments)
-    const std::string symbol = layout_symbol(name), type = symbol + "_type";
-    probes += "typedef " + name + " " + type + ";\n__device__ unsigned long long " + symbol +
-              "[] = {sizeof(" + type + "), alignof(" + type + ")";
+    probes += "__device__ unsigned long long " + symbol + "[] = {sizeof(" + type + "), alignof(" +
+              type + ")";
     for (const StructDecl::Member& m : d.members)
       probes +=
           ", offsetof(" + type + ", " + m.name + "), sizeof(((" + type + "*)0)->" + m.name + ")";
     probes += "};\n";
+    for (const StructDecl::Member& m : d.members)  // (an enumeration's field: its signedness)
+      if (d.template_params.empty() && is_enum(struct_name_of(m.type)))
+        probes += enum_probe(layout_symbol(name + "." + m.name),
+                             "kiln_element<decltype(((" + type + "*)0)->" + m.name + ")>::type");
   }
+  if (probes.empty()) return "";
   // After the user's source, so that its lines keep their numbers.
-  return probes.empty() ? "" : "\n#include <stddef.h>\n" + probes;
+  return "\n#include <stddef.h>\ntemplate <class T> struct kiln_element { typedef T type; };\n"
+         "template <class T, unsigned long long N> struct kiln_element<T[N]> "
+         "{ typedef typename kiln_element<T>::type type; };\n" +
+         probes;
 }
 
 std::shared_ptr<const StructLayout> Kernel::struct_layout(
@@ -637,6 +718,7 @@ std::shared_ptr<const StructLayout> Kernel::struct_layout(
     // (f.type stays as declared, for messages; a template's parameters read as its arguments)
     std::string type = substitute_words(f.type, d->template_params, args);
     std::optional<DType> t = dtype_of_cpp(type);
+    if (!t) t = enum_dtype(build, struct_name_of(type), name + "." + f.name);
     // A field's type may be an alias: `#define fp double`, `typedef double fp;`.
     for (int hops = 0; !t && hops < 4; ++hops)
       if (std::optional<std::string> alias = find_in(*source_, type, find_type_alias))
@@ -789,6 +871,9 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
       } else if ((param.layout =
                       struct_layout(*spec->build.build, pointee_struct_of(type), expr))) {
         param.kind = ParamKind::struct_pointer;
+      } else if (std::optional<ParamType> e = enum_param(*spec->build.build, type)) {
+        param = *e;
+        break;
       }
       if (param.layout) break;
     }

@@ -217,11 +217,21 @@ class Kernel {
   // Globals appended to the source that record the layout of each struct parameter, as the
   // compiler chooses it; and the layout read back from a build ("" / nullptr: not a struct).
   std::string layout_probes(const std::vector<std::string>& name_expressions) const;
-  // The structs the probes cover: those the declared parameters name, by value or pointer,
-  // with the name expression's template arguments in place of the template's parameters.
+  // The structs (and enumerations) the probes cover: those the declared parameters name, by
+  // value or pointer, with the name expression's template arguments in place of the template's
+  // parameters.
   std::vector<std::string> probed_structs(const std::string& name_expression) const;
   std::shared_ptr<const StructLayout> struct_layout(Build& build, const std::string& type,
                                                     const std::string& name_expression) const;
+  // Whether type_name ("Mode", "geo::Op") is an enumeration the source declares; and the
+  // integer dtype its probe in build gives it, or the probe of a struct's field of its type
+  // ("Box.along"; nullopt: not one, or not probed).
+  bool is_enum(const std::string& type_name) const;
+  std::optional<DType> enum_dtype(Build& build, const std::string& type_name,
+                                  const std::string& field = "") const;
+  // A parameter of an enumeration type, or a pointer to one, as its underlying integer's
+  // ("const Mode*" as "const int*"); nullopt when type names no enumeration build probed.
+  std::optional<ParamType> enum_param(Build& build, const std::string& type) const;
   // Parameter i's declared type with the template's arguments in place ("S*" of "k<P>": "P*").
   std::string declared_type(std::size_t i, const std::string& name_expression) const;
   // Compiles the specialisation name_expression of the current overload.

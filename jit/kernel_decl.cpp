@@ -1828,6 +1828,53 @@ std::optional<std::string> find_type_alias(std::string_view source, std::string_
   return std::nullopt;
 }
 
+namespace {
+
+// The index of the first token at or after j that is not an attribute of a declaration:
+// `alignas(16)`, `__align__(16)`, `__attribute__((aligned(8)))`, `__declspec(...)`, `[[...]]`.
+std::size_t after_attributes(const std::vector<Token>& toks, std::size_t j) {
+  auto closer = [&](std::size_t open, std::string_view o, std::string_view c) {
+    for (int depth = 0; open < toks.size(); ++open) {
+      if (is_punct(toks[open], o)) ++depth;
+      if (is_punct(toks[open], c) && --depth == 0) return open + 1;
+    }
+    return toks.size();
+  };
+  while (j + 1 < toks.size()) {
+    const Token& t = toks[j];
+    if ((is_ident(t, "alignas") || is_ident(t, "__align__") || is_ident(t, "__attribute__") ||
+         is_ident(t, "__declspec")) &&
+        is_punct(toks[j + 1], "("))
+      j = closer(j + 1, "(", ")");
+    else if (is_punct(t, "[") && is_punct(toks[j + 1], "["))
+      j = closer(j, "[", "]");
+    else
+      break;
+  }
+  return j;
+}
+
+}  // namespace
+
+bool declares_enum(std::string_view source, std::string_view name) {
+  std::vector<Token> toks = lex(source);
+  for (std::size_t k = 0; k + 2 < toks.size(); ++k) {
+    if (toks[k].directive || !is_ident(toks[k], "enum")) continue;
+    std::size_t j = k + 1;
+    if (is_ident(toks[j], "class") || is_ident(toks[j], "struct")) ++j;
+    j = after_attributes(toks, j);
+    if (j + 1 < toks.size() && is_ident(toks[j], name) &&
+        (is_punct(toks[j + 1], "{") || is_punct(toks[j + 1], ":") || is_punct(toks[j + 1], ";")))
+      return true;
+    // typedef enum [tag] { ... } name;
+    if (k == 0 || !is_ident(toks[k - 1], "typedef")) continue;
+    while (j < toks.size() && !is_punct(toks[j], "{") && !is_punct(toks[j], ";")) ++j;
+    while (j < toks.size() && !is_punct(toks[j], "}")) ++j;
+    if (j + 1 < toks.size() && is_ident(toks[j + 1], name)) return true;
+  }
+  return false;
+}
+
 std::optional<StructDecl> find_struct(std::string_view source, std::string_view name) {
   std::vector<Token> toks = lex(source);
   // The matching '}' of the '{' at k.
@@ -1842,10 +1889,12 @@ std::optional<StructDecl> find_struct(std::string_view source, std::string_view 
   };
   for (std::size_t k = 0; k + 1 < toks.size(); ++k) {
     if (toks[k].directive || !(is_ident(toks[k], "struct") || is_ident(toks[k], "class"))) continue;
-    std::size_t open = k + 1;
+    if (k > 0 && is_ident(toks[k - 1], "enum")) continue;  // (enum class Mode { ... })
+    std::size_t open = after_attributes(toks, k + 1);      // struct alignas(16) Particle
+    if (open >= toks.size()) return std::nullopt;
     bool named = is_ident(toks[open], name);
     if (toks[open].kind == Token::ident) ++open;
-    while (open < toks.size() && toks[open].kind == Token::ident) ++open;  // alignas, final
+    while (open < toks.size() && toks[open].kind == Token::ident) ++open;  // final
     if (open >= toks.size() || !is_punct(toks[open], "{")) continue;
     std::size_t close = close_of(open);
     if (close >= toks.size()) return std::nullopt;

@@ -203,6 +203,10 @@ struct StructDecl {
 // and access labels are skipped.
 std::optional<StructDecl> find_struct(std::string_view source, std::string_view name);
 
+// Whether source declares an enumeration called name: `enum name {`, `enum class name : int`,
+// `enum struct name;`, `typedef enum { ... } name;`.
+bool declares_enum(std::string_view source, std::string_view name);
+
 // What the type alias name stands for in source, as words: `#define fp double`, `typedef
 // double fp;`, `using fp = double;` (Rodinia's lavaMD declares its fields so); nullopt when
 // source defines no such alias.

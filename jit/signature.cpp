@@ -616,8 +616,8 @@ void ArgPack::add(const std::string& kernel, int position, const std::string& pa
     case ParamKind::unsupported:
       throw Error(where() +
                   " has a type kiln cannot pass from Lua (it passes scalars, vectors, pointers "
-                  "to them, kiln::Array<T, N>, and structs the kernel's source declares, by "
-                  "value or by pointer)");
+                  "to them, kiln::Array<T, N>, and structs and enumerations the kernel's "
+                  "source declares, by value or by pointer)");
   }
   std::byte small[sizeof(void*) + 8 * sizeof(long long)] = {};
   std::vector<std::byte> large(param.kind == ParamKind::structure ? size : 0);

@@ -211,6 +211,57 @@ aliased[{1, 1}]({ alpha = 1.5, beta = 2.25, n = 7, gamma = { 1, 2 } }, pout)
 local hp = pout:copy_to_host()
 assert(hp[1] == 1.5 and hp[2] == 2.25 and hp[3] == 7 and hp[4] == 3, "aliased struct fields")
 
+-- Enumerations pass as their underlying integers (a Numba user's IntEnum), by value, by pointer
+-- and as a struct's field; a struct in a namespace and one declared `alignas` pass by fields.
+local kinds = cuda.module [==[
+enum Op { ADD, MUL, NEG = -1 };
+enum class Mode : unsigned char { Fast = 1, Exact = 200 };
+namespace geo {
+enum Axis : short { U = -7, V };
+struct Box { float lo, hi; Axis along; };
+}
+struct alignas(16) Particle { float x; Mode mode; };
+__global__ void apply(int* out, Op op, Mode m, geo::Axis a, const Op* ops) {
+  out[0] = op == MUL ? 7 : op == NEG ? -70 : 3;
+  out[1] = int(m);
+  out[2] = a;
+  out[3] = ops[threadIdx.x] * 10;
+}
+__global__ void measure(float* out, geo::Box b, Particle p) {
+  out[0] = (b.hi - b.lo) * (b.along == geo::V ? 2 : 1);
+  out[1] = p.x + (p.mode == Mode::Exact ? 0.5f : 0.25f);
+}]==]
+local ints = cuda.device_array(4, "int32")
+local ops = cuda.to_device(array.from({ -1 }, "int32"))
+kinds.apply[{ 1, 1 }](ints, 1, 200, -7, ops)
+local hi = ints:copy_to_host()
+assert(hi[1] == 7 and hi[2] == 200 and hi[3] == -7 and hi[4] == -10,
+       ("enumerations: %d %d %d %d"):format(hi[1], hi[2], hi[3], hi[4]))
+kinds.apply[{ 1, 1 }](ints, -1, 1, -6, ops)
+hi = ints:copy_to_host()
+assert(hi[1] == -70 and hi[2] == 1 and hi[3] == -6, "signed and unsigned underlying types")
+expect_error("parameter 3 'm' (Mode) expects an integer in 0..255, got an integer (256)",
+             function() kinds.apply[{ 1, 1 }](ints, 0, 256, 0, ops) end)
+expect_error("parameter 5 'ops'", function()
+  kinds.apply[{ 1, 1 }](ints, 0, 1, 0, cuda.device_array(1, "float32"))
+end)
+local floats = cuda.device_array(2, "float32")
+kinds.measure[{ 1, 1 }](floats, { lo = 1, hi = 3.5, along = -6 }, { x = 2, mode = 200 })
+local hf = floats:copy_to_host()
+assert(hf[1] == 5 and hf[2] == 2.5, ("namespaced, aligned, enum fields: %g %g"):format(hf[1], hf[2]))
+-- A namespace's kernel names its namespace's struct and enumeration unqualified.
+local scoped = cuda.module [==[
+namespace phys {
+struct State { float x; };
+enum Dir { L = 1, R = 2 };
+__global__ void step(float* o, State s, Dir d) { o[0] = s.x * d; }
+namespace inner { __global__ void twice(float* o, State s) { o[0] = 2 * s.x; } }
+}]==]
+scoped.step[{ 1, 1 }](floats, { x = 1.5 }, 2)
+assert(floats:copy_to_host()[1] == 3, "namespace's struct and enumeration")
+scoped.twice[{ 1, 1 }](floats, { x = 2.5 })
+assert(floats:copy_to_host()[1] == 5, "nested namespace's kernel")
+
 -- A class template's specialisation by value (PyTorch's TensorInfo<T, IndexType>: a pointer with
 -- sizes and strides), or by pointer; a non-type parameter sizes a field. A kernel template's own
 -- argument reaches the struct's.

@@ -772,6 +772,38 @@ __global__ void k(Params p, Packed q) {})";
   EXPECT_EQ(t->members[0].type, "T *");
 }
 
+// Attributes between `struct` and its name are read past; an `enum class` is no class.
+TEST(JitFindStruct, AttributesAndScopedEnumerations) {
+  const char* src = R"(enum class Mode : int { Fast, Exact };
+enum struct Kind { A, B };
+struct alignas(16) Particle { float4 p; int id; };
+struct __align__(8) __attribute__((packed)) Pair { int a, b; };
+struct [[nodiscard]] Tagged { short t; };)";
+  EXPECT_FALSE(find_struct(src, "Mode"));
+  EXPECT_FALSE(find_struct(src, "Kind"));
+  for (const char* name : {"Particle", "Pair", "Tagged"})
+    EXPECT_TRUE(find_struct(src, name)) << name;
+  EXPECT_EQ(find_struct(src, "Particle")->members.size(), 2u);
+  EXPECT_EQ(find_struct(src, "Pair")->members[1].name, "b");
+}
+
+TEST(JitFindEnum, EachDeclarationForm) {
+  const char* src = R"(#define E Hidden
+enum Op { ADD, MUL };
+enum class Mode : unsigned char { Fast, Exact };
+enum struct Kind;
+typedef enum { RED, GREEN } Colour;
+typedef enum tag_t { X } Tag;
+namespace geo { enum Axis : short { U, V }; }
+enum { ANON = 3 };
+struct Op2 { int v; };
+void f(enum Op o);)";
+  for (const char* name : {"Op", "Mode", "Kind", "Colour", "Tag", "tag_t", "Axis"})
+    EXPECT_TRUE(declares_enum(src, name)) << name;
+  for (const char* name : {"Op2", "ADD", "Fast", "E", "Hidden", "f", "o", "ANON"})
+    EXPECT_FALSE(declares_enum(src, name)) << name;
+}
+
 // Spin-waits on a volatile __shared__ variable: loops whose condition reads it and whose body
 // assigns nothing and does not synchronise, in each loop form; nothing else.
 TEST(JitSpinWaits, LoopsWaitingOnSharedFlags) {

@@ -416,8 +416,8 @@ TEST(JitArgPack, ArrayErrors) {
             "array, got a 2-d uint8 device array");
   EXPECT_EQ(error_of("float&", number(1)),
             "kernel 'scale': parameter 1 'x' (float&) has a type kiln cannot pass from Lua (it "
-            "passes scalars, vectors, pointers to them, kiln::Array<T, N>, and structs the "
-            "kernel's source declares, by value or by pointer)");
+            "passes scalars, vectors, pointers to them, kiln::Array<T, N>, and structs and "
+            "enumerations the kernel's source declares, by value or by pointer)");
 }
 
 TEST(JitArgPack, ScalarConversions) {
