@@ -143,7 +143,7 @@ std::string c_string_body(std::string_view text) {
 // Part of the compiler identity: bump it whenever translation_unit() or the plan (plan.cpp's
 // thread_plans, the scans it rests on) changes what it generates, so that modules cached by an
 // older kiln are built anew.
-constexpr int kTranslationUnitVersion = 36;
+constexpr int kTranslationUnitVersion = 37;
 
 // The GPU architecture device code sees as __CUDA_ARCH__: the one asked for ("sm_90",
 // "compute_86", "90" -> 900, 860, 900), else sm_80's 800 (NVRTC's check compiles for sm_80 too).
@@ -196,6 +196,7 @@ class CpuCompiler final : public Compiler {
     bool chosen_loads = false;  // the region rewrite read through chosen indices
     bool lockstep = false;      // warp-synchronous volatile pointers made lockstep pointers
     bool pointer_casts = false;  // the source casts pointers: -fno-strict-aliasing (plan.h)
+    bool checked_shared = true;  // with checked_pointers: static __shared__ arrays checked too
     // With plain functions given internal linkage (make_plan): source as it was before.
     std::string external_source;
     bool internal() const { return !external_source.empty(); }
@@ -382,6 +383,7 @@ std::string CpuCompiler::translation_unit(const Plan& plan) const {
   std::string source = cpu::rewrite_extern_shared(plan.source, plan.checked_pointers);
   if (coroutines) source = cpu::rewrite_coroutine_returns(source);
   if (plan.checked_pointers) source = cpu::rewrite_pointer_params(source);
+  if (plan.checked_pointers && plan.checked_shared) source = cpu::rewrite_shared_arrays(source);
   tu += source;
   tu +=
       "\n#line 1 \"<kiln entry points>\"\n#define KILN_EXPORT extern \"C\" "
@@ -593,13 +595,30 @@ CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e)
   }
 }
 
-// plan compiled; in check mode, where its checked pointers do not compile, compiled again
-// without them, every kernel's reason saying that its accesses go unchecked.
+// plan compiled; in check mode, where its checked __shared__ arrays or pointers do not compile,
+// compiled again without the arrays, then without either, every kernel's reason saying which
+// accesses go unchecked.
 CompileResult CpuCompiler::compile_checked(Plan& plan) {
   try {
     return compile_once(plan);
   } catch (const CompileError& e) {
     if (!plan.checked_pointers) throw;
+    // First without the checked __shared__ arrays, a class where a template deduces from an
+    // array (cub's BlockHistogram takes `CounterT histogram[BINS]`).
+    if (plan.checked_shared) {
+      plan.checked_shared = false;
+      const std::vector<cpu::ThreadPlan> planned = plan.kernels;
+      for (cpu::ThreadPlan& k : plan.kernels)
+        k.why +=
+            " (check mode: __shared__ arrays unchecked in this build, as checked arrays it "
+            "did not compile: " +
+            first_error(e.log()) + ")";
+      try {
+        return compile_once(plan);
+      } catch (const CompileError&) {
+        plan.kernels = planned;
+      }
+    }
     plan.checked_pointers = false;
     for (cpu::ThreadPlan& k : plan.kernels)
       k.why +=

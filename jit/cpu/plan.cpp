@@ -678,6 +678,111 @@ std::string rewrite_extern_shared(std::string_view source, bool checked) {
   return out;
 }
 
+std::string rewrite_shared_arrays(std::string_view source) {
+  const std::vector<jit::Token> tokens = jit::lex(source);
+  const std::vector<std::size_t> closer = jit::pair_groups(tokens);
+  auto alignment = [&](std::size_t j) {  // `__align__(16)` / `alignas(16)` at j: its `)`, else j
+    return (is_ident(tokens[j], "__align__") || is_ident(tokens[j], "alignas")) &&
+                   j + 1 < tokens.size() && is_punct(tokens[j + 1], "(") &&
+                   closer[j + 1] < tokens.size()
+               ? closer[j + 1]
+               : j;
+  };
+  std::string out(source);
+  std::vector<std::pair<std::size_t, std::size_t>> replaced;  // [begin, end) in source
+  std::vector<std::string> replacements;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i].directive || !is_ident(tokens[i], "__shared__")) continue;
+    // The declaration: back to its first word, on to its ';'.
+    std::size_t first = i;
+    while (first > 0 && !tokens[first - 1].directive &&
+           (tokens[first - 1].kind == jit::Token::ident || is_punct(tokens[first - 1], ")"))) {
+      if (is_punct(tokens[first - 1], ")")) {  // `__align__(16) __shared__`
+        std::size_t open = first - 1;
+        while (open > 0 && !is_punct(tokens[open], "(")) --open;
+        if (open == 0 || alignment(open - 1) != first - 1) break;
+        first = open - 1;
+      } else {
+        --first;
+      }
+    }
+    std::size_t end = i + 1;
+    while (end < tokens.size() && !is_punct(tokens[end], ";") && !is_punct(tokens[end], "{") &&
+           !is_punct(tokens[end], "=") && !is_punct(tokens[end], "(") && !tokens[end].directive) {
+      if (is_punct(tokens[end], "[") && closer[end] < tokens.size()) end = closer[end];
+      end = alignment(end) + 1;  // (past `__align__(16)` whole)
+    }
+    if (end == tokens.size() || !is_punct(tokens[end], ";")) continue;
+    // Its words apart: storage (static, __shared__, alignment) kept in front; the element
+    // type's words (cv-qualifiers included); then declarators `name [E]...`, comma-separated.
+    std::string storage, type;
+    bool odd = false;
+    std::vector<std::pair<std::string, std::vector<std::string>>> declarators;  // name, extents
+    std::size_t j = first;
+    for (int angle = 0; j < end; ++j) {
+      const jit::Token& t = tokens[j];
+      angle += is_punct(t, "<") - is_punct(t, ">");
+      if (is_ident(t, "extern") || is_ident(t, "thread_local") || is_ident(t, "constexpr"))
+        odd = true;
+      if (is_ident(t, "static") || is_ident(t, "__shared__")) {
+        storage += t.text + " ";
+      } else if (const std::size_t close = alignment(j); close != j) {
+        storage += std::string(source.substr(t.begin, tokens[close].end - t.begin)) + " ";
+        j = close;
+      } else if (t.kind == jit::Token::ident && angle == 0 && !type.empty() &&
+                 (j + 1 == end || is_punct(tokens[j + 1], "[") || is_punct(tokens[j + 1], ","))) {
+        break;  // the first declarator's name
+      } else if (t.kind == jit::Token::ident || is_punct(t, "::") || is_punct(t, "<") ||
+                 is_punct(t, ">") || is_punct(t, ",") || t.kind == jit::Token::number) {
+        type += (type.empty() || is_punct(t, "::") || type.ends_with("::") ? "" : " ") + t.text;
+      } else {
+        odd = true;  // a pointer, a reference, a function: not an array of elements
+      }
+    }
+    while (!odd && j < end) {
+      if (tokens[j].kind != jit::Token::ident) {
+        odd = true;
+        break;
+      }
+      std::vector<std::string> extents;
+      std::size_t k = j + 1;
+      for (; k < end && is_punct(tokens[k], "["); k = closer[k] + 1) {
+        if (closer[k] == k + 1) odd = true;  // `[]`: sized by its initialiser, which it has not
+        extents.emplace_back(source.substr(tokens[k].end, tokens[closer[k]].begin - tokens[k].end));
+      }
+      declarators.emplace_back(tokens[j].text, std::move(extents));
+      if (k < end && !is_punct(tokens[k], ",")) odd = true;
+      j = k + 1;
+    }
+    const bool arrays = std::any_of(declarators.begin(), declarators.end(),
+                                    [](const auto& d) { return !d.second.empty(); });
+    if (odd || !arrays || type.empty()) continue;
+    // One declaration per declarator; an array the source reinterprets stays an array.
+    std::string replacement;
+    for (const auto& [name, extents] : declarators) {
+      replacement += storage;
+      if (extents.empty() || reinterpreted(tokens, name)) {
+        replacement += type + " " + name;
+        for (const std::string& e : extents) replacement += "[" + e + "]";
+      } else {
+        replacement += "::kiln_cpu::shared_array<" + type;
+        for (const std::string& e : extents) replacement += ", (" + e + ")";
+        replacement += "> " + name;
+      }
+      replacement += "; ";
+    }
+    replacement.pop_back();
+    replacement.pop_back();  // (the declaration's own ';' follows)
+    replacement.append(std::size_t(tokens[end].line - tokens[first].line), '\n');
+    replaced.emplace_back(tokens[first].begin, tokens[end].begin);
+    replacements.push_back(std::move(replacement));
+    i = end;
+  }
+  for (std::size_t r = replaced.size(); r-- > 0;)  // last first: offsets hold
+    out.replace(replaced[r].first, replaced[r].second - replaced[r].first, replacements[r]);
+  return out;
+}
+
 namespace {
 
 // Whether tokens [first, last) are one pointer parameter `[const|volatile] T[<...>] [const] *

@@ -62,6 +62,12 @@ std::string rewrite_coroutine_returns(std::string_view source);
 // cannot take: that one stays a plain pointer.
 std::string rewrite_extern_shared(std::string_view source, bool checked = false);
 
+// Check mode: rewrites each static `__shared__ T name[E]...;` (with `static`, `__align__(N)`,
+// several declarators) into a `kiln_cpu::shared_array<T, (E)...>`, whose subscripts are checked
+// against its extents and which decays to the array's pointer; lines stay. An array the source
+// reinterprets stays as it is (no reinterpret_cast takes a class).
+std::string rewrite_shared_arrays(std::string_view source);
+
 // Gives each plain kernel and device function definition of source internal linkage (`static`
 // before its `__global__` or `__device__`; columns shift, lines stay): the compiler then builds
 // it only where it is used, inlined into the entry points' thread loops, not also as a function

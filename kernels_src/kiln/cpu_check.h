@@ -129,6 +129,67 @@ struct dyn_shared {
   template <class I, class = std::enable_if_t<std::is_integral_v<I>>>
   friend T* operator+(I i, const dyn_shared& s) { return s.get() + i; }
 };
+[[noreturn]] __attribute__((noinline, cold)) inline void shared_array_out_of_bounds(
+    long long index, long long extent) {
+  char buf[160];
+  snprintf(buf, sizeof buf,
+           "out-of-bounds access: index %lld of a __shared__ array's dimension of %lld "
+           "element(s)",
+           index, extent);
+  tls.api->out_of_bounds(tls.exec, buf, __builtin_extract_return_addr(__builtin_return_address(0)));
+  __builtin_unreachable();
+}
+// The raw array type T[E]... (T for no extents).
+template <class T, long long... E>
+struct extents_of {
+  using type = T;
+};
+template <class T, long long N, long long... E>
+struct extents_of<T, N, E...> {
+  using type = typename extents_of<T, E...>::type[N];
+};
+template <class T, long long N, long long... Rest>
+struct shared_array;
+template <class T, long long... Rest>
+struct shared_row {
+  using type = T;
+};
+template <class T, long long N, long long... Rest>
+struct shared_row<T, N, Rest...> {
+  using type = shared_array<T, N, Rest...>;
+};
+// A static `__shared__ T name[N][Rest]...;` in check mode (rewrite_shared_arrays): the array,
+// whose subscripts are checked against each extent. It decays as the array does (to a T*, or a
+// pointer to its rows), unchecked from there on; sizeof is the array's.
+template <class T, long long N, long long... Rest>
+struct shared_array {
+  using raw_row = typename extents_of<T, Rest...>::type;  // T, or T[R]...
+  using row = typename shared_row<T, Rest...>::type;      // T, or a checked row
+  raw_row data[N];
+  template <class I, class = std::enable_if_t<std::is_integral_v<I> || std::is_enum_v<I>>>
+  __attribute__((always_inline)) row& operator[](I i) {
+    if ((long long)i < 0 || (long long)i >= N) shared_array_out_of_bounds((long long)i, N);
+    return reinterpret_cast<row&>(data[i]);
+  }
+  template <class I, class = std::enable_if_t<std::is_integral_v<I> || std::is_enum_v<I>>>
+  __attribute__((always_inline)) const row& operator[](I i) const {
+    if ((long long)i < 0 || (long long)i >= N) shared_array_out_of_bounds((long long)i, N);
+    return reinterpret_cast<const row&>(data[i]);
+  }
+  operator raw_row*() { return data; }              // NOLINT: decays as the array
+  operator const raw_row*() const { return data; }  // NOLINT
+  row& operator*() { return (*this)[0]; }
+  template <class I, class = std::enable_if_t<std::is_integral_v<I>>>
+  raw_row* operator+(I i) {
+    return data + i;
+  }
+  template <class I, class = std::enable_if_t<std::is_integral_v<I>>>
+  friend raw_row* operator+(I i, shared_array& a) {
+    return a.data + i;
+  }
+  raw_row* begin() { return data; }
+  raw_row* end() { return data + N; }
+};
 template <class T> struct RawArg { using type = T; };
 template <class T> struct RawArg<checked_ptr<T>> { using type = T*; };
 #else

@@ -487,15 +487,66 @@ KILN_F2I_ALL(float)
 KILN_F2I_ALL(double)
 #undef KILN_F2I_ALL
 #undef KILN_F2I
-inline float __int2float_rn(int x) { return float(x); }
-inline float __uint2float_rn(unsigned x) { return float(x); }
+namespace kiln_cpu {
+enum Rounding { round_nearest, round_zero, round_up, round_down };
+// x converted to To with CUDA's rounding mode r: the nearest value, moved one step where it
+// lies on the wrong side of x (every source here is exact in long double).
+template <class To, class From>
+inline To convert_rounded(From x, Rounding r) {
+  To got = To(x);
+  const long double exact = (long double)x, near = (long double)got;
+  if ((r == round_up && near < exact) || (r == round_zero && exact < 0 && near < exact))
+    got = std::nextafter(got, std::numeric_limits<To>::infinity());
+  else if ((r == round_down && near > exact) || (r == round_zero && exact > 0 && near > exact))
+    got = std::nextafter(got, -std::numeric_limits<To>::infinity());
+  return got;
+}
+}  // namespace kiln_cpu
+#define KILN_CONVERT(F, T, FROM, TO)                                  \
+  inline TO __##F##2##T##_rn(FROM x) {                                \
+    return kiln_cpu::convert_rounded<TO>(x, kiln_cpu::round_nearest); \
+  }                                                                   \
+  inline TO __##F##2##T##_rz(FROM x) {                                \
+    return kiln_cpu::convert_rounded<TO>(x, kiln_cpu::round_zero);    \
+  }                                                                   \
+  inline TO __##F##2##T##_ru(FROM x) {                                \
+    return kiln_cpu::convert_rounded<TO>(x, kiln_cpu::round_up);      \
+  }                                                                   \
+  inline TO __##F##2##T##_rd(FROM x) {                                \
+    return kiln_cpu::convert_rounded<TO>(x, kiln_cpu::round_down);    \
+  }
+KILN_CONVERT(int, float, int, float)
+KILN_CONVERT(uint, float, unsigned, float)
+KILN_CONVERT(ll, float, long long, float)
+KILN_CONVERT(ull, float, unsigned long long, float)
+KILN_CONVERT(ll, double, long long, double)
+KILN_CONVERT(ull, double, unsigned long long, double)
+KILN_CONVERT(double, float, double, float)
+#undef KILN_CONVERT
 inline double __int2double_rn(int x) { return double(x); }
-inline double __uint2double_rn(unsigned x) { return double(x); }
-inline float __ll2float_rn(long long x) { return float(x); }
-inline double __ll2double_rn(long long x) { return double(x); }
-inline float __double2float_rn(double x) { return float(x); }
+inline double __uint2double_rn(unsigned x) {
+  return double(x);
+}
 
 // ---- Integer intrinsics ----------------------------------------------------------------------
+inline unsigned umin(unsigned a, unsigned b) {
+  return a < b ? a : b;
+}
+inline unsigned umax(unsigned a, unsigned b) {
+  return a > b ? a : b;
+}
+inline long long llmin(long long a, long long b) {
+  return a < b ? a : b;
+}
+inline long long llmax(long long a, long long b) {
+  return a > b ? a : b;
+}
+inline unsigned long long ullmin(unsigned long long a, unsigned long long b) {
+  return a < b ? a : b;
+}
+inline unsigned long long ullmax(unsigned long long a, unsigned long long b) {
+  return a > b ? a : b;
+}
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(unsigned(x)); }

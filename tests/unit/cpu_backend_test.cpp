@@ -451,6 +451,31 @@ __global__ void __launch_bounds__(64) s(int* x) { /* return */ if (!x) return; _
   EXPECT_NE(cpu::rewrite_extern_shared(huge).find("float* const s"), std::string::npos);
 }
 
+// Check mode's static __shared__ arrays: each declarator a kiln_cpu::shared_array with its
+// extents, storage and alignment kept, lines kept; scalars, pointers, initialised and
+// reinterpreted arrays as they were.
+TEST(CpuRewrite, StaticSharedArraysBecomeCheckedArrays) {
+  EXPECT_EQ(cpu::rewrite_shared_arrays("  __shared__ float s[32];"),
+            "  __shared__ ::kiln_cpu::shared_array<float, (32)> s;");
+  EXPECT_EQ(cpu::rewrite_shared_arrays("static __shared__ __align__(16) volatile unsigned int\n"
+                                       "  a[T][T + 1], n, b[2 * (T)];"),
+            "static __shared__ __align__(16) ::kiln_cpu::shared_array<volatile unsigned int, (T), "
+            "(T + 1)> a; static __shared__ __align__(16) volatile unsigned int n; static "
+            "__shared__ __align__(16) ::kiln_cpu::shared_array<volatile unsigned int, (2 * (T))> "
+            "b\n;");
+  EXPECT_EQ(cpu::rewrite_shared_arrays("float __shared__ s[4];"),
+            "__shared__ ::kiln_cpu::shared_array<float, (4)> s;");
+  EXPECT_EQ(cpu::rewrite_shared_arrays("__shared__ Pair<int, float> p[4];"),
+            "__shared__ ::kiln_cpu::shared_array<Pair < int , float >, (4)> p;");
+  EXPECT_EQ(cpu::rewrite_shared_arrays("__shared__ typename R::Temp t[2];"),
+            "__shared__ ::kiln_cpu::shared_array<typename R::Temp, (2)> t;");
+  for (const char* kept :
+       {"__shared__ float x;", "__shared__ float* p[4];", "__shared__ int s[] = {1};",
+        "__shared__ int s[4] = {};", "extern __shared__ float d[];",
+        "__shared__ float4 v[8]; f(reinterpret_cast<float*>(v));"})
+    EXPECT_EQ(cpu::rewrite_shared_arrays(kept), kept) << kept;
+}
+
 // A template kernel run as loops or regions is compiled once, inside the module's loops: its
 // instantiation is not also built standalone (only fibers call it one thread at a time), which
 // was a quarter of a lab kernel's cold compile. As regions and as fibers, it runs.

@@ -330,5 +330,36 @@ __global__ void stage(float* out, int n) {
   checking().backend->free(out);
 }
 
+// A static __shared__ array's subscripts are checked against its extents (each of a 2-d
+// tile's), naming the line, where the write past it once landed in the host's memory; the
+// same kernel in bounds gives its answer, through the array's decay to a pointer too.
+TEST(CpuCheck, StaticSharedArraysAreBoundedByTheirExtents) {
+  Checked k = build_checked(R"(#define TILE 4
+__global__ void transpose(float* out, int rows) {
+  __shared__ float tile[TILE][TILE + 1], flat[2 * TILE];
+  tile[threadIdx.y][threadIdx.x] = threadIdx.y * TILE + threadIdx.x;
+  if (threadIdx.x == 0) flat[threadIdx.y] = tile[threadIdx.y][0];
+  if (rows > TILE) tile[rows][0] = 1;
+  __syncthreads();
+  float* f = flat;
+  out[threadIdx.y * TILE + threadIdx.x] = tile[threadIdx.x][threadIdx.y] + f[threadIdx.x] * 100;
+})",
+                            "transpose");
+  float* out = static_cast<float*>(checking().backend->alloc(64 * sizeof(float)));
+  EXPECT_EQ(launch_error(*k.kernel, {1, 1, 1}, {4, 4, 1}, out, 4), "");
+  std::vector<float> host(16);
+  checking().backend->copy_to_host(host.data(), out, 16 * sizeof(float), nullptr);
+  for (int y = 0; y < 4; ++y)
+    for (int x = 0; x < 4; ++x)
+      EXPECT_EQ(host[y * 4 + x], float(x * 4 + y) + 100 * (x * 4)) << y << x;
+  std::string m = launch_error(*k.kernel, {1, 1, 1}, {4, 4, 1}, out, 6);
+  EXPECT_NE(m.find("index 6 of a __shared__ array's dimension of 4 element(s)"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("check_kernel.cu:6"), std::string::npos) << m;
+  m = launch_error(*k.kernel, {1, 1, 1}, {5, 4, 1}, out, 4);       // a fifth column of a 5-wide row
+  EXPECT_NE(m.find("check_kernel.cu:9"), std::string::npos) << m;  // tile[4][y]: row 4 of 4
+  checking().backend->free(out);
+}
+
 }  // namespace
 }  // namespace kiln::cpu_test

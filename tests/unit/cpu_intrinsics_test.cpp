@@ -49,6 +49,40 @@ __global__ void k(int* o, float* f) {
   EXPECT_EQ(f.host(), fe);
 }
 
+// CUDA's typed min/max and its directed-rounding conversions: 2^24 + 1 and 2^53 + 1 lie
+// between two floats (doubles), so each mode picks its own side.
+TEST(CpuIntrinsics, TypedMinMaxAndDirectedConversions) {
+  Built b = build(R"(
+__global__ void k(long long* o, float* f, double* d) {
+  o[0] = umin(3u, 0xFFFFFFFFu); o[1] = umax(3u, 0xFFFFFFFFu);
+  o[2] = llmin(-5ll, 1ll << 40); o[3] = llmax(-5ll, 1ll << 40);
+  o[4] = (long long)(ullmin(~0ull, 9ull) + ullmax(0ull, 2ull));
+  const int odd = (1 << 24) + 1;
+  f[0] = __int2float_rn(odd); f[1] = __int2float_rz(odd); f[2] = __int2float_ru(odd);
+  f[3] = __int2float_rd(-odd); f[4] = __int2float_rz(-odd); f[5] = __uint2float_ru(unsigned(odd));
+  f[6] = __ull2float_rd(~0ull); f[7] = __ll2float_ru((1ll << 40) + 1);
+  f[8] = __double2float_rz(1.0 + 1e-9); f[9] = __double2float_ru(1.0 + 1e-9);
+  f[10] = __double2float_rd(-1.0 - 1e-9);
+  const long long odd53 = (1ll << 53) + 1;
+  d[0] = __ll2double_rn(odd53); d[1] = __ll2double_ru(odd53); d[2] = __ll2double_rz(-odd53);
+  d[3] = __ull2double_rd(~0ull); d[4] = __int2double_rn(-7); d[5] = __uint2double_rn(7u);
+})",
+                  "k");
+  Buffer<long long> o(5);
+  Buffer<float> f(11);
+  Buffer<double> d(6);
+  launch(*b.kernel, {1}, {1}, 0, o.p, f.p, d.p);
+  EXPECT_EQ(o.host(), (std::vector<long long>{3, 0xFFFFFFFFll, -5, 1ll << 40, 11}));
+  const float lo = 16777216.0f, hi = 16777218.0f;
+  EXPECT_EQ(f.host(), (std::vector<float>{
+                          lo, lo, hi, -hi, -lo, hi, std::nextafter(18446744073709551616.0f, 0.0f),
+                          std::nextafter(1099511627776.0f, 2e12f), 1.0f, std::nextafter(1.0f, 2.0f),
+                          std::nextafter(-1.0f, -2.0f)}));
+  const double two53 = 9007199254740992.0;
+  EXPECT_EQ(d.host(), (std::vector<double>{two53, two53 + 2, -two53,
+                                           std::nextafter(18446744073709551616.0, 0.0), -7, 7}));
+}
+
 TEST(CpuIntrinsics, VectorTypes) {
   Built b = build(R"(
 __global__ void k(float4* out, const int2* in) {
