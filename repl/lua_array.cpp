@@ -39,6 +39,8 @@ const char* dtype_name(DType t) {
 // The names of a vector's lanes, as CUDA's vector types call them.
 constexpr const char* kLaneNames[] = {"x", "y", "z", "w"};
 
+}  // namespace
+
 // Pushes element i (0-based flat): a table of lanes for vector dtypes, an integer for integer
 // dtypes (a uint64 past 2^63 - 1 as the integer of its bits, negative: Lua's own reading of
 // 0xFFFFFFFFFFFFFFFF, exact where a float lost the low bits of a hash), a float for float
@@ -76,6 +78,8 @@ void push_element(lua_State* L, const HostArray& a, std::int64_t i) {
       return;
   }
 }
+
+namespace {
 
 // Stores the Lua value at idx into element i; throws kiln::Error when it is not a number (or a
 // boolean, for bool arrays), not integral for an integer dtype, or out of the dtype's range.

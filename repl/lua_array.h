@@ -22,6 +22,9 @@ HostArray* test_host_array(lua_State* L, int idx);
 HostArray& check_host_array(lua_State* L, int idx);
 // Pushes a new userdata owning a; tells the collector about a's bytes. [-0, +1, m]
 void push_host_array(lua_State* L, HostArray a);
+// Pushes a's element i (0-based, flat) as a[i + 1] gives it: a number, boolean or table of
+// lanes. [-0, +1, m]
+void push_element(lua_State* L, const HostArray& a, std::int64_t i);
 
 // A shape from a number (1-D) or a table of numbers: non-negative integers; a Lua argument error
 // naming the bad dimension otherwise. [-0, +0, v]

@@ -51,13 +51,15 @@ struct ModuleBox {
 
 // ------------------------------------------------------------------------------ options
 
-// "script.lua:12", where the Lua code that called us is.
-std::string caller_position(lua_State* L) {
+// "the cuda.jit string at script.lua:12": the source string of function (cuda.jit,
+// cuda.module) where the Lua code that called us is.
+std::string caller_position(lua_State* L, const char* function = "cuda.jit") {
   luaL_where(L, 1);
   std::string where = lua_tostring(L, -1);
   lua_pop(L, 1);
   while (!where.empty() && (where.back() == ':' || where.back() == ' ')) where.pop_back();
-  return where.empty() ? "a cuda.jit string" : "the cuda.jit string at " + where;
+  return where.empty() ? std::string("a ") + function + " string"
+                       : std::string("the ") + function + " string at " + where;
 }
 
 // The string form of a define's value (numbers as Lua prints them, booleans as 1/0). Throws
@@ -639,7 +641,7 @@ int cuda_module(lua_State* L) {
     std::string text(chars, length);
     std::string file = from_file ? lua_tostring(L, 3) : std::string();
     jit::KernelOptions opts = check_options(L, 2);
-    std::string origin = caller_position(L);
+    std::string origin = caller_position(L, "cuda.module");
     auto source = std::make_shared<jit::SourceText>(
         file.empty() ? jit::SourceText::from_string(text, origin)
                      : jit::SourceText::from_file(resolve_kernel_file(L, file)));
@@ -872,6 +874,49 @@ int module_set_constant(lua_State* L) {
   });
 }
 
+// m:get_constant(name [, count]) -> the values of a __constant__ or __device__ global, as the
+// module's build holds them now (cudaMemcpyFromSymbol): a number for a scalar, else a host
+// array of its dtype (count elements where the source's extent is no number; a struct's bytes
+// as uint8). [-0, +1]
+int module_get_constant(lua_State* L) {
+  auto* m = static_cast<ModuleBox*>(luaL_checkudata(L, 1, kModuleMeta));
+  luaL_checkstring(L, 2);
+  const lua_Integer count = luaL_optinteger(L, 3, 0);
+  if (count < 0 || count > (lua_Integer(1) << 40)) luaL_argerror(L, 3, "expected an element count");
+  return protect(L, [&] {
+    const std::string name = lua_tostring(L, 2);
+    std::string type, symbol;
+    const auto [declared, extent] = declared_global(m->source->text(), name, &type, &symbol,
+                                                    m->kernels.front()->options().defines);
+    const bool scalar = declared && extent == 0 && count == 0 &&
+                        jit::find_global(m->source->text(), name)->extents.empty();
+    const long elements = count > 0 ? long(count) : scalar ? 1 : extent;
+    if (elements == 0)
+      throw Error("get_constant: '" + name + "' has type '" + type + "'" +
+                  (declared ? ", whose extent kiln cannot read from the source"
+                            : ", a struct: give the number of its bytes") +
+                  ": m:get_constant(\"" + name + "\", count)");
+    // (the build of the module's kernels; one built on its own has its own copy: note_own_globals)
+    const jit::Build* build = nullptr;
+    for (const KernelRef& k : m->kernels)
+      if (jit::Kernel::Specialisation* s = k->last(); s && !build) build = s->build.build.get();
+    HostArray values({elements}, declared.value_or(DType::uint8));
+    if (build) {
+      build->module->get_global(symbol, values.data(), values.nbytes());
+    } else if (auto set = m->globals->find(symbol); set != m->globals->end()) {
+      std::memcpy(values.data(), set->second.data(), std::min(values.nbytes(), set->second.size()));
+    } else {
+      throw Error("get_constant: no kernel of the module has been built yet, so '" + name +
+                  "' has no value: launch one first");
+    }
+    if (scalar)
+      push_element(L, values, 0);
+    else
+      push_host_array(L, std::move(values));
+    return 1;
+  });
+}
+
 // m:bind_texture(name, device_array): the module's texture reference name reads the array from
 // now on, as cudaBindTexture binds it (jit/textures.h). [-0, +0]
 int module_bind_texture(lua_State* L) {
@@ -969,6 +1014,7 @@ void register_kernel_functions(lua_State* L) {
   lua_pushcfunction(L, launcher_call), lua_setfield(L, -2, "__call");
   lua_pop(L, 1);
   static const luaL_Reg module_methods[] = {{"set_constant", module_set_constant},
+                                            {"get_constant", module_get_constant},
                                             {"bind_texture", module_bind_texture},
                                             {nullptr, nullptr}};
   new_metatable<ModuleBox>(L, kModuleMeta, module_methods, module_index);

@@ -24,6 +24,7 @@
 #include "jit/cpu/block_groups.h"
 #include "jit/cpu/conditionals.h"
 #include "jit/cpu/gpu_casts.h"
+#include "jit/cpu/header_votes.h"
 #include "jit/cpu/host_compiler.h"
 #include "jit/cpu/inline_ptx.h"
 #include "jit/cpu/inline_sync.h"
@@ -143,7 +144,7 @@ std::string c_string_body(std::string_view text) {
 // Part of the compiler identity: bump it whenever translation_unit() or the plan (plan.cpp's
 // thread_plans, the scans it rests on) changes what it generates, so that modules cached by an
 // older kiln are built anew.
-constexpr int kTranslationUnitVersion = 37;
+constexpr int kTranslationUnitVersion = 38;
 
 // The GPU architecture device code sees as __CUDA_ARCH__: the one asked for ("sm_90",
 // "compute_86", "90" -> 900, 860, 900), else sm_80's 800 (NVRTC's check compiles for sm_80 too).
@@ -649,6 +650,8 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
   // Legacy warp-synchronous stores split around __syncwarp() (lockstep_stores.h) let those
   // kernels run as regions rather than as lockstep pointers' fibers.
   // Barrier macros expanded (barrier_macros.h) let the plan see those barriers as the kernels'.
+  // Block votes hoisted out of if and loop headers (header_votes.h) let the region rewrite take
+  // BFS-style `while (__syncthreads_or(changed))` loops.
   // Inline PTX and spin-waits are read as cpu_source reads them, in every mode.
   const std::string yielded = cpu_source(request);
   Plan plan = [&] {
@@ -660,7 +663,8 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
     }
     const std::string lowered =
         cpu::lower_block_barriers(cpu::lower_block_groups(cpu::resolve_kernel_conditionals(
-            cpu::bind_template_arguments(expanded, request.name_expressions),
+            cpu::bind_template_arguments(cpu::hoist_header_votes(expanded),
+                                         request.name_expressions),
             cpu::known_macros(user, cuda_arch_value(request.arch)))));
     auto planned = [&](const std::string& lowered_source, std::vector<std::string> options) {
       const std::string source = cpu::signed_index_arithmetic(lowered_source);

@@ -7,6 +7,12 @@
 
 namespace kiln::cpu {
 
+// One edit: source bytes [begin, end) become text.
+struct TextEdit {
+  std::size_t begin, end;
+  std::string text;
+};
+
 // source with edits made, given in order of begin and not overlapping. Edit: any struct with
 // members begin, end and text.
 template <class Edit>

@@ -604,9 +604,7 @@ std::string rewrite_extern_shared(std::string_view source, bool checked) {
   // so its tokens are taken apart rather than its text matched as a whole (no regex: a source
   // is any size).
   const std::vector<jit::Token> tokens = jit::lex(source);
-  std::string out(source);
-  std::vector<std::pair<std::size_t, std::size_t>> replaced;  // [begin, end) in source
-  std::vector<std::string> replacements;
+  std::vector<TextEdit> edits;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     if (tokens[i].directive || !jit::is_ident(tokens[i], "extern")) continue;
     std::size_t end = i;
@@ -669,13 +667,10 @@ std::string rewrite_extern_shared(std::string_view source, bool checked) {
                                         pointer + ">(::kiln_cpu::tls.dyn_smem)";
     // The same lines, so that the user's line numbers hold.
     replacement.append(std::size_t(tokens[end].line - tokens[i].line), '\n');
-    replaced.emplace_back(tokens[i].begin, tokens[end].begin);
-    replacements.push_back(std::move(replacement));
+    edits.push_back({tokens[i].begin, tokens[end].begin, std::move(replacement)});
     i = end;
   }
-  for (std::size_t r = replaced.size(); r-- > 0;)  // last first: offsets hold
-    out.replace(replaced[r].first, replaced[r].second - replaced[r].first, replacements[r]);
-  return out;
+  return apply_edits(source, edits);
 }
 
 std::string rewrite_shared_arrays(std::string_view source) {
@@ -688,9 +683,7 @@ std::string rewrite_shared_arrays(std::string_view source) {
                ? closer[j + 1]
                : j;
   };
-  std::string out(source);
-  std::vector<std::pair<std::size_t, std::size_t>> replaced;  // [begin, end) in source
-  std::vector<std::string> replacements;
+  std::vector<TextEdit> edits;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     if (tokens[i].directive || !is_ident(tokens[i], "__shared__")) continue;
     // The declaration: back to its first word, on to its ';'.
@@ -774,13 +767,10 @@ std::string rewrite_shared_arrays(std::string_view source) {
     replacement.pop_back();
     replacement.pop_back();  // (the declaration's own ';' follows)
     replacement.append(std::size_t(tokens[end].line - tokens[first].line), '\n');
-    replaced.emplace_back(tokens[first].begin, tokens[end].begin);
-    replacements.push_back(std::move(replacement));
+    edits.push_back({tokens[first].begin, tokens[end].begin, std::move(replacement)});
     i = end;
   }
-  for (std::size_t r = replaced.size(); r-- > 0;)  // last first: offsets hold
-    out.replace(replaced[r].first, replaced[r].second - replaced[r].first, replacements[r]);
-  return out;
+  return apply_edits(source, edits);
 }
 
 namespace {

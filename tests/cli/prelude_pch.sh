@@ -46,14 +46,15 @@ run "$(scale 3)"
 run "$(scale 4); $(scale 5)"
 [ "$(count header)" = 0 ] && [ "$(used)" = 2 ] || fail "two compiles: $(cat "$work/runs"), used $(used)"
 
-# A coroutine module (__syncthreads_count) has its own flags, so its own precompiled prelude.
+# A coroutine module (a __syncthreads_count after &&, which regions decline) has its own flags,
+# so its own precompiled prelude.
 coroutine='local k = cuda.jit([[
 __global__ void bins(const int* v, int* h, int n) {
   __shared__ int s[4];
   if (threadIdx.x < 4) s[threadIdx.x] = 0;
   __syncthreads();
   for (int i = threadIdx.x; i < n; i += blockDim.x) atomicAdd(&s[v[i] % 4], 1);
-  if (__syncthreads_count(1) != blockDim.x) return;
+  if (n > 0 && __syncthreads_count(1) != blockDim.x) return;
   if (threadIdx.x < 4) h[threadIdx.x] = s[threadIdx.x];
 }]], {defines = {NONCE = NONCE_VALUE}})
 local h = cuda.device_array(4, "int32")

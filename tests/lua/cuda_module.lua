@@ -262,4 +262,35 @@ for _, dtype in ipairs({"float16", "bfloat16"}) do
   local h = d:copy_to_host()
   assert(h[1] == 0 and h[2] == 2 and h[4] == 6, dtype .. ": " .. tostring(h))
 end
+-- m:get_constant reads a global back, as cudaMemcpyFromSymbol does: a counter the kernels
+-- bumped (a number), an array global (a host array of its dtype), one whose extent is an
+-- expression (given a count), a struct's bytes; before any launch, what set_constant gave.
+local g = cuda.module([[
+#define BINS 4
+__device__ unsigned int hits;
+__device__ int bins[BINS];
+__device__ float scaled[BINS * 2 - 4];
+struct Pair { int a, b; };
+__device__ Pair pair;
+__global__ void tally(const int* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { atomicAdd(&hits, 1u); atomicAdd(&bins[x[i] % BINS], 1); }
+  if (i < 4) scaled[i] = 0.5f * i;
+  if (i == 0) { pair.a = 7; pair.b = -7; }
+}]])
+g:set_constant("hits", 5)
+assert(g:get_constant("hits") == 5, "before a launch: the value set")
+expect_error("no kernel of the module has been built yet", function() g:get_constant("bins") end)
+local xs = array.arange(1000, "int32")
+g.tally[{4, 256}](cuda.to_device(xs), 1000)
+assert(g:get_constant("hits") == 1005, "the counter: " .. tostring(g:get_constant("hits")))
+local bins = g:get_constant("bins")
+assert(bins.dtype == "int32" and bins.size == 4 and bins[1] == 250 and bins[4] == 250, tostring(bins))
+expect_error("whose extent kiln cannot read from the source", function() g:get_constant("scaled") end)
+local scaled = g:get_constant("scaled", 4)
+assert(scaled.dtype == "float32" and scaled[2] == 0.5 and scaled[4] == 1.5, tostring(scaled))
+expect_error("a struct: give the number of its bytes", function() g:get_constant("pair") end)
+local pair = g:get_constant("pair", 8)  -- (little-endian: 7, then -7's low byte)
+assert(pair.dtype == "uint8" and pair[1] == 7 and pair[2] == 0 and pair[5] == 249, tostring(pair))
+expect_error("no __constant__ or __device__ variable 'nothing'", function() g:get_constant("nothing") end)
 print("cuda_module: ok")
