@@ -175,6 +175,8 @@ BuildRef Jit::build(const CompileRequest& request, const std::vector<std::string
                                     join(request.options, "\n")};
   for (const auto& [name, text] : headers()) parts.push_back(name + "\n" + text);
   parts.insert(parts.end(), extra_key.begin(), extra_key.end());
+  // (a build checked by NVRTC holds its __launch_bounds__, one not checked does not)
+  parts.push_back(checks_for_gpu() ? "checked for a GPU" : "");
   std::string key = hash_key(parts);
 
   std::string memory_key = key;
@@ -590,11 +592,11 @@ std::vector<std::string> Kernel::probed_structs(const std::string& name_expressi
 }
 
 std::optional<DType> Kernel::enum_dtype(Build& build, const std::string& type_name,
-                                        const std::string& field) const {
+                                        const std::string& key) const {
   if (type_name.empty() || !is_enum(type_name)) return std::nullopt;
   unsigned long long words[3];  // sizeof, alignof, signed: enum_probe
   try {
-    build.module->get_global(layout_symbol(field.empty() ? type_name : field), words, sizeof words);
+    build.module->get_global(layout_symbol(key), words, sizeof words);
   } catch (const Error&) {
     return std::nullopt;  // (not probed: an enumeration only a template's field names)
   }
@@ -613,10 +615,11 @@ std::optional<DType> Kernel::enum_dtype(Build& build, const std::string& type_na
   }
 }
 
-std::optional<ParamType> Kernel::enum_param(Build& build, const std::string& type) const {
+std::optional<ParamType> Kernel::enum_param(Build& build, const std::string& type,
+                                            const std::string& scope) const {
   std::string name = struct_name_of(type);
   if (name.empty()) name = pointee_struct_of(type);
-  const std::optional<DType> integer = enum_dtype(build, name);
+  const std::optional<DType> integer = enum_dtype(build, name, scope + name);
   if (!integer) return std::nullopt;
   std::string as_integer = type;
   if (as_integer.starts_with("enum ")) as_integer.erase(0, 5);
@@ -631,6 +634,7 @@ std::optional<ParamType> Kernel::enum_param(Build& build, const std::string& typ
 bool Kernel::is_enum(const std::string& type_name) const {
   const std::string name = template_name_of(type_name);
   if (type_name.find('<') != std::string::npos || name.empty()) return false;
+  if (probed_decl(*source_, name)) return false;  // (a struct of that name: the struct)
   if (declares_enum(source_->text(), name)) return true;
   for (const std::string& text : source_->included_texts())
     if (declares_enum(text, name)) return true;
@@ -640,10 +644,11 @@ bool Kernel::is_enum(const std::string& type_name) const {
 std::string Kernel::layout_probes(const std::vector<std::string>& name_expressions) const {
   // Every kernel's of the build (a module's plain kernels share one: their parameters' types
   // as declared), each struct once, in order, with the namespaces of the kernel naming it.
+  // (each probe keyed by the kernel's namespaces and the name: `P` of a global kernel and of
+  // one in namespace ns may be two types)
   std::vector<std::pair<std::string, std::string>> types;  // name, scope
   auto add = [&](const std::string& name, const std::string& scope) {
-    if (std::find_if(types.begin(), types.end(), [&](const auto& t) { return t.first == name; }) ==
-        types.end())
+    if (std::find(types.begin(), types.end(), std::pair(name, scope)) == types.end())
       types.emplace_back(name, scope);
   };
   if (name_expressions.size() == 1)
@@ -666,7 +671,7 @@ std::string Kernel::layout_probes(const std::vector<std::string>& name_expressio
   for (const auto& [name, scope] : types) {
     // (through a typedef, declared among the kernel's namespaces, where the name means what the
     // kernel means by it; a template's arguments would split offsetof's macro arguments)
-    const std::string symbol = layout_symbol(name), local = symbol + "_type";
+    const std::string symbol = layout_symbol(scope + name), local = symbol + "_type";
     const std::string type = scope + local;
     probes += scope.empty() ? "typedef " + name + " " + local + ";\n"
                             : "namespace " + scope.substr(0, scope.size() - 2) + " { typedef " +
@@ -684,7 +689,7 @@ std::string Kernel::layout_probes(const std::vector<std::string>& name_expressio
     probes += "};\n";
     for (const StructDecl::Member& m : d.members)  // (an enumeration's field: its signedness)
       if (d.template_params.empty() && is_enum(struct_name_of(m.type)))
-        probes += enum_probe(layout_symbol(name + "." + m.name),
+        probes += enum_probe(layout_symbol(scope + name + "." + m.name),
                              "kiln_element<decltype(((" + type + "*)0)->" + m.name + ")>::type");
   }
   if (probes.empty()) return "";
@@ -703,8 +708,9 @@ std::shared_ptr<const StructLayout> Kernel::struct_layout(
   std::optional<StructDecl> d = probed_decl(*source_, template_name_of(name));
   if (!d) return nullptr;
   const std::vector<std::string> args = template_arguments(name);
+  const std::string key = decl_of(name_expression).scope + name;  // (layout_probes)
   std::vector<unsigned long long> words(2 + 2 * d->members.size());
-  build.module->get_global(layout_symbol(name), words.data(), words.size() * sizeof words[0]);
+  build.module->get_global(layout_symbol(key), words.data(), words.size() * sizeof words[0]);
   auto layout = std::make_shared<StructLayout>();
   layout->name = name;
   layout->size = words[0];
@@ -718,7 +724,7 @@ std::shared_ptr<const StructLayout> Kernel::struct_layout(
     // (f.type stays as declared, for messages; a template's parameters read as its arguments)
     std::string type = substitute_words(f.type, d->template_params, args);
     std::optional<DType> t = dtype_of_cpp(type);
-    if (!t) t = enum_dtype(build, struct_name_of(type), name + "." + f.name);
+    if (!t) t = enum_dtype(build, struct_name_of(type), key + "." + f.name);
     // A field's type may be an alias: `#define fp double`, `typedef double fp;`.
     for (int hops = 0; !t && hops < 4; ++hops)
       if (std::optional<std::string> alias = find_in(*source_, type, find_type_alias))
@@ -871,7 +877,7 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
       } else if ((param.layout =
                       struct_layout(*spec->build.build, pointee_struct_of(type), expr))) {
         param.kind = ParamKind::struct_pointer;
-      } else if (std::optional<ParamType> e = enum_param(*spec->build.build, type)) {
+      } else if (std::optional<ParamType> e = enum_param(*spec->build.build, type, decl.scope)) {
         param = *e;
         break;
       }
@@ -1105,6 +1111,7 @@ void Kernel::launch(Specialisation& spec, const LaunchConfig& config,
   LaunchConfig c = config;
   c.cooperative = c.cooperative || names_grid_;  // grid.sync() needs every block resident (Numba)
   c.resident = c.resident || spins_;
+  spec.launched = jit_->next_launch();
   spec.program->launch(c, pack_.pointers());
   if (std::string note = spec.program->take_note(); !note.empty() && jit_->options().on_note)
     jit_->options().on_note("kernel '" + decl().name + "' " + note);

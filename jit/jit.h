@@ -5,6 +5,7 @@
 //              cache, the next)
 #pragma once
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -118,6 +119,8 @@ class Jit {
   // Whether check_for_gpu has work: a backend other than cuda, the check on, NVRTC there.
   bool checks_for_gpu();
 
+  // The number of a launch about to be made: 1, 2, ... in order.
+  std::uint64_t next_launch() { return ++launches_; }
   // NVRTC, loaded on first use; nullptr (why filled) without it. For k:ptx() on any backend.
   std::shared_ptr<Nvrtc> nvrtc(std::string* why);
   // kiln.cuh & co, for NVRTC and every cache key: read once, on first use (they are kiln's own
@@ -141,6 +144,7 @@ class Jit {
   std::string nvrtc_why_;
   bool nvrtc_tried_ = false;
   bool swept_ = false;  // stale compile folders removed (before this Jit's first compile)
+  std::uint64_t launches_ = 0;  // launches so far, which number each (Specialisation::launched)
   mutable std::optional<std::map<std::string, std::string>> headers_;
 };
 
@@ -159,6 +163,7 @@ class Kernel {
     BuildRef build;
     std::unique_ptr<Program> program;
     std::size_t overload = 0;  // its declaration, in overloads_
+    std::uint64_t launched = 0;  // its latest launch's number among the Jit's (0: none)
   };
 
   // source is shared by the kernels of one cuda.module; decls are the declarations of this
@@ -223,15 +228,18 @@ class Kernel {
   std::vector<std::string> probed_structs(const std::string& name_expression) const;
   std::shared_ptr<const StructLayout> struct_layout(Build& build, const std::string& type,
                                                     const std::string& name_expression) const;
-  // Whether type_name ("Mode", "geo::Op") is an enumeration the source declares; and the
-  // integer dtype its probe in build gives it, or the probe of a struct's field of its type
-  // ("Box.along"; nullopt: not one, or not probed).
+  // Whether type_name ("Mode", "geo::Op") is an enumeration the source declares (and no
+  // struct of that name); and the integer dtype its probe in build gives it, the probe's key
+  // the kernel's namespaces and the name ("geo::Mode"), or those of a struct's field of its
+  // type ("geo::Box.along"); nullopt: not one, or not probed.
   bool is_enum(const std::string& type_name) const;
   std::optional<DType> enum_dtype(Build& build, const std::string& type_name,
-                                  const std::string& field = "") const;
-  // A parameter of an enumeration type, or a pointer to one, as its underlying integer's
-  // ("const Mode*" as "const int*"); nullopt when type names no enumeration build probed.
-  std::optional<ParamType> enum_param(Build& build, const std::string& type) const;
+                                  const std::string& key) const;
+  // A parameter of an enumeration type, or a pointer to one, of a kernel in namespaces scope,
+  // as its underlying integer's ("const Mode*" as "const int*"); nullopt when type names no
+  // enumeration build probed.
+  std::optional<ParamType> enum_param(Build& build, const std::string& type,
+                                      const std::string& scope) const;
   // Parameter i's declared type with the template's arguments in place ("S*" of "k<P>": "P*").
   std::string declared_type(std::size_t i, const std::string& name_expression) const;
   // Compiles the specialisation name_expression of the current overload.

@@ -45,6 +45,7 @@ struct ModuleBox {
   std::shared_ptr<jit::SourceText> source;
   std::shared_ptr<jit::Globals> globals;
   std::vector<KernelRef> kernels;
+  std::vector<KernelRef> instances;  // its template instances by name (`m["scale<float, 4>"]`)
   jit::KernelOptions opts;  // the module's (its template instances by name take them too)
   std::map<std::string, DeviceArray> textures;  // bound arrays, kept alive while bound
 };
@@ -648,7 +649,7 @@ int cuda_module(lua_State* L) {
     auto globals = std::make_shared<jit::Globals>();
     std::vector<KernelRef> kernels = make_kernels(L, source, opts, opts.name.empty(), globals);
     ModuleBox* m =
-        new_object<ModuleBox>(L, kModuleMeta, ModuleBox{source, globals, kernels, opts, {}});
+        new_object<ModuleBox>(L, kModuleMeta, ModuleBox{source, globals, kernels, {}, opts, {}});
     lua_createtable(L, 0, static_cast<int>(m->kernels.size()));
     for (const KernelRef& k : m->kernels) {
       push_kernel(L, k);
@@ -713,7 +714,8 @@ int module_index(lua_State* L) {
     return protect(L, [&] {
       jit::KernelOptions o = m->opts;
       o.name = plain;
-      push_kernel(L, make_kernels(L, m->source, o, false, m->globals).front());
+      m->instances.push_back(make_kernels(L, m->source, o, false, m->globals).front());
+      push_kernel(L, m->instances.back());
       lua_pushvalue(L, -1);
       lua_setfield(L, 3, plain.c_str());
       lua_pushvalue(L, 2);
@@ -766,21 +768,23 @@ std::optional<long> extent_number(std::string e, const std::string& text,
 // "__constant__ float w[9];" -> float32, 9 (`w[NTAPS]` too, where a define or #define gives
 // NTAPS a number). The count is 0 when an extent is no such number: the compiled module then
 // says how big the global is (the backends check every write against the symbol's size),
-// whatever expression gives it. A global of another type (a struct) has no dtype; *type is its
-// spelling.
+// whatever expression gives it; *scalar says whether it has no extents. A global of another
+// type (a struct) has no dtype; *type is its spelling. Errors begin with what ("set_constant").
 std::pair<std::optional<DType>, long> declared_global(
-    const std::string& text, const std::string& name, std::string* type, std::string* symbol,
+    const char* what, const std::string& text, const std::string& name, std::string* type,
+    std::string* symbol, bool* scalar,
     const std::vector<std::pair<std::string, std::string>>& defines) {
   std::optional<jit::GlobalDecl> decl = jit::find_global(text, name);
   if (!decl)
-    throw Error("set_constant: no __constant__ or __device__ variable '" + name +
+    throw Error(std::string(what) + ": no __constant__ or __device__ variable '" + name +
                 "' in the module");
   if (!decl->also.empty()) {
     std::string where = decl->scope + name;
     for (const std::string& scope : decl->also) where += ", " + scope + name;
-    throw Error("set_constant: '" + name + "' is declared in several namespaces (" + where +
-                "): name the one to set");
+    throw Error(std::string(what) + ": '" + name + "' is declared in several namespaces (" + where +
+                "): name the one meant");
   }
+  *scalar = decl->extents.empty();
   *type = decl->type.size() > 60 ? decl->type.substr(0, 60) + "..." : decl->type;
   *symbol = jit::global_symbol(*decl, name);
   std::optional<DType> t = dtype_of_cpp(decl->type);
@@ -801,14 +805,18 @@ void set_module_global(ModuleBox& m, const std::string& name, std::vector<char> 
   std::optional<std::vector<char>> previous;
   if (auto it = m.globals->find(name); it != m.globals->end()) previous = it->second;
   (*m.globals)[name] = std::move(bytes);
+  auto apply = [&] {
+    for (const auto* list : {&m.kernels, &m.instances})
+      for (const KernelRef& k : *list) k->apply_globals_to_builds();
+  };
   try {
-    for (const KernelRef& k : m.kernels) k->apply_globals_to_builds();
+    apply();
   } catch (...) {
     if (previous)
       (*m.globals)[name] = std::move(*previous);
     else
       m.globals->erase(name);
-    for (const KernelRef& k : m.kernels) k->apply_globals_to_builds();
+    apply();
     throw;
   }
 }
@@ -824,8 +832,10 @@ int module_set_constant(lua_State* L) {
     std::string name = lua_tostring(L, 2);
     jit::ArgValue scalar = arg_value(L, 3);
     std::string type, symbol;  // (a namespace's global by its mangled name: `cfg::w`)
-    const auto [declared, extent] = declared_global(m->source->text(), name, &type, &symbol,
-                                                    m->kernels.front()->options().defines);
+    bool scalar_global = false;
+    const auto [declared, extent] =
+        declared_global("set_constant", m->source->text(), name, &type, &symbol, &scalar_global,
+                        m->kernels.front()->options().defines);
     if (!declared) {
       // A struct global (`__constant__ Sphere s[SPHERES];`, CUDA by Example's ray tracer) takes
       // the bytes of whole structs, as a struct parameter takes an array: a float32 array of
@@ -886,29 +896,31 @@ int module_get_constant(lua_State* L) {
   return protect(L, [&] {
     const std::string name = lua_tostring(L, 2);
     std::string type, symbol;
-    const auto [declared, extent] = declared_global(m->source->text(), name, &type, &symbol,
-                                                    m->kernels.front()->options().defines);
-    const bool scalar = declared && extent == 0 && count == 0 &&
-                        jit::find_global(m->source->text(), name)->extents.empty();
+    bool scalar_global = false;
+    const auto [declared, extent] =
+        declared_global("get_constant", m->source->text(), name, &type, &symbol, &scalar_global,
+                        m->kernels.front()->options().defines);
+    const bool scalar = declared && scalar_global && count == 0;
     const long elements = count > 0 ? long(count) : scalar ? 1 : extent;
     if (elements == 0)
       throw Error("get_constant: '" + name + "' has type '" + type + "'" +
                   (declared ? ", whose extent kiln cannot read from the source"
                             : ", a struct: give the number of its bytes") +
                   ": m:get_constant(\"" + name + "\", count)");
-    // (the build of the module's kernels; one built on its own has its own copy: note_own_globals)
-    const jit::Build* build = nullptr;
-    for (const KernelRef& k : m->kernels)
-      if (jit::Kernel::Specialisation* s = k->last(); s && !build) build = s->build.build.get();
+    // The build of the kernel launched last (one built on its own, a template's instance, has
+    // its own copy: note_own_globals).
+    const jit::Kernel::Specialisation* last = nullptr;
+    for (const auto* list : {&m->kernels, &m->instances})
+      for (const KernelRef& k : *list)
+        if (const jit::Kernel::Specialisation* s = k->last();
+            s && (!last || s->launched > last->launched))
+          last = s;
+    if (!last)
+      throw Error(
+          "get_constant: no kernel of the module has run yet, so '" + name +
+          "' holds what its initialiser gives, which kiln reads from a build: launch one first");
     HostArray values({elements}, declared.value_or(DType::uint8));
-    if (build) {
-      build->module->get_global(symbol, values.data(), values.nbytes());
-    } else if (auto set = m->globals->find(symbol); set != m->globals->end()) {
-      std::memcpy(values.data(), set->second.data(), std::min(values.nbytes(), set->second.size()));
-    } else {
-      throw Error("get_constant: no kernel of the module has been built yet, so '" + name +
-                  "' has no value: launch one first");
-    }
+    last->build.build->module->get_global(symbol, values.data(), values.nbytes());
     if (scalar)
       push_element(L, values, 0);
     else

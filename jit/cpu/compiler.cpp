@@ -144,7 +144,7 @@ std::string c_string_body(std::string_view text) {
 // Part of the compiler identity: bump it whenever translation_unit() or the plan (plan.cpp's
 // thread_plans, the scans it rests on) changes what it generates, so that modules cached by an
 // older kiln are built anew.
-constexpr int kTranslationUnitVersion = 38;
+constexpr int kTranslationUnitVersion = 39;
 
 // The GPU architecture device code sees as __CUDA_ARCH__: the one asked for ("sm_90",
 // "compute_86", "90" -> 900, 860, 900), else sm_80's 800 (NVRTC's check compiles for sm_80 too).
@@ -239,7 +239,9 @@ class CpuCompiler final : public Compiler {
   }
   CompileResult compile_once(const Plan& plan);
   CompileResult compile_as_written(Plan& plan, const CompileError& e);
-  CompileResult compile_checked(Plan& plan);
+  // named: give up the checks only where the compiler's error names them (the plan's first
+  // compile: another error is a rewrite's or the user's, not the checks').
+  CompileResult compile_checked(Plan& plan, bool named = false);
   std::string compiler_version() const {
     std::call_once(version_once_, [this] { version_ = jit::compiler_version(compiler_); });
     return version_;
@@ -498,7 +500,7 @@ CompileResult CpuCompiler::compile(const CompileRequest& request) {
   std::future<void> building;  // the first compile with new flags precompiles the prelude beside
   plan.pch_dir = prelude_folder(plan, &building);
   try {
-    return compile_once(plan);
+    return compile_checked(plan, true);
   } catch (const CompileError& e) {
     // (GCC: "declared 'extern' and later 'static'"; clang: "static declaration of 'k' follows
     // non-static declaration")
@@ -599,14 +601,17 @@ CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e)
 // plan compiled; in check mode, where its checked __shared__ arrays or pointers do not compile,
 // compiled again without the arrays, then without either, every kernel's reason saying which
 // accesses go unchecked.
-CompileResult CpuCompiler::compile_checked(Plan& plan) {
+CompileResult CpuCompiler::compile_checked(Plan& plan, bool named) {
   try {
     return compile_once(plan);
   } catch (const CompileError& e) {
-    if (!plan.checked_pointers) throw;
+    const bool arrays = e.log().find("kiln_cpu::shared_array") != std::string::npos;
+    if (!plan.checked_pointers ||
+        (named && !arrays && e.log().find("kiln_cpu::checked_ptr") == std::string::npos))
+      throw;
     // First without the checked __shared__ arrays, a class where a template deduces from an
     // array (cub's BlockHistogram takes `CounterT histogram[BINS]`).
-    if (plan.checked_shared) {
+    if (plan.checked_shared && (arrays || !named)) {
       plan.checked_shared = false;
       const std::vector<cpu::ThreadPlan> planned = plan.kernels;
       for (cpu::ThreadPlan& k : plan.kernels)

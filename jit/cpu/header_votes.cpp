@@ -24,16 +24,25 @@ class Hoister {
       : s_(source), t_(jit::lex(source)), closer_(jit::pair_groups(t_)) {}
 
   std::string run() {
+    // (a goto may jump past a hoisted if's declaration: those ifs stay)
+    const bool jumps =
+        std::any_of(t_.begin(), t_.end(), [](const Token& t) { return is_ident(t, "goto"); });
+    std::vector<bool> do_tail(t_.size());  // the `while` of each do statement
     for (std::size_t k = 0; k + 1 < t_.size(); ++k) {
       if (t_[k].directive) continue;
-      if (is_ident(t_[k], "if")) hoist_if(k);
-      if (is_ident(t_[k], "while") && !do_tail(k)) hoist_loop(k, false);
+      if (is_ident(t_[k], "do"))
+        if (const std::size_t end = statement_end(k + 1); end + 1 < t_.size())
+          do_tail[end + 1] = true;
+      if (is_ident(t_[k], "if") && !jumps) hoist_if(k);
+      if (is_ident(t_[k], "while") && !do_tail[k]) hoist_loop(k, false);
       if (is_ident(t_[k], "for")) hoist_loop(k, true);
       if (is_ident(t_[k], "do")) hoist_do(k);
     }
     if (edits_.empty()) return std::string(s_);
-    std::sort(edits_.begin(), edits_.end(),
-              [](const TextEdit& a, const TextEdit& b) { return a.begin < b.begin; });
+    // (an insertion before a replacement at the same place: `...; }if (...)`)
+    std::stable_sort(edits_.begin(), edits_.end(), [](const TextEdit& a, const TextEdit& b) {
+      return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+    });
     return apply_edits(s_, edits_);
   }
 
@@ -43,12 +52,17 @@ class Hoister {
     return b >= e ? "" : std::string(s_.substr(t_[b].begin, t_[e - 1].end - t_[b].begin));
   }
 
-  // The vote of condition [b, e) that may be hoisted: its name token, or 0 for none.
+  // The vote of condition [b, e) that may be hoisted: its name token, or 0 for none. The
+  // condition evaluates it first and always: nothing before it after && || ?:, no comma
+  // operator (`(x = f()), V(x)`).
   std::size_t vote_in(std::size_t b, std::size_t e) const {
     std::size_t vote = 0;
+    int depth = 0;
     for (std::size_t k = b; k < e; ++k) {
       const Token& t = t_[k];
       if (is_punct(t, "{") || t.directive) return 0;  // (a lambda)
+      depth += (is_punct(t, "(") || is_punct(t, "[")) - (is_punct(t, ")") || is_punct(t, "]"));
+      if (depth == 0 && is_punct(t, ",")) return 0;
       if (is_vote(t)) {
         if (vote || k + 1 >= e || !is_punct(t_[k + 1], "(") || closer_[k + 1] >= e) return 0;
         vote = k;
@@ -80,30 +94,41 @@ class Hoister {
     edits_.push_back({begin, end, std::move(text)});
   }
 
-  // Whether the while at k ends a do statement (`do { ... } while (c);`).
-  bool do_tail(std::size_t k) const {
-    if (k == 0 || !is_punct(t_[k - 1], "}")) return false;
-    for (std::size_t open = 0; open < k - 1; ++open)
-      if (closer_[open] == k - 1) return open > 0 && is_ident(t_[open - 1], "do");
-    return false;
-  }
-
   void hoist_if(std::size_t k) {
     if (!is_punct(t_[k + 1], "(") || closer_[k + 1] >= t_.size()) return;
     if (k > 0 &&
         !(is_punct(t_[k - 1], ";") || is_punct(t_[k - 1], "{") || is_punct(t_[k - 1], "}")))
       return;  // (`else if`, a body without braces: no statement list to put the vote in)
     const std::size_t close = closer_[k + 1];
+    for (std::size_t j = k + 2; j < close; j = closer_[j] < close ? closer_[j] + 1 : j + 1)
+      if (is_punct(t_[j], ";")) return;  // (an init-statement: `if (int a = f(); V(a))`)
     const std::size_t vote = vote_in(k + 2, close);
-    if (!vote) return;
+    if (!vote || in_switch(k)) return;
     auto [declare, condition] = split(vote, k + 2, close);
     edit(t_[k].begin, t_[close].end, declare + " if (" + condition + ")");
+  }
+
+  // Whether the statement at k is in a switch's block (where a later case label would jump
+  // past a declaration put before it).
+  bool in_switch(std::size_t k) const {
+    for (std::size_t j = k, depth = 0; j-- > 0;) {
+      if (is_punct(t_[j], "}")) ++depth;
+      if (!is_punct(t_[j], "{")) continue;
+      if (depth-- > 0) continue;
+      if (j == 0 || !is_punct(t_[j - 1], ")")) return false;
+      for (std::size_t open = j - 1; open-- > 0;)
+        if (closer_[open] == j - 1) return open > 0 && is_ident(t_[open - 1], "switch");
+      return false;
+    }
+    return false;
   }
 
   // `while (c) B` / `for (i; c; n) B` with a vote in c; B a block or a plain statement.
   void hoist_loop(std::size_t k, bool is_for) {
     if (!is_punct(t_[k + 1], "(") || closer_[k + 1] >= t_.size()) return;
     const std::size_t close = closer_[k + 1];
+    // (`while (c);`: a do statement's end, however its body is written)
+    if (close + 1 >= t_.size() || is_punct(t_[close + 1], ";")) return;
     const std::size_t body_end = statement_end(close + 1);  // its last token
     if (body_end >= t_.size()) return;
     std::size_t b = k + 2, e = close;  // the condition

@@ -55,12 +55,13 @@ class checked_ptr {
     return (U*)p_;
   }
   T* get() const { return p_; }
+  // (std::add_lvalue_reference_t: a `void*` parameter's checked_ptr<void> declares these too)
   template <class I, class = std::enable_if_t<std::is_integral_v<I> || std::is_enum_v<I>>>
-  __attribute__((always_inline)) T& operator[](I i) const {
+  __attribute__((always_inline)) std::add_lvalue_reference_t<T> operator[](I i) const {
     check(p_ + i);
     return p_[i];
   }
-  __attribute__((always_inline)) T& operator*() const {
+  __attribute__((always_inline)) std::add_lvalue_reference_t<T> operator*() const {
     check(p_);
     return *p_;
   }
@@ -166,6 +167,11 @@ struct shared_array {
   using raw_row = typename extents_of<T, Rest...>::type;  // T, or T[R]...
   using row = typename shared_row<T, Rest...>::type;      // T, or a checked row
   raw_row data[N];
+  // Not copied: where the array decays (`auto p = tile;`, `f(tile)` for a template's P) a copy
+  // would be written in its place; such code does not compile, and the build takes plain arrays.
+  shared_array() = default;
+  shared_array(const shared_array&) = delete;
+  shared_array& operator=(const shared_array&) = delete;
   template <class I, class = std::enable_if_t<std::is_integral_v<I> || std::is_enum_v<I>>>
   __attribute__((always_inline)) row& operator[](I i) {
     if ((long long)i < 0 || (long long)i >= N) shared_array_out_of_bounds((long long)i, N);
@@ -178,6 +184,10 @@ struct shared_array {
   }
   operator raw_row*() { return data; }              // NOLINT: decays as the array
   operator const raw_row*() const { return data; }  // NOLINT
+  template <class U>
+  explicit operator U*() {  // (a cast to another pointer type: `(int*)bytes`)
+    return (U*)data;
+  }
   row& operator*() { return (*this)[0]; }
   template <class I, class = std::enable_if_t<std::is_integral_v<I>>>
   raw_row* operator+(I i) {
@@ -192,6 +202,57 @@ struct shared_array {
 };
 template <class T> struct RawArg { using type = T; };
 template <class T> struct RawArg<checked_ptr<T>> { using type = T*; };
+}  // namespace kiln_cpu
+// The load and store hints (`__ldg(p + i)`) take a checked pointer as the pointer it checks
+// (a template does not convert it to one).
+template <class T>
+inline std::remove_cv_t<T> __ldg(kiln_cpu::checked_ptr<T> p) {
+  return *p;
+}
+template <class T>
+inline std::remove_cv_t<T> __ldcg(kiln_cpu::checked_ptr<T> p) {
+  return *p;
+}
+template <class T>
+inline std::remove_cv_t<T> __ldca(kiln_cpu::checked_ptr<T> p) {
+  return *p;
+}
+template <class T>
+inline std::remove_cv_t<T> __ldcs(kiln_cpu::checked_ptr<T> p) {
+  return *p;
+}
+template <class T>
+inline std::remove_cv_t<T> __ldlu(kiln_cpu::checked_ptr<T> p) {
+  return *p;
+}
+template <class T>
+inline std::remove_cv_t<T> __ldcv(kiln_cpu::checked_ptr<T> p) {
+  return *p;
+}
+template <class T>
+inline void __stwb(kiln_cpu::checked_ptr<T> p, T v) {
+  *p = v;
+}
+template <class T>
+inline void __stcg(kiln_cpu::checked_ptr<T> p, T v) {
+  *p = v;
+}
+template <class T>
+inline void __stcs(kiln_cpu::checked_ptr<T> p, T v) {
+  *p = v;
+}
+template <class T>
+inline void __stwt(kiln_cpu::checked_ptr<T> p, T v) {
+  *p = v;
+}
+namespace kiln_ptx {
+// An inline-PTX operand that is a checked pointer: its address, as the raw pointer's.
+template <class T, class P>
+inline T get(kiln_cpu::checked_ptr<P> p) {
+  return get<T>(p.get());
+}
+}  // namespace kiln_ptx
+namespace kiln_cpu {
 #else
 template <class T> struct RawArg { using type = T; };
 #endif

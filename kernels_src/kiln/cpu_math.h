@@ -493,6 +493,7 @@ enum Rounding { round_nearest, round_zero, round_up, round_down };
 // lies on the wrong side of x (every source here is exact in long double).
 template <class To, class From>
 inline To convert_rounded(From x, Rounding r) {
+  static_assert(std::numeric_limits<long double>::digits >= 64, "64-bit integers held exactly");
   To got = To(x);
   const long double exact = (long double)x, near = (long double)got;
   if ((r == round_up && near < exact) || (r == round_zero && exact < 0 && near < exact))
@@ -529,24 +530,21 @@ inline double __uint2double_rn(unsigned x) {
 }
 
 // ---- Integer intrinsics ----------------------------------------------------------------------
-inline unsigned umin(unsigned a, unsigned b) {
-  return a < b ? a : b;
-}
-inline unsigned umax(unsigned a, unsigned b) {
-  return a > b ? a : b;
-}
-inline long long llmin(long long a, long long b) {
-  return a < b ? a : b;
-}
-inline long long llmax(long long a, long long b) {
-  return a > b ? a : b;
-}
-inline unsigned long long ullmin(unsigned long long a, unsigned long long b) {
-  return a < b ? a : b;
-}
-inline unsigned long long ullmax(unsigned long long a, unsigned long long b) {
-  return a > b ? a : b;
-}
+// CUDA's typed min and max (templates: a source that defines its own umin, as NVRTC lets it,
+// calls its own).
+#define KILN_TYPED_MIN_MAX(MIN, MAX, T) \
+  template <class = void>               \
+  T MIN(T a, T b) {                     \
+    return a < b ? a : b;               \
+  }                                     \
+  template <class = void>               \
+  T MAX(T a, T b) {                     \
+    return a > b ? a : b;               \
+  }
+KILN_TYPED_MIN_MAX(umin, umax, unsigned)
+KILN_TYPED_MIN_MAX(llmin, llmax, long long)
+KILN_TYPED_MIN_MAX(ullmin, ullmax, unsigned long long)
+#undef KILN_TYPED_MIN_MAX
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(unsigned(x)); }

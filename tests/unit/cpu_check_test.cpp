@@ -330,6 +330,28 @@ __global__ void stage(float* out, int n) {
   checking().backend->free(out);
 }
 
+// Kernels that read through __ldg, take a void* or hand a pointer to inline PTX keep their
+// checks (each made the checked build fail, so the kernel ran with none).
+TEST(CpuCheck, LoadHintsVoidPointersAndPtxOperandsKeepTheChecks) {
+  Checked k = build_checked(R"(
+__global__ void hinted(const float* in, float* out, void* scratch, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned long long address;
+  asm("mov.u64 %0, %1;" : "=l"(address) : "l"(in));
+  if (i <= n) out[i] = __ldg(in + i) + (scratch != nullptr) + (address != 0);
+})",
+                            "hinted");
+  EXPECT_EQ(k.kernel->attributes().why.find("no bounds checks"), std::string::npos)
+      << k.kernel->attributes().why;
+  float* in = static_cast<float*>(checking().backend->alloc(64 * sizeof(float)));
+  float* out = static_cast<float*>(checking().backend->alloc(64 * sizeof(float)));
+  const std::string m = launch_error(*k.kernel, {1, 1, 1}, {65, 1, 1}, in, out, (void*)in, 64);
+  EXPECT_NE(m.find("element 64 of a device array of 64 element(s)"), std::string::npos) << m;
+  EXPECT_NE(m.find("check_kernel.cu:6"), std::string::npos) << m;
+  checking().backend->free(in);
+  checking().backend->free(out);
+}
+
 // A static __shared__ array's subscripts are checked against its extents (each of a 2-d
 // tile's), naming the line, where the write past it once landed in the host's memory; the
 // same kernel in bounds gives its answer, through the array's decay to a pointer too.
@@ -358,6 +380,28 @@ __global__ void transpose(float* out, int rows) {
   EXPECT_NE(m.find("check_kernel.cu:6"), std::string::npos) << m;
   m = launch_error(*k.kernel, {1, 1, 1}, {5, 4, 1}, out, 4);       // a fifth column of a 5-wide row
   EXPECT_NE(m.find("check_kernel.cu:9"), std::string::npos) << m;  // tile[4][y]: row 4 of 4
+  checking().backend->free(out);
+}
+
+// An array that decays (`auto p = s;`) is no checked array, whose copy would be written: the
+// build takes plain arrays, and gives the kernel's answer.
+TEST(CpuCheck, ADecayingSharedArrayStaysAnArray) {
+  Checked k = build_checked(R"(
+__global__ void through(float* out) {
+  __shared__ float s[64];
+  auto p = s;
+  p[threadIdx.x] = 2.0f * threadIdx.x;
+  __syncthreads();
+  out[threadIdx.x] = s[63 - threadIdx.x];
+})",
+                            "through");
+  EXPECT_NE(k.kernel->attributes().why.find("__shared__ arrays unchecked"), std::string::npos)
+      << k.kernel->attributes().why;
+  float* out = static_cast<float*>(checking().backend->alloc(64 * sizeof(float)));
+  EXPECT_EQ(launch_error(*k.kernel, {1, 1, 1}, {64, 1, 1}, out), "");
+  std::vector<float> host(64);
+  checking().backend->copy_to_host(host.data(), out, 64 * sizeof(float), nullptr);
+  for (int t = 0; t < 64; ++t) EXPECT_EQ(host[t], 2.0f * (63 - t)) << t;
   checking().backend->free(out);
 }
 

@@ -28,6 +28,11 @@ TEST(CpuHeaderVotes, EachHeaderForm) {
   EXPECT_EQ(cpu::hoist_header_votes("{ while (__syncthreads_or(x)) x--; }"),
             "{ while (true) { int kiln_vote1_ = __syncthreads_or(x); if (!(kiln_vote1_)) break; { "
             "x--; } } }");
+  // A loop's end right before the next hoisted header: the insertion comes first.
+  EXPECT_EQ(
+      cpu::hoist_header_votes("{ while (__syncthreads_or(a)) a--;if (__syncthreads_or(b)) f(); }"),
+      "{ while (true) { int kiln_vote1_ = __syncthreads_or(a); if (!(kiln_vote1_)) break; { "
+      "a--; } }int kiln_vote2_ = __syncthreads_or(b); if (kiln_vote2_) f(); }");
   // Lines stay where a header spans several.
   const std::string spread = "{\n while (__syncthreads_or(a &&\n b)\n && c) {\n x(); } }";
   const std::string out = cpu::hoist_header_votes(spread);
@@ -35,14 +40,19 @@ TEST(CpuHeaderVotes, EachHeaderForm) {
             std::count(spread.begin(), spread.end(), '\n'));
   EXPECT_NE(out.find("if (!(kiln_vote1_\n && c)) break;"), std::string::npos) << out;
   // Left alone: a vote after && or ?:, two votes, an else if, a loop body that is an if, a do body
-  // that continues, a vote outside any header.
+  // that continues, a vote outside any header, one after a comma operator or an if's
+  // init-statement, a do body without braces, an if in a switch's block or beside a goto.
   for (const char* kept :
        {"{ while (k < 3 && __syncthreads_or(x)) { } }", "{ if (c ? __syncthreads_or(x) : 0) f(); }",
         "{ while (__syncthreads_or(x) || __syncthreads_and(y)) { } }",
         "{ if (a) f(); else if (__syncthreads_or(x)) g(); }",
         "{ while (__syncthreads_or(x)) if (x) x--; }",
         "{ do { if (x) continue; } while (__syncthreads_or(x)); }",
-        "{ int v = __syncthreads_or(x); }"})
+        "{ int v = __syncthreads_or(x); }", "{ while ((x = r < t), __syncthreads_or(x)) {} }",
+        "{ if (int a = t; __syncthreads_count(a > 3) == 4) f(); }",
+        "{ do x--; while (__syncthreads_or(x > 0)); }",
+        "{ switch (k) { case 0: if (__syncthreads_or(x)) f(); break; case 1: g(); } }",
+        "{ if (__syncthreads_or(x)) goto done; done: ; }"})
     EXPECT_EQ(cpu::hoist_header_votes(kept), kept) << kept;
 }
 
