@@ -40,7 +40,7 @@ build regions tests/fuzz/fuzz_regions.cpp jit/cpu/regions.cpp jit/cpu/region_wor
 build rewrites tests/fuzz/fuzz_rewrites.cpp jit/cpu/plan.cpp jit/cpu/regions.cpp \
   jit/cpu/region_words.cpp jit/cpu/inline_sync.cpp jit/cpu/block_groups.cpp jit/kernel_decl.cpp \
   jit/cpu/lockstep_stores.cpp jit/cpu/block_barriers.cpp jit/cpu/template_args.cpp \
-  jit/lexer.cpp jit/source.cpp
+  jit/cpu/header_votes.cpp jit/lexer.cpp jit/source.cpp
 LIBS=(-lxxhash)
 build cache_entry tests/fuzz/fuzz_cache_entry.cpp jit/cache.cpp
 LIBS=(-llua5.4)

@@ -1,6 +1,6 @@
-// libFuzzer target: jit::find_kernels, find_kernel_bodies, scan_sync and find_identifier on
-// arbitrary source text. They must never crash, hang or read out of bounds, whatever the text
-// (scripts/fuzz.sh runs it).
+// libFuzzer target: jit::find_kernels, find_kernel_bodies, scan_sync, find_identifier,
+// find_struct and declares_enum on arbitrary source text. They must never crash, hang or read
+// out of bounds, whatever the text (scripts/fuzz.sh runs it).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -17,5 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)kiln::jit::scan_sync(source);
   for (std::size_t at : kiln::jit::find_identifier(source, "return"))
     if (source.substr(at, 6) != "return") __builtin_trap();
+  (void)kiln::jit::find_struct(source, "P");
+  (void)kiln::jit::declares_enum(source, "E");
   return 0;
 }

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "jit/cpu/block_barriers.h"
+#include "jit/cpu/header_votes.h"
 #include "jit/cpu/lockstep_stores.h"
 #include "jit/cpu/plan.h"
 #include "jit/cpu/template_args.h"
@@ -28,6 +29,9 @@ void same_lines(std::string_view source, const std::string& out) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view source(reinterpret_cast<const char*>(data), size);
   same_lines(source, kiln::cpu::rewrite_extern_shared(source));
+  same_lines(source, kiln::cpu::rewrite_extern_shared(source, true));
+  same_lines(source, kiln::cpu::rewrite_shared_arrays(source));
+  same_lines(source, kiln::cpu::hoist_header_votes(source));
   same_lines(source, kiln::cpu::rewrite_pointer_params(source));
   same_lines(source, kiln::cpu::rewrite_coroutine_returns(source));
   same_lines(source, kiln::cpu::internal_kernels(source));
