@@ -667,6 +667,10 @@ std::string Kernel::layout_probes(const std::vector<std::string>& name_expressio
       }
     }
   }
+  return probes_of(types);
+}
+
+std::string Kernel::probes_of(const std::vector<std::pair<std::string, std::string>>& types) const {
   std::string probes;
   for (const auto& [name, scope] : types) {
     // (through a typedef, declared among the kernel's namespaces, where the name means what the
@@ -705,10 +709,27 @@ std::shared_ptr<const StructLayout> Kernel::struct_layout(
   std::string name = struct_name_of(type);
   const std::vector<std::string> probed = probed_structs(name_expression);
   if (std::find(probed.begin(), probed.end(), name) == probed.end()) return nullptr;
+  return read_layout(build, name, decl_of(name_expression).scope);
+}
+
+std::shared_ptr<const StructLayout> Kernel::global_layout(const std::string& type,
+                                                          const std::string& scope) {
+  const std::string name = struct_name_of(type);
+  if (name.empty() || !probed_decl(*source_, template_name_of(name))) return nullptr;
+  // A build of the source with no kernel, only the struct's probe: the layout a __constant__
+  // of it has (cached like any build; the kernels' own builds stay as they are).
+  CompileRequest r = request({}, jit_->target(options_.arch));
+  r.source += probes_of({{name, scope}});
+  BuildRef probe = jit_->build(r, source_->included_texts(), nullptr);
+  return read_layout(*probe.build, name, scope);
+}
+
+std::shared_ptr<const StructLayout> Kernel::read_layout(Build& build, const std::string& name,
+                                                        const std::string& scope) const {
   std::optional<StructDecl> d = probed_decl(*source_, template_name_of(name));
   if (!d) return nullptr;
   const std::vector<std::string> args = template_arguments(name);
-  const std::string key = decl_of(name_expression).scope + name;  // (layout_probes)
+  const std::string key = scope + name;  // (layout_probes)
   std::vector<unsigned long long> words(2 + 2 * d->members.size());
   build.module->get_global(layout_symbol(key), words.data(), words.size() * sizeof words[0]);
   auto layout = std::make_shared<StructLayout>();

@@ -189,6 +189,11 @@ class Kernel {
   void validate(const LaunchConfig& config) const;
 
   Specialisation* last() const { return last_; }
+  // The layout of a struct type the source declares, as a global of it in namespaces scope
+  // has it (m:set_constant of a table), from a build of the source's probe alone; nullptr for
+  // a type that is no such struct.
+  std::shared_ptr<const StructLayout> global_layout(const std::string& type,
+                                                    const std::string& scope);
   // PTX of the last (or given) specialisation, compiled with NVRTC on any backend.
   std::string ptx(const std::vector<ArgValue>* args);
   // NVRTC's build of the given (or last) specialisation for a GPU architecture ("sm_90"), on
@@ -228,6 +233,12 @@ class Kernel {
   std::vector<std::string> probed_structs(const std::string& name_expression) const;
   std::shared_ptr<const StructLayout> struct_layout(Build& build, const std::string& type,
                                                     const std::string& name_expression) const;
+  // The probes of types, each (name, the namespaces of the kernel or global naming it): globals
+  // appended to a source, which the compiler fills with each layout; and the layout of struct
+  // name as a build's probe keyed so gives it.
+  std::string probes_of(const std::vector<std::pair<std::string, std::string>>& types) const;
+  std::shared_ptr<const StructLayout> read_layout(Build& build, const std::string& name,
+                                                  const std::string& scope) const;
   // Whether type_name ("Mode", "geo::Op") is an enumeration the source declares (and no
   // struct of that name); and the integer dtype its probe in build gives it, the probe's key
   // the kernel's namespaces and the name ("geo::Mode"), or those of a struct's field of its

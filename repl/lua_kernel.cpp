@@ -826,8 +826,9 @@ int module_set_constant(lua_State* L) {
   auto* m = static_cast<ModuleBox*>(luaL_checkudata(L, 1, kModuleMeta));
   luaL_checkstring(L, 2);
   HostArray* values = test_host_array(L, 3);
-  if (!values && lua_type(L, 3) != LUA_TNUMBER && lua_type(L, 3) != LUA_TBOOLEAN)
-    luaL_argerror(L, 3, "expected a number, boolean or host array");
+  if (!values && lua_type(L, 3) != LUA_TNUMBER && lua_type(L, 3) != LUA_TBOOLEAN &&
+      lua_type(L, 3) != LUA_TTABLE)
+    luaL_argerror(L, 3, "expected a number, boolean, table of a struct's fields or host array");
   return protect(L, [&] {
     std::string name = lua_tostring(L, 2);
     jit::ArgValue scalar = arg_value(L, 3);
@@ -836,13 +837,31 @@ int module_set_constant(lua_State* L) {
     const auto [declared, extent] =
         declared_global("set_constant", m->source->text(), name, &type, &symbol, &scalar_global,
                         m->kernels.front()->options().defines);
+    if (!declared && lua_type(L, 3) == LUA_TTABLE && scalar_global) {
+      // A struct global from a table of its fields (`cudaMemcpyToSymbol(c_params, &p, ...)`),
+      // laid out as the compiler lays the struct out in the global's namespaces.
+      const std::string scope = jit::find_global(m->source->text(), name)->scope;
+      jit::ParamType p;
+      p.kind = jit::ParamKind::structure;
+      p.spelling = type;
+      p.layout = m->kernels.front()->global_layout(type, scope);
+      if (!p.layout)
+        throw Error("set_constant: '" + name + "' has type '" + type +
+                    "', which is no struct of the source: give a host array of its bytes");
+      jit::ArgPack pack;
+      pack.add("set_constant", 2, name, p, scalar);
+      const char* at = static_cast<const char*>(pack.pointers()[0]);
+      set_module_global(*m, symbol, std::vector<char>(at, at + p.layout->size));
+      return 0;
+    }
     if (!declared) {
       // A struct global (`__constant__ Sphere s[SPHERES];`, CUDA by Example's ray tracer) takes
       // the bytes of whole structs, as a struct parameter takes an array: a float32 array of
       // their fields in order, say. (The backends refuse more bytes than the global holds.)
       if (!values)
-        throw Error("set_constant: '" + name + "' has type '" + type +
-                    "': give a host array of its bytes (whole structs, their fields in order)");
+        throw Error("set_constant: '" + name + "' has type '" + type + "': give " +
+                    (scalar_global ? "a table of its fields, or " : "") +
+                    "a host array of its bytes (whole structs, their fields in order)");
       set_module_global(*m, symbol,
                         std::vector<char>(static_cast<char*>(values->data()),
                                           static_cast<char*>(values->data()) + values->nbytes()));

@@ -205,52 +205,28 @@ template <class T> struct RawArg<checked_ptr<T>> { using type = T*; };
 }  // namespace kiln_cpu
 // The load and store hints (`__ldg(p + i)`) take a checked pointer as the pointer it checks
 // (a template does not convert it to one).
-template <class T>
-inline std::remove_cv_t<T> __ldg(kiln_cpu::checked_ptr<T> p) {
-  return *p;
-}
-template <class T>
-inline std::remove_cv_t<T> __ldcg(kiln_cpu::checked_ptr<T> p) {
-  return *p;
-}
-template <class T>
-inline std::remove_cv_t<T> __ldca(kiln_cpu::checked_ptr<T> p) {
-  return *p;
-}
-template <class T>
-inline std::remove_cv_t<T> __ldcs(kiln_cpu::checked_ptr<T> p) {
-  return *p;
-}
-template <class T>
-inline std::remove_cv_t<T> __ldlu(kiln_cpu::checked_ptr<T> p) {
-  return *p;
-}
-template <class T>
-inline std::remove_cv_t<T> __ldcv(kiln_cpu::checked_ptr<T> p) {
-  return *p;
-}
-template <class T>
-inline void __stwb(kiln_cpu::checked_ptr<T> p, T v) {
-  *p = v;
-}
-template <class T>
-inline void __stcg(kiln_cpu::checked_ptr<T> p, T v) {
-  *p = v;
-}
-template <class T>
-inline void __stcs(kiln_cpu::checked_ptr<T> p, T v) {
-  *p = v;
-}
-template <class T>
-inline void __stwt(kiln_cpu::checked_ptr<T> p, T v) {
-  *p = v;
-}
-namespace kiln_ptx {
-// An inline-PTX operand that is a checked pointer: its address, as the raw pointer's.
-template <class T, class P>
-inline T get(kiln_cpu::checked_ptr<P> p) {
-  return get<T>(p.get());
-}
+#define KILN_CHECKED_LOAD(NAME)                                 \
+  template <class T>                                            \
+  inline std::remove_cv_t<T> NAME(kiln_cpu::checked_ptr<T> p) { \
+    return *p;                                                  \
+  }
+#define KILN_CHECKED_STORE(NAME)                      \
+  template <class T>                                  \
+  inline void NAME(kiln_cpu::checked_ptr<T> p, T v) { \
+    *p = v;                                           \
+  }
+KILN_CHECKED_LOAD(__ldg)
+KILN_CHECKED_LOAD(__ldcg) KILN_CHECKED_LOAD(__ldca) KILN_CHECKED_LOAD(__ldcs)
+    KILN_CHECKED_LOAD(__ldlu) KILN_CHECKED_LOAD(__ldcv) KILN_CHECKED_STORE(__stwb)
+        KILN_CHECKED_STORE(__stcg) KILN_CHECKED_STORE(__stcs) KILN_CHECKED_STORE(__stwt)
+#undef KILN_CHECKED_LOAD
+#undef KILN_CHECKED_STORE
+            namespace kiln_ptx {
+  // An inline-PTX operand that is a checked pointer: its address, as the raw pointer's.
+  template <class T, class P>
+  inline T get(kiln_cpu::checked_ptr<P> p) {
+    return get<T>(p.get());
+  }
 }  // namespace kiln_ptx
 namespace kiln_cpu {
 #else

@@ -303,4 +303,24 @@ local pair = g:get_constant("pair", 8)  -- (little-endian: 7, then -7's low byte
 assert(pair.dtype == "uint8" and pair[1] == 7 and pair[2] == 0 and pair[5] == 249, tostring(pair))
 expect_error("get_constant: no __constant__ or __device__ variable 'nothing'",
              function() g:get_constant("nothing") end)
+-- A __constant__ struct from a table of its fields (cudaMemcpyToSymbol of a parameter block),
+-- in a namespace too; set before the first launch, and again after.
+local params = cuda.module([[
+struct SimParams { float dt; int steps; float3 gravity; double scale[2]; };
+__constant__ SimParams c_params;
+namespace phys { struct Box { float lo, hi; }; __constant__ Box bounds; }
+__global__ void read_params(double* out) {
+  out[0] = c_params.dt; out[1] = c_params.steps; out[2] = c_params.gravity.y;
+  out[3] = c_params.scale[1]; out[4] = phys::bounds.hi - phys::bounds.lo;
+}]])
+params:set_constant("c_params", { dt = 0.5, steps = 7, gravity = { 0, -9.5, 0 }, scale = { 1, 2.25 } })
+params:set_constant("phys::bounds", { lo = 1, hi = 4 })
+local pout = cuda.device_array(5, "float64")
+params.read_params[{1, 1}](pout)
+local hp = pout:copy_to_host()
+assert(hp[1] == 0.5 and hp[2] == 7 and hp[3] == -9.5 and hp[4] == 2.25 and hp[5] == 3, tostring(hp))
+params:set_constant("phys::bounds", { lo = -1, hi = 4 })
+params.read_params[{1, 1}](pout)
+assert(pout:copy_to_host()[5] == 5, "set again after a launch")
+expect_error("'dx'", function() params:set_constant("c_params", { dx = 1 }) end)
 print("cuda_module: ok")
