@@ -623,9 +623,8 @@ std::optional<ParamType> Kernel::enum_param(Build& build, const std::string& typ
   if (!integer) return std::nullopt;
   std::string as_integer = type;
   if (as_integer.starts_with("enum ")) as_integer.erase(0, 5);
-  if (const std::size_t at = as_integer.find(name); at != std::string::npos)
-    as_integer.replace(at, name.size(), dtype_info(*integer).cpp);
-  ParamType p = classify_param(as_integer);
+  ParamType p =
+      classify_param(substitute_words(as_integer, {name}, {std::string(dtype_info(*integer).cpp)}));
   if (p.kind == ParamKind::unsupported) return std::nullopt;
   p.spelling = type;  // (messages name the enumeration: "parameter 2 'm' (Mode)")
   return p;

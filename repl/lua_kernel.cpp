@@ -764,16 +764,21 @@ std::optional<long> extent_number(std::string e, const std::string& text,
   return found;
 }
 
-// The element type and element count of a global named in source:
-// "__constant__ float w[9];" -> float32, 9 (`w[NTAPS]` too, where a define or #define gives
-// NTAPS a number). The count is 0 when an extent is no such number: the compiled module then
-// says how big the global is (the backends check every write against the symbol's size),
-// whatever expression gives it; *scalar says whether it has no extents. A global of another
-// type (a struct) has no dtype; *type is its spelling. Errors begin with what ("set_constant").
-std::pair<std::optional<DType>, long> declared_global(
-    const char* what, const std::string& text, const std::string& name, std::string* type,
-    std::string* symbol, bool* scalar,
-    const std::vector<std::pair<std::string, std::string>>& defines) {
+// What source declares of a global: its element type (none for a struct), its element count,
+// its type's spelling, symbol and namespaces, and whether it has no extents.
+struct DeclaredGlobal {
+  std::optional<DType> dtype;
+  long count = 0;
+  std::string type, symbol, scope;
+  bool scalar = false;
+};
+
+// The global named in source: "__constant__ float w[9];" -> float32, 9 (`w[NTAPS]` too, where
+// a define or #define gives NTAPS a number). The count is 0 when an extent is no such number:
+// the compiled module then says how big the global is (the backends check every write against
+// the symbol's size), whatever expression gives it. Errors begin with what ("set_constant").
+DeclaredGlobal declared_global(const char* what, const std::string& text, const std::string& name,
+                               const std::vector<std::pair<std::string, std::string>>& defines) {
   std::optional<jit::GlobalDecl> decl = jit::find_global(text, name);
   if (!decl)
     throw Error(std::string(what) + ": no __constant__ or __device__ variable '" + name +
@@ -784,18 +789,21 @@ std::pair<std::optional<DType>, long> declared_global(
     throw Error(std::string(what) + ": '" + name + "' is declared in several namespaces (" + where +
                 "): name the one meant");
   }
-  *scalar = decl->extents.empty();
-  *type = decl->type.size() > 60 ? decl->type.substr(0, 60) + "..." : decl->type;
-  *symbol = jit::global_symbol(*decl, name);
-  std::optional<DType> t = dtype_of_cpp(decl->type);
-  if (!t) return {std::nullopt, 0};
+  DeclaredGlobal g;
+  g.scalar = decl->extents.empty();
+  g.type = decl->type.size() > 60 ? decl->type.substr(0, 60) + "..." : decl->type;
+  g.symbol = jit::global_symbol(*decl, name);
+  g.scope = decl->scope;
+  g.dtype = dtype_of_cpp(decl->type);
+  if (!g.dtype) return g;
   long count = 1;
   for (const std::string& e : decl->extents) {
     const std::optional<long> n = extent_number(e, text, defines);
-    if (!n) return {*t, 0};
+    if (!n) return g;
     count *= *n;
   }
-  return {*t, decl->extents.empty() ? 0 : count};
+  g.count = decl->extents.empty() ? 0 : count;
+  return g;
 }
 
 // Sets global name of every build of m, present and future, to bytes. A value the compiled
@@ -832,19 +840,19 @@ int module_set_constant(lua_State* L) {
   return protect(L, [&] {
     std::string name = lua_tostring(L, 2);
     jit::ArgValue scalar = arg_value(L, 3);
-    std::string type, symbol;  // (a namespace's global by its mangled name: `cfg::w`)
-    bool scalar_global = false;
-    const auto [declared, extent] =
-        declared_global("set_constant", m->source->text(), name, &type, &symbol, &scalar_global,
-                        m->kernels.front()->options().defines);
-    if (!declared && lua_type(L, 3) == LUA_TTABLE && scalar_global) {
+    // (a namespace's global by its mangled name: `cfg::w`)
+    const DeclaredGlobal g = declared_global("set_constant", m->source->text(), name,
+                                             m->kernels.front()->options().defines);
+    const std::optional<DType>& declared = g.dtype;
+    const long extent = g.count;
+    const std::string &type = g.type, &symbol = g.symbol;
+    if (!declared && lua_type(L, 3) == LUA_TTABLE && g.scalar) {
       // A struct global from a table of its fields (`cudaMemcpyToSymbol(c_params, &p, ...)`),
       // laid out as the compiler lays the struct out in the global's namespaces.
-      const std::string scope = jit::find_global(m->source->text(), name)->scope;
       jit::ParamType p;
       p.kind = jit::ParamKind::structure;
       p.spelling = type;
-      p.layout = m->kernels.front()->global_layout(type, scope);
+      p.layout = m->kernels.front()->global_layout(type, g.scope);
       if (!p.layout)
         throw Error("set_constant: '" + name + "' has type '" + type +
                     "', which is no struct of the source: give a host array of its bytes");
@@ -860,7 +868,7 @@ int module_set_constant(lua_State* L) {
       // their fields in order, say. (The backends refuse more bytes than the global holds.)
       if (!values)
         throw Error("set_constant: '" + name + "' has type '" + type + "': give " +
-                    (scalar_global ? "a table of its fields, or " : "") +
+                    (g.scalar ? "a table of its fields, or " : "") +
                     "a host array of its bytes (whole structs, their fields in order)");
       set_module_global(*m, symbol,
                         std::vector<char>(static_cast<char*>(values->data()),
@@ -914,17 +922,14 @@ int module_get_constant(lua_State* L) {
   if (count < 0 || count > (lua_Integer(1) << 40)) luaL_argerror(L, 3, "expected an element count");
   return protect(L, [&] {
     const std::string name = lua_tostring(L, 2);
-    std::string type, symbol;
-    bool scalar_global = false;
-    const auto [declared, extent] =
-        declared_global("get_constant", m->source->text(), name, &type, &symbol, &scalar_global,
-                        m->kernels.front()->options().defines);
-    const bool scalar = declared && scalar_global && count == 0;
-    const long elements = count > 0 ? long(count) : scalar ? 1 : extent;
+    const DeclaredGlobal g = declared_global("get_constant", m->source->text(), name,
+                                             m->kernels.front()->options().defines);
+    const bool scalar = g.dtype && g.scalar && count == 0;
+    const long elements = count > 0 ? long(count) : scalar ? 1 : g.count;
     if (elements == 0)
-      throw Error("get_constant: '" + name + "' has type '" + type + "'" +
-                  (declared ? ", whose extent kiln cannot read from the source"
-                            : ", a struct: give the number of its bytes") +
+      throw Error("get_constant: '" + name + "' has type '" + g.type + "'" +
+                  (g.dtype ? ", whose extent kiln cannot read from the source"
+                           : ", a struct: give the number of its bytes") +
                   ": m:get_constant(\"" + name + "\", count)");
     // The build of the kernel launched last (one built on its own, a template's instance, has
     // its own copy: note_own_globals).
@@ -938,8 +943,8 @@ int module_get_constant(lua_State* L) {
       throw Error(
           "get_constant: no kernel of the module has run yet, so '" + name +
           "' holds what its initialiser gives, which kiln reads from a build: launch one first");
-    HostArray values({elements}, declared.value_or(DType::uint8));
-    last->build.build->module->get_global(symbol, values.data(), values.nbytes());
+    HostArray values({elements}, g.dtype.value_or(DType::uint8));
+    last->build.build->module->get_global(g.symbol, values.data(), values.nbytes());
     if (scalar)
       push_element(L, values, 0);
     else
