@@ -881,6 +881,13 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
   for (std::size_t i = 0; i < types.size(); ++i) {
     spec->params.push_back(classify_param(types[i]));
     spec->param_names.push_back(i < decl.params.size() ? decl.params[i].name : "");
+    // A texture or surface object is an integer to the compiler, but no Lua number is one: a
+    // GPU would read through a handle nothing made. Refused at launch (ParamType::refusal).
+    if (i < decl.params.size() && names_texture_object(decl.params[i].type)) {
+      spec->params.back() =
+          ParamType{.spelling = decl.params[i].type, .refusal = texture_object_hint()};
+      continue;
+    }
     if (spec->params.back().kind != ParamKind::unsupported) continue;
     // The struct by the compiler's name for it, else by the source's (a typedef of a tagged
     // struct: the compiler says `_node const*` where the source says `const Node*`).

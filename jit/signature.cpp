@@ -614,6 +614,7 @@ void ArgPack::add(const std::string& kernel, int position, const std::string& pa
       align = param.layout->align;
       break;
     case ParamKind::unsupported:
+      if (!param.refusal.empty()) throw Error(where() + ": " + param.refusal);
       throw Error(where() +
                   " has a type kiln cannot pass from Lua (it passes scalars, vectors, pointers "
                   "to them, kiln::Array<T, N>, and structs and enumerations the kernel's "

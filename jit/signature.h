@@ -50,6 +50,7 @@ struct ParamType {
   int ndim = 0;                  // for kiln::Array
   std::string spelling;          // as given, for messages: "float const*"
   std::shared_ptr<const StructLayout> layout;  // for structure and struct_pointer
+  std::string refusal;  // for unsupported: why, where kiln knows better than "cannot pass"
 };
 
 // Classifies one C++ parameter type, spelled as the demangler or as a user writes it.

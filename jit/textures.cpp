@@ -126,13 +126,20 @@ std::string texture_hint(std::string_view log) {
            "i) and bound with m:bind_texture(\"name\", array); others (2-D, 3-D, normalised "
            "reads) need a pointer parameter";
   // A texture or surface object: the cpu backend's prelude has no such type.
+  return names_texture_object(log) ? texture_object_hint() : "";
+}
+
+bool names_texture_object(std::string_view type) {
   for (std::string_view word : {"cudaTextureObject_t", "cudaSurfaceObject_t"})
-    if (log.find(word) != std::string_view::npos)
-      return "texture and surface objects (cudaTextureObject_t, tex2D<T>(t, x, y), "
-             "surf2Dwrite) are not supported by kiln: the cpu backend has no texture unit and "
-             "no Lua function makes one; pass the array as a pointer and read it by index "
-             "(clamping or wrapping the coordinates as the texture's address mode would)";
-  return "";
+    if (type.find(word) != std::string_view::npos) return true;
+  return false;
+}
+
+std::string texture_object_hint() {
+  return "texture and surface objects (cudaTextureObject_t, tex2D<T>(t, x, y), surf2Dwrite) "
+         "are not supported by kiln: the cpu backend has no texture unit and no Lua function "
+         "makes one; pass the array as a pointer and read it by index (clamping or wrapping the "
+         "coordinates as the texture's address mode would)";
 }
 
 }  // namespace kiln::jit

@@ -28,4 +28,10 @@ std::string rewrite_texture_references(std::string_view source);
 // The hint for a compile log that says a texture reference did not compile, else "".
 std::string texture_hint(std::string_view log);
 
+// Whether a parameter's declared type names a texture or surface object (cudaTextureObject_t,
+// cudaSurfaceObject_t): an integer handle to the compiler, which no Lua value makes; and why
+// such a parameter is refused.
+bool names_texture_object(std::string_view type);
+std::string texture_object_hint();
+
 }  // namespace kiln::jit

@@ -341,7 +341,8 @@ inline T round_to(S v, int d) {
                                           : 0,
                             kiln_cpu::Direction(d - 1), std::isfinite(exact));
 }
-// A float to an integer type as cvt.rni/.rzi/.rmi/.rpi converts (saturating; NaN is 0).
+// A float to an integer type as cvt.rni/.rzi/.rmi/.rpi converts (saturating; NaN as
+// kiln_cpu::nan_to_int).
 template <class I, class F>
 inline I float_to_int(F v, int d) {
   const double x = double(v);
@@ -349,7 +350,7 @@ inline I float_to_int(F v, int d) {
                    : d == 1 ? std::trunc(x)
                    : d == 2 ? std::ceil(x)
                             : std::floor(x);
-  return kiln_cpu::f2i<I>(r);  // (clamped to I's own range, 8 and 16 bits too)
+  return kiln_cpu::f2i<I, F>(r);  // (clamped to I's own range, 8 and 16 bits too)
 }
 // An integer to a narrower or wider one, saturating for cvt.sat.
 template <class D, class S>

@@ -201,12 +201,13 @@ for i, w in ipairs(want_x) do
 end
 
 -- Explicit casts of floats to integer types convert as a GPU's cvt.rzi: out of range saturates
--- to 32 or 64 bits, NaN gives 0, and a narrower type keeps the low bits of the 32-bit result
--- (NVRTC converts to s32 / u32 and stores the low bits). x86's own conversion gives INT_MIN for
--- each of these, or wraps.
+-- to 32 or 64 bits, and a narrower type keeps the low bits of the 32-bit result (NVRTC converts
+-- to s32 / u32 and stores the low bits). NaN gives 0 from a float to 32 bits or fewer, and the
+-- sign bit alone from a double or to 64 bits (as an H200 gave, 2026-11-27). x86's own conversion
+-- gives INT_MIN for each of these, or wraps.
 local casts = cuda.jit([[
 __global__ void casts(const float* x, const double* d, unsigned char* c, int* i, unsigned* u,
-                      short* s, long long* l, unsigned long long* ul) {
+                      short* s, long long* l, unsigned long long* ul, int* di, unsigned* du) {
   int k = threadIdx.x;
   c[k] = (unsigned char)x[k];
   i[k] = (int)x[k];
@@ -214,30 +215,39 @@ __global__ void casts(const float* x, const double* d, unsigned char* c, int* i,
   s[k] = static_cast<short>(x[k]);
   l[k] = (long long)d[k];
   ul[k] = (unsigned long long)d[k];
+  di[k] = (int)d[k];
+  du[k] = (unsigned)d[k];
 }]])
 local nan = 0 / 0
 local xs = { 300, -5.5, 1e10, nan, 70000, -1e20 }
-local outs = { c = "uint8", i = "int32", u = "uint32", s = "int16", l = "int64", ul = "uint64" }
+local outs = { c = "uint8", i = "int32", u = "uint32", s = "int16", l = "int64", ul = "uint64",
+               di = "int32", du = "uint32" }
 local dev = {}
 for name, dtype in pairs(outs) do dev[name] = cuda.device_array(#xs, dtype) end
 casts[{ 1, #xs }](cuda.to_device(array.from(xs, "float32")),
                   cuda.to_device(array.from({ 300, -5.5, 1e19, nan, 1e30, -1e20 }, "float64")),
-                  dev.c, dev.i, dev.u, dev.s, dev.l, dev.ul)
+                  dev.c, dev.i, dev.u, dev.s, dev.l, dev.ul, dev.di, dev.du)
 local want = {
   c = { 44, 0, 255, 0, 112, 0 },
   i = { 300, -5, 2147483647, 0, 70000, -2147483648 },
   u = { 300, 0, 4294967295, 0, 70000, 0 },
   s = { 300, -5, -1, 0, 4464, 0 },
-  l = { 300, -5, math.maxinteger, 0, math.maxinteger, math.mininteger },
-  ul = { 300, 0, 0x8AC7230489E80000, 0, 0xFFFFFFFFFFFFFFFF, 0 },  -- (1e19, 2^64 - 1: Lua's bits)
+  l = { 300, -5, math.maxinteger, math.mininteger, math.maxinteger, math.mininteger },
+  -- (1e19, 2^63 and 2^64 - 1 as Lua's integers hold their bits)
+  ul = { 300, 0, 0x8AC7230489E80000, math.mininteger, 0xFFFFFFFFFFFFFFFF, 0 },
+  di = { 300, -5, 2147483647, -2147483648, 2147483647, -2147483648 },
+  du = { 300, 0, 4294967295, 2147483648, 4294967295, 0 },
 }
-for name, w in pairs(want) do
-  local h = dev[name]:copy_to_host()
+local wrong = {}  -- (every mismatch, in a fixed order: a GPU's answers in one run)
+for _, name in ipairs({ "c", "i", "u", "s", "l", "ul", "di", "du" }) do
+  local h, w = dev[name]:copy_to_host(), want[name]
   for k = 1, #xs do
-    assert(h[k] == w[k] or tostring(h[k]) == tostring(w[k]),
-           ("cast to %s of element %d: %s, want %s"):format(outs[name], k - 1, tostring(h[k]), tostring(w[k])))
+    if not (h[k] == w[k] or tostring(h[k]) == tostring(w[k])) then
+      wrong[#wrong + 1] = ("cast to %s of element %d: %s, want %s"):format(outs[name], k - 1, tostring(h[k]), tostring(w[k]))
+    end
   end
 end
+assert(#wrong == 0, table.concat(wrong, "; "))
 
 -- sinpi/cospi exact at their zeros and ones (sin(M_PI * x) is not), __fdividef's flushed range,
 -- and the norm family (an infinite element makes +inf even beside a NaN).

@@ -64,8 +64,9 @@ __global__ void read2(float* out) { out[threadIdx.x] = tex2D(tex2, threadIdx.x, 
 ]])
 refused("hint: texture references were removed in CUDA 12: kiln reads 1-D ones",
   function() m2.read2[{ 1, 4 }](cuda.device_array(4, "float32")) end)
--- A texture object: the cpu backend's error says they are not supported (on a GPU the kernel
--- compiles, and the launch refuses the parameter, which no Lua value gives).
+-- A texture object: the cpu backend's error says they are not supported. On a GPU the kernel
+-- compiles and the parameter is an integer to the compiler, but no Lua number is a texture:
+-- the launch refuses it (the H200 of 2026-11-27 ran the kernel with 0 before).
 local m4 = cuda.module([[
 __global__ void sample(cudaTextureObject_t tex, float* out) { out[threadIdx.x] = tex2D<float>(tex, threadIdx.x, 0); }
 ]])
@@ -73,7 +74,8 @@ if cuda.backend() == "cpu" then
   refused("hint: texture and surface objects (cudaTextureObject_t",
     function() m4.sample[{ 1, 4 }](0, cuda.device_array(4, "float32")) end)
 else
-  refused("cudaTextureObject_t", function() m4.sample[{ 1, 4 }](0, cuda.device_array(4, "float32")) end)
+  refused("kernel 'sample': parameter 1 'tex' (cudaTextureObject_t): texture and surface objects",
+    function() m4.sample[{ 1, 4 }](0, cuda.device_array(4, "float32")) end)
 end
 -- The lines after a declaration kiln rewrote keep their numbers in the compiler's errors.
 local m3 = cuda.module([[

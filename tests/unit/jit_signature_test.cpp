@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "jit/kernel_decl.h"
+#include "jit/textures.h"
 #include "runtime/error.h"
 
 namespace kiln::jit {
@@ -418,6 +419,17 @@ TEST(JitArgPack, ArrayErrors) {
             "kernel 'scale': parameter 1 'x' (float&) has a type kiln cannot pass from Lua (it "
             "passes scalars, vectors, pointers to them, kiln::Array<T, N>, and structs and "
             "enumerations the kernel's source declares, by value or by pointer)");
+  // A parameter refused for a reason kiln knows (Kernel::compile: a texture object, which the
+  // compiler sees as an integer) says that reason, whatever the value.
+  ArgPack pack;
+  const ParamType texture{.spelling = "cudaTextureObject_t", .refusal = texture_object_hint()};
+  try {
+    pack.add("sample", 1, "tex", texture, integer(0));
+    ADD_FAILURE() << "a texture object parameter took an integer";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "kernel 'sample': parameter 1 'tex' (cudaTextureObject_t): " + texture_object_hint());
+  }
 }
 
 TEST(JitArgPack, ScalarConversions) {

@@ -53,6 +53,11 @@ TEST(JitTextures, HintsAtTheOnesLeftAsWritten) {
             std::string::npos);
   EXPECT_NE(texture_hint("kernel.cu:1:1: error: \u2018texture\u2019 does not name a type"), "");
   EXPECT_EQ(texture_hint("kernel.cu(3): error: identifier \"x\" is undefined"), "");
+  // A texture object: the cpu backend's compile error, and a parameter's declared type.
+  EXPECT_EQ(texture_hint("error: 'cudaTextureObject_t' has not been declared"),
+            texture_object_hint());
+  EXPECT_TRUE(names_texture_object("const cudaSurfaceObject_t"));
+  EXPECT_FALSE(names_texture_object("unsigned long long"));
 }
 
 }  // namespace

@@ -162,7 +162,7 @@ struct fp8 {
  private:
   template <class I>
   I to_integer() const {
-    return f2i<I>(std::trunc(double(from_fp8(__x, F))));
+    return f2i<I, float>(std::trunc(double(from_fp8(__x, F))));
   }
 };
 // Two and four of them, from float2 / float4 (and double2, __half2, __nv_bfloat162), read as
