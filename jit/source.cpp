@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -113,7 +114,169 @@ void walk(std::string_view text, const std::filesystem::path& dir,
   }
 }
 
+// The header "name" an #include in a file of folder dir finds: in dir (none when empty), then
+// in include_dirs; nullopt when none is a regular file.
+std::optional<std::filesystem::path> find_quoted(
+    const std::string& name, const std::filesystem::path& dir,
+    const std::vector<std::filesystem::path>& include_dirs) {
+  std::vector<std::filesystem::path> candidates;
+  if (!dir.empty()) candidates.push_back(dir / name);
+  for (const auto& d : include_dirs) candidates.push_back(d / name);
+  for (const auto& c : candidates) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(c, ec)) continue;
+    std::filesystem::path p = std::filesystem::weakly_canonical(c, ec);
+    if (!ec) return p;
+  }
+  return std::nullopt;
+}
+
+// name as the body of a C string literal (for #line).
+std::string quoted_name(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (c == '\\' || c == '"') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// Whether token i of t is the first of a directive (the lexer drops the '#': a directive's
+// first token is the first marked one on its line).
+bool directive_start(const std::vector<Token>& t, std::size_t i) {
+  return t[i].directive && (i == 0 || !t[i - 1].directive || t[i - 1].line != t[i].line);
+}
+
+// Whether a header's tokens are included once: `#pragma once`, or an include guard around all
+// of it (its first directive `#ifndef X`, its second `#define X`, its last token an `#endif`'s).
+bool included_once(const std::vector<Token>& t) {
+  std::vector<std::size_t> starts;
+  for (std::size_t i = 0; i < t.size(); ++i)
+    if (directive_start(t, i)) starts.push_back(i);
+  for (std::size_t i : starts)
+    if (is_ident(t[i], "pragma") && i + 1 < t.size() && is_ident(t[i + 1], "once")) return true;
+  return starts.size() >= 3 && is_ident(t[starts[0]], "ifndef") &&
+         is_ident(t[starts[1]], "define") && starts[1] + 1 < t.size() &&
+         t[starts[0] + 1].text == t[starts[1] + 1].text && is_ident(t[starts.back()], "endif") &&
+         t.back().line == t[starts.back()].line;  // (nothing after that #endif)
+}
+
+// splice_includes' recursion: headers spliced into text, the ones already spliced remembered.
+struct Splicer {
+  const std::vector<std::filesystem::path>& include_dirs;
+  std::size_t max_bytes;
+  std::vector<IncludedFile>* headers;       // each header spliced, as read (may be null)
+  std::vector<std::filesystem::path> open;  // the headers being spliced (a cycle stops there)
+  std::set<std::filesystem::path> guarded;  // those spliced once, whose guard skips them after
+  bool spliced = false, too_big = false;
+
+  // text (named filename, in folder dir) with its quoted #includes spliced.
+  std::string splice(std::string_view text, const std::string& filename,
+                     const std::filesystem::path& dir) {
+    const std::vector<Token> t = lex(text);
+    std::string out;
+    std::size_t done = 0;
+    for (std::size_t i = 0; i + 1 < t.size() && !too_big; ++i) {
+      if (!directive_start(t, i) || !t[i + 1].directive) continue;
+      const bool pragma_once = is_ident(t[i], "pragma") && is_ident(t[i + 1], "once");
+      if (!pragma_once && !(is_ident(t[i], "include") && t[i + 1].kind == Token::string)) continue;
+      const std::size_t newline = text.rfind('\n', t[i].begin);
+      const std::size_t begin = newline == std::string_view::npos ? 0 : newline + 1;
+      const std::size_t end = std::min(text.find('\n', t[i + 1].end), text.size());
+      if (pragma_once) {  // (blanked: later #includes of this header are left out below)
+        out.append(text.substr(done, begin - done));
+        done = end;
+        continue;
+      }
+      // Only an #include alone on its line (a comment or a continuation there: as written).
+      std::string_view rest = text.substr(t[i + 1].end, end - t[i + 1].end);
+      rest.remove_prefix(std::min(rest.find_first_not_of(" \t\r"), rest.size()));
+      if (!rest.empty() && !rest.starts_with("//")) continue;
+      const std::optional<std::filesystem::path> header =
+          find_quoted(t[i + 1].text, dir, include_dirs);
+      if (!header) continue;
+      out.append(text.substr(done, begin - done));
+      done = end;
+      // (a cycle, or a header included once again: the line blank, as its guard leaves it;
+      // its functions are then defined once, as the plan and the inlining need them)
+      if (std::find(open.begin(), open.end(), *header) != open.end() || guarded.count(*header))
+        continue;
+      std::string body;
+      try {
+        body = read_file(*header);
+      } catch (const Error&) {
+        out.append(text.substr(begin, end - begin));  // (the compiler says what is wrong)
+        continue;
+      }
+      if (body.starts_with("\xEF\xBB\xBF")) body.erase(0, 3);  // (a BOM only starts a file)
+      if (included_once(lex(body))) guarded.insert(*header);
+      if (headers) headers->push_back({*header, body});
+      open.push_back(*header);
+      body = splice(body, header->string(), header->parent_path());
+      open.pop_back();
+      out += "#line 1 \"" + quoted_name(header->string()) + "\"\n" + body +
+             (body.empty() || body.back() == '\n' ? "" : "\n") + "#line " +
+             std::to_string(t[i].line + 1) + " \"" + quoted_name(filename) + "\"";
+      spliced = true;
+      too_big = too_big || out.size() > max_bytes;  // (headers included again and again)
+    }
+    out.append(text.substr(done));
+    return out;
+  }
+};
+
 }  // namespace
+
+std::optional<std::string> splice_includes(std::string_view text, const std::string& filename,
+                                           const std::filesystem::path& dir,
+                                           const std::vector<std::filesystem::path>& include_dirs,
+                                           std::vector<IncludedFile>* headers,
+                                           std::size_t max_bytes) {
+  Splicer splicer{include_dirs, max_bytes, headers, {}};
+  std::string out = splicer.splice(text, filename, dir);
+  if (!splicer.spliced || splicer.too_big) return std::nullopt;
+  return out;
+}
+
+std::string written_places(std::string message, std::string_view text,
+                           const std::string& filename) {
+  // Each line of text: the file and line it stands for.
+  std::vector<std::pair<std::string, int>> lines;
+  std::string file = filename;
+  int next = 1;
+  for (std::size_t at = 0; at <= text.size();) {
+    std::size_t end = std::min(text.find('\n', at), text.size());
+    std::string_view line = text.substr(at, end - at);
+    lines.emplace_back(file, next++);
+    const std::size_t hash = line.find_first_not_of(" \t");
+    if (hash != std::string_view::npos && line.substr(hash).starts_with("#line ")) {
+      std::string_view rest = line.substr(hash + 6);
+      next = std::atoi(std::string(rest).c_str());
+      const std::size_t open = rest.find('"'), close = rest.rfind('"');
+      if (open != std::string_view::npos && close > open) {
+        file.clear();  // (quoted_name's escapes undone)
+        for (std::size_t k = open + 1; k < close; ++k)
+          file += rest[k] == '\\' ? rest[++k] : rest[k];
+      }
+    }
+    at = end + 1;
+  }
+  const std::string prefix = filename + ":";
+  for (std::size_t at = message.find(prefix); at != std::string::npos;
+       at = message.find(prefix, at + 1)) {
+    // (the name whole: not the end of another path, "my_kernel.cu:2" for "kernel.cu")
+    if (at > 0 && std::string_view(" ('\"\n").find(message[at - 1]) == std::string_view::npos)
+      continue;
+    std::size_t digits = at + prefix.size(), end = digits;
+    while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) ++end;
+    const int n = end > digits ? std::atoi(message.c_str() + digits) : 0;
+    if (n < 1 || std::size_t(n) > lines.size()) continue;
+    const std::string place = lines[n - 1].first + ":" + std::to_string(lines[n - 1].second);
+    message.replace(at, end - at, place);
+    at += place.size() - 1;
+  }
+  return message;
+}
 
 std::vector<IncludedFile> walk_includes(std::string_view text, const std::filesystem::path& dir,
                                         const std::vector<std::filesystem::path>& include_dirs,

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,26 @@ struct IncludedFile {
 std::vector<IncludedFile> walk_includes(std::string_view text, const std::filesystem::path& dir,
                                         const std::vector<std::filesystem::path>& include_dirs = {},
                                         bool (*follow_angled)(const std::string& name) = nullptr);
+
+// text with each "quoted" #include alone on its line that finds a header (in dir, unless dir is
+// empty, then in include_dirs) replaced by the header's text, its own such #includes spliced the
+// same way, between #line directives, so that the compiler's messages and debug lines name each
+// file and line as written (filename: text's own name there). A header is spliced where it is
+// first included; again only where it has no `#pragma once` (blanked) nor an include guard
+// around it all, and not inside itself (a cycle): as its guard would, so that its functions are
+// defined once in the text. (A first #include in a branch the preprocessor skips then leaves it
+// out: the compile fails, and the cpu compiler goes without the splice.) The headers spliced, as
+// read, go to *headers. nullopt when nothing was spliced, or the text would pass max_bytes.
+std::optional<std::string> splice_includes(std::string_view text, const std::string& filename,
+                                           const std::filesystem::path& dir,
+                                           const std::vector<std::filesystem::path>& include_dirs,
+                                           std::vector<IncludedFile>* headers = nullptr,
+                                           std::size_t max_bytes = std::size_t(4) << 20);
+
+// Each "filename:N" in message, a line of text (splice_includes' output), made the file and
+// line that line stands for by text's #line directives ("helpers.cuh:3"). Messages that a scan
+// of spliced text words name its lines so.
+std::string written_places(std::string message, std::string_view text, const std::string& filename);
 
 class SourceText {
  public:

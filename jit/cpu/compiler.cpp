@@ -37,6 +37,7 @@
 #include "jit/cpu/wide_subscripts.h"
 #include "jit/kernel_decl.h"
 #include "jit/lexer.h"
+#include "jit/source.h"
 #include "kiln/cpu_abi.h"
 #include "runtime/cpu/backend.h"
 #include "runtime/cpu/shared_object.h"
@@ -144,7 +145,7 @@ std::string c_string_body(std::string_view text) {
 // Part of the compiler identity: bump it whenever translation_unit() or the plan (plan.cpp's
 // thread_plans, the scans it rests on) changes what it generates, so that modules cached by an
 // older kiln are built anew.
-constexpr int kTranslationUnitVersion = 39;
+constexpr int kTranslationUnitVersion = 40;
 
 // The GPU architecture device code sees as __CUDA_ARCH__: the one asked for ("sm_90",
 // "compute_86", "90" -> 900, 860, 900), else sm_80's 800 (NVRTC's check compiles for sm_80 too).
@@ -198,6 +199,7 @@ class CpuCompiler final : public Compiler {
     bool lockstep = false;      // warp-synchronous volatile pointers made lockstep pointers
     bool pointer_casts = false;  // the source casts pointers: -fno-strict-aliasing (plan.h)
     bool checked_shared = true;  // with checked_pointers: static __shared__ arrays checked too
+    bool spliced = false;        // quoted headers spliced into the source (spliced_source)
     // With plain functions given internal linkage (make_plan): source as it was before.
     std::string external_source;
     bool internal() const { return !external_source.empty(); }
@@ -223,8 +225,12 @@ class CpuCompiler final : public Compiler {
   };
   // failed: kernels whose region rewrite did not compile (name -> the compiler's error), run
   // as fibers beside the others.
+  // splice: quoted headers spliced in where one synchronises (spliced_source).
   Plan make_plan(const CompileRequest& request, std::vector<std::string> user,
-                 const std::map<std::string, std::string>& failed = {}) const;
+                 const std::map<std::string, std::string>& failed = {}, bool splice = true) const;
+  // Compiles plan, and as written where a rewrite did not compile (compile's steps after the
+  // plan).
+  CompileResult compile_plan(Plan& plan);
   Plan plan_source(const CompileRequest& request, const std::string& source,
                    std::vector<std::string> user,
                    const std::map<std::string, std::string>& failed = {}) const;
@@ -387,6 +393,7 @@ std::string CpuCompiler::translation_unit(const Plan& plan) const {
   if (coroutines) source = cpu::rewrite_coroutine_returns(source);
   if (plan.checked_pointers) source = cpu::rewrite_pointer_params(source);
   if (plan.checked_pointers && plan.checked_shared) source = cpu::rewrite_shared_arrays(source);
+  if (plan.checked_pointers) source = cpu::rewrite_element_addresses(source);
   tu += source;
   tu +=
       "\n#line 1 \"<kiln entry points>\"\n#define KILN_EXPORT extern \"C\" "
@@ -496,7 +503,20 @@ std::map<std::string, std::string> regions_failed(const CompileRequest& request,
 }
 
 CompileResult CpuCompiler::compile(const CompileRequest& request) {
-  Plan plan = make_plan(request, cpu::translate_options(request.options));
+  const std::vector<std::string> user = cpu::translate_options(request.options);
+  Plan plan = make_plan(request, user);
+  if (!plan.spliced) return compile_plan(plan);
+  try {
+    return compile_plan(plan);
+  } catch (const CompileError&) {
+    // Spliced headers that do not compile so (or the user's error): the headers included as
+    // written decide, whose compile and errors are as before the splice.
+  }
+  Plan unspliced = make_plan(request, user, {}, /*splice=*/false);
+  return compile_plan(unspliced);
+}
+
+CompileResult CpuCompiler::compile_plan(Plan& plan) {
   std::future<void> building;  // the first compile with new flags precompiles the prelude beside
   plan.pch_dir = prelude_folder(plan, &building);
   try {
@@ -521,15 +541,55 @@ CompileResult CpuCompiler::compile(const CompileRequest& request) {
 // The source as every mode compiles it: inline PTX as C++ (the statements it can translate),
 // spin-waits on shared memory yielding to the block's other threads (a GPU runs the thread
 // that sets the flag meanwhile).
-std::string cpu_source(const CompileRequest& request) {
+std::string cpu_source(const CompileRequest& request, const std::string& source) {
   const std::string file = request.filename.empty() ? "kernel.cu" : request.filename;
-  return cpu::yield_in_spin_waits(cpu::translate_inline_ptx(request.source, file).source);
+  return cpu::yield_in_spin_waits(cpu::translate_inline_ptx(source, file).source);
+}
+std::string cpu_source(const CompileRequest& request) {
+  return cpu_source(request, request.source);
+}
+
+// Whether text #defines a macro whose body synchronises (`#define SYNC() __syncthreads()`):
+// spliced, its definition would sit in the source inside a header's guard, where the plan
+// neither expands it nor sees its uses as barriers.
+bool defines_sync_macro(std::string_view text) {
+  const std::vector<jit::Token> t = jit::lex(text);
+  for (std::size_t i = 0; i + 1 < t.size(); ++i)
+    if (t[i].directive && jit::is_ident(t[i], "define") && (i == 0 || t[i - 1].line != t[i].line)) {
+      const std::size_t end = std::min(text.find('\n', t[i + 1].end), text.size());
+      if (jit::scan_sync(text.substr(t[i + 1].end, end - t[i + 1].end)).any()) return true;
+    }
+  return false;
+}
+
+// The request's source with its quoted headers spliced in (jit::splice_includes), where one of
+// them synchronises (a block reduction's helper in "reduce.cuh"): the plan, the inlining and
+// the region rewrite read only the source, and a kernel calling a function they cannot see
+// runs as fibers. Else the source as it is: also where a header defines a synchronising
+// macro. (Headers found as the host compiler finds them: the file's folder, then the user's
+// -I folders.)
+std::string spliced_source(const CompileRequest& request, const std::vector<std::string>& user) {
+  const fs::path folder =
+      request.filename.empty() ? fs::path() : fs::path(request.filename).parent_path();
+  std::vector<fs::path> dirs;
+  for (const std::string& o : user)
+    if (o.starts_with("-I") && o.size() > 2) dirs.emplace_back(o.substr(2));
+  std::vector<jit::IncludedFile> headers;
+  const std::optional<std::string> spliced = jit::splice_includes(
+      request.source, request.filename.empty() ? "kernel.cu" : request.filename, folder, dirs,
+      &headers);
+  const auto synchronises = [](const jit::IncludedFile& f) { return jit::scan_sync(f.text).any(); };
+  const auto defines_macro = [](const jit::IncludedFile& f) { return defines_sync_macro(f.text); };
+  if (!spliced || std::none_of(headers.begin(), headers.end(), synchronises) ||
+      std::any_of(headers.begin(), headers.end(), defines_macro))
+    return request.source;
+  return *spliced;
 }
 
 // After plan's compile failed with e: e again when the error is the user's; otherwise the
 // source as written, its barrier kernels as fibers.
 CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e) {
-  if (!plan.rewritten()) throw e;
+  if (!plan.rewritten() || plan.spliced) throw e;  // (spliced: compile tries without the splice)
   // The source as written is the user's: if it compiles as CUDA (NVRTC, beside), the rewrite
   // failed; if not, the error is the user's; unknown, the log decides.
   const CompileRequest& request = plan.request;
@@ -640,7 +700,8 @@ CompileResult CpuCompiler::compile_checked(Plan& plan, bool named) {
 // must see every thread reach each barrier).
 CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
                                          std::vector<std::string> user,
-                                         const std::map<std::string, std::string>& failed) const {
+                                         const std::map<std::string, std::string>& failed,
+                                         bool splice) const {
   // Device functions with barriers or warp operations, inlined into the kernels that call them,
   // let those kernels run as regions (and those beside them, which then cannot call them, as
   // loops).
@@ -658,7 +719,11 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
   // Block votes hoisted out of if and loop headers (header_votes.h) let the region rewrite take
   // BFS-style `while (__syncthreads_or(changed))` loops.
   // Inline PTX and spin-waits are read as cpu_source reads them, in every mode.
-  const std::string yielded = cpu_source(request);
+  // Quoted headers are spliced in where one synchronises (for the region rewrite: not in check
+  // mode, which runs every barrier kernel as fibers, nor with regions off).
+  const std::string spliced =
+      splice && regions_ && !check_ ? spliced_source(request, user) : request.source;
+  const std::string yielded = cpu_source(request, spliced);
   Plan plan = [&] {
     const std::string expanded = cpu::expand_barrier_macros(yielded);
     if (!regions_ || check_) {
@@ -690,6 +755,12 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
     Plan p = planned(split, user);
     return cpu::keeps_split_stores(p.source) ? planned(lowered, std::move(user)) : p;
   }();
+  plan.spliced = spliced != request.source;
+  // (the plan's reasons name the lines of the spliced text: the lines as written instead)
+  if (plan.spliced)
+    for (cpu::ThreadPlan& k : plan.kernels)
+      k.why = jit::written_places(std::move(k.why), spliced,
+                                  request.filename.empty() ? "kernel.cu" : request.filename);
   // (in every mode: a GPU's conversions are the kernel's meaning, not an optimisation)
   plan.source = cpu::gpu_integer_casts(plan.source);
   if (std::string internal = cpu::internal_kernels(plan.source); internal != plan.source)
@@ -819,9 +890,10 @@ CompileResult CpuCompiler::compile_once(const Plan& plan) {
   if (plan.has(kiln_cpu::mode_coroutines)) argv.push_back("-std=c++20");
   if (!plan.pch_dir.empty()) argv.push_back("-I" + plan.pch_dir);
   argv.insert(argv.end(), {"-isystem", kernels_dir_ + "/kiln/cpu_include", "-I" + kernels_dir_});
-  if (!request.filename.empty()) {
+  if (!request.filename.empty()) {  // (quoted: before kiln's, as the file's own folder is)
     fs::path parent = fs::path(request.filename).parent_path();
-    if (!parent.empty() && fs::is_directory(parent)) argv.push_back("-I" + parent.string());
+    if (!parent.empty() && fs::is_directory(parent))
+      argv.insert(argv.end(), {"-iquote", parent.string(), "-I" + parent.string()});
   }
   argv.insert(argv.end(), plan.user.begin(), plan.user.end());
   argv.insert(argv.end(), {"-o", so_path, tu_path});

@@ -196,6 +196,7 @@ std::string text_of(std::string_view source, const std::vector<Token>& t, std::s
 std::string gpu_integer_casts(std::string_view source) {
   const std::vector<Token> t = jit::lex(source);
   std::vector<Edit> edits;
+  std::size_t cast_close = kNone - 1;  // the `)` of the (T) rewritten last
   for (std::size_t k = 0; k < t.size(); ++k) {
     if (t[k].directive) {
       // A one-line #define's body, read as code of its own: `#define BIN(x) ((int)(x))`.
@@ -222,8 +223,9 @@ std::string gpu_integer_casts(std::string_view source) {
       k = end - 1;
       continue;
     }
-    // (T)e: `(T)` becomes `kiln_cpu::gpu_cast<T>(`, and `)` follows e.
-    if (is_punct(t[k], "(") && expression_before(t, k, true)) {
+    // (T)e: `(T)` becomes `kiln_cpu::gpu_cast<T>(`, and `)` follows e; e may start with a
+    // cast of its own (`(int)(unsigned)x`).
+    if (is_punct(t[k], "(") && (expression_before(t, k, true) || k == cast_close + 1)) {
       const std::size_t close = group_end(t, k);
       if (close == kNone || !integer_type(t, k + 1, close)) continue;
       const std::size_t end = operand_end(t, close + 1);
@@ -231,6 +233,7 @@ std::string gpu_integer_casts(std::string_view source) {
       edits.push_back({t[k].begin, t[close].end,
                        "kiln_cpu::gpu_cast<" + text_of(source, t, k + 1, close) + ">("});
       edits.push_back({t[end - 1].end, t[end - 1].end, ")"});
+      cast_close = close;
       continue;
     }
     // T(e), std::size_t(e): the type's name becomes `kiln_cpu::gpu_cast<T>`.

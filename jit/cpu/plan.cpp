@@ -814,6 +814,90 @@ bool pointer_param(const std::vector<jit::Token>& t, std::size_t first, std::siz
 
 }  // namespace
 
+std::string rewrite_element_addresses(std::string_view source) {
+  const std::vector<jit::Token> tokens = jit::lex(source);
+  const std::vector<std::size_t> closer = jit::pair_groups(tokens);
+  // Whether the `&` at i takes an address: what comes before it cannot end an operand (`a & b[i]`,
+  // `f() & b[i]`, `i++ & b[j]` are and-ing; a cast's `)` cannot be told apart, and is left).
+  // (the lexer gives `&&`, `++`, `--` and `->` as two one-character tokens: k and k + 1 here)
+  auto pair = [&](std::size_t k, const char* a, const char* b) {
+    return k + 1 < tokens.size() && is_punct(tokens[k], a) && is_punct(tokens[k + 1], b) &&
+           tokens[k].end == tokens[k + 1].begin;
+  };
+  auto unary = [&](std::size_t i) {
+    if (i == 0) return true;
+    const jit::Token& t = tokens[i - 1];
+    if (t.kind == jit::Token::ident)
+      return t.text == "return" || t.text == "case" || t.text == "throw" || t.text == "else" ||
+             t.text == "do" || t.text == "co_return" || t.text == "co_yield";
+    return t.kind == jit::Token::punct && t.text != ")" && t.text != "]" && t.text != ">" &&
+           t.text != "}" && !(i >= 2 && (pair(i - 2, "+", "+") || pair(i - 2, "-", "-"))) &&
+           !pair(i - 1, "&", "&");  // (`a && b[i]` is no address; `T<A> & b[i]` may be none)
+  };
+  // Whether the address at i is accessed at once, through a raw pointer (unchecked): read
+  // through (`*&s[i]`, `(&s[i])[1]`), or an argument of a named cast
+  // (`*reinterpret_cast<float4*>(&p[i])`), an atomic, a load or store hint or a copy
+  // (`memcpy(&d[i], ...)`). Its subscript then keeps its check: the element must exist.
+  auto accessed = [&](std::size_t i) {
+    if (i > 0 && is_punct(tokens[i - 1], "*")) return true;
+    std::size_t open = i;  // the innermost `(` around i, within its statement
+    for (int depth = 0; open-- > 0;) {
+      const jit::Token& t = tokens[open];
+      if (is_punct(t, ")") || is_punct(t, "]")) ++depth;
+      if ((is_punct(t, "(") || is_punct(t, "[")) && depth-- == 0) break;
+      if (depth <= 0 && (is_punct(t, ";") || is_punct(t, "{") || is_punct(t, "}"))) return false;
+    }
+    if (open >= tokens.size() || !is_punct(tokens[open], "(") || open == 0) return false;
+    if (closer[open] + 1 < tokens.size() &&
+        (is_punct(tokens[closer[open] + 1], "[") || pair(closer[open] + 1, "-", ">")))
+      return true;
+    std::size_t name = open - 1;
+    if (is_punct(tokens[name], ">")) {  // a template's arguments: back to its name
+      for (int angle = 0; name > 0; --name) {
+        angle += is_punct(tokens[name], ">") - is_punct(tokens[name], "<");
+        if (angle == 0) break;
+      }
+      if (name == 0) return false;
+      --name;
+    }
+    const std::string& f = tokens[name].text;
+    return tokens[name].kind == jit::Token::ident &&
+           (f.ends_with("_cast") || f.starts_with("atomic") || f.starts_with("__ld") ||
+            f.starts_with("__st") || f == "memcpy" || f == "memmove" || f == "memset" ||
+            f == "memcpy_async" || f == "__pipeline_memcpy_async");
+  };
+  std::vector<TextEdit> edits;
+  for (std::size_t i = 0; i + 2 < tokens.size(); ++i) {
+    if (tokens[i].directive || !is_punct(tokens[i], "&") || !unary(i) ||
+        tokens[i + 1].kind != jit::Token::ident || !is_punct(tokens[i + 2], "[") || accessed(i))
+      continue;
+    // `&name[a]...[z]`, the whole postfix expression: its last subscript, and what follows.
+    std::size_t last = i + 2;
+    while (closer[last] + 1 < tokens.size() && is_punct(tokens[closer[last] + 1], "["))
+      last = closer[last] + 1;
+    const std::size_t close = closer[last];
+    if (close >= tokens.size()) continue;
+    if (close + 1 < tokens.size()) {
+      const jit::Token& next = tokens[close + 1];
+      if (is_punct(next, ".") || is_punct(next, "(") || is_punct(next, "::") ||
+          pair(close + 1, "-", ">") || pair(close + 1, "+", "+") || pair(close + 1, "-", "-"))
+        continue;  // (`&s[i].x`: a member's address; `&s[i]++`: not an address at all)
+    }
+    const std::size_t base_end = tokens[last].begin, index_begin = tokens[last].end;
+    const std::size_t index_end = tokens[close].begin;
+    // (a space after a `:`, which `::` would join: `c ? &a[i] :&b[j]`)
+    const bool colon = tokens[i].begin > 0 && source[tokens[i].begin - 1] == ':';
+    edits.push_back({tokens[i].begin, tokens[close].end,
+                     std::string(colon ? " " : "") + "::kiln_cpu::element_address(" +
+                         // (from the `&` on: what lies between it and the name keeps its newlines)
+                         std::string(source.substr(tokens[i].end, base_end - tokens[i].end)) +
+                         ", (" + std::string(source.substr(index_begin, index_end - index_begin)) +
+                         "))"});
+    i = close;
+  }
+  return apply_edits(source, edits);
+}
+
 std::string rewrite_pointer_params(std::string_view source) {
   const std::vector<jit::Token> tokens = jit::lex(source);
   std::string out(source);

@@ -93,6 +93,16 @@ std::string yield_in_spin_waits(std::string_view source);
 // s(kiln_lockstep_s);`.
 std::string rewrite_lockstep_pointers(std::string_view source);
 
+// Check mode: rewrites each address of an element, `&name[i]` (`&name[j][i]`: of the last
+// subscript), into `::kiln_cpu::element_address(name, (i))` (`(name[j], (i))`), which lets the
+// index of a checked array reach one past its end (`&s[N]`, an end pointer, which a subscript
+// may not: no access may reach it) and is `&name[i]` for anything else; lines stay. Not an
+// address accessed at once (read through, or an argument of a named cast, an atomic, a load or
+// store hint or a memcpy: `atomicAdd(&h[b], 1)` accesses h[b]), an element's member
+// (`&s[i].x`), nor a `&` that may be a bitwise and (`a & b[i]`, and after a `)`, `>` or `}`:
+// `(char*)&s[N]` keeps its subscript's check).
+std::string rewrite_element_addresses(std::string_view source);
+
 // Check mode: rewrites each plain `T* name` / `const T* __restrict__ name` parameter of a
 // __global__ function into `::kiln_cpu::checked_ptr<T> name` (same line count).
 std::string rewrite_pointer_params(std::string_view source);

@@ -65,6 +65,13 @@ class checked_ptr {
     check(p_);
     return *p_;
   }
+  // `&p[i]` (element_address; a name no user class has): within the array or one past its end.
+  template <class I, class = std::enable_if_t<std::is_integral_v<I> || std::is_enum_v<I>>>
+  __attribute__((always_inline)) T* kiln_address_of(I i) const {
+    if (lo_ && ((const char*)(p_ + i) < lo_ || (const char*)(p_ + i) > hi_))
+      pointer_out_of_bounds((const void*)(p_ + i), lo_, hi_, sizeof(T));
+    return p_ + i;
+  }
   __attribute__((always_inline)) T* operator->() const {
     check(p_);
     return p_;
@@ -125,6 +132,12 @@ struct dyn_shared {
     return get()[i];
   }
   __attribute__((always_inline)) T& operator*() const { return (*this)[0]; }
+  template <class I, class = std::enable_if_t<std::is_integral_v<I> || std::is_enum_v<I>>>
+  __attribute__((always_inline)) T* kiln_address_of(I i) const {  // `&s[i]`: up to one past the end
+    if ((long long)i < 0 || (unsigned long long)(long long)i > tls.dyn_smem_bytes / sizeof(T))
+      dynamic_shared_out_of_bounds((long long)i, sizeof(T));
+    return get() + i;
+  }
   template <class I, class = std::enable_if_t<std::is_integral_v<I>>>
   T* operator+(I i) const { return get() + i; }
   template <class I, class = std::enable_if_t<std::is_integral_v<I>>>
@@ -188,6 +201,11 @@ struct shared_array {
   explicit operator U*() {  // (a cast to another pointer type: `(int*)bytes`)
     return (U*)data;
   }
+  template <class I, class = std::enable_if_t<std::is_integral_v<I> || std::is_enum_v<I>>>
+  __attribute__((always_inline)) row* kiln_address_of(I i) {  // `&s[i]`: up to one past the end
+    if ((long long)i < 0 || (long long)i > N) shared_array_out_of_bounds((long long)i, N);
+    return reinterpret_cast<row*>(data + i);
+  }
   row& operator*() { return (*this)[0]; }
   template <class I, class = std::enable_if_t<std::is_integral_v<I>>>
   raw_row* operator+(I i) {
@@ -200,6 +218,26 @@ struct shared_array {
   raw_row* begin() { return data; }
   raw_row* end() { return data + N; }
 };
+// `&a[i]` in check mode (jit/cpu rewrite_element_addresses): for a checked array, the address
+// with i checked against one past its end (an end pointer, `&s[N]`, which no access reaches);
+// for anything else, `&a[i]`.
+template <class A, class I, class = void>
+struct has_address_of : std::false_type {};
+template <class A, class I>
+struct has_address_of<A, I,
+                      std::void_t<decltype(std::declval<A&>().kiln_address_of(std::declval<I>()))>>
+    : std::true_type {};
+template <class A, class I>
+__attribute__((always_inline)) constexpr decltype(auto) element_address(A& a, I&& i) {
+  if constexpr (has_address_of<A, I>::value)
+    return a.kiln_address_of(i);
+  else
+    return &a[std::forward<I>(i)];
+}
+template <class A, class I>
+__attribute__((always_inline)) constexpr decltype(auto) element_address(A&& a, I&& i) {
+  return &a[std::forward<I>(i)];  // (a row of a plain array's temporary view, a proxy)
+}
 template <class T> struct RawArg { using type = T; };
 template <class T> struct RawArg<checked_ptr<T>> { using type = T*; };
 }  // namespace kiln_cpu

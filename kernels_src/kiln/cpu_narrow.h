@@ -180,12 +180,13 @@ inline narrow<F> convert(V v, Round r) {
   return n;
 }
 
-// h rounded to an integer of type I in mode r, saturated to I's range; NaN gives 0 (as CUDA's
-// conversions do).
+// h rounded to an integer of type I in mode r, saturated to I's range; NaN as a float's NaN
+// converts on a GPU (cpu_math.h nan_to_int: 0 to 32 bits or fewer, the sign bit alone to 64;
+// the half forms not yet measured).
 template <class I, class F>
 inline I to_integer(narrow<F> h, Round r) {
   const float v = float(h);
-  if (v != v) return 0;
+  if (v != v) return sizeof(I) == 8 ? I(1ull << 63) : I(0);
   const float w = r == Round::rn   ? rintf(v)
                   : r == Round::rz ? truncf(v)
                   : r == Round::rd ? floorf(v)

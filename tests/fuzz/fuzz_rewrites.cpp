@@ -15,6 +15,7 @@
 #include "jit/cpu/plan.h"
 #include "jit/cpu/template_args.h"
 #include "jit/kernel_decl.h"
+#include "jit/source.h"
 
 namespace {
 
@@ -31,6 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   same_lines(source, kiln::cpu::rewrite_extern_shared(source));
   same_lines(source, kiln::cpu::rewrite_extern_shared(source, true));
   same_lines(source, kiln::cpu::rewrite_shared_arrays(source));
+  same_lines(source, kiln::cpu::rewrite_element_addresses(source));
   same_lines(source, kiln::cpu::hoist_header_votes(source));
   same_lines(source, kiln::cpu::rewrite_pointer_params(source));
   same_lines(source, kiln::cpu::rewrite_coroutine_returns(source));
@@ -42,5 +44,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
              kiln::cpu::bind_template_arguments(source, {"k<8>", "reduce<float, -2, true>"}));
   same_lines(source, kiln::cpu::yield_in_spin_waits(source));
   (void)kiln::jit::find_kernels(source);
+  (void)kiln::jit::written_places("at k.cu:3 and k.cu:99", source, "k.cu");
   return 0;
 }

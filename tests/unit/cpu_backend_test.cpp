@@ -476,6 +476,45 @@ TEST(CpuRewrite, StaticSharedArraysBecomeCheckedArrays) {
     EXPECT_EQ(cpu::rewrite_shared_arrays(kept), kept) << kept;
 }
 
+// Check mode: an element's address becomes element_address (the last subscript apart, lines
+// kept); a bitwise and, a member's address, an atomic's argument and a macro stay.
+TEST(CpuRewrite, ElementAddressesBecomeCalls) {
+  EXPECT_EQ(cpu::rewrite_element_addresses("f(&s[0], &s[N]);"),
+            "f(::kiln_cpu::element_address(s, (0)), ::kiln_cpu::element_address(s, (N)));");
+  EXPECT_EQ(cpu::rewrite_element_addresses("q = &\n  s[i];"),
+            "q = ::kiln_cpu::element_address(\n  s, (i));");
+  EXPECT_EQ(cpu::rewrite_element_addresses("return &t[y][x +\n 1];"),
+            "return ::kiln_cpu::element_address(t[y], (x +\n 1));");
+  EXPECT_EQ(cpu::rewrite_element_addresses("p = &a[b[i]] - 1;"),
+            "p = ::kiln_cpu::element_address(a, (b[i])) - 1;");
+  EXPECT_EQ(cpu::rewrite_element_addresses("p = c ? &a[i] :&b[j];"),
+            "p = c ? ::kiln_cpu::element_address(a, (i)) : ::kiln_cpu::element_address(b, (j));");
+  EXPECT_EQ(cpu::rewrite_element_addresses("t = sum<float>(&s[0], &s[N]);"),
+            "t = sum<float>(::kiln_cpu::element_address(s, (0)), "
+            "::kiln_cpu::element_address(s, (N)));");
+  for (const char* kept : {"x = m & a[i];",
+                           "x = f(y) & a[i];",
+                           "x = a[j] & b[i];",
+                           "p = &s[i].x;",
+                           "p = &s[i]->y;",
+                           "atomicAdd(&h[b], 1);",
+                           "v = __ldg(&p[i]);",
+                           "#define END(a) &a[N]",
+                           "r = (char*)&s[N];",
+                           "float& operator[](int i);",
+                           "auto& r = s[i];",
+                           "b = a && s[i];",
+                           "b = i++ & s[j];",
+                           "p = &s[i]++;",
+                           "v = *reinterpret_cast<const float4*>(&in[4 * i]);",
+                           "memcpy(&d[i], src, 4);",
+                           "x = *&s[i];",
+                           "y = (&s[i])[1];",
+                           "f = is_same_v<T, float> & m[i];",
+                           "x = Mask{} & m[i];"})
+    EXPECT_EQ(cpu::rewrite_element_addresses(kept), kept) << kept;
+}
+
 // A template kernel run as loops or regions is compiled once, inside the module's loops: its
 // instantiation is not also built standalone (only fibers call it one thread at a time), which
 // was a quarter of a lab kernel's cold compile. As regions and as fibers, it runs.

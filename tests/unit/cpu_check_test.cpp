@@ -405,5 +405,58 @@ __global__ void through(float* out) {
   checking().backend->free(out);
 }
 
+// `&a[N]`, an end pointer, is no access: a checked build takes it for a shared array, a
+// pointer parameter and dynamic shared memory alike, and reports an address past it. An
+// atomic's `&a[i]` is its access (it takes a raw pointer): i < N there.
+TEST(CpuCheck, EndPointersAreAddressesNotAccesses) {
+  Checked k = build_checked(R"(#define N 8
+__device__ float sum(const float* b, const float* e) { float t = 0; while (b != e) t += *b++; return t; }
+__global__ void ends(const float* in, float* out, int* hist, int n, int which, int at) {
+  __shared__ float s[N];
+  extern __shared__ float d[];
+  s[threadIdx.x] = in[threadIdx.x];
+  d[threadIdx.x] = 2 * in[threadIdx.x];
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    out[0] = sum(&s[0], &s[N]) + sum(&d[0], &d[N]) + sum(&in[0], &in[n]);
+    if (which == 1) atomicAdd(&hist[at], 1);
+    if (which == 2) out[1] = *(&s[at] - 1);
+    if (which == 3) out[1] = *(&in[at] - 1);
+    if (which == 4) out[1] = *(&d[at] - 1);
+  }
+})",
+                            "ends");
+  float* in = static_cast<float*>(checking().backend->alloc(8 * sizeof(float)));
+  float* out = static_cast<float*>(checking().backend->alloc(2 * sizeof(float)));
+  int* hist = static_cast<int*>(checking().backend->alloc(8 * sizeof(int)));
+  std::vector<float> host_in(8);
+  for (int i = 0; i < 8; ++i) host_in[i] = float(i + 1);  // sum 36
+  checking().backend->copy_to_device(in, host_in.data(), 8 * sizeof(float), nullptr);
+  const std::size_t dyn = 8 * sizeof(float);
+  auto run = [&](int which, int at) {
+    return launch_error_shared(*k.kernel, {1, 1, 1}, {8, 1, 1}, dyn, in, out, hist, 8, which, at);
+  };
+  EXPECT_EQ(run(0, 0), "");
+  float result = 0;
+  checking().backend->copy_to_host(&result, out, sizeof result, nullptr);
+  EXPECT_EQ(result, 36.0f * 4);
+  for (int which = 2; which <= 4; ++which) EXPECT_EQ(run(which, 8), "") << which;  // end pointers
+  const struct {
+    int which, at, line;
+    const char* message;
+  } reports[] = {{1, 8, 11, "element 8 of a device array of 8 element(s)"},
+                 {2, 9, 12, "index 9 of a __shared__ array's dimension of 8"},
+                 {3, 9, 13, "element 9 of a device array of 8 element(s)"},
+                 {4, 9, 14, "element 9 of the dynamic shared memory"}};
+  for (const auto& r : reports) {
+    const std::string m = run(r.which, r.at);
+    EXPECT_NE(m.find(r.message), std::string::npos) << r.which << ": " << m;
+    EXPECT_NE(m.find("check_kernel.cu:" + std::to_string(r.line)), std::string::npos) << m;
+  }
+  checking().backend->free(in);
+  checking().backend->free(out);
+  checking().backend->free(hist);
+}
+
 }  // namespace
 }  // namespace kiln::cpu_test

@@ -26,6 +26,10 @@ TEST(CpuGpuCasts, ExplicitIntegerCastsConvertAsAGpu) {
       {"y = std::int64_t(d);", "y = kiln_cpu::gpu_cast<std::int64_t>(d);"},
       {"y = static_cast<short>(d);", "y = kiln_cpu::gpu_cast<short>(d);"},
       {"y = (int)x++;", "y = kiln_cpu::gpu_cast<int>(x++);"},
+      {"y = (long long)(unsigned long long)f;",
+       "y = kiln_cpu::gpu_cast<long long>(kiln_cpu::gpu_cast<unsigned long long>(f));"},
+      {"y = (int)(unsigned)(short)x;",
+       "y = kiln_cpu::gpu_cast<int>(kiln_cpu::gpu_cast<unsigned>(kiln_cpu::gpu_cast<short>(x)));"},
       // Left alone: no operand (declarations, sizeof), integer operands, templates, other
       // types, directives, declarations that look like casts.
       {"void f(int);", ""},

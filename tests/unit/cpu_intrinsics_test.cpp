@@ -1,6 +1,8 @@
 // The cpu prelude's intrinsics and atomics against known answers.
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <limits>
 
 #include "cpu_test_util.h"
 
@@ -81,6 +83,29 @@ __global__ void k(long long* o, float* f, double* d) {
   const double two53 = 9007199254740992.0;
   EXPECT_EQ(d.host(), (std::vector<double>{two53, two53 + 2, -two53,
                                            std::nextafter(18446744073709551616.0, 0.0), -7, 7}));
+}
+
+// A NaN converted to an integer gives what an H200 gave (2026-11-27; bench/results): 0 from a
+// float to 32 bits or fewer, the sign bit alone from a double or to 64 bits; casts, intrinsics
+// and inline cvt alike.
+TEST(CpuIntrinsics, NaNConvertsAsTheGpuDid) {
+  Built b = build(R"(
+__global__ void k(long long* o, float f, double d) {
+  o[0] = (int)f; o[1] = (unsigned)f; o[2] = (long long)f; o[3] = (long long)(unsigned long long)f;
+  o[4] = (short)f; o[5] = (int)d; o[6] = (unsigned)d; o[7] = (long long)d; o[8] = (short)d;
+  o[9] = (unsigned char)d; o[10] = __float2int_rz(f); o[11] = __float2ll_rz(f);
+  o[12] = __double2int_rz(d); o[13] = __double2uint_rz(d); o[14] = (long long)__double2ull_rn(d);
+  long long p; asm("cvt.rzi.s64.f64 %0, %1;" : "=l"(p) : "d"(d)); o[15] = p;
+  int q; asm("cvt.rzi.s32.f64 %0, %1;" : "=r"(q) : "d"(d)); o[16] = q;
+  asm("cvt.rni.s32.f32 %0, %1;" : "=r"(q) : "f"(f)); o[17] = q;
+})",
+                  "k");
+  Buffer<long long> o(18);
+  launch(*b.kernel, {1}, {1}, 0, o.p, std::nanf(""), std::nan(""));
+  const long long sign64 = std::numeric_limits<long long>::min(), sign32 = INT_MIN;
+  EXPECT_EQ(o.host(),
+            (std::vector<long long>{0, 0, sign64, sign64, 0, sign32, 1ll << 31, sign64, 0, 0, 0,
+                                    sign64, sign32, 1ll << 31, sign64, sign64, sign32, 0}));
 }
 
 TEST(CpuIntrinsics, VectorTypes) {

@@ -4,11 +4,14 @@
 // decltype declarations, calls that need no threadIdx): what is taken and declined, and
 // kernels written as CUDA code does, checked against host references and against the same
 // source run as fibers (regions off).
+#include <fstream>
 #include <numeric>
 
 #include "cpu_test_util.h"
 #include "jit/cpu/inline_sync.h"
 #include "jit/cpu/regions.h"
+#include "runtime/error.h"
+#include "temp_dir.h"
 
 namespace kiln::cpu_test {
 namespace {
@@ -1146,6 +1149,84 @@ __global__ void reverse(int* p) {
     for (int j = i - i % 32; j <= i; ++j) sum += in[j];
     ASSERT_EQ(out.host()[i], sum) << i;
     ASSERT_EQ(rev.host()[i], in[63 - i]) << i;
+  }
+}
+
+// A kernel file whose block reduction lives in a quoted header (as CUDA samples keep theirs):
+// the header is spliced in, so the kernel runs as regions, not fibers; the compiler's errors
+// still name the kernel file's own lines.
+TEST(CpuRegions, SynchronisingHelpersInAQuotedHeader) {
+  test::TempDir tmp;
+  const auto write = [&](const char* name, const std::string& text) {
+    std::ofstream(tmp.path() / name) << text;
+  };
+  write("reduce.cuh", R"(#pragma once
+__device__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ float block_sum(float v) {
+  __shared__ float partial[32];
+  v = warp_sum(v);
+  if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = v;
+  __syncthreads();
+  v = threadIdx.x < blockDim.x / 32 ? partial[threadIdx.x % 32] : 0.0f;
+  if (threadIdx.x < 32) v = warp_sum(v);
+  return v;
+}
+)");
+  const std::string kernel = R"(#include "reduce.cuh"
+#include "reduce.cuh"
+__global__ void total(const float* x, float* out) {
+  float v = block_sum(x[blockIdx.x * blockDim.x + threadIdx.x]);
+  if (threadIdx.x == 0) out[blockIdx.x] = v;
+}
+)";
+  CompileRequest req;
+  req.source = kernel;
+  req.filename = (tmp.path() / "total.cu").string();
+  req.name_expressions = {"total"};
+  const CompileResult result = cpu().compiler->compile(req);
+  std::unique_ptr<Module> module = cpu().backend->load(result);
+  std::unique_ptr<Program> total = module->kernel(result.lowered_names[0]);
+  EXPECT_EQ(total->attributes().threads, "regions") << total->attributes().why;
+  std::vector<float> in(3 * 256);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = float(i % 7);
+  Buffer<float> din(in), out(3, 0.0f);
+  launch(*total, {3}, {256}, 0, din.p, out.p);
+  for (int b = 0; b < 3; ++b) {
+    float want = 0;
+    for (int i = 0; i < 256; ++i) want += in[b * 256 + i];
+    EXPECT_EQ(out.host()[b], want) << b;
+  }
+  // A header whose splice does not compile (it asks to be included) goes as written; one that
+  // #defines a barrier macro is not spliced (its uses would hide their barriers from the plan):
+  // both right, as fibers.
+  for (const char* odd : {"#if __INCLUDE_LEVEL__ == 0\n#error include me\n#endif\n",
+                          "#define SYNC() __syncthreads()\n"}) {
+    write("odd.cuh", std::string(odd) +
+                         "__device__ float twice_sum(float v, float* s) {\n  s[threadIdx.x] = v;\n"
+                         "  __syncthreads();\n  return s[0] + s[1];\n}\n");
+    CompileRequest odd_req = req;
+    odd_req.source =
+        "#include \"odd.cuh\"\n__global__ void pair(float* out) {\n"
+        "  __shared__ float s[2];\n  out[threadIdx.x] = twice_sum(threadIdx.x + 1, s);\n}\n";
+    odd_req.name_expressions = {"pair"};
+    const CompileResult r = cpu().compiler->compile(odd_req);
+    std::unique_ptr<Module> m = cpu().backend->load(r);
+    std::unique_ptr<Program> pair = m->kernel(r.lowered_names[0]);
+    EXPECT_EQ(pair->attributes().threads, "fibers") << odd;
+    Buffer<float> two(2, 0.0f);
+    launch(*pair, {1}, {2}, 0, two.p);
+    EXPECT_EQ(two.host()[0], 3.0f) << odd;
+    EXPECT_EQ(two.host()[1], 3.0f) << odd;
+  }
+  req.source = kernel + "__global__ void broken(float* x) {\n  x[0] = undefined_thing;\n}\n";
+  try {
+    cpu().compiler->compile(req);
+    ADD_FAILURE() << "compiled";
+  } catch (const CompileError& e) {
+    EXPECT_NE(e.log().find("total.cu:8:"), std::string::npos) << e.log();
   }
 }
 

@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +70,76 @@ TEST(WalkIncludes, AngledOnlyWhenFollowedAndFromIncludeDirs) {
   EXPECT_EQ(names(found), (std::vector<std::string>{"sync.h", "q.h"}));
   EXPECT_EQ(found[0].text, "__syncthreads();\n");
   EXPECT_EQ(names(walk_includes(text, d)), std::vector<std::string>{});  // no include dirs
+}
+
+// Quoted headers spliced in place between #line directives (each file's own lines), nested
+// ones from their own folder, `#pragma once` as a guard, a cycle cut, a missing header and an
+// angled one left to the compiler.
+TEST(SpliceIncludes, HeadersInPlaceWithTheirLines) {
+  test::TempDir tmp;
+  const fs::path d = tmp.path();
+  write(d / "sub/h.cuh", "#pragma once\n#include \"g.cuh\"\nint h;\n");
+  write(d / "sub/g.cuh", "#include \"h.cuh\"\nint g;");  // a cycle; no final newline
+  const std::string text =
+      "// k\n#include \"sub/h.cuh\"\n#include <cstdio>\n#include \"none.h\"\nint k;\n";
+  const std::string h = fs::weakly_canonical(d / "sub/h.cuh").string();
+  const std::string g = fs::weakly_canonical(d / "sub/g.cuh").string();
+  std::vector<IncludedFile> headers;
+  const std::optional<std::string> spliced = splice_includes(text, "k.cu", d, {}, &headers);
+  ASSERT_TRUE(spliced);
+  EXPECT_EQ(*spliced, "// k\n#line 1 \"" + h + "\"\n\n#line 1 \"" + g + "\"\n\nint g;\n#line 3 \"" +
+                          h +
+                          "\"\nint h;\n#line 3 \"k.cu\"\n#include <cstdio>\n#include "
+                          "\"none.h\"\nint k;\n");
+  ASSERT_EQ(headers.size(), 2u);
+  EXPECT_EQ(headers[0].path.string(), h);
+  EXPECT_EQ(headers[1].text, "#include \"h.cuh\"\nint g;");
+  // A scan's message about a line of the spliced text names the line as written.
+  const auto line_of = [&](const std::string& what) {
+    const std::size_t at = spliced->find(what);
+    return std::to_string(1 + std::count(spliced->begin(), spliced->begin() + long(at), '\n'));
+  };
+  EXPECT_EQ(written_places("g at k.cu:" + line_of("int g;") + ", k at k.cu:" + line_of("int k;") +
+                               ", k.cu:999",
+                           *spliced, "k.cu"),
+            "g at " + g + ":2, k at k.cu:5, k.cu:999");
+  EXPECT_EQ(written_places("at my_k.cu:2", *spliced, "k.cu"), "at my_k.cu:2");
+  // Nothing to splice; a header from an include folder; a string's source has no folder.
+  EXPECT_FALSE(splice_includes("#include <cstdio>\nint k;\n", "k.cu", d, {}));
+  EXPECT_TRUE(splice_includes("#include \"h.cuh\"\n", "kernel.cu", {}, {d / "sub"}));
+  EXPECT_FALSE(splice_includes("#include \"sub/h.cuh\"\n", "kernel.cu", {}, {}));
+  // A header included once (`#pragma once`, an include guard) is spliced once; one without
+  // either at each #include.
+  write(d / "guarded.h", "// g\n#ifndef GUARDED_H\n#define GUARDED_H\nint guarded;\n#endif\n");
+  write(d / "half.h", "#ifndef HALF_H\n#define HALF_H\n#endif\nint half;\n");  // (not all of it)
+  write(d / "plain.h", "x += 1;\n");
+  const std::string twice = splice_includes(
+                                "#include \"sub/h.cuh\"\n#include \"guarded.h\"\n"
+                                "#include \"sub/h.cuh\"\n#include \"guarded.h\"\n"
+                                "#include \"plain.h\"\n#include \"plain.h\"\n"
+                                "#include \"half.h\"\n#include \"half.h\"\n",
+                                "k.cu", d, {})
+                                .value_or("");
+  const auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = twice.find(what); at != std::string::npos; at = twice.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count("int h;"), 1u) << twice;
+  EXPECT_EQ(count("int guarded;"), 1u) << twice;
+  EXPECT_EQ(count("x += 1;"), 2u) << twice;
+  EXPECT_EQ(count("int half;"), 2u) << twice;
+  // Past the size bound: none.
+  EXPECT_FALSE(splice_includes(text, "k.cu", d, {}, nullptr, 16));
+  // A byte-order mark starts only a file: dropped. An #include with more on its line (a
+  // comment running on) stays as written.
+  write(d / "bom.h", "\xEF\xBB\xBFint bom;\n");
+  EXPECT_EQ(splice_includes("#include \"bom.h\"\n", "k.cu", d, {}).value_or(""),
+            "#line 1 \"" + fs::weakly_canonical(d / "bom.h").string() +
+                "\"\nint bom;\n#line 2 \"k.cu\"\n");
+  EXPECT_FALSE(splice_includes("#include \"bom.h\" /* and\n more */\n", "k.cu", d, {}));
+  EXPECT_TRUE(splice_includes("#include \"bom.h\"  // the mark\n", "k.cu", d, {}));
 }
 
 TEST(SourceText, IncludedTextsChangeWithAHeader) {
