@@ -67,15 +67,37 @@ bool stat_file(const std::filesystem::path& path, std::int64_t* mtime_ns, std::u
   return true;
 }
 
+// Whether token i of t is the first of a directive (the lexer drops the '#': a directive's
+// first token is the first marked one on its line).
+bool directive_start(const std::vector<Token>& t, std::size_t i) {
+  return t[i].directive && (i == 0 || !t[i - 1].directive || t[i - 1].line != t[i].line);
+}
+
+// The header "name" an #include in a file of folder dir finds: in dir (none when empty), then
+// in include_dirs; nullopt when none is a regular file. (The one header search: the walk's and
+// the splice's.)
+std::optional<std::filesystem::path> find_quoted(
+    const std::string& name, const std::filesystem::path& dir,
+    const std::vector<std::filesystem::path>& include_dirs) {
+  std::vector<std::filesystem::path> candidates;
+  if (!dir.empty()) candidates.push_back(dir / name);
+  for (const auto& d : include_dirs) candidates.push_back(d / name);
+  for (const auto& c : candidates) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(c, ec)) continue;
+    std::filesystem::path p = std::filesystem::weakly_canonical(c, ec);
+    if (!ec) return p;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<IncludeLine> find_includes(std::string_view text) {
   std::vector<IncludeLine> lines;
   std::vector<Token> t = lex(text);
   for (std::size_t i = 0; i + 1 < t.size(); ++i) {
-    // The lexer drops the '#': a directive's first token is the first marked one on its line.
-    bool first = t[i].directive && (i == 0 || !t[i - 1].directive || t[i - 1].line != t[i].line);
-    if (!first || !is_ident(t[i], "include") || !t[i + 1].directive) continue;
+    if (!directive_start(t, i) || !is_ident(t[i], "include") || !t[i + 1].directive) continue;
     if (t[i + 1].kind == Token::string) {
       lines.push_back({t[i + 1].text, true});
     } else if (is_punct(t[i + 1], "<")) {
@@ -98,37 +120,14 @@ void walk(std::string_view text, const std::filesystem::path& dir,
           std::vector<IncludedFile>& out) {
   for (const IncludeLine& inc : find_includes(text)) {
     if (!inc.quoted && !(follow_angled && follow_angled(inc.name))) continue;
-    std::vector<std::filesystem::path> candidates;
-    if (inc.quoted) candidates.push_back(dir / inc.name);
-    for (const auto& d : include_dirs) candidates.push_back(d / inc.name);
-    for (const auto& c : candidates) {
-      std::error_code ec;
-      if (!std::filesystem::is_regular_file(c, ec)) continue;
-      std::filesystem::path p = std::filesystem::weakly_canonical(c, ec);
-      if (ec || !seen.insert(p).second) break;
-      out.push_back({p, read_file(p)});
-      std::string included = out.back().text;  // out may grow: walk a copy
-      walk(included, p.parent_path(), include_dirs, follow_angled, seen, out);
-      break;
-    }
+    // ("name" in dir, the current folder when dir is empty; <name> in include_dirs only)
+    const std::optional<std::filesystem::path> p = find_quoted(
+        inc.name, inc.quoted ? (dir.empty() ? std::filesystem::path(".") : dir) : "", include_dirs);
+    if (!p || !seen.insert(*p).second) continue;
+    out.push_back({*p, read_file(*p)});
+    std::string included = out.back().text;  // out may grow: walk a copy
+    walk(included, p->parent_path(), include_dirs, follow_angled, seen, out);
   }
-}
-
-// The header "name" an #include in a file of folder dir finds: in dir (none when empty), then
-// in include_dirs; nullopt when none is a regular file.
-std::optional<std::filesystem::path> find_quoted(
-    const std::string& name, const std::filesystem::path& dir,
-    const std::vector<std::filesystem::path>& include_dirs) {
-  std::vector<std::filesystem::path> candidates;
-  if (!dir.empty()) candidates.push_back(dir / name);
-  for (const auto& d : include_dirs) candidates.push_back(d / name);
-  for (const auto& c : candidates) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(c, ec)) continue;
-    std::filesystem::path p = std::filesystem::weakly_canonical(c, ec);
-    if (!ec) return p;
-  }
-  return std::nullopt;
 }
 
 // name as the body of a C string literal (for #line).
@@ -139,12 +138,6 @@ std::string quoted_name(const std::string& name) {
     out += c;
   }
   return out;
-}
-
-// Whether token i of t is the first of a directive (the lexer drops the '#': a directive's
-// first token is the first marked one on its line).
-bool directive_start(const std::vector<Token>& t, std::size_t i) {
-  return t[i].directive && (i == 0 || !t[i - 1].directive || t[i - 1].line != t[i].line);
 }
 
 // Whether a header's tokens are included once: `#pragma once`, or an include guard around all

@@ -797,6 +797,10 @@ bool pointer_param(const std::vector<jit::Token>& t, std::size_t first, std::siz
       continue;
     }
     if (jit::is_ident(k, "const") || jit::is_ident(k, "volatile")) continue;
+    // (a built-in type of several words: `unsigned int`, `long long`, `unsigned char`)
+    static const std::set<std::string, std::less<>> builtin{"unsigned", "signed", "short", "long",
+                                                            "int",      "char",   "double"};
+    if (named && builtin.count(k.text) && builtin.count(t[j - 1].text)) continue;
     if (k.kind == jit::Token::ident && !named) {
       named = true;
       while (j + 2 < s && jit::is_punct(t[j + 1], "::") && t[j + 2].kind == jit::Token::ident)

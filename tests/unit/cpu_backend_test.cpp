@@ -429,7 +429,12 @@ __global__ void __launch_bounds__(64) s(int* x) { /* return */ if (!x) return; _
   // Pointer parameters become checked pointers (check mode); others stay as written.
   std::string params = cpu::rewrite_pointer_params(
       "__global__ void k(const float* __restrict__ a, kiln::Vec<int, 2>* v, int& r, float* b[4],\n"
-      "                  unsigned int n, volatile int * flag) {}");
+      "                  unsigned int n, volatile int * flag, unsigned int* h, const long long* "
+      "l,\n"
+      "                  Thing Other* x) {}");
+  EXPECT_NE(params.find("::kiln_cpu::checked_ptr<unsigned int> h"), std::string::npos) << params;
+  EXPECT_NE(params.find("::kiln_cpu::checked_ptr<const long long> l"), std::string::npos) << params;
+  EXPECT_NE(params.find("Thing Other* x"), std::string::npos) << params;
   EXPECT_NE(params.find("::kiln_cpu::checked_ptr<const float> a"), std::string::npos) << params;
   EXPECT_NE(params.find("::kiln_cpu::checked_ptr<kiln::Vec<int, 2>> v"), std::string::npos)
       << params;

@@ -458,5 +458,25 @@ __global__ void ends(const float* in, float* out, int* hist, int n, int which, i
   checking().backend->free(hist);
 }
 
+// A pointer parameter of a built-in type of several words (`unsigned int*`) is checked as
+// `int*` is: an off-by-one histogram bin is reported at its atomic.
+TEST(CpuCheck, SeveralWordTypesAreCheckedToo) {
+  Checked k = build_checked(R"(__global__ void bins(const int* b, int n, unsigned int* hist) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) atomicAdd(&hist[b[i]], 1u);
+})",
+                            "bins");
+  int* b = static_cast<int*>(checking().backend->alloc(4 * sizeof(int)));
+  unsigned* hist = static_cast<unsigned*>(checking().backend->alloc(16 * sizeof(unsigned)));
+  const std::vector<int> host_b{0, 1, 2, 16};
+  checking().backend->copy_to_device(b, host_b.data(), 4 * sizeof(int), nullptr);
+  EXPECT_EQ(launch_error(*k.kernel, {1, 1, 1}, {32, 1, 1}, b, 3, hist), "");
+  const std::string m = launch_error(*k.kernel, {1, 1, 1}, {32, 1, 1}, b, 4, hist);
+  EXPECT_NE(m.find("element 16 of a device array of 16 element(s)"), std::string::npos) << m;
+  EXPECT_NE(m.find("check_kernel.cu:3"), std::string::npos) << m;
+  checking().backend->free(b);
+  checking().backend->free(hist);
+}
+
 }  // namespace
 }  // namespace kiln::cpu_test
