@@ -293,14 +293,20 @@ std::string reached_why(const std::vector<jit::Token>& body, const OutsideCode& 
 }
 
 // The identifiers text declares at namespace or class scope (not inside a function's body): a
-// method (`reduce(`), a variable (`auto f = [] ...`, `Functor f;`), a type (`struct Reduce`).
+// method (`reduce(`), a variable (`auto f = [] ...`, `Functor f;`), a type (`struct Reduce`), a
+// macro.
 std::set<std::string> declared_names(std::string_view text) {
   const std::vector<jit::Token> t = jit::lex(text);
   std::set<std::string> names;
   std::vector<bool> counts;  // each open brace: whether it is a class's or function's (depth)
   int depth = 0;
   for (std::size_t k = 0; k + 1 < t.size(); ++k) {
-    if (t[k].directive) continue;
+    if (t[k].directive) {  // a macro's name (`#define SYNC() __syncthreads()`)
+      if (is_ident(t[k], "define") && t[k + 1].directive && t[k + 1].line == t[k].line &&
+          t[k + 1].kind == jit::Token::ident && (k == 0 || t[k - 1].line != t[k].line))
+        names.insert(t[k + 1].text);
+      continue;
+    }
     if (is_punct(t[k], "{")) {  // (a namespace's or extern "C"'s braces add no depth)
       const bool scope = (k > 0 && is_ident(t[k - 1], "namespace")) ||
                          (k > 1 && is_ident(t[k - 2], "namespace")) ||

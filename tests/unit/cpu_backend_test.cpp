@@ -669,6 +669,13 @@ __global__ void overload(float* x) { x[0] = scale(x[0]); }
 )";
   EXPECT_EQ(modes(helpers + kernels, {"own", "none", "nested", "warp", "overload"}),
             (M{coroutines, loop, fibers, fibers, fibers}));
+  // A barrier macro left unexpanded (a quoted #include follows it): the kernel naming it runs
+  // as fibers, one naming none as it would.
+  EXPECT_EQ(modes("#define SYNC() __syncthreads()\n#include \"other.cuh\"\n"
+                  "__global__ void rev(int* p) { __shared__ int s[64]; s[threadIdx.x] = p[0]; "
+                  "SYNC(); p[0] = s[1]; }\n__global__ void copy(int* p) { p[1] = p[0]; }\n",
+                  {"rev", "copy"}),
+            (M{fibers, loop}));
   auto nested = cpu::thread_plans(helpers + kernels, "p.cu", {}, {"nested", "warp", "own"});
   EXPECT_EQ(nested[0].why,
             "its body does not synchronise, but it may call code that does: a barrier outside a "
