@@ -188,9 +188,14 @@ int device_array_tostring(lua_State* L) {
                       shape_string(d->shape).c_str());
       return 1;
     }
-    HostArray h(d->shape, d->dtype);
-    d->buffer->backend().copy_to_host(h.data(), d->data(), d->nbytes(), nullptr);
-    std::string text = format_array(h);
+    // Only the elements shown are copied: a 9 GB array's text is not a 9 GB copy.
+    const std::size_t bytes = dtype_info(d->dtype).size;
+    HostArray shown =
+        printed_elements(d->shape, d->dtype, [&](std::int64_t first, std::int64_t count, void* to) {
+          d->buffer->backend().copy_to_host(
+              to, static_cast<const std::byte*>(d->data()) + first * bytes, count * bytes, nullptr);
+        });
+    std::string text = format_printed(shown, d->shape);
     if (!text.empty() && text.back() == ')')
       text.insert(text.size() - 1, ", device=" + d->buffer->backend().name());
     lua_pushstring(L, ("device_" + text).c_str());

@@ -233,18 +233,28 @@ std::string format_block(const HostArray& a, const ElementFormat& fmt, int dim, 
 
 }  // namespace
 
-std::string format_array(const HostArray& a) {
+namespace {
+
+// Whether an array of this shape and dtype prints summarized (a vector dtype's lanes count).
+bool summarized(const Shape& shape, DType dtype) {
+  std::int64_t lanes = is_vector(dtype) ? dtype_info(dtype).lanes : 1;
+  return shape_size(shape) > kSummaryThreshold / lanes;
+}
+
+// The text of an array of `shape` from `a`, which holds either all its elements (a.shape() ==
+// shape) or just those it prints (printed_shape(shape)).
+std::string format_as(const HostArray& a, const Shape& shape, bool summarize) {
   // A vector array prints as its lanes, one more axis, under its own dtype's name.
   if (is_vector(a.dtype())) {
     const DTypeInfo& info = dtype_info(a.dtype());
-    Shape lanes = a.shape();
+    Shape lanes = a.shape(), shape_lanes = shape;
     lanes.push_back(info.lanes);
-    std::string s = format_array(a.viewed(info.base).reshaped(lanes));
+    shape_lanes.push_back(info.lanes);
+    std::string s = format_as(a.viewed(info.base).reshaped(lanes), shape_lanes, summarize);
     const std::string from = std::string("dtype=") + dtype_name(info.base);
     s.replace(s.rfind(from), from.size(), std::string("dtype=") + dtype_name(a.dtype()));
     return s;
   }
-  bool summarize = a.size() > kSummaryThreshold;
   std::vector<std::int64_t> shown;
   if (a.size() > 0) shown_indices(a, 0, 0, summarize, shown);  // {2^62, 0} has no rows to walk
   ElementFormat fmt(a, shown);
@@ -258,12 +268,68 @@ std::string format_array(const HostArray& a) {
   }
   std::string s = "array(" + body + ",";
   std::string tail;
-  if (summarize || (a.size() == 0 && a.ndim() != 1))
-    tail = "shape=" + shape_string(a.shape()) + ", ";
+  if (summarize || (a.size() == 0 && a.ndim() != 1)) tail = "shape=" + shape_string(shape) + ", ";
   tail += std::string("dtype=") + dtype_name(a.dtype()) + ")";
   std::size_t last_line = s.size() - (s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1);
   s += last_line + 1 + tail.size() > kLineWidth ? "\n" + std::string(6, ' ') : " ";
   return s + tail;
+}
+
+}  // namespace
+
+std::string format_array(const HostArray& a) {
+  return format_as(a, a.shape(), summarized(a.shape(), a.dtype()));
+}
+
+Shape printed_shape(const Shape& shape, DType dtype) {
+  if (!summarized(shape, dtype)) return shape;
+  Shape out = shape;
+  for (std::int64_t& n : out)
+    if (elided(n, true)) n = 2 * kEdgeItems + 1;  // the middle position is never shown
+  return out;
+}
+
+HostArray printed_elements(const Shape& shape, DType dtype, const ReadElements& read) {
+  HostArray out(printed_shape(shape, dtype), dtype);
+  const Shape& cut = out.shape();
+  const bool summarize = summarized(shape, dtype);
+  const std::size_t bytes = dtype_info(dtype).size;
+  auto* to = static_cast<std::byte*>(out.data());
+  // Walks the printed array in order, joining elements whose sources follow one another into
+  // one read: a cut axis's middle position is skipped, its last kEdgeItems come from its end.
+  std::int64_t run_from = -1, run_to = 0, run_count = 0;
+  auto flush = [&] {
+    if (run_count > 0) read(run_from, run_count, to + run_to * bytes);
+    run_count = 0;
+  };
+  std::vector<std::int64_t> index(cut.size(), 0);
+  for (std::int64_t i = 0; i < out.size(); ++i) {
+    std::int64_t source = 0;
+    bool middle = false;
+    for (std::size_t d = 0; d < cut.size(); ++d) {
+      std::int64_t k = index[d];
+      if (elided(shape[d], summarize)) {
+        middle |= k == kEdgeItems;
+        if (k > kEdgeItems) k += shape[d] - cut[d];
+      }
+      source = source * shape[d] + k;
+    }
+    if (middle || source != run_from + run_count || i != run_to + run_count) flush();
+    if (!middle) {
+      if (run_count == 0) run_from = source, run_to = i;
+      ++run_count;
+    }
+    for (std::size_t d = cut.size(); d-- > 0;) {  // the next index, last axis fastest
+      if (++index[d] < cut[d]) break;
+      index[d] = 0;
+    }
+  }
+  flush();
+  return out;
+}
+
+std::string format_printed(const HostArray& printed, const Shape& shape) {
+  return format_as(printed, shape, summarized(shape, printed.dtype()));
 }
 
 namespace {

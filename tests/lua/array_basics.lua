@@ -160,3 +160,11 @@ fails("astype: element 1 (300) is out of range for uint8", function() return arr
 fails("cannot assign to field 'foo'", function() a.foo = 1 end)
 fails("kiln.array expected", array.equal, {}, a)
 assert(a.foo == nil)
+
+-- A device array prints as its host copy does, summarized past 1000 elements (copying only the
+-- elements shown), with the device named.
+for _, shape in ipairs({ { 5 }, { 3000 }, { 40, 50 }, { 9, 2, 300 } }) do
+  local h = array.arange(shape[1] * (shape[2] or 1) * (shape[3] or 1), "int32"):reshape(shape)
+  local want = "device_" .. tostring(h):gsub("%)$", ", device=" .. cuda.backend() .. ")")
+  assert(tostring(cuda.to_device(h)) == want, tostring(cuda.to_device(h)) .. "\nwant\n" .. want)
+end

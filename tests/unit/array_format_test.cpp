@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 namespace kiln {
 namespace {
@@ -57,6 +58,39 @@ TEST(FormatArrayHtml, TableElidedLikeTheText) {
             "<table class=\"kiln-array\"><caption>array of shape (0,), int8</caption></table>");
   EXPECT_NE(format_array_html(HostArray({2}, DType::float4)).find("float4</caption>"),
             std::string::npos);
+}
+
+// The text from just the printed elements (what a device array copies) equals the whole array's,
+// for arrays summarized along some axes and not others, vector dtypes and empty and scalar ones;
+// and the reads stay small however large the array.
+TEST(FormatArray, PrintedElementsGiveTheWholeArraysText) {
+  const struct {
+    Shape shape;
+    DType dtype;
+  } cases[] = {{{2000}, DType::float32},  {{40, 50}, DType::int32},   {{10, 3, 40}, DType::float64},
+               {{1001, 1}, DType::int16}, {{5, 7}, DType::uint8},     {{300}, DType::float4},
+               {{334}, DType::float3},    {{333}, DType::float3},     {{0, 3}, DType::float32},
+               {{}, DType::int64},        {{7, 7, 7, 7}, DType::int8}};
+  for (const auto& c : cases) {
+    HostArray whole(c.shape, c.dtype);
+    auto* bytes = static_cast<unsigned char*>(whole.data());
+    for (std::int64_t i = 0; i < whole.nbytes(); ++i)
+      bytes[i] = static_cast<unsigned char>(i * 37 % 61);
+    const std::size_t element = dtype_info(c.dtype).size;
+    std::int64_t read = 0;
+    HostArray printed =
+        printed_elements(c.shape, c.dtype, [&](std::int64_t first, std::int64_t count, void* to) {
+          ASSERT_GE(first, 0);
+          ASSERT_LE((first + count) * std::int64_t(element), whole.nbytes());
+          std::memcpy(to, bytes + first * element, count * element);
+          read += count;
+        });
+    SCOPED_TRACE(shape_string(c.shape) + " " + std::string(dtype_info(c.dtype).name));
+    EXPECT_EQ(format_printed(printed, c.shape), format_array(whole));
+    EXPECT_LE(read, std::min<std::int64_t>(whole.size(), 6 * 6 * 6 * 6));
+  }
+  EXPECT_EQ(printed_shape({100000, 3}, DType::float32), (Shape{7, 3}));
+  EXPECT_EQ(printed_shape({10, 10}, DType::float32), (Shape{10, 10}));  // 100 elements: all shown
 }
 
 }  // namespace
