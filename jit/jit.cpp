@@ -115,9 +115,10 @@ class SlowCompileNotice {
  public:
   SlowCompileNotice(const JitOptions& options, const CompileRequest& request) {
     if (!options.on_slow_compile || options.compile_notice_ms <= 0) return;
-    std::string what;
+    const std::string file = request.filename.empty() ? "kernel.cu" : request.filename;
+    std::string what;  // "k1, k2 (file)"; the file alone for a build of no kernel (a layout probe)
     for (const std::string& e : request.name_expressions) what += (what.empty() ? "" : ", ") + e;
-    what += " (" + (request.filename.empty() ? std::string("kernel.cu") : request.filename) + ")";
+    what = what.empty() ? file : what + " (" + file + ")";
     const auto delay = std::chrono::duration<double, std::milli>(options.compile_notice_ms);
     watcher_ = std::thread([this, delay, what, tell = options.on_slow_compile] {
       std::unique_lock lock(mutex_);
@@ -845,12 +846,14 @@ std::unique_ptr<Kernel::Specialisation> Kernel::compile(const std::string& name_
   const std::size_t index =
       std::find(r.name_expressions.begin(), r.name_expressions.end(), name_expression) -
       r.name_expressions.begin();
-  const void* owner =
-      has_settable_globals(source_->text()) || !find_texture_references(source_->text()).empty()
-          ? globals_.get()
-          : nullptr;
+  // A build whose globals Lua may set (its own or its headers') belongs to this module alone.
+  const std::vector<std::string> headers = source_->included_texts();
+  const bool settable = has_settable_globals(source_->text()) ||
+                        !find_texture_references(source_->text()).empty() ||
+                        std::any_of(headers.begin(), headers.end(),
+                                    [](const std::string& h) { return has_settable_globals(h); });
   try {
-    spec->build = jit_->build(r, source_->included_texts(), owner);
+    spec->build = jit_->build(r, headers, settable ? globals_.get() : nullptr);
   } catch (const CompileError& e) {
     const std::vector<bool> conditional = conditional_lines(source_->text());
     if (decl.line >= int(conditional.size()) || !conditional[decl.line]) throw;

@@ -306,11 +306,14 @@ std::filesystem::path SourceText::folder() const {
   return parent.empty() ? std::filesystem::path(".") : parent;
 }
 
+std::vector<IncludedFile> SourceText::headers() const {
+  if (!is_file_) return {};
+  return walk_includes(text_, folder());
+}
+
 std::vector<std::string> SourceText::included_texts() const {
   std::vector<std::string> texts;
-  if (!is_file_) return texts;
-  for (IncludedFile& f : walk_includes(text_, folder()))
-    texts.push_back(f.path.string() + "\n" + f.text);
+  for (IncludedFile& f : headers()) texts.push_back(f.path.string() + "\n" + f.text);
   return texts;
 }
 

@@ -69,8 +69,10 @@ class SourceText {
   bool is_file() const { return is_file_; }
   // The folder of a file (for #include "..."), empty for strings.
   std::filesystem::path folder() const;
-  // Path and text of every local header reachable through #include "..." (for cache keys), in
-  // the order walk_includes finds them.
+  // The local headers a file reaches through #include "..." (walk_includes from its folder), in
+  // the order walk_includes finds them; none for a string.
+  std::vector<IncludedFile> headers() const;
+  // Path and text of each of headers() (for cache keys).
   std::vector<std::string> included_texts() const;
 
   // For files: a cheap stat, then a content hash when the stat changed. True when the text

@@ -777,9 +777,19 @@ struct DeclaredGlobal {
 // a define or #define gives NTAPS a number). The count is 0 when an extent is no such number:
 // the compiled module then says how big the global is (the backends check every write against
 // the symbol's size), whatever expression gives it. Errors begin with what ("set_constant").
-DeclaredGlobal declared_global(const char* what, const std::string& text, const std::string& name,
+DeclaredGlobal declared_global(const char* what, const jit::SourceText& source,
+                               const std::string& name,
                                const std::vector<std::pair<std::string, std::string>>& defines) {
+  // The source's own declaration, else the first of its quoted headers' (`#include "taps.cuh"`),
+  // whose #defines join the source's for the extents.
+  std::string text = source.text();
   std::optional<jit::GlobalDecl> decl = jit::find_global(text, name);
+  if (!decl)
+    for (const jit::IncludedFile& header : source.headers())
+      if ((decl = jit::find_global(header.text, name))) {
+        text += "\n" + header.text;
+        break;
+      }
   if (!decl)
     throw Error(std::string(what) + ": no __constant__ or __device__ variable '" + name +
                 "' in the module");
@@ -841,8 +851,8 @@ int module_set_constant(lua_State* L) {
     std::string name = lua_tostring(L, 2);
     jit::ArgValue scalar = arg_value(L, 3);
     // (a namespace's global by its mangled name: `cfg::w`)
-    const DeclaredGlobal g = declared_global("set_constant", m->source->text(), name,
-                                             m->kernels.front()->options().defines);
+    const DeclaredGlobal g =
+        declared_global("set_constant", *m->source, name, m->kernels.front()->options().defines);
     const std::optional<DType>& declared = g.dtype;
     const long extent = g.count;
     const std::string &type = g.type, &symbol = g.symbol;
@@ -922,8 +932,8 @@ int module_get_constant(lua_State* L) {
   if (count < 0 || count > (lua_Integer(1) << 40)) luaL_argerror(L, 3, "expected an element count");
   return protect(L, [&] {
     const std::string name = lua_tostring(L, 2);
-    const DeclaredGlobal g = declared_global("get_constant", m->source->text(), name,
-                                             m->kernels.front()->options().defines);
+    const DeclaredGlobal g =
+        declared_global("get_constant", *m->source, name, m->kernels.front()->options().defines);
     const bool scalar = g.dtype && g.scalar && count == 0;
     const long elements = count > 0 ? long(count) : scalar ? 1 : g.count;
     if (elements == 0)

@@ -323,4 +323,52 @@ params:set_constant("phys::bounds", { lo = -1, hi = 4 })
 params.read_params[{1, 1}](pout)
 assert(pout:copy_to_host()[5] == 5, "set again after a launch")
 expect_error("'dx'", function() params:set_constant("c_params", { dx = 1 }) end)
+-- Globals a kernel file takes from its quoted header (`#include "taps.cuh"`, the extent a
+-- #define there): set and read by name, each module of the file with its own values.
+local dir = os.mkdtemp("kiln-header-globals")
+local function write(name, text)
+  local f = assert(io.open(dir .. "/" .. name, "w"))
+  f:write(text)
+  f:close()
+end
+write("taps.cuh", [[
+#pragma once
+#define NTAPS 3
+__constant__ float taps[NTAPS];
+__device__ int calls;
+struct Scale { float by; int plus; };
+__constant__ Scale scale;
+]])
+write("fir.cu", [[
+#include "taps.cuh"
+__global__ void fir(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float s = 0;
+  for (int t = 0; t < NTAPS; ++t) s += taps[t] * x[(i + t) % n];
+  y[i] = s * scale.by + scale.plus;
+  if (i == 0) atomicAdd(&calls, 1);
+}
+]])
+local x = cuda.to_device(array.from({ 1, 2, 3, 4 }, "float32"))
+local function fir(ts, by, plus)
+  local fm = cuda.module({ file = dir .. "/fir.cu" })
+  fm:set_constant("taps", array.from(ts, "float32"))
+  fm:set_constant("scale", { by = by, plus = plus })
+  return fm
+end
+local first, second = fir({ 1, 0, 0 }, 1, 0), fir({ 0, 1, 1 }, 2, 1)
+for _, run in ipairs({ { first, { 1, 2, 3, 4 } }, { second, { 11, 15, 11, 7 } } }) do
+  local y = cuda.device_array(4, "float32")
+  run[1].fir[{ 1, 4 }](x, y, 4)
+  local got = y:copy_to_host()
+  for i = 1, 4 do assert(got[i] == run[2][i], ("header globals: y[%d] = %s, want %s"):format(i, got[i], run[2][i])) end
+end
+first.fir[{ 1, 4 }](x, cuda.device_array(4, "float32"), 4)
+assert(first:get_constant("calls") == 2 and second:get_constant("calls") == 1, "each module counts its own calls")
+assert(array.equal(second:get_constant("taps"), array.from({ 0, 1, 1 }, "float32")))
+expect_error("holds 3 elements, the array has 4", function() first:set_constant("taps", array.ones(4, "float32")) end)
+os.remove(dir .. "/fir.cu")
+os.remove(dir .. "/taps.cuh")
+os.remove(dir)
 print("cuda_module: ok")
