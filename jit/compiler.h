@@ -23,6 +23,9 @@ struct CompileRequest {
   // It may wait for that check. A compiler whose own rewrite of the source failed asks it
   // whose fault that is. Not part of any cache key.
   std::function<std::optional<bool>()> compiles_as_cuda;
+
+  // The name compilers and messages give the source: filename, "kernel.cu" for a string's.
+  std::string file() const { return filename.empty() ? "kernel.cu" : filename; }
 };
 
 // Where a compiler keeps what it builds for its own use from one process to the next (the cpu

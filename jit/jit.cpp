@@ -115,7 +115,7 @@ class SlowCompileNotice {
  public:
   SlowCompileNotice(const JitOptions& options, const CompileRequest& request) {
     if (!options.on_slow_compile || options.compile_notice_ms <= 0) return;
-    const std::string file = request.filename.empty() ? "kernel.cu" : request.filename;
+    const std::string file = request.file();
     std::string what;  // "k1, k2 (file)"; the file alone for a build of no kernel (a layout probe)
     for (const std::string& e : request.name_expressions) what += (what.empty() ? "" : ", ") + e;
     what = what.empty() ? file : what + " (" + file + ")";

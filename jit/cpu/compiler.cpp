@@ -375,7 +375,7 @@ std::vector<std::string> CpuCompiler::prelude_flags(const Plan& plan) const {
 // prelude, #line 1 "<file>", the user's source, then the exported entry points.
 std::string CpuCompiler::translation_unit(const Plan& plan) const {
   const CompileRequest& request = plan.request;
-  std::string filename = request.filename.empty() ? "kernel.cu" : request.filename;
+  std::string filename = request.file();
   const std::string quoted = c_string_body(filename);
   const bool coroutines = plan.has(kiln_cpu::mode_coroutines);
   std::string tu = coroutines ? "#define KILN_COROUTINES 1\n" : "";
@@ -476,7 +476,7 @@ std::string first_error(const std::string& log) {
 std::map<std::string, std::string> regions_failed(const CompileRequest& request,
                                                   const std::vector<cpu::ThreadPlan>& kernels,
                                                   const std::string& log) {
-  const std::string file = (request.filename.empty() ? "kernel.cu" : request.filename) + ":";
+  const std::string file = request.file() + ":";
   std::vector<std::pair<int, std::string>> errors;  // line, message
   std::istringstream lines(log);
   for (std::string line; std::getline(lines, line);) {
@@ -542,7 +542,7 @@ CompileResult CpuCompiler::compile_plan(Plan& plan) {
 // spin-waits on shared memory yielding to the block's other threads (a GPU runs the thread
 // that sets the flag meanwhile).
 std::string cpu_source(const CompileRequest& request, const std::string& source) {
-  const std::string file = request.filename.empty() ? "kernel.cu" : request.filename;
+  const std::string file = request.file();
   return cpu::yield_in_spin_waits(cpu::translate_inline_ptx(source, file).source);
 }
 std::string cpu_source(const CompileRequest& request) {
@@ -562,6 +562,14 @@ bool defines_sync_macro(std::string_view text) {
   return false;
 }
 
+// The folders the user's options (translated: "-Idir", never "-I" "dir") name with -I, in order.
+std::vector<std::string> user_include_dirs(const std::vector<std::string>& user) {
+  std::vector<std::string> dirs;
+  for (const std::string& o : user)
+    if (o.starts_with("-I") && o.size() > 2) dirs.push_back(o.substr(2));
+  return dirs;
+}
+
 // The request's source with its quoted headers spliced in (jit::splice_includes), where one of
 // them synchronises (a block reduction's helper in "reduce.cuh"): the plan, the inlining and
 // the region rewrite read only the source, and a kernel calling a function they cannot see
@@ -571,13 +579,11 @@ bool defines_sync_macro(std::string_view text) {
 std::string spliced_source(const CompileRequest& request, const std::vector<std::string>& user) {
   const fs::path folder =
       request.filename.empty() ? fs::path() : fs::path(request.filename).parent_path();
-  std::vector<fs::path> dirs;
-  for (const std::string& o : user)
-    if (o.starts_with("-I") && o.size() > 2) dirs.emplace_back(o.substr(2));
+  const std::vector<std::string> named = user_include_dirs(user);
+  const std::vector<fs::path> dirs(named.begin(), named.end());
   std::vector<jit::IncludedFile> headers;
-  const std::optional<std::string> spliced = jit::splice_includes(
-      request.source, request.filename.empty() ? "kernel.cu" : request.filename, folder, dirs,
-      &headers);
+  const std::optional<std::string> spliced =
+      jit::splice_includes(request.source, request.file(), folder, dirs, &headers);
   const auto synchronises = [](const jit::IncludedFile& f) { return jit::scan_sync(f.text).any(); };
   const auto defines_macro = [](const jit::IncludedFile& f) { return defines_sync_macro(f.text); };
   if (!spliced || std::none_of(headers.begin(), headers.end(), synchronises) ||
@@ -759,8 +765,7 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
   // (the plan's reasons name the lines of the spliced text: the lines as written instead)
   if (plan.spliced)
     for (cpu::ThreadPlan& k : plan.kernels)
-      k.why = jit::written_places(std::move(k.why), spliced,
-                                  request.filename.empty() ? "kernel.cu" : request.filename);
+      k.why = jit::written_places(std::move(k.why), spliced, request.file());
   // (in every mode: a GPU's conversions are the kernel's meaning, not an optimisation)
   plan.source = cpu::gpu_integer_casts(plan.source);
   if (std::string internal = cpu::internal_kernels(plan.source); internal != plan.source)
@@ -798,9 +803,8 @@ bool needs_cpp20(std::string_view source) {
 CpuCompiler::Plan CpuCompiler::plan_source(const CompileRequest& request, const std::string& source,
                                            std::vector<std::string> user,
                                            const std::map<std::string, std::string>& failed) const {
-  std::vector<std::string> include_dirs{kernels_dir_};
-  for (const auto& o : user)
-    if (o.rfind("-I", 0) == 0) include_dirs.push_back(o.substr(2));
+  std::vector<std::string> include_dirs = user_include_dirs(user);
+  include_dirs.insert(include_dirs.begin(), kernels_dir_);
   if (std::none_of(user.begin(), user.end(),
                    [](const auto& o) { return o.starts_with("-std="); }) &&
       needs_cpp20(source))
@@ -915,7 +919,7 @@ CompileResult CpuCompiler::compile_once(const Plan& plan) {
   replace_all(log, dir.path() + "/", "");
 
   if (r.exit_code != 0) {
-    const std::string file = request.filename.empty() ? "kernel.cu" : request.filename;
+    const std::string file = request.file();
     // An error the compiler places in kiln's generated code after the user's source comes from
     // that source (a brace never closed): name the user's line instead.
     if (log.find("<kiln entry points>") != std::string::npos ||

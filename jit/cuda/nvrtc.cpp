@@ -308,7 +308,7 @@ std::string Nvrtc::cap_arch(const std::string& arch) const {
 CompileResult Nvrtc::compile(const CompileRequest& request,
                              const std::map<std::string, std::string>& headers) const {
   const Api& a = *api_;
-  std::string filename = request.filename.empty() ? "kernel.cu" : request.filename;
+  std::string filename = request.file();
   std::vector<const char*> header_names, header_sources;
   std::vector<std::string> plain_headers;  // (their lambdas too: plain_lambdas)
   plain_headers.reserve(headers.size());
@@ -433,7 +433,7 @@ void Nvrtc::resolve_dependent_signatures(const CompileRequest& request,
   const std::string source = plain_lambdas(request.source) +
                              "\ntemplate <class F> __device__ char kiln_signature_of = 0;\n";
   nvrtcProgram prog = nullptr;
-  const std::string filename = request.filename.empty() ? "kernel.cu" : request.filename;
+  const std::string filename = request.file();
   if (a.CreateProgram(&prog, source.c_str(), filename.c_str(),
                       static_cast<int>(header_sources.size()), header_sources.data(),
                       header_names.data()) != NVRTC_SUCCESS)

@@ -206,7 +206,9 @@ inline float __fdiv_rn(float a, float b) { return a / b; }
 inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
 inline float __fsqrt_rn(float a) { return sqrtf(a); }
 inline float __frcp_rn(float a) { return 1.0f / a; }
-inline float __frsqrt_rn(float a) { return 1.0f / sqrtf(a); }
+inline float __frsqrt_rn(float a) {
+  return float(1.0 / sqrt(double(a)));
+}  // (correctly rounded)
 inline double __dadd_rn(double a, double b) {
   return kiln_cpu::unfused(a) + kiln_cpu::unfused(b);
 }
@@ -364,48 +366,51 @@ inline double fma_directed(double a, double b, double c, Direction d) {
                   std::isfinite(a) && std::isfinite(b) && std::isfinite(c));
 }
 }  // namespace kiln_cpu
-#define KILN_DIRECTED(suffix, d)                               \
-  inline float __fadd_##suffix(float a, float b) {             \
-    return ::kiln_cpu::add(a, b, ::kiln_cpu::d);               \
-  }                                                            \
-  inline float __fsub_##suffix(float a, float b) {             \
-    return ::kiln_cpu::add(a, -b, ::kiln_cpu::d);              \
-  }                                                            \
-  inline float __fmul_##suffix(float a, float b) {             \
-    return ::kiln_cpu::mul(a, b, ::kiln_cpu::d);               \
-  }                                                            \
-  inline float __fdiv_##suffix(float a, float b) {             \
-    return ::kiln_cpu::div(a, b, ::kiln_cpu::d);               \
-  }                                                            \
-  inline float __frcp_##suffix(float a) {                      \
-    return ::kiln_cpu::div(1.0f, a, ::kiln_cpu::d);            \
-  }                                                            \
-  inline float __fsqrt_##suffix(float a) {                     \
-    return ::kiln_cpu::root(a, ::kiln_cpu::d);                 \
-  }                                                            \
-  inline float __fmaf_##suffix(float a, float b, float c) {    \
-    return ::kiln_cpu::fmaf_directed(a, b, c, ::kiln_cpu::d);  \
-  }                                                            \
-  inline double __dadd_##suffix(double a, double b) {          \
-    return ::kiln_cpu::add(a, b, ::kiln_cpu::d);               \
-  }                                                            \
-  inline double __dsub_##suffix(double a, double b) {          \
-    return ::kiln_cpu::add(a, -b, ::kiln_cpu::d);              \
-  }                                                            \
-  inline double __dmul_##suffix(double a, double b) {          \
-    return ::kiln_cpu::mul(a, b, ::kiln_cpu::d);               \
-  }                                                            \
-  inline double __ddiv_##suffix(double a, double b) {          \
-    return ::kiln_cpu::div(a, b, ::kiln_cpu::d);               \
-  }                                                            \
-  inline double __drcp_##suffix(double a) {                    \
-    return ::kiln_cpu::div(1.0, a, ::kiln_cpu::d);             \
-  }                                                            \
-  inline double __dsqrt_##suffix(double a) {                   \
-    return ::kiln_cpu::root(a, ::kiln_cpu::d);                 \
-  }                                                            \
-  inline double __fma_##suffix(double a, double b, double c) { \
-    return ::kiln_cpu::fma_directed(a, b, c, ::kiln_cpu::d);   \
+#define KILN_DIRECTED(suffix, d)                                 \
+  inline float __fadd_##suffix(float a, float b) {               \
+    return ::kiln_cpu::add(a, b, ::kiln_cpu::d);                 \
+  }                                                              \
+  inline float __fsub_##suffix(float a, float b) {               \
+    return ::kiln_cpu::add(a, -b, ::kiln_cpu::d);                \
+  }                                                              \
+  inline float __fmul_##suffix(float a, float b) {               \
+    return ::kiln_cpu::mul(a, b, ::kiln_cpu::d);                 \
+  }                                                              \
+  inline float __fdiv_##suffix(float a, float b) {               \
+    return ::kiln_cpu::div(a, b, ::kiln_cpu::d);                 \
+  }                                                              \
+  inline float __frcp_##suffix(float a) {                        \
+    return ::kiln_cpu::div(1.0f, a, ::kiln_cpu::d);              \
+  }                                                              \
+  inline float __fsqrt_##suffix(float a) {                       \
+    return ::kiln_cpu::root(a, ::kiln_cpu::d);                   \
+  }                                                              \
+  inline float __fmaf_##suffix(float a, float b, float c) {      \
+    return ::kiln_cpu::fmaf_directed(a, b, c, ::kiln_cpu::d);    \
+  }                                                              \
+  inline float __fmaf_ieee_##suffix(float a, float b, float c) { \
+    return ::kiln_cpu::fmaf_directed(a, b, c, ::kiln_cpu::d);    \
+  }                                                              \
+  inline double __dadd_##suffix(double a, double b) {            \
+    return ::kiln_cpu::add(a, b, ::kiln_cpu::d);                 \
+  }                                                              \
+  inline double __dsub_##suffix(double a, double b) {            \
+    return ::kiln_cpu::add(a, -b, ::kiln_cpu::d);                \
+  }                                                              \
+  inline double __dmul_##suffix(double a, double b) {            \
+    return ::kiln_cpu::mul(a, b, ::kiln_cpu::d);                 \
+  }                                                              \
+  inline double __ddiv_##suffix(double a, double b) {            \
+    return ::kiln_cpu::div(a, b, ::kiln_cpu::d);                 \
+  }                                                              \
+  inline double __drcp_##suffix(double a) {                      \
+    return ::kiln_cpu::div(1.0, a, ::kiln_cpu::d);               \
+  }                                                              \
+  inline double __dsqrt_##suffix(double a) {                     \
+    return ::kiln_cpu::root(a, ::kiln_cpu::d);                   \
+  }                                                              \
+  inline double __fma_##suffix(double a, double b, double c) {   \
+    return ::kiln_cpu::fma_directed(a, b, c, ::kiln_cpu::d);     \
   }
 KILN_DIRECTED(rz, toward_zero)
 KILN_DIRECTED(ru, upward)
@@ -614,6 +619,12 @@ inline int __dp2a_lo(int a, int b, int c) {
 inline int __dp2a_hi(int a, int b, int c) {
   return c + int(short(a)) * int((signed char)(b >> 16)) + int(short(a >> 16)) * int((signed char)(b >> 24));
 }
+inline unsigned __dp2a_lo(unsigned a, unsigned b, unsigned c) {
+  return c + (a & 0xffffu) * (b & 0xffu) + (a >> 16) * ((b >> 8) & 0xffu);
+}
+inline unsigned __dp2a_hi(unsigned a, unsigned b, unsigned c) {
+  return c + (a & 0xffffu) * ((b >> 16) & 0xffu) + (a >> 16) * (b >> 24);
+}
 // The SIMD video intrinsics (__vadd4, __vcmpgtu2, ...): f(x, y) on each lane of W bits (8: four
 // bytes, 16: two halfwords), the lanes read as signed (S) or unsigned, each result's low W bits
 // kept.
@@ -715,9 +726,126 @@ KILN_SIMD_SAD(__vsadu, false)
 #undef KILN_SIMD_COMPARE
 #undef KILN_SIMD_PAIR
 #undef KILN_SIMD
-// The position of the offset-th set bit of mask from bit base, forward (offset > 0) or back
-// (offset < 0); offset 0: base itself if set. 0xffffffff when there is none (PTX fns).
-inline unsigned __fns(unsigned mask, unsigned base, int offset) {
+// The DPX intrinsics (sm_90: __vimax3_s32, __viaddmin_u16x2, __vibmax_s32, ...): a three-way
+// max or min, a sum (wrapping) then a max or min, each also with a floor of 0 (_relu), on one
+// 32-bit word or on each 16-bit half; __vib* also say which operand won (a on ties).
+namespace kiln_cpu::dpx {
+template <class L>
+L sum(L a, L b) {
+  return L(std::make_unsigned_t<L>(a) + std::make_unsigned_t<L>(b));
+}
+template <class L>
+L max3(L a, L b, L c) {
+  return std::max(std::max(a, b), c);
+}
+template <class L>
+L min3(L a, L b, L c) {
+  return std::min(std::min(a, b), c);
+}
+template <class L>
+L max3_relu(L a, L b, L c) {
+  return std::max(max3(a, b, c), L(0));
+}
+template <class L>
+L min3_relu(L a, L b, L c) {
+  return std::max(min3(a, b, c), L(0));
+}
+template <class L>
+L max_relu(L a, L b, L) {
+  return std::max(std::max(a, b), L(0));
+}
+template <class L>
+L min_relu(L a, L b, L) {
+  return std::max(std::min(a, b), L(0));
+}
+template <class L>
+L addmax(L a, L b, L c) {
+  return std::max(sum(a, b), c);
+}
+template <class L>
+L addmin(L a, L b, L c) {
+  return std::min(sum(a, b), c);
+}
+template <class L>
+L addmax_relu(L a, L b, L c) {
+  return std::max(addmax(a, b, c), L(0));
+}
+template <class L>
+L addmin_relu(L a, L b, L c) {
+  return std::max(addmin(a, b, c), L(0));
+}
+// f on each 16-bit half of a, b and c, read as L (short or unsigned short).
+template <class L>
+unsigned halves(unsigned a, unsigned b, unsigned c, L (*f)(L, L, L)) {
+  return (unsigned short)f(L(a), L(b), L(c)) |
+         unsigned((unsigned short)f(L(a >> 16), L(b >> 16), L(c >> 16))) << 16;
+}
+}  // namespace kiln_cpu::dpx
+#define KILN_DPX_S(name, op)                                                    \
+  inline int __##name##_s32(int a, int b, int c) {                              \
+    return ::kiln_cpu::dpx::op<int>(a, b, c);                                   \
+  }                                                                             \
+  inline unsigned __##name##_s16x2(unsigned a, unsigned b, unsigned c) {        \
+    return ::kiln_cpu::dpx::halves<short>(a, b, c, ::kiln_cpu::dpx::op<short>); \
+  }
+#define KILN_DPX_U(name, op)                                                                      \
+  inline unsigned __##name##_u32(unsigned a, unsigned b, unsigned c) {                            \
+    return ::kiln_cpu::dpx::op<unsigned>(a, b, c);                                                \
+  }                                                                                               \
+  inline unsigned __##name##_u16x2(unsigned a, unsigned b, unsigned c) {                          \
+    return ::kiln_cpu::dpx::halves<unsigned short>(a, b, c, ::kiln_cpu::dpx::op<unsigned short>); \
+  }
+KILN_DPX_S(vimax3, max3)
+KILN_DPX_U(vimax3, max3) KILN_DPX_S(vimin3, min3) KILN_DPX_U(vimin3, min3)
+    KILN_DPX_S(viaddmax, addmax) KILN_DPX_U(viaddmax, addmax) KILN_DPX_S(viaddmin, addmin)
+        KILN_DPX_U(viaddmin, addmin)
+#undef KILN_DPX_U
+#undef KILN_DPX_S
+#define KILN_DPX_RELU(name, op)                                                 \
+  inline int __##name##_s32_relu(int a, int b, int c) {                         \
+    return ::kiln_cpu::dpx::op<int>(a, b, c);                                   \
+  }                                                                             \
+  inline unsigned __##name##_s16x2_relu(unsigned a, unsigned b, unsigned c) {   \
+    return ::kiln_cpu::dpx::halves<short>(a, b, c, ::kiln_cpu::dpx::op<short>); \
+  }
+            KILN_DPX_RELU(vimax3, max3_relu) KILN_DPX_RELU(vimin3, min3_relu)
+                KILN_DPX_RELU(viaddmax, addmax_relu) KILN_DPX_RELU(viaddmin, addmin_relu)
+#undef KILN_DPX_RELU
+                    inline int __vimax_s32_relu(int a, int b) {
+  return kiln_cpu::dpx::max_relu<int>(a, b, 0);
+}
+inline int __vimin_s32_relu(int a, int b) {
+  return kiln_cpu::dpx::min_relu<int>(a, b, 0);
+}
+inline unsigned __vimax_s16x2_relu(unsigned a, unsigned b) {
+  return kiln_cpu::dpx::halves<short>(a, b, 0, kiln_cpu::dpx::max_relu<short>);
+}
+inline unsigned __vimin_s16x2_relu(unsigned a, unsigned b) {
+  return kiln_cpu::dpx::halves<short>(a, b, 0, kiln_cpu::dpx::min_relu<short>);
+}
+#define KILN_DPX_B(name, T, keep)                    \
+  inline T __vib##name(T a, T b, bool* const pred) { \
+    *pred = a keep b;                                \
+    return *pred ? a : b;                            \
+  }
+KILN_DPX_B(max_s32, int, >=)
+KILN_DPX_B(max_u32, unsigned, >=) KILN_DPX_B(min_s32, int, <=) KILN_DPX_B(min_u32, unsigned, <=)
+#undef KILN_DPX_B
+#define KILN_DPX_B16(name, L, keep)                                                               \
+  inline unsigned __vib##name(unsigned a, unsigned b, bool* const pred_hi, bool* const pred_lo) { \
+    const L ah = static_cast<L>(a >> 16), bh = static_cast<L>(b >> 16);                           \
+    const L al = static_cast<L>(a), bl = static_cast<L>(b);                                       \
+    *pred_hi = ah keep bh;                                                                        \
+    *pred_lo = al keep bl;                                                                        \
+    return unsigned((unsigned short)(*pred_hi ? ah : bh)) << 16 |                                 \
+           (unsigned short)(*pred_lo ? al : bl);                                                  \
+  }
+    KILN_DPX_B16(max_s16x2, short, >=) KILN_DPX_B16(max_u16x2, unsigned short, >=)
+        KILN_DPX_B16(min_s16x2, short, <=) KILN_DPX_B16(min_u16x2, unsigned short, <=)
+#undef KILN_DPX_B16
+    // The position of the offset-th set bit of mask from bit base, forward (offset > 0) or back
+    // (offset < 0); offset 0: base itself if set. 0xffffffff when there is none (PTX fns).
+    inline unsigned __fns(unsigned mask, unsigned base, int offset) {
   if (offset == 0) return base < 32 && (mask >> base & 1) ? base : 0xffffffffu;
   const int step = offset > 0 ? 1 : -1;
   int count = (offset > 0 ? offset : -offset) - 1;

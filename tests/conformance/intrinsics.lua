@@ -276,4 +276,30 @@ local want_d = { 0, 0, math.sqrt(0.5), 2e200, 7, 1 / 7, 0.5, math.huge }
 for i, w in ipairs(want_d) do
   assert(hd[i] == w or math.abs(hd[i] - w) <= 4e-16 * math.abs(w), ("exact double %d: %.17g, want %.17g"):format(i - 1, hd[i], w))
 end
+-- sm_90's DPX intrinsics, __dp2a's unsigned forms, fma in a directed mode and the correctly
+-- rounded reciprocal root: the values an H200 gave (2026-11-27) for the same inputs.
+local dpx = cuda.jit([[
+__global__ void dpx(const unsigned* in, const float* f, unsigned* o) {
+  const unsigned a = in[0], b = in[1], c = in[2];
+  const int i = int(a), j = int(b), k = int(c);
+  bool p = false, q = false;
+  o[0] = __vimax3_s32(i, j, k); o[1] = __vimin3_u32(a, b, c); o[2] = __viaddmax_s32(i, j, k);
+  o[3] = __viaddmin_s16x2(a, b, c); o[4] = __vimax3_u16x2(a, b, c); o[5] = __viaddmax_s16x2_relu(a, b, c);
+  o[6] = __vimax_s16x2_relu(a, b); o[7] = __vibmax_u32(a, b, &p); o[8] = p;
+  o[9] = __vibmin_s16x2(a, b, &p, &q); o[10] = p + 2 * q; o[11] = __viaddmax_u16x2(a, b, c);
+  o[12] = __dp2a_lo(0x7fffffffu, 0x9abcdef0u, in[3]); o[13] = __dp2a_hi(0x7fffffffu, 0x9abcdef0u, in[3]);
+  o[14] = __float_as_uint(__fmaf_ieee_rz(f[0], f[1], f[2]));
+  o[15] = __float_as_uint(__fmaf_ieee_ru(f[0], f[1], f[2]));
+  o[16] = __float_as_uint(__frsqrt_rn(f[3]));
+}]])
+local words = cuda.to_device(array.from({ 0x80008000, 0x7fff0001, 0xffff7fff, 0x7fffffff }, "uint32"))
+local floats = cuda.to_device(array.from({ -1, 3, 2 ^ -26, 0x1.fffffep127 }, "float32"))
+local dout = cuda.device_array(17, "uint32")
+dpx[{ 1, 1 }](words, floats, dout)
+local got = dout:copy_to_host()
+local want = { 0x7fff0001, 0x7fff0001, 0xffff8001, 0xffff8001, 0xffff8000, 0x7fff, 0x7fff0001, 0x80008000, 1,
+  0x80008000, 3, 0xffff8001, 0x815efe31, 0x8108fea9, 0xc03fffff, 0xc03fffff, 0x1f800000 }
+for i, w in ipairs(want) do
+  assert(got[i] == w, ("DPX and friends, result %d: 0x%x, want 0x%x"):format(i - 1, got[i], w))
+end
 print("ok")
