@@ -205,14 +205,14 @@ BuildRef Jit::build(const CompileRequest& request, const std::vector<std::string
     cache_.store(key, b->result);
   }
   try {
-    b->module = backend_->load(b->result);
+    b->module = backend_->load(b->result, private_to != nullptr);
   } catch (const Error&) {
     if (origin != Origin::disk) throw;
     // An entry that decodes but does not load (another machine's cubin, say): rebuild it.
     origin = Origin::compiled;
     b->result = compile_beside_check(request, extra_key);
     cache_.store(key, b->result);
-    b->module = backend_->load(b->result);
+    b->module = backend_->load(b->result, private_to != nullptr);
   }
   builds_[memory_key] = b;
   return {b, origin, ms_since(start)};

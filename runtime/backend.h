@@ -143,8 +143,10 @@ class Backend {
   virtual void synchronize() = 0;
 
   // Loads what a compiler made for this backend (jit/compiler.h); throws kiln::Error when the
-  // image cannot be loaded here.
-  virtual std::unique_ptr<Module> load(const CompileResult& compiled) = 0;
+  // image cannot be loaded here. With own_globals, the module's __device__ and __constant__
+  // globals are its own, shared with no other load of the same image (a kiln module whose
+  // globals Lua sets); without, a backend may hand out one loaded image to every such load.
+  virtual std::unique_ptr<Module> load(const CompileResult& compiled, bool own_globals = false) = 0;
 
   // Bumped when the device context is recreated (cuda.reset()): memory allocated under an older
   // generation is gone, and must be neither used nor freed.

@@ -145,7 +145,7 @@ std::string c_string_body(std::string_view text) {
 // Part of the compiler identity: bump it whenever translation_unit() or the plan (plan.cpp's
 // thread_plans, the scans it rests on) changes what it generates, so that modules cached by an
 // older kiln are built anew.
-constexpr int kTranslationUnitVersion = 41;
+constexpr int kTranslationUnitVersion = 42;
 
 // The GPU architecture device code sees as __CUDA_ARCH__: the one asked for ("sm_90",
 // "compute_86", "90" -> 900, 860, 900), else sm_80's 800 (NVRTC's check compiles for sm_80 too).
@@ -620,7 +620,7 @@ CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e)
   const std::string what =
       "the " + plan.rewrite_name() + " rewrite did not compile: " + first_error(e.log());
   const std::string yielded = cpu_source(request);
-  plan.source = cpu::gpu_integer_casts(cpu::rewrite_lockstep_pointers(yielded));
+  plan.source = cpu::gpu_shifts(cpu::gpu_integer_casts(cpu::rewrite_lockstep_pointers(yielded)));
   plan.inlined = plan.lowered = plan.widened = plan.chosen_loads = false;
   plan.external_source.clear();
   for (cpu::ThreadPlan& k : plan.kernels)
@@ -636,7 +636,7 @@ CompileResult CpuCompiler::compile_as_written(Plan& plan, const CompileError& e)
   // Then without the lockstep pointers (a use kiln_cpu::lockstep_ptr lacks), whose
   // warp-synchronous code then runs thread by thread, as the reason says; last, without the
   // GPU's integer casts too (a cast the rewrite misread). Spin-waits keep their yields.
-  const std::string without_lockstep = cpu::gpu_integer_casts(yielded);
+  const std::string without_lockstep = cpu::gpu_shifts(cpu::gpu_integer_casts(yielded));
   try {
     return compile_checked(plan);
   } catch (const CompileError& again) {
@@ -767,7 +767,7 @@ CpuCompiler::Plan CpuCompiler::make_plan(const CompileRequest& request,
     for (cpu::ThreadPlan& k : plan.kernels)
       k.why = jit::written_places(std::move(k.why), spliced, request.file());
   // (in every mode: a GPU's conversions are the kernel's meaning, not an optimisation)
-  plan.source = cpu::gpu_integer_casts(plan.source);
+  plan.source = cpu::gpu_shifts(cpu::gpu_integer_casts(plan.source));
   if (std::string internal = cpu::internal_kernels(plan.source); internal != plan.source)
     plan.external_source = std::exchange(plan.source, std::move(internal));
   return plan;

@@ -3,6 +3,7 @@
 #include "jit/cpu/gpu_casts.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 #include <vector>
 
@@ -191,6 +192,53 @@ std::string text_of(std::string_view source, const std::vector<Token>& t, std::s
   return std::string(source.substr(t[b].begin, t[e - 1].end - t[b].begin));
 }
 
+// Whether the `>` at k, with the `>` after it, closes template arguments rather than shifts:
+// its statement (back to a `;`, `{` or `}`, at its own bracket depth) holds a `<` after a name
+// that no `>` has closed (`vector<vector<int>> v`, `static_cast<A<B>>(x)`). A comparison's
+// `<` (`a < b >> c`) reads as one too: that shift is left as it is.
+bool closes_templates(const std::vector<Token>& t, std::size_t k) {
+  int closed = 0;
+  for (std::size_t j = k; j-- > 0;) {
+    const Token& x = t[j];
+    if (x.directive) return false;
+    if (is_punct(x, ")") || is_punct(x, "]") || is_punct(x, "}")) {
+      if (is_punct(x, "}")) return false;
+      int depth = 0;  // (back over the group, whatever it holds)
+      for (; j > 0; --j) {
+        if (is_punct(t[j], ")") || is_punct(t[j], "]")) ++depth;
+        if ((is_punct(t[j], "(") || is_punct(t[j], "[")) && --depth == 0) break;
+      }
+      continue;
+    }
+    if (is_punct(x, ";") || is_punct(x, "{") || is_punct(x, "(") || is_punct(x, "[")) return false;
+    const bool paired =
+        (j > 0 && t[j - 1].end == x.begin && t[j - 1].kind == Token::punct) ||
+        (j + 1 < t.size() && t[j + 1].begin == x.end && t[j + 1].kind == Token::punct);
+    if (is_punct(x, ">") && !paired) ++closed;
+    if (is_punct(x, "<") && !paired && j > 0 && t[j - 1].kind == Token::ident && closed-- == 0)
+      return true;
+  }
+  return false;
+}
+
+// One past the additive expression (a shift's right operand) starting at k: unary expressions
+// joined by * / % + -; kNone where one is not a unary expression operand_end reads.
+std::size_t additive_end(const std::vector<Token>& t, std::size_t k) {
+  std::size_t end = operand_end(t, k);
+  while (end != kNone && end + 1 < t.size() && !t[end].directive &&
+         (is_punct(t[end], "*") || is_punct(t[end], "/") || is_punct(t[end], "%") ||
+          is_punct(t[end], "+") || is_punct(t[end], "-")) &&
+         !(t[end + 1].begin == t[end].end && t[end + 1].kind == Token::punct &&
+           (t[end + 1].text == "=" || t[end + 1].text == ">" || t[end + 1].text == t[end].text)))
+    end = operand_end(t, end + 1);  // (not `+=`, `->`, `++`)
+  return end;
+}
+
+// Whether tokens [b, e) are an integer literal below 32, which every type shifts by as written.
+bool small_count(const std::vector<Token>& t, std::size_t b, std::size_t e) {
+  if (e != b + 1 || t[b].kind != Token::number || !regions::is_integer_literal(t[b])) return false;
+  return std::strtoull(t[b].text.c_str(), nullptr, 0) < 32;
+}
 }  // namespace
 
 std::string gpu_integer_casts(std::string_view source) {
@@ -262,6 +310,35 @@ std::string gpu_integer_casts(std::string_view source) {
   if (edits.empty()) return std::string(source);
   std::stable_sort(edits.begin(), edits.end(),
                    [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
+  return apply_edits(source, edits);
+}
+
+std::string gpu_shifts(std::string_view source) {
+  const std::vector<Token> t = jit::lex(source);
+  std::vector<Edit> edits;
+  for (std::size_t k = 0; k + 2 < t.size(); ++k) {
+    // `<<` or `>>` written together (`<<=`, `>>=` too), not an operator's name nor templates'
+    // ends, and not `<<<` / `>>>`.
+    const bool left = pair_at(t, k, "<", "<"), right = pair_at(t, k, ">", ">");
+    if (t[k].directive || (!left && !right) || (k > 0 && is_ident(t[k - 1], "operator")) ||
+        (k > 0 && t[k - 1].end == t[k].begin && is_punct(t[k - 1], t[k].text)) ||
+        pair_at(t, k + 1, t[k].text, t[k].text) || (right && closes_templates(t, k))) {
+      if (left || right) ++k;
+      continue;
+    }
+    const bool compound = pair_at(t, k + 1, t[k].text, "=");
+    const std::size_t from = k + 2 + compound, end = additive_end(t, from);
+    if (end == kNone || end == from || small_count(t, from, end) ||
+        (compound && end < t.size() && !is_punct(t[end], ";") && !is_punct(t[end], ")") &&
+         !is_punct(t[end], ",") && !is_punct(t[end], "]") && !is_punct(t[end], "}"))) {
+      k += 1 + compound;
+      continue;
+    }
+    edits.push_back({t[from].begin, t[from].begin, "::kiln_cpu::shift_count("});
+    edits.push_back({t[end - 1].end, t[end - 1].end, ")"});
+    k += 1 + compound;
+  }
+  if (edits.empty()) return std::string(source);
   return apply_edits(source, edits);
 }
 

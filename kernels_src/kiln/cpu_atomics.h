@@ -102,8 +102,33 @@ inline unsigned atomicInc(unsigned* p, unsigned val) {
 inline unsigned atomicDec(unsigned* p, unsigned val) {
   return kiln_cpu::atomic_update(p, [val](unsigned o) { return (o == 0 || o > val) ? val : o - 1; });
 }
+namespace kiln_cpu {
+// old + v as atomicAdd stores it: for float as a GPU's atom.add.f32, subnormal operands and sum
+// flushed to zero of their sign, a NaN the canonical 0x7fffffff (the PTX ISA; an H200's results).
+template <class T>
+inline T atomic_sum(T old, T v) {
+  if constexpr (std::is_same_v<T, float>) {
+    const auto flush = [](float x) {
+      return __builtin_fabsf(x) < 0x1p-126f ? __builtin_copysignf(0.0f, x) : x;
+    };
+    const float sum = flush(old) + flush(v);
+    return sum != sum ? bit_cast<float>(0x7fffffffu) : flush(sum);
+  } else {
+    return static_cast<T>(old + v);
+  }
+}
+// old - v as atomicSub stores it (a float's as atomicAdd of -v).
+template <class T>
+inline T atomic_difference(T old, T v) {
+  if constexpr (std::is_same_v<T, float>)
+    return atomic_sum(old, -v);
+  else
+    return static_cast<T>(old - v);
+}
+}  // namespace kiln_cpu
 inline float atomicAdd(float* p, float v) {
-  return kiln_cpu::atomic_update_bits<float, unsigned>(p, [v](float o) { return o + v; });
+  return kiln_cpu::atomic_update_bits<float, unsigned>(
+      p, [v](float o) { return kiln_cpu::atomic_sum(o, v); });
 }
 inline double atomicAdd(double* p, double v) {
   return kiln_cpu::atomic_update_bits<double, unsigned long long>(p, [v](double o) { return o + v; });

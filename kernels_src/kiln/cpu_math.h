@@ -206,9 +206,10 @@ inline float __fdiv_rn(float a, float b) { return a / b; }
 inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
 inline float __fsqrt_rn(float a) { return sqrtf(a); }
 inline float __frcp_rn(float a) { return 1.0f / a; }
+// (in double: then correctly rounded)
 inline float __frsqrt_rn(float a) {
   return float(1.0 / sqrt(double(a)));
-}  // (correctly rounded)
+}
 inline double __dadd_rn(double a, double b) {
   return kiln_cpu::unfused(a) + kiln_cpu::unfused(b);
 }
@@ -475,6 +476,40 @@ constexpr To gpu_cast(From v) {
 template <class To, class From, std::enable_if_t<std::is_class_v<From>, int> = 0>
 constexpr To gpu_cast(const From& v) {
   return (To)v;
+}
+// A shift's count as a GPU's shl and shr read it (jit/cpu/gpu_casts.h rewrites `x << n` into
+// `x << kiln_cpu::shift_count(n)`): a count of the shifted type's width or more, or a negative
+// one, shifts every bit out (0, or a negative value's sign for >>), where x86 takes the count
+// modulo the width. Any other operand (a class's operator<<) gets the count back.
+struct ShiftCount {
+  unsigned long long n;
+  constexpr operator unsigned long long() const { return n; }
+};
+template <class C>
+constexpr auto shift_count(C n) {
+  if constexpr (std::is_integral_v<C> || std::is_enum_v<C>)
+    return ShiftCount{static_cast<unsigned long long>(static_cast<long long>(n))};
+  else
+    return n;
+}
+template <class T, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+constexpr auto operator<<(T x, ShiftCount s) {
+  using P = decltype(+x);  // (the promoted type, as the built-in shift's)
+  return s.n >= 8 * sizeof(P) ? P(0) : P(std::make_unsigned_t<P>(x) << s.n);
+}
+template <class T, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+constexpr auto operator>>(T x, ShiftCount s) {
+  using P = decltype(+x);
+  if (s.n >= 8 * sizeof(P)) return P(std::is_signed_v<P> && P(x) < 0 ? -1 : 0);
+  return P(P(x) >> s.n);
+}
+template <class T, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+constexpr T& operator<<=(T& x, ShiftCount s) {
+  return x = T(x << s);
+}
+template <class T, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+constexpr T& operator>>=(T& x, ShiftCount s) {
+  return x = T(x >> s);
 }
 }  // namespace kiln_cpu
 inline int __float_as_int(float x) { return kiln_cpu::bit_cast<int>(x); }

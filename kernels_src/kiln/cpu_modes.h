@@ -424,9 +424,10 @@ inline void warp_step(int op, const WarpSlot* in, unsigned long long* out, unsig
         case warp_shfl_xor: {
           const unsigned src = shuffle_source(op, l, in[t].param, in[t].width);
           const bool joined = src < 32 && (lanes >> src & 1);
-          out[t] = joined ? in[base + src].value : in[t].value;
-          // A lane not taking part (returned, branched off, or outside the mask given; its
-          // value is undefined on a GPU), or a caller outside its own mask.
+          out[t] = joined ? in[base + src].value : 0;
+          // A lane not taking part (returned, branched off, beyond a partial warp, or outside
+          // the mask given; its value is undefined on a GPU, where an H200 gave 0), or a
+          // caller outside its own mask.
           unjoined |= src != l && (!joined || !(in[t].mask >> src & 1) || !(in[t].mask >> l & 1));
           break;
         }

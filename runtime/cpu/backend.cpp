@@ -129,7 +129,8 @@ class CpuProgram final : public Program {
       return "";
     noted_ = true;
     return "read a lane that was not taking part in a shuffle (outside the mask given, or "
-           "returned): a GPU gives an undefined value there, kiln the reading lane's own; "
+           "returned, or beyond a partial warp): a GPU gives an undefined value there (an H200 "
+           "gave 0, as kiln does); "
            "`kiln --check` names the line";
   }
 
@@ -270,7 +271,8 @@ class CpuBackend final : public Backend, public std::enable_shared_from_this<Cpu
   std::unique_ptr<Event> create_event() override { return std::make_unique<CpuEvent>(); }
   void synchronize() override {}
 
-  std::unique_ptr<Module> load(const CompileResult& compiled) override;
+  // (every load has globals of its own: each dlopens its own copy of the library)
+  std::unique_ptr<Module> load(const CompileResult& compiled, bool own_globals = false) override;
 
   cpu::WorkerPool& pool() {
     std::call_once(pool_once_, [this] { pool_ = std::make_unique<cpu::WorkerPool>(workers_); });
@@ -298,7 +300,7 @@ CpuBackend::CpuBackend(const CpuBackendOptions& options) {
   info_.max_shared_per_block_optin = cpu::kDynamicSharedBytes;
 }
 
-std::unique_ptr<Module> CpuBackend::load(const CompileResult& compiled) {
+std::unique_ptr<Module> CpuBackend::load(const CompileResult& compiled, bool) {
   if (compiled.image_kind != "so")
     throw Error("cpu backend: cannot load a '" + compiled.image_kind + "' image");
   int fd = ::memfd_create("kiln-kernel", MFD_CLOEXEC);

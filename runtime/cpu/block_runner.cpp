@@ -651,8 +651,10 @@ void BlockRunner::complete(Warp& w, unsigned group) {
       case kiln_cpu::warp_shfl_up:
       case kiln_cpu::warp_shfl_down:
       case kiln_cpu::warp_shfl_xor:
-        r = (group >> src & 1) ? w.value[src] : w.value[j];
-        if (!(group >> src & 1)) {  // undefined on a GPU: reported when lane j resumes
+        // (a lane not taking part: undefined on a GPU, where an H200 gave 0 from one that
+        // returned or does not exist (a partial warp); reported when lane j resumes)
+        r = (group >> src & 1) ? w.value[src] : 0;
+        if (!(group >> src & 1)) {
           w.unjoined[j] = unsigned(src);
           w.group[j] = group;
         }

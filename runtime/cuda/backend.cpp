@@ -31,6 +31,8 @@ struct State {
   std::unordered_map<CUdeviceptr, std::size_t> live;  // this generation's allocations
   // Modules loaded in this context, by image hash: each is loaded once and kept.
   std::unordered_map<std::string, std::shared_ptr<ModuleHandle>> modules;
+  // Modules loaded with globals of their own (unloaded when their last user goes).
+  std::vector<std::weak_ptr<ModuleHandle>> own_modules;
 
   // Makes the context current; throws when a fault has broken it.
   void enter() const {
@@ -70,7 +72,7 @@ struct State {
   }
 
   CUstream stream_of(Stream* stream) const;
-  std::shared_ptr<ModuleHandle> module(const CompileResult& compiled);
+  std::shared_ptr<ModuleHandle> module(const CompileResult& compiled, bool own_globals);
 };
 
 namespace {
@@ -189,11 +191,12 @@ struct LoadedImage {
   CompileResult compiled;
   std::shared_ptr<ModuleHandle> handle;
   std::uint64_t generation = 0;
+  bool own_globals = false;  // (Backend::load)
 
   // The module in the current context (loading it after a reset).
   CUmodule get() {
     if (!handle || generation != state->generation) {
-      handle = state->module(compiled);
+      handle = state->module(compiled, own_globals);
       generation = state->generation;
     }
     return handle->get();
@@ -357,9 +360,9 @@ CUstream State::stream_of(Stream* stream) const {
   return cuda_stream->get();
 }
 
-std::shared_ptr<ModuleHandle> State::module(const CompileResult& compiled) {
+std::shared_ptr<ModuleHandle> State::module(const CompileResult& compiled, bool own_globals) {
   std::string key = image_key(compiled);
-  if (auto found = modules.find(key); found != modules.end()) return found->second;
+  if (auto found = modules.find(key); !own_globals && found != modules.end()) return found->second;
 
   // Load the cubin when there is one; PTX (the image itself, or the PTX a cubin came with when
   // the cubin does not suit the device) goes through the driver's JIT, whose log we keep.
@@ -401,7 +404,12 @@ std::shared_ptr<ModuleHandle> State::module(const CompileResult& compiled) {
     }
   }
   auto handle = std::make_shared<ModuleHandle>(driver, module);
-  modules.emplace(std::move(key), handle);
+  if (own_globals) {
+    std::erase_if(own_modules, [](const auto& m) { return m.expired(); });
+    own_modules.push_back(handle);
+  } else {
+    modules.emplace(std::move(key), handle);
+  }
   return handle;
 }
 
@@ -525,11 +533,12 @@ void CudaBackend::synchronize() {
   state_->check(state_->driver->cuCtxSynchronize(), "cuCtxSynchronize");
 }
 
-std::unique_ptr<Module> CudaBackend::load(const CompileResult& compiled) {
+std::unique_ptr<Module> CudaBackend::load(const CompileResult& compiled, bool own_globals) {
   state_->enter();
   auto image = std::make_shared<cuda::LoadedImage>();
   image->state = state_;
   image->compiled = compiled;
+  image->own_globals = own_globals;
   image->get();  // load now, so that a bad image is reported here
   return std::make_unique<cuda::CudaModule>(std::move(image));
 }
@@ -572,6 +581,9 @@ void CudaBackend::reset() {
   // them, so that nothing is ever freed in (or unloaded from) the new context by mistake.
   for (auto& [key, module] : state.modules) module->release();
   state.modules.clear();
+  for (const auto& own : state.own_modules)
+    if (auto module = own.lock()) module->release();
+  state.own_modules.clear();
   state.live.clear();
   ++state.generation;
   state.last_kernel.clear();

@@ -44,7 +44,7 @@ class CudaBackend : public Backend {
   std::unique_ptr<Event> create_event() override;
   void synchronize() override;
 
-  std::unique_ptr<Module> load(const CompileResult& compiled) override;
+  std::unique_ptr<Module> load(const CompileResult& compiled, bool own_globals = false) override;
   std::uint64_t generation() const override;
 
   // ---- cuda only (the Lua binding reaches these through dynamic_cast) ----

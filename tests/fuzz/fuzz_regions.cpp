@@ -1,10 +1,10 @@
 // libFuzzer target: cpu::form_regions, and cpu::translate_inline_ptx, cpu::expand_barrier_macros,
 // cpu::resolve_kernel_conditionals, cpu::lower_block_groups, cpu::signed_index_arithmetic,
 // cpu::inline_sync_functions and cpu::thread_plans before it and cpu::wide_subscripts and
-// cpu::gpu_integer_casts after it (as the cpu compiler runs them), on arbitrary source text. They
-// must never crash, hang or read out of bounds, what they return keeps the source's line count
-// (compiler messages and check-mode reports name the user's lines), and each kernel's plan says why
-// (scripts/fuzz.sh runs it).
+// cpu::gpu_integer_casts and cpu::gpu_shifts after it (as the cpu compiler runs them), on
+// arbitrary source text. They must never crash, hang or read out of bounds, what they return keeps
+// the source's line count (compiler messages and check-mode reports name the user's lines), and
+// each kernel's plan says why (scripts/fuzz.sh runs it).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -70,6 +70,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!loops.count(name)) __builtin_trap();
   const std::string wide = kiln::cpu::wide_subscripts(r.source);
   if (!same_lines(wide, source)) __builtin_trap();
-  if (!same_lines(kiln::cpu::gpu_integer_casts(wide), source)) __builtin_trap();
+  const std::string cast = kiln::cpu::gpu_integer_casts(wide);
+  if (!same_lines(cast, source)) __builtin_trap();
+  if (!same_lines(kiln::cpu::gpu_shifts(cast), source)) __builtin_trap();
   return 0;
 }

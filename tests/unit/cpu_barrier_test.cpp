@@ -582,14 +582,14 @@ __global__ void k(int* sum, int* seg) {
   for (int t = 0; t < 32; ++t) ASSERT_EQ(s[t], 31 * 32 / 2);
   for (int t = 0; t < 48; ++t) ASSERT_EQ(g[t], t / 4 * 4 + 2) << t;
   // Lanes 32..47 exist alone in the second warp: partners beyond lane 47 are inactive, and a
-  // shuffle from an inactive lane returns the caller's own value.
+  // shuffle from an inactive lane returns 0 (what an H200 gave; undefined in CUDA's words).
   int ref[48];
   for (int t = 32; t < 48; ++t) ref[t] = t;
   for (int o = 16; o > 0; o /= 2) {
     int next[48];
     for (int t = 32; t < 48; ++t) {
       int src = t ^ o;
-      next[t] = ref[t] + (src < 48 ? ref[src] : ref[t]);
+      next[t] = ref[t] + (src < 48 ? ref[src] : 0);
     }
     for (int t = 32; t < 48; ++t) ref[t] = next[t];
   }

@@ -63,5 +63,37 @@ TEST(CpuGpuCasts, KeepsLines) {
   EXPECT_EQ(out, "int a = kiln_cpu::gpu_cast<int>((x +\n  y));\nint b = 1;\n");
 }
 
+// Shifts as a GPU shifts: each count but a small literal read through kiln_cpu::shift_count,
+// the whole additive expression; templates' ends, operator names and kernel launches left.
+TEST(CpuGpuShifts, CountsClampAsAGpu) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"m = (1u << bits) - 1;", "m = (1u << ::kiln_cpu::shift_count(bits)) - 1;"},
+      {"y = x >> 32 - k;", "y = x >> ::kiln_cpu::shift_count(32 - k);"},
+      {"y = x << a * b + c << d;",
+       "y = x << ::kiln_cpu::shift_count(a * b + c) << ::kiln_cpu::shift_count(d);"},
+      {"y = x << n+1;", "y = x << ::kiln_cpu::shift_count(n+1);"},
+      {"h ^= h >> s[i];", "h ^= h >> ::kiln_cpu::shift_count(s[i]);"},
+      {"v <<= n;", "v <<= ::kiln_cpu::shift_count(n);"},
+      {"f(v >>= n, 2);", "f(v >>= ::kiln_cpu::shift_count(n), 2);"},
+      {"y = (v >> bit) & 1;", "y = (v >> ::kiln_cpu::shift_count(bit)) & 1;"},
+      {"y = 1 << (int)f;", "y = 1 << ::kiln_cpu::shift_count((int)f);"},
+      {"y = x << -n;", "y = x << ::kiln_cpu::shift_count(-n);"},
+      {"int a[1 << LOG];", "int a[1 << ::kiln_cpu::shift_count(LOG)];"},
+      // Left alone: small literal counts, templates' ends, operator names, launches, a count
+      // the rewrite cannot read, a compound shift whose count goes on past its operand.
+      {"y = x << 3 | z >> 0x1f;", ""},
+      {"std::vector<std::vector<int>> v;", ""},
+      {"auto p = static_cast<A<B>>(x);", ""},
+      {"S& operator<<(int n);", ""},
+      {"k<<<grid, block>>>(a);", ""},
+      {"y = x << \"s\";", ""},
+      {"v <<= n ? 1 : 2;", ""},
+      {"#define MASK(n) ((1u << (n)) - 1)", ""},
+      {"y = a < b ? v >> s : 0;", ""},
+  };
+  for (const auto& [code, expected] : cases)
+    EXPECT_EQ(cpu::gpu_shifts(code), expected.empty() ? code : expected) << code;
+}
+
 }  // namespace
 }  // namespace kiln

@@ -1543,7 +1543,8 @@ __global__ void k(const int* in, int* sums, int* lows, int* highs, unsigned* ors
     for (int l = 0; l < 32; ++l) {
       const int v = in[w * 32 + l];
       sum += v * 2 - 1, low = std::min(low, v), high = std::max(high, v);
-      bits |= 1u << (unsigned(v) % 32u);
+      const int count = v % 32;  // (negative for a negative v: a GPU's shl then shifts all out)
+      bits |= count < 0 ? 0u : 1u << count;
     }
     for (int l = 0; l < 32; ++l) {  // every lane has the warp's result
       ASSERT_EQ(so[w * 32 + l], sum) << w << "," << l;

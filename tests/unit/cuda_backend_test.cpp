@@ -178,6 +178,28 @@ TEST_F(CudaDevice, CopiesRoundTrip) {
   backend_->free(b);
 }
 
+// Loads of one image share their globals unless a load asks for its own (a kiln module whose
+// globals Lua sets: two modules of one source must not see each other's constants).
+TEST_F(CudaDevice, OwnGlobalsAreNotSharedWithAnotherLoad) {
+  CompileRequest request = saxpy_request();
+  request.source += "\n__device__ int counter;\n";
+  CompileResult compiled = compiler_->compile(request);
+  auto shared_a = backend_->load(compiled), shared_b = backend_->load(compiled);
+  auto own_a = backend_->load(compiled, true), own_b = backend_->load(compiled, true);
+  const int one = 1, two = 2;
+  int got = 0;
+  shared_a->set_global("counter", &one, sizeof one);
+  shared_b->get_global("counter", &got, sizeof got);
+  EXPECT_EQ(got, 1);  // one loaded image
+  own_a->set_global("counter", &two, sizeof two);
+  own_b->get_global("counter", &got, sizeof got);
+  EXPECT_EQ(got, 0);
+  own_a->get_global("counter", &got, sizeof got);
+  EXPECT_EQ(got, 2);
+  shared_a->get_global("counter", &got, sizeof got);
+  EXPECT_EQ(got, 1);
+}
+
 TEST_F(CudaDevice, LaunchMatchesCpuReference) {
   CompileResult compiled = compiler_->compile(saxpy_request());
   auto module = backend_->load(compiled);
