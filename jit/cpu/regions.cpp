@@ -305,9 +305,10 @@ class BodyWriter {
   // The atomics region_atomics binds, and their update on shared memory (kiln_old, kiln_v).
   static const std::map<std::string, std::string>& atomic_bindings() {
     static const std::map<std::string, std::string> bindings{
-        {"atomicAdd", "std::is_arithmetic, ::kiln_cpu::atomic_sum(kiln_old, kiln_T(kiln_v))"},
+        {"atomicAdd",
+         "std::is_arithmetic, ::kiln_cpu::atomic_sum(kiln_old, kiln_T(kiln_v), false)"},
         {"atomicSub",
-         "std::is_arithmetic, ::kiln_cpu::atomic_difference(kiln_old, kiln_T(kiln_v))"},
+         "std::is_arithmetic, ::kiln_cpu::atomic_difference(kiln_old, kiln_T(kiln_v), false)"},
         {"atomicExch", "std::is_arithmetic, kiln_T(kiln_v)"},
         {"atomicMin", "std::is_integral, kiln_T(kiln_v) < kiln_old ? kiln_T(kiln_v) : kiln_old"},
         {"atomicMax", "std::is_integral, kiln_old < kiln_T(kiln_v) ? kiln_T(kiln_v) : kiln_old"},

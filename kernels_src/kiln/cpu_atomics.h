@@ -103,13 +103,14 @@ inline unsigned atomicDec(unsigned* p, unsigned val) {
   return kiln_cpu::atomic_update(p, [val](unsigned o) { return (o == 0 || o > val) ? val : o - 1; });
 }
 namespace kiln_cpu {
-// old + v as atomicAdd stores it: for float as a GPU's atom.add.f32, subnormal operands and sum
-// flushed to zero of their sign, a NaN the canonical 0x7fffffff (the PTX ISA; an H200's results).
+// old + v as atomicAdd stores it in global memory (global) or a block's shared memory: for a
+// float, a NaN the canonical 0x7fffffff, and in global memory (atom.add.f32, the PTX ISA says)
+// subnormal operands and sum flushed to zero of their sign (an H200's results, both).
 template <class T>
-inline T atomic_sum(T old, T v) {
+inline T atomic_sum(T old, T v, bool global) {
   if constexpr (std::is_same_v<T, float>) {
-    const auto flush = [](float x) {
-      return __builtin_fabsf(x) < 0x1p-126f ? __builtin_copysignf(0.0f, x) : x;
+    const auto flush = [global](float x) {
+      return global && __builtin_fabsf(x) < 0x1p-126f ? __builtin_copysignf(0.0f, x) : x;
     };
     const float sum = flush(old) + flush(v);
     return sum != sum ? bit_cast<float>(0x7fffffffu) : flush(sum);
@@ -119,16 +120,21 @@ inline T atomic_sum(T old, T v) {
 }
 // old - v as atomicSub stores it (a float's as atomicAdd of -v).
 template <class T>
-inline T atomic_difference(T old, T v) {
+inline T atomic_difference(T old, T v, bool global) {
   if constexpr (std::is_same_v<T, float>)
-    return atomic_sum(old, -v);
+    return atomic_sum(old, -v, global);
   else
     return static_cast<T>(old - v);
 }
 }  // namespace kiln_cpu
 inline float atomicAdd(float* p, float v) {
+  if (kiln_cpu::block_local(p)) {
+    const float old = *p;
+    *p = kiln_cpu::atomic_sum(old, v, false);
+    return old;
+  }
   return kiln_cpu::atomic_update_bits<float, unsigned>(
-      p, [v](float o) { return kiln_cpu::atomic_sum(o, v); });
+      p, [v](float o) { return kiln_cpu::atomic_sum(o, v, true); });
 }
 inline double atomicAdd(double* p, double v) {
   return kiln_cpu::atomic_update_bits<double, unsigned long long>(p, [v](double o) { return o + v; });

@@ -105,20 +105,29 @@ inline unsigned __match_all_sync(unsigned mask, T v, int* pred) {
   return r;
 }
 namespace kiln_cpu {
-// __reduce_*_sync: op over the values of the lanes in mask, in each of them. The full warp's is
-// a butterfly of 5 shuffles; a part of it reads each of its lanes (a butterfly would add lanes
-// outside the mask, as the caller's own value).
+// __reduce_*_sync: op over the values of the lanes in mask, in each of them, as the hardware's
+// redux does: a partial warp's missing lanes (a block of 48) take no part. The full warp's is a
+// butterfly of 5 shuffles; a part of it reads each of its lanes (a butterfly would add lanes
+// outside the mask). Each value travels with a flag, as a missing lane's shuffle gives 0.
 template <class T, class Op>
 inline T reduce_lanes(unsigned mask, T v, Op op) {
+  struct Lane {
+    T value;
+    unsigned present;
+  };
+  Lane mine{v, 1};
   if (mask == 0xffffffffu) {
-    for (int o = 16; o > 0; o /= 2) v = op(v, __shfl_xor_sync(mask, v, o));
-    return v;
+    for (int o = 16; o > 0; o /= 2)
+      if (const Lane other = __shfl_xor_sync(mask, mine, o); other.present)
+        mine.value = op(mine.value, other.value);
+    return mine.value;
   }
   T r = v;
   for (int l = 0, first = 1; l < 32; ++l)
     if (mask >> l & 1) {
-      const T x = __shfl_sync(mask, v, l);
-      r = first ? x : op(r, x);
+      const Lane x = __shfl_sync(mask, mine, l);
+      if (!x.present) continue;
+      r = first ? x.value : op(r, x.value);
       first = 0;
     }
   return r;

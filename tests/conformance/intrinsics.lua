@@ -302,9 +302,9 @@ local want = { 0x7fff0001, 0x7fff0001, 0xffff8001, 0xffff8001, 0xffff8000, 0x7ff
 for i, w in ipairs(want) do
   assert(got[i] == w, ("DPX and friends, result %d: 0x%x, want 0x%x"):format(i - 1, got[i], w))
 end
--- A float atomicAdd adds as atom.add.f32: subnormal operands and sums flushed to zero of their
--- sign, a NaN the canonical 0x7fffffff (an H200's results, 2026-11-27), in global memory and in
--- a block's shared memory alike; the value returned is the old one as it was.
+-- A float atomicAdd gives the canonical NaN 0x7fffffff, and in global memory (atom.add.f32)
+-- flushes subnormal operands and sums to zero of their sign, where in a block's shared memory it
+-- keeps them (an H200's results, 2026-11-27); the value returned is the old one as it was.
 local fadd = cuda.jit([[
 __global__ void fadd(const unsigned* in, unsigned* out, int n) {
   __shared__ float s[8];
@@ -321,9 +321,11 @@ __global__ void fadd(const unsigned* in, unsigned* out, int n) {
   __syncthreads();
   if (i < n) out[3 * i + 2] = __float_as_uint(s[i]);
 }]])
-local cases = { { 0x7fc01234, 0x3f800000, 0x7fffffff }, { 0x7f800000, 0xff800000, 0x7fffffff },
-  { 0x00000001, 0x00000001, 0 }, { 0x00400000, 0x00400000, 0 }, { 0x80000001, 0, 0 },
-  { 0x00800000, 0x80600000, 0x00800000 }, { 0x3f800000, 0x40000000, 0x40400000 } }
+local cases = { -- old, added, global memory's sum, shared memory's
+  { 0x7fc01234, 0x3f800000, 0x7fffffff, 0x7fffffff }, { 0x7f800000, 0xff800000, 0x7fffffff, 0x7fffffff },
+  { 0x00000001, 0x00000001, 0, 2 }, { 0x00400000, 0x00400000, 0, 0x00800000 },
+  { 0x80000001, 0, 0, 0x80000001 }, { 0x00800000, 0x80600000, 0x00800000, 0x00200000 },
+  { 0x3f800000, 0x40000000, 0x40400000, 0x40400000 } }
 local fin = {}
 for _, c in ipairs(cases) do fin[#fin + 1], fin[#fin + 2] = c[1], c[2] end
 local fout = cuda.device_array(3 * #cases, "uint32")
@@ -331,6 +333,6 @@ fadd[{ 1, 32 }](cuda.to_device(array.from(fin, "uint32")), fout, #cases)
 local fo = fout:copy_to_host()
 for i, c in ipairs(cases) do
   local got, old, shared = fo[3 * i - 2], fo[3 * i - 1], fo[3 * i]
-  assert(got == c[3] and shared == c[3] and old == c[1], ("atomicAdd(0x%08x, 0x%08x): 0x%08x (shared 0x%08x, old 0x%08x), want 0x%08x"):format(c[1], c[2], got, shared, old, c[3]))
+  assert(got == c[3] and shared == c[4] and old == c[1], ("atomicAdd(0x%08x, 0x%08x): 0x%08x (shared 0x%08x, old 0x%08x), want 0x%08x (shared 0x%08x)"):format(c[1], c[2], got, shared, old, c[3], c[4]))
 end
 print("ok")
