@@ -98,20 +98,25 @@ end
 
 -- A butterfly sum over a block of 48: the second warp's partners beyond lane 47 do not exist.
 -- A GPU's value from them is undefined; an H200 gave 0 (2026-11-27), so each warp's lanes hold
--- the sum of the lanes that exist, and kiln gives the same. Another block uses the shuffles from
--- a branch (lanes 16..31 of each warp inactive): lane 15's partner gives 0 too.
+-- the sum of the lanes that exist, and kiln gives the same; __reduce_min_sync reduces over the
+-- lanes that exist. Then shuffles from a branch (lanes 16..31 of each warp inactive): lane 15's
+-- partner gives 0 too.
 local partial = cuda.jit([[
-__global__ void partial(int* sums, int* down) {
+__global__ void partial(int* sums, int* down, int* mins) {
   int v = threadIdx.x + 1;
+  mins[threadIdx.x] = __reduce_min_sync(0xffffffffu, 100 - v);
   for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
   sums[threadIdx.x] = v;
   const int lane = threadIdx.x % 32;
   if (lane < 16) down[threadIdx.x] = __shfl_down_sync(0xffffu, lane + 100, 1);
 }]])
-local psums, pdown = cuda.device_array(48, "int32"), cuda.device_array(48, "int32")
-partial[{ 1, 48 }](psums, pdown)
-local hs, hd = psums:copy_to_host(), pdown:copy_to_host()
+local psums, pdown, pmins = cuda.device_array(48, "int32"), cuda.device_array(48, "int32"), cuda.device_array(48, "int32")
+partial[{ 1, 48 }](psums, pdown, pmins)
+local hs, hd, hm = psums:copy_to_host(), pdown:copy_to_host(), pmins:copy_to_host()
 for t = 0, 47 do
+  -- (__reduce_min_sync over the lanes that exist, as the H200's redux: not 0 from missing ones)
+  local least = t < 32 and 100 - 32 or 100 - 48
+  assert(hm[t + 1] == least, ("partial warp min, thread %d: %d, want %d"):format(t, hm[t + 1], least))
   local want = t < 32 and 32 * 33 // 2 or (33 + 48) * 16 // 2
   assert(hs[t + 1] == want, ("partial warp sum, thread %d: %d, want %d"):format(t, hs[t + 1], want))
   local lane = t % 32

@@ -267,6 +267,35 @@ __global__ void k(const float* in, float* down, float* bfly, int* bcast, int* up
   }
 }
 
+// __reduce_*_sync over a partial warp (a block of 48) takes the lanes that exist, as the
+// hardware's redux did on an H200, also as fibers, where it is built from shuffles (which give
+// 0 from a missing lane).
+TEST(CpuFibers, ReduceOverAPartialWarp) {
+  Built b = build(R"(
+__device__ inline void use_fibers() { __syncwarp(); }
+#define STEP use_fibers()
+__global__ void k(int* mins, unsigned* ands, int* sums) {
+  STEP;
+  const int v = 100 - int(threadIdx.x);
+  mins[threadIdx.x] = __reduce_min_sync(0xffffffffu, v);
+  ands[threadIdx.x] = __reduce_and_sync(0xffffffffu, ~(1u << (threadIdx.x % 32)));
+  sums[threadIdx.x] = __reduce_add_sync(0xffffffffu, v);
+})",
+                  "k");
+  ASSERT_EQ(b.kernel->attributes().threads, "fibers");
+  Buffer<int> mins(48), sums(48);
+  Buffer<unsigned> ands(48);
+  launch(*b.kernel, {1}, {48}, 0, mins.p, ands.p, sums.p);
+  auto m = mins.host(), s = sums.host();
+  auto a = ands.host();
+  for (int t = 0; t < 48; ++t) {
+    const bool full = t < 32;
+    ASSERT_EQ(m[t], full ? 100 - 31 : 100 - 47) << t;
+    ASSERT_EQ(a[t], full ? 0u : 0xffff0000u) << t;
+    ASSERT_EQ(s[t], full ? 3200 - 31 * 32 / 2 : 1600 - (32 + 47) * 16 / 2) << t;
+  }
+}
+
 TEST(CpuWarp, BallotAnyAllAndActivemaskAfterEarlyExit) {
   Built b = build(R"(
 __global__ void k(unsigned* out, int n) {
