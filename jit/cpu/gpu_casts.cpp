@@ -339,6 +339,9 @@ std::string gpu_shifts(std::string_view source) {
     k += 1 + compound;
   }
   if (edits.empty()) return std::string(source);
+  // (a count may hold a shift of its own, `x << (y << z)`: its edits come after the outer `)`)
+  std::stable_sort(edits.begin(), edits.end(),
+                   [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
   return apply_edits(source, edits);
 }
 

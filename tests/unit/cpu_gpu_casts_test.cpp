@@ -79,6 +79,8 @@ TEST(CpuGpuShifts, CountsClampAsAGpu) {
       {"y = 1 << (int)f;", "y = 1 << ::kiln_cpu::shift_count((int)f);"},
       {"y = x << -n;", "y = x << ::kiln_cpu::shift_count(-n);"},
       {"int a[1 << LOG];", "int a[1 << ::kiln_cpu::shift_count(LOG)];"},
+      {"y = x << (a >> b);",
+       "y = x << ::kiln_cpu::shift_count((a >> ::kiln_cpu::shift_count(b)));"},
       // Left alone: small literal counts, templates' ends, operator names, launches, a count
       // the rewrite cannot read, a compound shift whose count goes on past its operand.
       {"y = x << 3 | z >> 0x1f;", ""},
